@@ -1,0 +1,62 @@
+# hyperpod-ha: `make demo` (the failover scenario, end to end, no AWS account) and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# Python 3.13 (the Lambda runtime) where the machine has it, pyenv's included; else python3 (3.11+).
+PYTHON ?= $(shell command -v python3.13 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | tail -n1 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+export AWS_DEFAULT_REGION ?= us-east-1
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: help venv demo test lint unit build bench probe-document lab-up lab-down clean
+
+help:
+	@echo "make demo            the failover scenario end to end on the embedded stack"
+	@echo "make test            ruff, mypy, cfn-lint, sam validate --lint and the whole test suite"
+	@echo "make build           sam build (arm64, python3.13)"
+	@echo "make bench           cold start, package size, event storm, workflow cost"
+	@echo "make probe-document  write the probe and roll-out commands into template.yaml"
+	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces)"
+
+$(BIN)/.installed: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $@
+
+venv: $(BIN)/.installed
+
+demo: venv
+	$(BIN)/hyperpod-ha simulate failover
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	$(BIN)/cfn-lint template.yaml
+	$(BIN)/sam validate --lint --template template.yaml
+
+test: lint
+	$(BIN)/python -m pytest
+
+unit: venv
+	$(BIN)/python -m pytest tests/unit -q
+
+build: venv
+	PATH="$(dir $(PYTHON)):$$PATH" $(BIN)/sam build --template template.yaml
+
+bench: venv build
+	$(BIN)/python -m bench
+
+probe-document: venv
+	$(BIN)/python -m hyperpod_ha.documents --write template.yaml
+
+lab-up: venv
+	$(BIN)/python -m hyperpod_lab up
+
+lab-down: venv
+	$(BIN)/python -m hyperpod_lab down
+
+clean:
+	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,88 @@
+"""ControllerStatusFunction: SNS "Slurm Controller Status Change" -> start or join a verification."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import boto3
+from aws_lambda_powertools.utilities.data_classes import SNSEvent
+from aws_lambda_powertools.utilities.data_classes.sns_event import SNSEventRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from hyperpod_ha.ingestion import RejectedInputs, controller_notification_record
+from hyperpod_ha.notifications import NotificationRejected, parse_controller_notification
+from hyperpod_ha.observability import logger, metrics, tracer
+from hyperpod_ha.settings import setting
+from hyperpod_ha.verification_runs import RunSettings, VerificationRuns
+
+
+@cache
+def _rejected() -> RejectedInputs:
+    return RejectedInputs(boto3.client("sqs"), setting("REJECTED_QUEUE_URL"))
+
+
+@cache
+def _handle_once() -> tuple[Callable[..., dict[str, Any]], Any]:
+    # Powertools Idempotency keyed on the SNS MessageId: SNS delivers at least once.
+    from aws_lambda_powertools.utilities.idempotency import (
+        DynamoDBPersistenceLayer,
+        IdempotencyConfig,
+        idempotent_function,
+    )
+
+    runs = VerificationRuns(
+        boto3.client("dynamodb"),
+        boto3.client("stepfunctions"),
+        setting("STATE_TABLE"),
+        setting("STATE_MACHINE_ARN"),
+        RunSettings.from_environment(),
+    )
+    cluster = setting("CLUSTER_NAME")
+
+    def handle(record: dict[str, Any]) -> dict[str, Any]:
+        sns = record["Sns"]
+        notification = parse_controller_notification(sns.get("Subject"), sns.get("Message"))
+        return controller_notification_record(runs, cluster, sns["MessageId"], notification, sns.get("Timestamp", ""))
+
+    config = IdempotencyConfig(
+        event_key_jmespath="Sns.MessageId",
+        raise_on_no_idempotency_key=True,
+        response_hook=_replayed,
+    )
+    idempotent = idempotent_function(
+        handle,
+        data_keyword_argument="record",
+        persistence_store=DynamoDBPersistenceLayer(table_name=setting("IDEMPOTENCY_TABLE")),
+        config=config,
+    )
+    return idempotent, config
+
+
+def _replayed(response: dict[str, Any], _record: object) -> dict[str, Any]:
+    """Powertools calls this when it answers from the idempotency store: a redelivery."""
+    return {**response, "outcome": "duplicate"}
+
+
+def _record(record: SNSEventRecord) -> dict[str, Any]:
+    message_id = record.sns.message_id
+    try:
+        parse_controller_notification(record.sns.subject, record.sns.message)
+    except NotificationRejected as error:
+        _rejected().keep("sns", message_id, str(error), record.raw_event)
+        metrics.add_metric(name="NotificationsRejected", unit="Count", value=1)
+        return {"message_id": message_id, "outcome": "rejected", "reason": str(error)}
+    handle, _ = _handle_once()
+    result: dict[str, Any] = handle(record=record.raw_event)
+    metrics.add_metric(name=f"Notifications{result['outcome'].capitalize()}", unit="Count", value=1)
+    return result
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    _, config = _handle_once()
+    config.register_lambda_context(context)
+    return {"records": [_record(record) for record in SNSEvent(event).records]}

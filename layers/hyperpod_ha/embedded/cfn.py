@@ -1,0 +1,194 @@
+"""Reading ``template.yaml`` the way CloudFormation and SAM would, for the embedded stack.
+
+Only what this project's template uses is resolved: Ref, Fn::GetAtt, Fn::Sub, Fn::If,
+Fn::Join, Fn::Select, Fn::Split, conditions, pseudo parameters and SAM's Function Globals.
+Anything else raises, so a template change the harness does not follow fails loudly.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+NO_VALUE = object()
+
+_TAGS_WITH_LIST = {"GetAtt"}
+
+
+class TemplateError(ValueError):
+    """The template uses something the embedded stack does not understand."""
+
+
+class _Loader(yaml.SafeLoader):
+    pass
+
+
+def _construct_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+        if suffix in _TAGS_WITH_LIST:
+            value = str(value).split(".", 1)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    key = suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}"
+    return {key: value}
+
+
+_Loader.add_multi_constructor("!", _construct_tag)
+
+
+def load_template(path: Path) -> dict[str, Any]:
+    with path.open() as handle:
+        loaded = yaml.load(handle, Loader=_Loader)  # noqa: S506 (SafeLoader subclass)
+    if not isinstance(loaded, dict) or "Resources" not in loaded:
+        raise TemplateError(f"{path} is not a CloudFormation template")
+    return loaded
+
+
+@dataclass(frozen=True)
+class Context:
+    """What intrinsic functions resolve against."""
+
+    parameters: Mapping[str, Any]
+    pseudo: Mapping[str, str]
+    ref: Callable[[str], Any]  # logical id -> Ref value
+    get_att: Callable[[str, str], Any]  # logical id, attribute -> value
+    conditions: Mapping[str, bool]
+
+
+class Resolver:
+    def __init__(self, template: Mapping[str, Any], context: Context) -> None:
+        self._template = template
+        self._context = context
+
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, list):
+            items = [self.resolve(item) for item in value]
+            return [item for item in items if item is not NO_VALUE]
+        if not isinstance(value, dict):
+            return value
+        if len(value) == 1:
+            (key, argument), = value.items()
+            handler = self._intrinsics().get(key)
+            if handler is not None:
+                return handler(argument)
+        resolved = {key: self.resolve(item) for key, item in value.items()}
+        return {key: item for key, item in resolved.items() if item is not NO_VALUE}
+
+    def _intrinsics(self) -> dict[str, Callable[[Any], Any]]:
+        return {
+            "Ref": self._ref,
+            "Fn::GetAtt": self._get_att,
+            "Fn::Sub": self._sub,
+            "Fn::If": self._if,
+            "Fn::Join": lambda arg: str(arg[0]).join(str(v) for v in self.resolve(arg[1])),
+            "Fn::Select": lambda arg: self.resolve(arg[1])[int(self.resolve(arg[0]))],
+            "Fn::Split": lambda arg: str(self.resolve(arg[1])).split(arg[0]),
+        }
+
+    def _ref(self, name: str) -> Any:
+        if name == "AWS::NoValue":
+            return NO_VALUE
+        if name in self._context.pseudo:
+            return self._context.pseudo[name]
+        if name in self._context.parameters:
+            return self._context.parameters[name]
+        return self._context.ref(name)
+
+    def _get_att(self, argument: Any) -> Any:
+        logical_id, attribute = argument if isinstance(argument, list) else str(argument).split(".", 1)
+        return self._context.get_att(logical_id, attribute)
+
+    def _sub(self, argument: Any) -> str:
+        text, variables = (argument, {}) if isinstance(argument, str) else (argument[0], argument[1])
+        local = {key: self.resolve(value) for key, value in variables.items()}
+
+        def replace(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name.startswith("!"):
+                return "${" + name[1:] + "}"
+            if name in local:
+                return str(local[name])
+            if "." in name:
+                logical_id, attribute = name.split(".", 1)
+                return str(self._context.get_att(logical_id, attribute))
+            return str(self._ref(name))
+
+        return re.sub(r"\$\{([^}]+)\}", replace, text)
+
+    def _if(self, argument: list[Any]) -> Any:
+        condition, when_true, when_false = argument
+        return self.resolve(when_true if self._context.conditions[condition] else when_false)
+
+
+def evaluate_conditions(template: Mapping[str, Any], parameters: Mapping[str, Any]) -> dict[str, bool]:
+    definitions: Mapping[str, Any] = template.get("Conditions", {})
+    results: dict[str, bool] = {}
+
+    def value(node: Any) -> Any:
+        if isinstance(node, dict) and len(node) == 1:
+            (key, argument), = node.items()
+            if key == "Ref":
+                return parameters[argument]
+            if key == "Condition":
+                return condition(argument)
+            if key == "Fn::Equals":
+                return str(value(argument[0])) == str(value(argument[1]))
+            if key == "Fn::Not":
+                return not value(argument[0])
+            if key == "Fn::And":
+                return all(value(item) for item in argument)
+            if key == "Fn::Or":
+                return any(value(item) for item in argument)
+            raise TemplateError(f"condition function {key} is not supported")
+        return node
+
+    def condition(name: str) -> bool:
+        if name not in results:
+            results[name] = bool(value(definitions[name]))
+        return results[name]
+
+    for name in definitions:
+        condition(name)
+    return results
+
+
+def parameter_values(template: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for name, spec in template.get("Parameters", {}).items():
+        if name in given:
+            value = given[name]
+        elif "Default" in spec:
+            value = spec["Default"]
+        else:
+            raise TemplateError(f"parameter {name} has no value and no default")
+        if str(spec.get("Type", "")).startswith("List<") and isinstance(value, str):
+            value = [item for item in value.split(",") if item]
+        if "AllowedValues" in spec and value not in spec["AllowedValues"]:
+            raise TemplateError(f"parameter {name}={value!r} is not one of {spec['AllowedValues']}")
+        if "AllowedPattern" in spec and not re.fullmatch(spec["AllowedPattern"], str(value)):
+            raise TemplateError(f"parameter {name}={value!r} does not match {spec['AllowedPattern']}")
+        values[name] = value
+    return values
+
+
+def with_function_globals(template: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+    """SAM's Globals: maps merge (environment variables too), lists are prepended, scalars are defaults."""
+    merged: dict[str, Any] = copy.deepcopy(dict(template.get("Globals", {}).get("Function", {})))
+    for key, value in properties.items():
+        if key == "Environment" and key in merged:
+            variables = {**merged[key].get("Variables", {}), **value.get("Variables", {})}
+            merged[key] = {"Variables": variables}
+        elif isinstance(value, list) and isinstance(merged.get(key), list):
+            merged[key] = merged[key] + value
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged

@@ -1,0 +1,231 @@
+"""Turning triggers (SNS controller notifications, HyperPod EventBridge events) into runs.
+
+Every trigger ends in exactly one outcome; bad input is kept (dead-letter queue) with its
+reason and never starts a run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from hyperpod_ha.hyperpod_events import (
+    KNOWN_HEALTH_STATUSES,
+    KNOWN_REPAIR_ACTIONS,
+    ClusterEvent,
+    ClusterStateChange,
+    EventRejected,
+    HyperPodEvent,
+    NodeHealthEvent,
+    parse_hyperpod_event,
+)
+from hyperpod_ha.notifications import ControllerNotification
+from hyperpod_ha.observability import logger
+from hyperpod_ha.verification_runs import Trigger, VerificationRuns
+from hyperpod_ha.worker_failures import WorkerFailures
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sns import SNSClient
+    from mypy_boto3_sqs import SQSClient
+
+# SQS message bodies are at most 256 KiB; keep the rejected input well under that.
+MAX_KEPT_BYTES = 200_000
+
+
+class RejectedInputs:
+    """The dead-letter queue for input this project will never understand."""
+
+    def __init__(self, sqs: SQSClient, queue_url: str) -> None:
+        self._sqs = sqs
+        self._queue_url = queue_url
+
+    def keep(self, source: str, input_id: str, reason: str, raw: Any) -> None:
+        body = json.dumps({"source": source, "id": input_id, "reason": reason, "input": raw}, default=str)
+        if len(body.encode()) > MAX_KEPT_BYTES:
+            body = json.dumps({"source": source, "id": input_id, "reason": reason, "truncated": body[:MAX_KEPT_BYTES]})
+        self._sqs.send_message(
+            QueueUrl=self._queue_url,
+            MessageBody=body,
+            MessageAttributes={
+                "reason": {"DataType": "String", "StringValue": reason[:256]},
+                "source": {"DataType": "String", "StringValue": source},
+            },
+        )
+        logger.warning("input rejected", extra={"source": source, "input_id": input_id, "reason": reason})
+
+
+def controller_notification_record(
+    runs: VerificationRuns, cluster: str, message_id: str, notification: ControllerNotification, timestamp: str
+) -> dict[str, Any]:
+    trigger = Trigger(
+        source="sns",
+        id=message_id,
+        summary={
+            "status": notification.status,
+            "address": notification.address,
+            "role": notification.role,
+            "timestamp": timestamp,
+        },
+    )
+    reason = f"slurmctld {notification.status} on {notification.address} ({notification.role} script)"
+    decision = runs.start_or_join(cluster, trigger, reason)
+    logger.info(
+        "controller notification handled",
+        extra={"message_id": message_id, "outcome": decision.outcome, "execution_arn": decision.execution_arn},
+    )
+    return {
+        "message_id": message_id,
+        "outcome": decision.outcome,
+        "status": notification.status,
+        "address": notification.address,
+        "role": notification.role,
+        "execution_arn": decision.execution_arn,
+    }
+
+
+@dataclass(frozen=True)
+class Notice:
+    subject: str
+    message: str
+
+
+class Notices:
+    """Human notices on the notification topic, each sent at most once per key."""
+
+    def __init__(self, sns: SNSClient, topic_arn: str, dynamodb: DynamoDBClient, table: str, ttl_seconds: int) -> None:
+        self._sns = sns
+        self._topic_arn = topic_arn
+        self._ddb = dynamodb
+        self._table = table
+        self._ttl_seconds = ttl_seconds
+
+    def send_once(self, key: str, notice: Notice, now: int) -> bool:
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item={"pk": {"S": f"notice#{key}"}, "expires_at": {"N": str(now + self._ttl_seconds)}},
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        try:
+            self.send(notice)
+        except Exception:
+            # Forget the marker so the retried delivery sends the notice.
+            self._ddb.delete_item(TableName=self._table, Key={"pk": {"S": f"notice#{key}"}})
+            raise
+        return True
+
+    def send(self, notice: Notice) -> None:
+        self._sns.publish(TopicArn=self._topic_arn, Subject=notice.subject[:99], Message=notice.message)
+
+
+class NodeEventTriage:
+    """Decides what one HyperPod EventBridge event means for this cluster."""
+
+    def __init__(
+        self,
+        cluster: str,
+        controller_group: str,
+        runs: VerificationRuns,
+        workers: WorkerFailures,
+        notices: Notices,
+        group_of_instance: Callable[[str, str], str | None],
+        clock: Callable[[], float],
+    ) -> None:
+        self._cluster = cluster
+        self._controller_group = controller_group
+        self._runs = runs
+        self._workers = workers
+        self._notices = notices
+        self._group_of_instance = group_of_instance
+        self._clock = clock
+
+    def handle(self, event: Mapping[str, Any], rejected: RejectedInputs) -> dict[str, Any]:
+        event_id = str(event.get("id", "")) if isinstance(event, Mapping) else ""
+        try:
+            parsed = parse_hyperpod_event(event)
+        except EventRejected as error:
+            rejected.keep("eventbridge", event_id, str(error), event)
+            return {"event_id": event_id, "outcome": "rejected", "reason": str(error)}
+        if parsed.cluster_name != self._cluster:
+            return self._result(parsed, "ignored", reason=f"event for another cluster ({parsed.cluster_name})")
+        if isinstance(parsed, NodeHealthEvent):
+            return self._node_health(parsed)
+        if isinstance(parsed, ClusterStateChange):
+            return self._cluster_state(parsed)
+        return self._cluster_event(parsed)
+
+    def _node_health(self, event: NodeHealthEvent) -> dict[str, Any]:
+        if event.health_status not in KNOWN_HEALTH_STATUSES:
+            logger.info("unknown HealthStatus accepted", extra={"health_status": event.health_status})
+        if event.repair_action not in KNOWN_REPAIR_ACTIONS:
+            logger.info("unknown RepairAction accepted", extra={"repair_action": event.repair_action})
+        if event.healthy:
+            return self._result(event, "ignored", reason="node reported healthy")
+        group = self._group_of_instance(event.cluster_name, event.instance_id)
+        if group is None:
+            return self._result(event, "ignored", reason="node is no longer in the cluster")
+        if group == self._controller_group:
+            reason = f"controller {event.instance_id} reported {event.health_status}: {event.reason}".strip(": ")
+            return self._verify(event, reason, {"instance_id": event.instance_id, "health": event.health_status})
+        tally = self._workers.record_unhealthy(event.cluster_name, event.instance_id)
+        if tally.outcome != "threshold-crossed":
+            return self._result(event, "counted", unhealthy_workers=tally.unhealthy, group=group)
+        notice = Notice(
+            subject=f"HyperPod {event.cluster_name}: {tally.unhealthy} worker nodes unhealthy",
+            message=(
+                f"{tally.unhealthy} worker nodes of cluster {event.cluster_name} reported unhealthy within "
+                f"one window starting at epoch {tally.window_start}. Latest: {event.instance_id} "
+                f"({event.health_status}, repair action {event.repair_action}): {event.reason}\n"
+                "Further unhealthy workers in this window are counted without another notice."
+            ),
+        )
+        try:
+            self._notices.send(notice)
+        except Exception:
+            self._workers.forget(event.cluster_name, tally.window_start, event.instance_id)
+            raise
+        return self._result(event, "notified", unhealthy_workers=tally.unhealthy, group=group)
+
+    def _cluster_state(self, event: ClusterStateChange) -> dict[str, Any]:
+        if not event.alarming:
+            return self._result(event, "ignored", reason=f"cluster status {event.status}")
+        notice = Notice(
+            subject=f"HyperPod {event.cluster_name} is {event.status}",
+            message=(
+                f"Cluster {event.cluster_name} changed status to {event.status}.\n"
+                f"Failure message: {event.failure_message or '(none)'}\nEvent: {event.event_id}"
+            ),
+        )
+        sent = self._notices.send_once(f"{event.cluster_name}#{event.event_id}", notice, int(self._clock()))
+        return self._result(event, "notified" if sent else "duplicate")
+
+    def _cluster_event(self, event: ClusterEvent) -> dict[str, Any]:
+        if event.level != "Error":
+            return self._result(event, "ignored", reason=f"event level {event.level}")
+        group = event.group
+        if group is None and event.instance_id:
+            group = self._group_of_instance(event.cluster_name, event.instance_id)
+        if group != self._controller_group:
+            return self._result(event, "ignored", reason="error outside the controller group")
+        reason = f"cluster event on the controller group: {event.description}".strip(": ")
+        return self._verify(event, reason, {"instance_id": event.instance_id, "description": event.description})
+
+    def _verify(self, event: HyperPodEvent, reason: str, summary: dict[str, Any]) -> dict[str, Any]:
+        trigger = Trigger(source="eventbridge", id=event.event_id, summary={"kind": type(event).__name__, **summary})
+        decision = self._runs.start_or_join(event.cluster_name, trigger, reason)
+        return self._result(event, decision.outcome, execution_arn=decision.execution_arn)
+
+    @staticmethod
+    def _result(event: HyperPodEvent, outcome: str, **more: Any) -> dict[str, Any]:
+        result = {"event_id": event.event_id, "kind": type(event).__name__, "outcome": outcome, **more}
+        logger.info("hyperpod event handled", extra=result)
+        return result

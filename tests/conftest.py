@@ -1,0 +1,119 @@
+"""Fixtures shared by every tier: the project root, the embedded stack, loading a handler."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS = ROOT / "events"
+
+# Tests never reach a real AWS account, whatever the developer's shell says.
+for _name in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
+    os.environ.pop(_name, None)
+os.environ.update(
+    {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "HyperPodHA",
+        "POWERTOOLS_SERVICE_NAME": "hyperpod-ha",
+    }
+)
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
+
+
+def load_function_module(name: str) -> ModuleType:
+    """Import ``functions/<name>/app.py`` as its own module, as the embedded stack does."""
+    from hyperpod_ha.embedded.functions import FunctionSpec, load_handler
+
+    spec = FunctionSpec(
+        logical_id=name,
+        name=name,
+        arn=f"arn:aws:lambda:us-east-1:123456789012:function:{name}",
+        code_dir=ROOT / "functions" / name,
+        handler="app.lambda_handler",
+        environment={},
+        timeout=60,
+        memory=256,
+    )
+    handler = load_handler(spec)
+    import sys
+
+    return sys.modules[handler.__module__]
+
+
+class Embedded:
+    """The embedded stack with its site (cluster, failover topic, secret, file system)."""
+
+    def __init__(self, site: Any, stack: Any) -> None:
+        self.site = site
+        self.stack = stack
+
+    @property
+    def state_machine_arn(self) -> str:
+        return str(self.stack.outputs["FailoverVerificationStateMachineArn"])
+
+    def executions(self) -> list[dict[str, Any]]:
+        import boto3
+
+        sfn = boto3.client("stepfunctions")
+        return list(sfn.list_executions(stateMachineArn=self.state_machine_arn)["executions"])
+
+
+FAST_RUNS = {"SettleSeconds": 0, "BackoffSeconds": 0, "MaxAttempts": 2}
+# Runs that stay in their settle wait, for tests about what happens while a run is active.
+HELD_RUNS = {"SettleSeconds": 600}
+
+
+def _embedded(parameters: dict[str, Any]) -> Iterator[Embedded]:
+    from hyperpod_ha.embedded.site import create_site, embedded_aws
+    from hyperpod_ha.embedded.stack import create_stack
+
+    with embedded_aws():
+        site = create_site()
+        site.extra_parameters.update(parameters)
+        embedded = Embedded(site, create_stack(ROOT, site.stack_parameters()))
+        yield embedded
+        stop_running_executions(embedded)
+
+
+def stop_running_executions(embedded: Embedded) -> None:
+    """moto runs executions in threads: stop them before the mock goes away."""
+    import time
+
+    import boto3
+
+    sfn = boto3.client("stepfunctions")
+    for execution in embedded.executions():
+        if execution["status"] != "RUNNING":
+            continue
+        # moto's worker has no environment until its thread has begun; it cannot be stopped before.
+        for _ in range(50):
+            try:
+                sfn.stop_execution(executionArn=execution["executionArn"], error="TestOver")
+                break
+            except AttributeError:
+                time.sleep(0.05)
+
+
+@pytest.fixture
+def embedded() -> Iterator[Embedded]:
+    yield from _embedded(FAST_RUNS)
+
+
+@pytest.fixture
+def embedded_held() -> Iterator[Embedded]:
+    """Runs wait in their settle state: the lease stays held for the whole test."""
+    yield from _embedded(HELD_RUNS)

@@ -8,6 +8,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export AWS_DEFAULT_REGION ?= us-east-1
 export PYTHONDONTWRITEBYTECODE := 1
+export SAM_CLI_TELEMETRY := 0
 
 .PHONY: help venv demo test lint unit build bench probe-document lab-up lab-down clean
 

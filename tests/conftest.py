@@ -66,10 +66,7 @@ class Embedded:
         return str(self.stack.outputs["FailoverVerificationStateMachineArn"])
 
     def executions(self) -> list[dict[str, Any]]:
-        import boto3
-
-        sfn = boto3.client("stepfunctions")
-        return list(sfn.list_executions(stateMachineArn=self.state_machine_arn)["executions"])
+        return self.stack.executions()  # type: ignore[no-any-return]
 
 
 FAST_RUNS = {"SettleSeconds": 0, "BackoffSeconds": 0, "MaxAttempts": 2}
@@ -86,26 +83,7 @@ def _embedded(parameters: dict[str, Any]) -> Iterator[Embedded]:
         site.extra_parameters.update(parameters)
         embedded = Embedded(site, create_stack(ROOT, site.stack_parameters()))
         yield embedded
-        stop_running_executions(embedded)
-
-
-def stop_running_executions(embedded: Embedded) -> None:
-    """moto runs executions in threads: stop them before the mock goes away."""
-    import time
-
-    import boto3
-
-    sfn = boto3.client("stepfunctions")
-    for execution in embedded.executions():
-        if execution["status"] != "RUNNING":
-            continue
-        # moto's worker has no environment until its thread has begun; it cannot be stopped before.
-        for _ in range(50):
-            try:
-                sfn.stop_execution(executionArn=execution["executionArn"], error="TestOver")
-                break
-            except AttributeError:
-                time.sleep(0.05)
+        embedded.stack.stop_running_executions()
 
 
 @pytest.fixture

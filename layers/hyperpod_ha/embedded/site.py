@@ -107,7 +107,7 @@ def create_site(
     cluster_name: str = "ml-cluster",
     controller_group: str = "controller-machine",
     controllers: tuple[SiteController, ...] = DEFAULT_CONTROLLERS,
-    workers: int = 4,
+    workers: int = 16,
     secret: dict[str, Any] | None = None,
     db_host: str = "127.0.0.1",
     db_port: int = 3306,

@@ -12,6 +12,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import time
+import warnings
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -80,6 +82,43 @@ class EmbeddedStack:
     def ref(self, logical_id: str) -> str:
         return self.resources[logical_id].ref
 
+    def executions(self) -> list[dict[str, Any]]:
+        sfn = boto3.client("stepfunctions")
+        arn = str(self.outputs["FailoverVerificationStateMachineArn"])
+        return list(sfn.list_executions(stateMachineArn=arn)["executions"])
+
+    def stop_running_executions(self) -> None:
+        """moto runs executions in threads: stop them before the mock goes away."""
+        sfn = boto3.client("stepfunctions")
+        for execution in self.executions():
+            if execution["status"] != "RUNNING":
+                continue
+            # moto's worker has no environment until its thread has begun; it cannot be stopped before.
+            for _ in range(50):
+                try:
+                    sfn.stop_execution(executionArn=execution["executionArn"], error="Stopped")
+                    break
+                except AttributeError:
+                    time.sleep(0.05)
+
+    def record_in_cloudformation(self) -> None:
+        """A CloudFormation stack of this name with the same parameters and outputs, for the
+        tools that find a deployed stack that way (``runbook``, ``invoke --stack-name``)."""
+        parameters = {key: _text(value) for key, value in self.parameters.items()}
+        body = {
+            "Parameters": {key: {"Type": "String"} for key in parameters},
+            # CloudFormation wants one resource; moto creates nothing for this one.
+            "Resources": {"Marker": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+            "Outputs": {key: {"Value": _text(value)} for key, value in self.outputs.items()},
+        }
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            boto3.client("cloudformation").create_stack(
+                StackName=self.name,
+                TemplateBody=json.dumps(body),
+                Parameters=[{"ParameterKey": key, "ParameterValue": value} for key, value in parameters.items()],
+            )
+
 
 def create_stack(
     root: Path, parameters: Mapping[str, Any], name: str = "hyperpod-ha", region: str = REGION
@@ -88,8 +127,9 @@ def create_stack(
     delivery.install()
     template = load_template(root / "template.yaml")
     values = parameter_values(template, parameters)
-    builder = _Builder(root, template, values, name, region)
-    return builder.build()
+    stack = _Builder(root, template, values, name, region).build()
+    stack.record_in_cloudformation()
+    return stack
 
 
 class _Builder:
@@ -220,22 +260,10 @@ class _Builder:
         )
         self.resources[logical_id] = Physical(name)
 
-    def _create_function(self, logical_id: str, properties: Mapping[str, Any]) -> None:
-        props = self.resolver.resolve(with_function_globals(self.template, properties))
+    def _create_function(self, logical_id: str, _properties: Mapping[str, Any]) -> None:
         physical = self.resources[logical_id]
-        code_dir = (self.root / props["CodeUri"]).resolve()
-        environment = {key: _text(value) for key, value in props.get("Environment", {}).get("Variables", {}).items()}
-        spec = FunctionSpec(
-            logical_id=logical_id,
-            name=physical.ref,
-            arn=physical.attributes["Arn"],
-            code_dir=code_dir,
-            handler=props["Handler"],
-            environment=environment,
-            timeout=int(props.get("Timeout", 3)),
-            memory=int(props.get("MemorySize", 128)),
-            max_retries=int(props.get("EventInvokeConfig", {}).get("MaximumRetryAttempts", 2)),
-            dead_letter_queue_arn=props.get("DeadLetterQueue", {}).get("TargetArn"),
+        spec, props = function_spec(
+            self.root, self.template, self.resolver, logical_id, physical.ref, physical.attributes["Arn"]
         )
         role = self._client("iam").create_role(
             RoleName=f"{physical.ref}-role"[:64],
@@ -248,11 +276,11 @@ class _Builder:
             Runtime=props["Runtime"],
             Role=role,
             Handler=spec.handler,
-            Code={"ZipFile": _zip(code_dir)},
+            Code={"ZipFile": _zip(spec.code_dir)},
             Timeout=spec.timeout,
             MemorySize=spec.memory,
             Architectures=props.get("Architectures", ["x86_64"]),
-            Environment={"Variables": environment},
+            Environment={"Variables": dict(spec.environment)},
         )
         delivery.register(spec)
         self.functions[logical_id] = spec
@@ -314,6 +342,28 @@ class _Builder:
         secret.auto_rotate_after_days = int(days.group(1)) if days else 0
         secret.rotation_enabled = True
         self.resources[logical_id] = Physical(props["SecretId"])
+
+
+def function_spec(
+    root: Path, template: Mapping[str, Any], resolver: Resolver, logical_id: str, name: str, arn: str
+) -> tuple[FunctionSpec, dict[str, Any]]:
+    """A template function resolved: its spec (what runs it) and its properties (with Globals)."""
+    properties = template["Resources"][logical_id].get("Properties", {})
+    props: dict[str, Any] = resolver.resolve(with_function_globals(template, properties))
+    environment = {key: _text(value) for key, value in props.get("Environment", {}).get("Variables", {}).items()}
+    spec = FunctionSpec(
+        logical_id=logical_id,
+        name=name,
+        arn=arn,
+        code_dir=(root / props["CodeUri"]).resolve(),
+        handler=props["Handler"],
+        environment=environment,
+        timeout=int(props.get("Timeout", 3)),
+        memory=int(props.get("MemorySize", 128)),
+        max_retries=int(props.get("EventInvokeConfig", {}).get("MaximumRetryAttempts", 2)),
+        dead_letter_queue_arn=props.get("DeadLetterQueue", {}).get("TargetArn"),
+    )
+    return spec, props
 
 
 def _text(value: Any) -> str:

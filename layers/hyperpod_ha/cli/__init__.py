@@ -1,0 +1,59 @@
+"""The ``hyperpod-ha`` command: invoke a function, simulate a scenario, run the runbook."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def project_root() -> Path:
+    """The checkout holding template.yaml (the package lives in its layers/ directory)."""
+    here = Path(__file__).resolve()
+    for candidate in [Path.cwd(), *here.parents]:
+        if (candidate / "template.yaml").is_file() and (candidate / "functions").is_dir():
+            return candidate
+    raise SystemExit("hyperpod-ha: run it from the project checkout (no template.yaml found)")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hyperpod-ha", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    invoke = commands.add_parser("invoke", help="run a template function in process with an event")
+    invoke.add_argument("function", help="the function's logical id in template.yaml")
+    invoke.add_argument("--event", required=True, type=Path, help="JSON event file ('-' for stdin)")
+    invoke.add_argument("--embedded", action="store_true", help="against the embedded stack (moto, in process)")
+    invoke.add_argument("--env-vars", type=Path, help="environment overrides, the JSON format of sam local invoke")
+    invoke.add_argument("--stack-name", help="deployed stack whose resources fill the environment (default: samconfig.toml)")
+
+    simulate = commands.add_parser("simulate", help="run a scenario end to end on the embedded stack")
+    simulate.add_argument("scenario", help="healthy, failover, both-down, split-brain, ... ('list' to list them)")
+    simulate.add_argument("--json", action="store_true", help="print one JSON object instead of the timeline")
+    simulate.add_argument("--lab", action="store_true", help="against the real Slurm lab (root)")
+
+    runbook = commands.add_parser("runbook", help="the operator runbook")
+    runbook_commands = runbook.add_subparsers(dest="runbook_command", required=True)
+    start = runbook_commands.add_parser("start", help="start a failover verification in the deployed stack")
+    start.add_argument("--cluster", required=True)
+    start.add_argument("--reason", default="operator request")
+    start.add_argument("--dry-run", action="store_true", help="checks and verdict only")
+    start.add_argument(
+        "--settle", type=int, default=0, metavar="SECONDS", help="wait before the first check (default 0: check now)"
+    )
+    start.add_argument("--follow", action="store_true", help="show the states as they run; exit 0 verified, 1 not, 2 error")
+    start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+
+    args = parser.parse_args(argv)
+    if args.command == "invoke":
+        from hyperpod_ha.cli.invoke import run_invoke
+
+        return run_invoke(args)
+    if args.command == "simulate":
+        from hyperpod_ha.cli.simulate import run_simulate
+
+        return run_simulate(args)
+    from hyperpod_ha.cli.runbook import run_runbook_start
+
+    return run_runbook_start(args)
+

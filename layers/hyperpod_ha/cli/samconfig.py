@@ -1,0 +1,26 @@
+"""What ``samconfig.toml`` says about the deployed stack (name, region, parameters)."""
+
+from __future__ import annotations
+
+import shlex
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class DeployConfig:
+    stack_name: str
+    region: str | None
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+def read_deploy_config(root: Path, environment: str = "default") -> DeployConfig:
+    path = root / "samconfig.toml"
+    config = tomllib.loads(path.read_text()) if path.is_file() else {}
+    deploy = config.get(environment, {}).get("deploy", {}).get("parameters", {})
+    overrides = deploy.get("parameter_overrides", "")
+    if isinstance(overrides, list):
+        overrides = " ".join(overrides)
+    parameters = dict(item.split("=", 1) for item in shlex.split(overrides) if "=" in item)
+    return DeployConfig(stack_name=deploy.get("stack_name", "hyperpod-ha"), region=deploy.get("region"), parameters=parameters)

@@ -1,0 +1,79 @@
+"""``hyperpod-ha invoke``: embedded, and against an AWS endpoint (a moto server)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from tests.conftest import ROOT
+
+CLI = [sys.executable, "-m", "hyperpod_ha.cli"]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}, check=False
+    )
+
+
+def test_embedded_invoke_prints_the_result_on_stdout_and_logs_on_stderr() -> None:
+    done = run_cli("invoke", "ControllerStatusFunction", "--event", "events/sns_controller_on_primary.json", "--embedded")
+    assert done.returncode == 0, done.stderr
+    (record,) = json.loads(done.stdout)["records"]
+    assert record["outcome"] == "started"
+    assert '"message":"controller notification handled"' in done.stderr
+
+
+def test_embedded_invoke_of_bad_input_returns_the_rejection() -> None:
+    done = run_cli("invoke", "NodeEventFunction", "--event", "events/eventbridge_malformed.json", "--embedded")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["records"][0]["outcome"] == "rejected"
+
+
+def test_an_unknown_function_is_a_clear_error() -> None:
+    done = run_cli("invoke", "NoSuchFunction", "--event", "events/sns_controller_on_primary.json", "--embedded")
+    assert done.returncode != 0
+    assert "NoSuchFunction is not a function of the template" in done.stderr
+
+
+@pytest.fixture
+def moto_server() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+def test_invoke_against_an_endpoint(moto_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from hyperpod_ha.embedded.site import create_site
+    from hyperpod_ha.embedded.stack import create_stack
+
+    # The stack's resources live on the server; the CLI only gets the endpoint and the environment.
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
+    site = create_site()
+    stack = create_stack(ROOT, {**site.stack_parameters(), "SettleSeconds": 600})
+    env_vars = tmp_path / "env.json"
+    env_vars.write_text(json.dumps({"ControllerStatusFunction": dict(stack.function("ControllerStatusFunction").environment)}))
+
+    done = run_cli(
+        "invoke", "ControllerStatusFunction", "--event", "events/sns_controller_on_primary.json", "--env-vars", str(env_vars),
+        env={"AWS_ENDPOINT_URL": moto_server},
+    )
+    assert done.returncode == 0, done.stderr
+    (record,) = json.loads(done.stdout)["records"]
+    assert record["outcome"] == "started"
+    executions: list[dict[str, Any]] = boto3.client("stepfunctions").list_executions(
+        stateMachineArn=stack.outputs["FailoverVerificationStateMachineArn"]
+    )["executions"]
+    assert [e["executionArn"] for e in executions] == [record["execution_arn"]]

@@ -1,0 +1,151 @@
+"""NodeEventFunction on the embedded stack: controllers verified, workers counted, storms tamed."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import boto3
+import pytest
+
+from tests.conftest import EVENTS, Embedded
+
+CONTROLLER = "i-0a1b2c3d4e5f60001"
+
+
+def event(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((EVENTS / name).read_text())
+    return loaded
+
+
+def worker_event(index: int, event_id: str) -> dict[str, Any]:
+    raw = event("eventbridge_node_health_worker.json")
+    raw["id"] = event_id
+    raw["detail"]["InstanceId"] = f"i-0f0f0f0f0f0f{index:05d}"
+    return raw
+
+
+def outcome(embedded: Embedded, raw: dict[str, Any]) -> dict[str, Any]:
+    (record,) = embedded.stack.invoke("NodeEventFunction", raw)["records"]
+    return record
+
+
+def notices(embedded: Embedded) -> list[dict[str, Any]]:
+    """What reached the notification topic (an SQS queue subscribed to it)."""
+    sqs = boto3.client("sqs")
+    url = sqs.create_queue(QueueName="notices")["QueueUrl"]
+    return [json.loads(m["Body"]) for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])]
+
+
+@pytest.fixture
+def watching(embedded_held: Embedded) -> Embedded:
+    sqs, sns = boto3.client("sqs"), boto3.client("sns")
+    url = sqs.create_queue(QueueName="notices")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    sns.subscribe(TopicArn=embedded_held.stack.outputs["NotificationTopicArn"], Protocol="sqs", Endpoint=arn)
+    return embedded_held
+
+
+def test_an_unhealthy_controller_starts_a_run(watching: Embedded) -> None:
+    record = outcome(watching, event("eventbridge_node_health_controller.json"))
+    assert record["outcome"] == "started"
+    (execution,) = watching.executions()
+    run_input = json.loads(boto3.client("stepfunctions").describe_execution(executionArn=execution["executionArn"])["input"])
+    assert run_input["trigger"] == {
+        "source": "eventbridge",
+        "id": "7c2d5e8f-1a2b-4c3d-9e8f-000000000001",
+        "summary": {"kind": "NodeHealthEvent", "instance_id": CONTROLLER, "health": "Unhealthy"},
+    }
+
+
+def test_the_same_event_twice_is_a_duplicate(watching: Embedded) -> None:
+    raw = event("eventbridge_node_health_controller.json")
+    assert [outcome(watching, raw)["outcome"] for _ in range(2)] == ["started", "duplicate"]
+
+
+def test_a_healthy_controller_is_ignored(watching: Embedded) -> None:
+    raw = event("eventbridge_node_health_controller.json")
+    raw["detail"]["HealthSummary"]["HealthStatus"] = "Healthy"
+    assert outcome(watching, raw)["outcome"] == "ignored"
+    assert watching.executions() == []
+
+
+def test_an_unknown_health_status_is_accepted(watching: Embedded) -> None:
+    raw = event("eventbridge_node_health_controller.json")
+    raw["detail"]["HealthSummary"].update(HealthStatus="Impaired", RepairAction="Quarantine")
+    assert outcome(watching, raw)["outcome"] == "started"
+
+
+def test_an_error_on_the_controller_group_starts_a_run(watching: Embedded) -> None:
+    assert outcome(watching, event("eventbridge_cluster_event_error.json"))["outcome"] == "started"
+
+
+def test_an_info_cluster_event_is_ignored(watching: Embedded) -> None:
+    raw = event("eventbridge_cluster_event_error.json")
+    raw["detail"]["EventDetails"]["EventLevel"] = "Info"
+    assert outcome(watching, raw)["outcome"] == "ignored"
+
+
+def test_a_failed_cluster_is_notified_once(watching: Embedded) -> None:
+    raw = event("eventbridge_cluster_state_failed.json")
+    assert [outcome(watching, raw)["outcome"] for _ in range(2)] == ["notified", "duplicate"]
+    (notice,) = notices(watching)
+    assert notice["Subject"] == "HyperPod ml-cluster is Failed"
+    assert "Lifecycle script failed" in notice["Message"]
+
+
+def test_another_clusters_event_is_ignored(watching: Embedded) -> None:
+    raw = event("eventbridge_node_health_controller.json")
+    raw["detail"]["ClusterName"] = "other-cluster"
+    assert outcome(watching, raw)["outcome"] == "ignored"
+    assert watching.executions() == []
+
+
+def test_malformed_events_are_rejected_and_kept(watching: Embedded) -> None:
+    record = outcome(watching, event("eventbridge_malformed.json"))
+    assert record["outcome"] == "rejected"
+    kept = boto3.client("sqs").receive_message(QueueUrl=watching.stack.outputs["NodeEventDeadLetterQueueUrl"])["Messages"]
+    assert json.loads(kept[0]["Body"])["id"] == "7c2d5e8f-1a2b-4c3d-9e8f-000000000005"
+    assert watching.executions() == []
+
+
+@pytest.mark.parametrize("garbage", [{}, {"source": "aws.sagemaker"}, {"detail": "x", "source": 5}])
+def test_garbage_never_raises(watching: Embedded, garbage: dict[str, Any]) -> None:
+    assert outcome(watching, garbage)["outcome"] == "rejected"
+
+
+def test_unhealthy_workers_are_counted_then_notified_once(watching: Embedded) -> None:
+    # Threshold 5 (template default): the 6th distinct worker crosses it.
+    outcomes = [outcome(watching, worker_event(i, f"w-{i}"))["outcome"] for i in range(1, 9)]
+    assert outcomes == ["counted"] * 5 + ["notified", "counted", "counted"]
+    (notice,) = notices(watching)
+    assert "6 worker nodes unhealthy" in notice["Subject"]
+    assert watching.executions() == []
+
+
+def test_repeated_events_of_one_worker_count_once(watching: Embedded) -> None:
+    for attempt in range(10):
+        outcome(watching, worker_event(1, f"again-{attempt}"))
+    item = boto3.client("dynamodb").scan(TableName=watching.stack.ref("StateTable"))["Items"]
+    (window,) = [i for i in item if i["pk"]["S"].startswith("workers#")]
+    assert window["unhealthy"]["N"] == "1"
+
+
+def test_a_storm_gives_one_run_and_one_notice(watching: Embedded) -> None:
+    """Thousands of node events within a minute: at most one run and one notice."""
+    controller = event("eventbridge_node_health_controller.json")
+    outcomes: dict[str, int] = {}
+    for index in range(2000):
+        if index % 100 == 0:
+            raw = copy.deepcopy(controller)
+            raw["id"] = f"controller-{index}"
+        else:
+            raw = worker_event(index % 16 + 1, f"worker-{index}")
+        result = outcome(watching, raw)["outcome"]
+        outcomes[result] = outcomes.get(result, 0) + 1
+    assert outcomes["started"] == 1
+    assert outcomes["joined"] == 19
+    assert outcomes["notified"] == 1
+    assert len(watching.executions()) == 1
+    assert len(notices(watching)) == 1

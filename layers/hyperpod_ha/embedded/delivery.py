@@ -16,12 +16,30 @@ import copy
 import datetime as dt
 import json
 import threading
+import time
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
+from hyperpod_ha.embedded import opscenter
 from hyperpod_ha.embedded.functions import FunctionError, FunctionSpec, invoke
 
 _functions: dict[str, FunctionSpec] = {}
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One asynchronous delivery (SNS, EventBridge) to a function, and what came of it."""
+
+    at: float
+    function: str
+    event: Any
+    result: Any
+    error: str | None
+
+
+# What SNS and EventBridge delivered, in order (the simulation's timeline reads it).
+deliveries: list[Delivery] = []
 _installed = threading.Lock()
 _is_installed = False
 
@@ -44,9 +62,13 @@ def invoke_async(spec: FunctionSpec, event: Any) -> Any:
     last: FunctionError | None = None
     for _ in range(spec.max_retries + 1):
         try:
-            return invoke(spec, event)
+            result = invoke(spec, event)
         except FunctionError as error:
             last = error
+            continue
+        deliveries.append(Delivery(time.time(), spec.logical_id, event, result, None))
+        return result
+    deliveries.append(Delivery(time.time(), spec.logical_id, event, None, str(last)))
     if spec.dead_letter_queue_arn and last is not None:
         import boto3
 
@@ -73,6 +95,7 @@ def install() -> None:
         _route_lambda_invoke()
         _deliver_sns_to_lambda()
         _deliver_events_to_lambda()
+        opscenter.install()
         _is_installed = True
 
 

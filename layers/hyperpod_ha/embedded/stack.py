@@ -9,6 +9,7 @@ policies) are listed in ``_WITHOUT_EFFECT``; any other unknown type raises.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -75,6 +76,14 @@ class EmbeddedStack:
             return self.functions[logical_id]
         except KeyError:
             raise KeyError(f"{logical_id} is not a function of the template; known: {sorted(self.functions)}") from None
+
+    def override_environment(self, logical_id: str, **variables: str) -> None:
+        """Change a function's environment after creation (the simulation swaps transports)."""
+        spec = dataclasses.replace(
+            self.function(logical_id), environment={**self.function(logical_id).environment, **variables}
+        )
+        self.functions[logical_id] = spec
+        delivery.register(spec)
 
     def invoke(self, logical_id: str, event: Any) -> Any:
         return invoke(self.function(logical_id), event)

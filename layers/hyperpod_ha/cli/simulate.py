@@ -1,0 +1,52 @@
+"""``hyperpod-ha simulate``: a whole scenario on the embedded stack, as a timeline or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from hyperpod_ha.cli import project_root
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    from hyperpod_ha.simulation.scenarios import SCENARIOS
+
+    if args.scenario == "list" or args.scenario not in SCENARIOS:
+        for name, scenario in SCENARIOS.items():
+            print(f"{name:16} {scenario.summary} -> {scenario.expect_verdict}")
+        return 0 if args.scenario == "list" else 2
+    if args.lab:
+        from hyperpod_ha.simulation.lab import run_lab_scenario
+
+        result = run_lab_scenario(args.scenario, project_root())
+    else:
+        from hyperpod_ha.simulation.engine import run_scenario
+
+        result = run_scenario(SCENARIOS[args.scenario], project_root())
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(render_timeline(result))
+    return 0 if result.passed else 1
+
+
+def render_timeline(result: object) -> str:
+    data = result.to_json()  # type: ignore[attr-defined]
+    lines = [f"scenario {data['scenario']}: {result.scenario.summary}"]  # type: ignore[attr-defined]
+    for entry in data["timeline"]:
+        detail = f"  {entry['detail']}" if entry["detail"] else ""
+        lines.append(f"  {entry['seconds']:7.2f}s  {entry['what']}{detail}")
+    incidents = ", ".join(i["ops_item_id"] for i in data["incidents"]) or "none"
+    snapshots = ", ".join(s["backup_id"] for s in data["snapshots"]) or "none"
+    lines += [
+        f"verdict: {data['verdict']} (expected {data['expected']['verdict']})",
+        f"incidents: {incidents}   snapshots: {snapshots}   executions: {data['executions']}",
+        f"lease released: {data['lease_released']}",
+        "PASSED" if data["passed"] else "NOT AS EXPECTED",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(0)

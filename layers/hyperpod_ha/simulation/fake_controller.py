@@ -1,0 +1,163 @@
+"""A controller on disk for the real probe to look at, built from real captured Slurm output.
+
+The probe script runs unchanged under bash; only the Slurm commands (and ``systemctl``,
+``pgrep``, ``uname``, ``ip``) are small scripts that print files captured from a real Slurm
+22.05 controller pair (``tests/fixtures/captures``). StateSaveLocation is a real directory
+with a heartbeat written now; a ``sleep`` process stands in for a running slurmctld.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import stat
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+SlurmctldState = Literal["running", "stopped", "hung"]
+
+
+@dataclass(frozen=True)
+class ControllerState:
+    """What one controller shows at one moment; every text is a capture file's name."""
+
+    slurmctld: SlurmctldState = "running"
+    log: str = "slurmctld_log_ctl1_primary.txt"
+    ping: str = "ping_all_up.txt"
+    ping_rc: int = 0
+    show_config_answers: bool = True
+    heartbeat_writer: int | None = 0  # who writes the shared heartbeat (only the active one does)
+    heartbeat_age_seconds: int = 1
+    state_writable: bool = True
+    sacctmgr: str = "sacctmgr_cluster_ctl1.txt"
+    sacctmgr_rc: int = 0
+    sinfo: str = "sinfo_idle.txt"
+    sinfo_rc: int = 0
+    dbd_queue: int = 0
+    reachable: bool = True  # False: SSM cannot reach the node at all
+
+
+@dataclass(frozen=True)
+class ControllerIdentity:
+    name: str  # the SlurmctldHost name, e.g. ctl1
+    address: str
+
+
+@dataclass
+class FakeController:
+    root: Path
+    identity: ControllerIdentity
+    controllers: tuple[ControllerIdentity, ...]
+    captures: Path
+    shared_state: Path  # StateSaveLocation, shared by every controller as FSx for Lustre is
+    cluster: str = "lab"
+    _daemon: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.shared_state
+
+    def apply(self, state: ControllerState) -> None:
+        """Make the node look like ``state``."""
+        for directory in (self.root / "bin", self.root / "tmp", self.shared_state):
+            directory.mkdir(parents=True, exist_ok=True)
+        self._daemon_as(state.slurmctld)
+        log = self.root / "slurmctld.log"
+        log.write_text(self._capture(state.log))
+        state_dir = self.state_dir if state.state_writable else Path("/proc/1")
+        heartbeat = self.state_dir / "heartbeat"
+        if state.heartbeat_writer is None:
+            heartbeat.unlink(missing_ok=True)
+        else:
+            beat = int(time.time()) - state.heartbeat_age_seconds
+            heartbeat.write_bytes(beat.to_bytes(8, "big") + state.heartbeat_writer.to_bytes(8, "big"))
+            os.utime(heartbeat, (beat, beat))
+        conf = self._slurm_conf(state_dir, log)
+        (self.root / "slurm.conf").write_text(conf)
+        show_config = (
+            "".join(f"SlurmctldHost[{i}]        = {c.name}({c.address})\n" for i, c in enumerate(self.controllers))
+            + "SlurmctldTimeout        = 10 sec\n"
+            + f"StateSaveLocation       = {state_dir}\n"
+            + self._capture("show_config_accounting_lab.txt")
+            + f"SlurmctldLogFile        = {log}\n"
+        )
+        (self.root / "show_config.txt").write_text(show_config)
+        show = (
+            f"cat '{self.root / 'show_config.txt'}'; exit 0"
+            if state.show_config_answers
+            else "echo 'slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)'; exit 1"
+        )
+        pid = self._daemon.pid if self._daemon else ""
+        self._commands(
+            {
+                "scontrol": f'case "$1" in\n  ping) {self._prints(state.ping, state.ping_rc)};;\n  show) {show};;\nesac\nexit 2\n',
+                "sinfo": self._prints(state.sinfo, state.sinfo_rc),
+                "sdiag": f"echo 'DBD Agent queue size: {state.dbd_queue}'\necho 'Server thread count: 3'\n",
+                "sacctmgr": (
+                    f'case "$*" in\n  *ping*) {self._prints("sacctmgr_ping_invalid_keyword.txt", 1)};;\n'
+                    f"  *) {self._prints(state.sacctmgr, state.sacctmgr_rc)};;\nesac\n"
+                ),
+                "systemctl": (
+                    f'[ "$2" = slurmctld ] && {{ echo {"active" if pid else "inactive"}; exit {0 if pid else 3}; }}\n'
+                    "echo inactive\nexit 3\n"
+                ),
+                "pgrep": f'[ "$2" = slurmctld ] && [ -n "{pid}" ] && echo {pid}\nexit 0\n',
+                "uname": f"echo {self.identity.name}\n",
+                "hostname": f"echo {self.identity.name}\n",
+                "ip": (
+                    "echo '1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever'\n"
+                    f"echo '2: eth0    inet {self.identity.address}/24 scope global eth0\\       valid_lft forever'\n"
+                ),
+            }
+        )
+
+    def run(self, command: str, deadline_seconds: float) -> subprocess.CompletedProcess[str]:
+        """Run the command line as the SSM agent would: split, no shell, on this node's PATH."""
+        env = {
+            "PATH": f"{self.root / 'bin'}:/usr/bin:/bin:/usr/sbin:/sbin",
+            "TMPDIR": str(self.root / "tmp"),
+            "LC_ALL": "C",
+            "SLURM_CONF": str(self.root / "slurm.conf"),
+            "HYPERPOD_HA_PROBE_TIMEOUT": "3",
+        }
+        return subprocess.run(
+            shlex.split(command), capture_output=True, text=True, env=env, timeout=deadline_seconds, check=False
+        )
+
+    def close(self) -> None:
+        self._daemon_as(None)
+
+    def _daemon_as(self, wanted: SlurmctldState | None) -> None:
+        if wanted in ("running", "hung"):
+            if self._daemon is None or self._daemon.poll() is not None:
+                self._daemon = subprocess.Popen(["sleep", "3600"])
+            os.kill(self._daemon.pid, signal.SIGSTOP if wanted == "hung" else signal.SIGCONT)
+            return
+        if self._daemon is not None:
+            os.kill(self._daemon.pid, signal.SIGCONT)
+            self._daemon.kill()
+            self._daemon.wait()
+            self._daemon = None
+
+    def _capture(self, name: str) -> str:
+        return (self.captures / name).read_text()
+
+    def _prints(self, name: str, rc: int) -> str:
+        return f"cat '{self.captures / name}'; exit {rc}"
+
+    def _slurm_conf(self, state_dir: Path, log: Path) -> str:
+        hosts = "".join(f"SlurmctldHost={c.name}({c.address})\n" for c in self.controllers)
+        return (
+            f"ClusterName={self.cluster}\n{hosts}SlurmctldTimeout=10\n"
+            f"StateSaveLocation={state_dir}\nSlurmctldLogFile={log}\n"
+        )
+
+    def _commands(self, commands: dict[str, str]) -> None:
+        for name, body in commands.items():
+            path = self.root / "bin" / name
+            path.write_text("#!/bin/bash\n" + body)
+            path.chmod(path.stat().st_mode | stat.S_IXUSR)

@@ -1,0 +1,1 @@
+"""Test doubles that speak real protocols (the SSM agent's data channel, ...)."""

@@ -1,0 +1,611 @@
+"""A strict fake of the agent side of a Session Manager data channel.
+
+It serves one websocket on 127.0.0.1 (random port) in a background thread and plays a
+script: the handshake, output in 1024-byte chunks, frames out of order, resends, stderr
+and exit-code frames, service frames with HeaderLength 112, ``channel_closed``, a
+session that never ends, a dropped connection, a KMS request.
+
+It is strict about what the client sends, as the real agent and service are: a bad
+opening frame or token, an undecodable frame, a bad digest, a wrong sequence number on
+``input_stream_data``, an acknowledgement of something never sent, or an output frame
+left unacknowledged for ``ack_timeout`` seconds is recorded in :attr:`FakeSsmAgent.errors`
+and the connection is closed with a 4xxx code. Tests assert ``errors == []``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from hyperpod_ha.commands.frames import (
+    HEADER_LENGTH,
+    SERVICE_HEADER_LENGTH,
+    ClientMessage,
+    Flags,
+    FrameError,
+    MessageType,
+    PayloadType,
+    decode,
+    encode,
+)
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+CHUNK_SIZE = 1024
+AGENT_VERSION = "3.3.1957.0"
+_SAFETY_SECONDS = 10.0  # no scripted wait may outlive a test by more than this
+
+
+# --- script steps -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Output:
+    """Data frames of one payload type, split into chunks of at most 1024 bytes."""
+
+    data: bytes
+    payload_type: int = PayloadType.OUTPUT
+    corrupt_first_send: bool = False  # first transmission carries a wrong digest
+
+
+def stdout(data: bytes, *, corrupt_first_send: bool = False) -> Output:
+    return Output(data, PayloadType.OUTPUT, corrupt_first_send)
+
+
+def stderr(data: bytes) -> Output:
+    return Output(data, PayloadType.STDERR)
+
+
+def exit_code(code: int) -> Output:
+    return Output(f"EXIT_CODE: {code}".encode(), PayloadType.EXIT_CODE)
+
+
+@dataclass(frozen=True)
+class Reordered:
+    """Emit the frames of ``steps`` in ``order`` (indices into their frames), ``gap`` apart."""
+
+    steps: tuple[Output, ...]
+    order: tuple[int, ...]
+    gap: float = 0.05
+
+
+@dataclass(frozen=True)
+class ResendAcked:
+    """Send an already acknowledged frame again; the client must acknowledge it again."""
+
+    sequence_number: int
+
+
+@dataclass(frozen=True)
+class ServiceFrame:
+    """A frame from the service: HeaderLength 112, no PayloadType, a digest nobody checks."""
+
+    message_type: str
+    payload: bytes = b"{}"
+    header_length: int = SERVICE_HEADER_LENGTH
+
+
+@dataclass(frozen=True)
+class UnknownFrame:
+    message_type: str = "agent_session_state"
+    payload: bytes = b'{"SessionState":"Terminating"}'
+
+
+@dataclass(frozen=True)
+class Garbage:
+    """Send raw data as one websocket message (bytes: a binary frame, str: a text frame)."""
+
+    data: bytes | str
+
+
+@dataclass(frozen=True)
+class Pause:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ChannelClosed:
+    output: str = ""
+    header_length: int = SERVICE_HEADER_LENGTH
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Lose the connection without channel_closed (abort: no close frame at all)."""
+
+    abort: bool = True
+
+
+@dataclass(frozen=True)
+class Hang:
+    """Never end the session; wait for the client to go away."""
+
+
+Step = (
+    Output
+    | Reordered
+    | ResendAcked
+    | ServiceFrame
+    | UnknownFrame
+    | Garbage
+    | Pause
+    | ChannelClosed
+    | Drop
+    | Hang
+)
+
+
+@dataclass
+class AgentScript:
+    session_id: str
+    token: str
+    steps: Sequence[Step] = ()
+    session_type: str = "NonInteractiveCommands"
+    kms_key_id: str | None = None
+    extra_actions: Sequence[dict[str, Any]] = ()
+    send_handshake: bool = True  # False: play the steps (if any) without a handshake
+    handshake_response_timeout: float = 2.0
+    ack_timeout: float = 1.0
+    resend_interval: float = 0.1
+
+
+# --- the fake -----------------------------------------------------------------------
+
+
+@dataclass
+class _Sent:
+    message: ClientMessage
+    data: bytes
+    acked: asyncio.Event = field(default_factory=asyncio.Event)
+    good_copy_sent: bool = True
+
+
+class _Reject(Exception):
+    """The client broke the protocol; the connection is closed with ``code``."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
+class FakeSsmAgent:
+    """Use as a context manager; :attr:`stream_url` is what StartSession should return."""
+
+    def __init__(self, script: AgentScript) -> None:
+        self.script = script
+        self.errors: list[str] = []
+        self.events: list[tuple[str, int]] = []  # ("sent"|"ack"|"input", sequence number)
+        self.acks: Counter[int] = Counter()
+        self.opening: dict[str, Any] | None = None
+        self.handshake_response: dict[str, Any] | None = None
+        self.request_headers: dict[str, str] = {}
+        self.connections = 0
+        self.client_went_away = False
+        self._port = 0
+        self._ready = threading.Event()
+        self._handler_done = threading.Event()
+        self._thread = threading.Thread(target=self._thread_main, name="fake-ssm-agent", daemon=True)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+
+    # -- lifecycle (test thread) --
+
+    def __enter__(self) -> FakeSsmAgent:
+        self._thread.start()
+        if not self._ready.wait(5):
+            raise RuntimeError("fake SSM agent did not start")
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(5)
+
+    @property
+    def stream_url(self) -> str:
+        return f"ws://127.0.0.1:{self._port}/v1/data-channel/{self.script.session_id}?role=publish_subscribe"
+
+    def wait_done(self, timeout: float = 3.0) -> bool:
+        """Wait until the session handler finished (the test then reads the records)."""
+        return self._handler_done.wait(timeout)
+
+    # -- the server (agent thread) --
+
+    def _thread_main(self) -> None:
+        asyncio.run(self._serve())
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        async with serve(self._handle, "127.0.0.1", 0) as server:
+            self._port = next(iter(server.sockets)).getsockname()[1]
+            self._ready.set()
+            await self._stop.wait()
+
+    async def _handle(self, websocket: ServerConnection) -> None:
+        self.connections += 1
+        session = _AgentSession(self, websocket)
+        try:
+            await session.play()
+        except _Reject as rejection:
+            self.errors.append(rejection.reason)
+            with contextlib.suppress(ConnectionClosed):
+                await websocket.close(rejection.code, rejection.reason[:100])
+        except ConnectionClosed:
+            self.client_went_away = True
+        finally:
+            session.stop()
+            self._handler_done.set()
+
+
+class _AgentSession:
+    def __init__(self, agent: FakeSsmAgent, websocket: ServerConnection) -> None:
+        self.agent = agent
+        self.script = agent.script
+        self.websocket = websocket
+        self.sent: dict[int, _Sent] = {}
+        self.next_sequence = 0
+        self.expected_input_sequence = 0
+        self.handshake_answered = asyncio.Event()
+        self.client_gone = asyncio.Event()
+        self.rejection: _Reject | None = None
+        self.tasks: list[asyncio.Task[None]] = []
+
+    def stop(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+
+    async def play(self) -> None:
+        request = self.websocket.request
+        assert request is not None
+        self.agent.request_headers = dict(request.headers.raw_items())
+        expected_path = f"/v1/data-channel/{self.script.session_id}?role=publish_subscribe"
+        if request.path != expected_path:
+            raise _Reject(4004, f"unexpected path {request.path}")
+        if "Sec-WebSocket-Extensions" in request.headers:
+            raise _Reject(4000, "client offered websocket extensions")
+        await self._read_opening()
+        reader = asyncio.create_task(self._read())
+        self.tasks.append(reader)
+        if self.script.send_handshake:
+            await self._handshake()
+        for step in self.script.steps:
+            if await self._play(step):
+                return
+        await self._until_client_gone()
+
+    async def _checked(self, awaitable: Any, seconds: float) -> bool:
+        """Await with a timeout, surfacing a rejection found by the reader. True if done in time."""
+        waiter = asyncio.ensure_future(awaitable)
+        gone = asyncio.ensure_future(self.client_gone.wait())
+        done, _ = await asyncio.wait({waiter, gone}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        gone.cancel()
+        if not waiter.done():
+            waiter.cancel()
+        if self.rejection is not None:
+            raise self.rejection
+        if self.client_gone.is_set() and waiter not in done:
+            raise ConnectionClosed(None, None)
+        return waiter in done
+
+    async def _until_client_gone(self) -> None:
+        await self._checked(asyncio.sleep(_SAFETY_SECONDS), _SAFETY_SECONDS)
+
+    # -- what the client sends --
+
+    async def _read_opening(self) -> None:
+        try:
+            first = await asyncio.wait_for(self.websocket.recv(), 2)
+        except TimeoutError:
+            raise _Reject(4001, "no opening message") from None
+        if not isinstance(first, str):
+            raise _Reject(4001, "opening message is not a text frame")
+        try:
+            opening = json.loads(first)
+        except ValueError:
+            raise _Reject(4001, "opening message is not JSON") from None
+        if not isinstance(opening, dict):
+            raise _Reject(4001, "opening message is not a JSON object")
+        self.agent.opening = opening
+        if opening.get("TokenValue") != self.script.token:
+            raise _Reject(4003, "bad token")
+        if opening.get("MessageSchemaVersion") != "1.0":
+            raise _Reject(4001, "bad MessageSchemaVersion")
+        for key in ("RequestId", "ClientId"):
+            try:
+                uuid.UUID(str(opening.get(key)))
+            except ValueError:
+                raise _Reject(4001, f"{key} is not a UUID") from None
+        if not isinstance(opening.get("ClientVersion"), str):
+            raise _Reject(4001, "ClientVersion missing")
+
+    async def _read(self) -> None:
+        try:
+            async for raw in self.websocket:
+                if isinstance(raw, str):
+                    raise _Reject(4001, "text message after the opening")
+                await self._on_frame(raw)
+        except _Reject as rejection:
+            self.rejection = rejection
+        except ConnectionClosed:
+            pass
+        except (ValueError, TypeError, AttributeError) as error:  # malformed JSON payloads and the like
+            self.rejection = _Reject(4005, f"malformed frame content ({type(error).__name__})")
+        self.client_gone.set()
+
+    async def _on_frame(self, raw: bytes) -> None:
+        try:
+            message = decode(raw)
+        except FrameError as error:
+            raise _Reject(4005, f"undecodable frame: {error.reason}") from None
+        if message.header_length != HEADER_LENGTH:
+            raise _Reject(4005, f"HeaderLength {message.header_length}")
+        if message.schema_version != 1:
+            raise _Reject(4005, f"SchemaVersion {message.schema_version}")
+        if abs(message.created_date - time.time() * 1000) > 86_400_000:
+            raise _Reject(4005, f"CreatedDate {message.created_date} is not now")
+        if message.message_id.int == 0:
+            raise _Reject(4005, "nil MessageId")
+        if not message.digest_is_valid():
+            raise _Reject(4006, f"bad payload digest on {message.message_type}")
+        if message.message_type == MessageType.ACKNOWLEDGE:
+            self._on_ack(message)
+        elif message.message_type == MessageType.INPUT_STREAM_DATA:
+            await self._on_input(message)
+        else:
+            raise _Reject(4005, f"client sent message type {message.message_type}")
+
+    def _on_ack(self, message: ClientMessage) -> None:
+        if message.sequence_number != 0 or message.flags != Flags.SYN | Flags.FIN:
+            raise _Reject(4007, "acknowledge frame needs SequenceNumber 0 and Flags 3")
+        if message.payload_type != PayloadType.ACKNOWLEDGE:
+            raise _Reject(4007, f"acknowledge frame with payload type {message.payload_type}")
+        content = json.loads(message.payload)
+        if content.get("AcknowledgedMessageType") != MessageType.OUTPUT_STREAM_DATA:
+            raise _Reject(4007, f"acknowledged a {content.get('AcknowledgedMessageType')}")
+        if content.get("IsSequentialMessage") is not True:
+            raise _Reject(4007, "IsSequentialMessage is not true")
+        sequence = content.get("AcknowledgedMessageSequenceNumber")
+        sent = self.sent.get(sequence) if isinstance(sequence, int) else None
+        if sent is None or content.get("AcknowledgedMessageId") != str(sent.message.message_id):
+            raise _Reject(4007, f"acknowledged a frame never sent (sequence {sequence})")
+        if not sent.good_copy_sent:
+            raise _Reject(4007, f"acknowledged frame {sequence} although its digest was wrong")
+        assert isinstance(sequence, int)
+        self.agent.acks[sequence] += 1
+        self.agent.events.append(("ack", sequence))
+        sent.acked.set()
+
+    async def _on_input(self, message: ClientMessage) -> None:
+        if message.sequence_number != self.expected_input_sequence:
+            raise _Reject(
+                4008,
+                f"input_stream_data sequence {message.sequence_number}, "
+                f"expected {self.expected_input_sequence}",
+            )
+        if message.flags != Flags.NONE:
+            raise _Reject(4008, f"input_stream_data with flags {message.flags}")
+        self.expected_input_sequence += 1
+        self.agent.events.append(("input", message.sequence_number))
+        ack = {
+            "AcknowledgedMessageType": MessageType.INPUT_STREAM_DATA,
+            "AcknowledgedMessageId": str(message.message_id),
+            "AcknowledgedMessageSequenceNumber": message.sequence_number,
+            "IsSequentialMessage": True,
+        }
+        await self.websocket.send(
+            encode(
+                ClientMessage(
+                    message_type=MessageType.ACKNOWLEDGE,
+                    sequence_number=0,
+                    flags=Flags.SYN | Flags.FIN,
+                    payload_type=PayloadType.ACKNOWLEDGE,
+                    payload=json.dumps(ack).encode(),
+                )
+            )
+        )
+        if message.payload_type != PayloadType.HANDSHAKE_RESPONSE:
+            raise _Reject(4008, f"unexpected input payload type {message.payload_type}")
+        response = json.loads(message.payload)
+        self.agent.handshake_response = response
+        actions = response.get("ProcessedClientActions")
+        if not isinstance(response.get("ClientVersion"), str) or not isinstance(actions, list):
+            raise _Reject(4008, "malformed handshake response")
+        statuses = {action.get("ActionType"): action.get("ActionStatus") for action in actions}
+        if statuses.get("SessionType") != 1:
+            raise _Reject(4008, f"SessionType action status {statuses.get('SessionType')}")
+        self.handshake_answered.set()
+
+    # -- what the agent sends --
+
+    async def _handshake(self) -> None:
+        actions: list[dict[str, Any]] = [
+            {
+                "ActionType": "SessionType",
+                "ActionParameters": {
+                    "SessionType": self.script.session_type,
+                    "Properties": {"commands": "sh -c 'probe'", "runAsElevated": True},
+                },
+            }
+        ]
+        if self.script.kms_key_id is not None:
+            actions.append(
+                {"ActionType": "KMSEncryption", "ActionParameters": {"KMSKeyId": self.script.kms_key_id}}
+            )
+        actions.extend(self.script.extra_actions)
+        request = {"AgentVersion": AGENT_VERSION, "RequestedClientActions": actions}
+        await self._send_output(PayloadType.HANDSHAKE_REQUEST, json.dumps(request).encode(), flags=Flags.SYN)
+        if not await self._checked(self.handshake_answered.wait(), self.script.handshake_response_timeout):
+            raise _Reject(4009, "no handshake response")
+        complete = {"HandshakeTimeToComplete": 1_500_000, "CustomerMessage": ""}
+        await self._send_output(PayloadType.HANDSHAKE_COMPLETE, json.dumps(complete).encode())
+
+    def _frame(self, payload_type: int, payload: bytes, flags: int = Flags.NONE) -> ClientMessage:
+        message = ClientMessage(
+            message_type=MessageType.OUTPUT_STREAM_DATA,
+            sequence_number=self.next_sequence,
+            payload=payload,
+            payload_type=payload_type,
+            flags=flags,
+        )
+        self.next_sequence += 1
+        return message
+
+    async def _send_output(
+        self, payload_type: int, payload: bytes, *, flags: int = Flags.NONE, corrupt: bool = False
+    ) -> None:
+        await self._emit(self._frame(payload_type, payload, flags), corrupt=corrupt)
+
+    async def _emit(self, message: ClientMessage, *, corrupt: bool = False) -> None:
+        sent = _Sent(message, encode(message), good_copy_sent=not corrupt)
+        self.sent[message.sequence_number] = sent
+        self.agent.events.append(("sent", message.sequence_number))
+        first = encode(_with_digest(message, b"\x00" * 32)) if corrupt else sent.data
+        await self.websocket.send(first)
+        self.tasks.append(asyncio.create_task(self._redeliver(sent)))
+
+    async def _redeliver(self, sent: _Sent) -> None:
+        """Resend until acknowledged, as the agent does; give up (strictly) after ack_timeout."""
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.script.ack_timeout
+        while not sent.acked.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(sent.acked.wait(), self.script.resend_interval)
+            if sent.acked.is_set() or self.client_gone.is_set():
+                return
+            if loop.time() >= give_up:
+                self.rejection = _Reject(
+                    4010, f"output frame {sent.message.sequence_number} was never acknowledged"
+                )
+                self.client_gone.set()  # wakes the script, which raises the rejection
+                return
+            sent.good_copy_sent = True
+            try:
+                await self.websocket.send(sent.data)
+            except ConnectionClosed:
+                return
+
+    async def _play(self, step: Step) -> bool:
+        """Play one step; True when the session is over."""
+        match step:
+            case Output():
+                await self._play_output(step)
+            case Reordered():
+                await self._play_reordered(step)
+            case ResendAcked():
+                await self._play_resend(step)
+            case ServiceFrame() | UnknownFrame():
+                await self.websocket.send(encode(_loose_frame(step)))
+            case Garbage():
+                await self.websocket.send(step.data)
+            case Pause():
+                await self._checked(asyncio.sleep(step.seconds), step.seconds + 1)
+            case ChannelClosed():
+                await self._play_channel_closed(step)
+                return True
+            case Drop():
+                if step.abort:
+                    self.websocket.transport.abort()
+                else:
+                    await self.websocket.close(1011, "agent went away")
+                return True
+            case Hang():
+                await self._until_client_gone()
+                return True
+        return False
+
+    async def _play_output(self, step: Output) -> None:
+        for index, chunk in enumerate(_chunks(step.data)):
+            await self._send_output(step.payload_type, chunk, corrupt=step.corrupt_first_send and index == 0)
+
+    async def _play_reordered(self, step: Reordered) -> None:
+        messages = [self._frame(s.payload_type, chunk) for s in step.steps for chunk in _chunks(s.data)]
+        for position, index in enumerate(step.order):
+            if position:
+                await asyncio.sleep(step.gap)
+            await self._emit(messages[index])
+
+    async def _play_resend(self, step: ResendAcked) -> None:
+        sent = self.sent[step.sequence_number]
+        if not await self._checked(sent.acked.wait(), self.script.ack_timeout):
+            raise _Reject(4010, f"frame {step.sequence_number} was never acknowledged")
+        before = self.agent.acks[step.sequence_number]
+        await self.websocket.send(sent.data)
+        self.agent.events.append(("sent", step.sequence_number))
+        loop = asyncio.get_running_loop()
+        give_up = loop.time() + self.script.ack_timeout
+        while self.agent.acks[step.sequence_number] == before:
+            if loop.time() >= give_up:
+                raise _Reject(4010, f"resent frame {step.sequence_number} was not acknowledged again")
+            await self._checked(asyncio.sleep(0.01), 1)
+
+    async def _play_channel_closed(self, step: ChannelClosed) -> None:
+        await self._all_acknowledged()  # the agent drains its outgoing buffer before closing
+        content = {
+            "MessageType": MessageType.CHANNEL_CLOSED,
+            "MessageId": str(uuid.uuid4()),
+            "CreatedDate": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+            "DestinationId": "mi-0123456789abcdef0",
+            "SessionId": self.script.session_id,
+            "SchemaVersion": 1,
+            "Output": step.output,
+        }
+        message = ClientMessage(
+            message_type=MessageType.CHANNEL_CLOSED,
+            sequence_number=0,
+            payload=json.dumps(content).encode(),
+            payload_type=None if step.header_length == SERVICE_HEADER_LENGTH else PayloadType.OUTPUT,
+            header_length=step.header_length,
+        )
+        await self.websocket.send(encode(message))
+        await self._until_client_gone()
+
+    async def _all_acknowledged(self) -> None:
+        for sent in list(self.sent.values()):
+            if not await self._checked(sent.acked.wait(), self.script.ack_timeout):
+                raise _Reject(4010, f"output frame {sent.message.sequence_number} was never acknowledged")
+
+
+def _chunks(data: bytes) -> list[bytes]:
+    return [data[start : start + CHUNK_SIZE] for start in range(0, len(data), CHUNK_SIZE)] or [b""]
+
+
+def _loose_frame(step: ServiceFrame | UnknownFrame) -> ClientMessage:
+    """A frame outside the output sequence; the client must neither process nor acknowledge it."""
+    if isinstance(step, UnknownFrame):
+        return ClientMessage(
+            message_type=step.message_type, sequence_number=0, payload=step.payload, payload_type=0
+        )
+    return ClientMessage(
+        message_type=step.message_type,
+        sequence_number=0,
+        payload=step.payload,
+        payload_type=None if step.header_length == SERVICE_HEADER_LENGTH else 0,
+        header_length=step.header_length,
+        payload_digest=b"\x00" * 32,  # captures show digests nobody may check
+    )
+
+
+def _with_digest(message: ClientMessage, digest: bytes) -> ClientMessage:
+    return ClientMessage(
+        message_type=message.message_type,
+        sequence_number=message.sequence_number,
+        payload=message.payload,
+        payload_type=message.payload_type,
+        flags=message.flags,
+        message_id=message.message_id,
+        created_date=message.created_date,
+        payload_digest=digest,
+    )

@@ -1,0 +1,216 @@
+"""RotateDbSecretFunction on moto: the event kinds, finishSecret's roll-out, the roll-out action.
+
+The database steps (setSecret, testSecret) against the real server are in
+tests/real/test_rotation_mariadb.py; here the roll-out runs on controllers faked on this
+machine (tests/unit/rotation/node_fakes.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from hyperpod_ha.cluster import ClusterControllers, Controller
+from hyperpod_ha.embedded.functions import LambdaContext
+from hyperpod_ha.rotation.steps import RotationRequestInvalid
+from moto import mock_aws
+
+from tests.conftest import load_function_module
+from tests.unit.rotation.node_fakes import DOCUMENT, FakeNodeRunner
+from tests.unit.rotation.rotation_service import RotationService, stages, value
+
+OLD = {"username": "admin", "password": "Old-Password-1"}
+NEW = {"username": "admin_clone", "password": "New-Password-2"}
+CONTEXT = LambdaContext(
+    "RotateDbSecretFunction", "arn:aws:lambda:us-east-1:123456789012:function:x", 256, 900
+)
+
+
+@dataclass
+class Rig:
+    module: Any
+    arn: str
+    runner: FakeNodeRunner
+    discovery_calls: list[tuple[str, str]] = field(default_factory=list)
+
+    def lambda_handler(self, event: dict[str, Any], context: Any) -> Any:
+        return self.module.lambda_handler(event, context)
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
+    with mock_aws():
+        module = load_function_module("rotate_db_secret")
+        monkeypatch.setattr(module, "_secrets", lambda: boto3.client("secretsmanager"))
+        module._rotation.cache_clear()
+        arn = boto3.client("secretsmanager").create_secret(
+            Name="slurmdbd", SecretString=json.dumps(OLD, separators=(",", ":"))
+        )["ARN"]
+        valid = {tuple(OLD.values()), tuple(NEW.values())}
+        runner = FakeNodeRunner(
+            tmp_path,
+            secret_source=lambda: boto3.client("secretsmanager").get_secret_value(SecretId=arn)[
+                "SecretString"
+            ],
+            accepts=lambda user, password: (user, password) in valid,
+        )
+        monkeypatch.setattr(module, "_runner", lambda: runner)
+        for name, setting in {
+            "DB_SECRET_ARN": arn,
+            "DB_HOST": "db.example.internal",
+            "ROLLOUT_DOCUMENT": DOCUMENT,
+            "SLURMDBD_OWNER": __import__("pwd").getpwuid(os.getuid()).pw_name,
+            "SLURMDBD_VERIFY_SECONDS": "2",
+            "CLUSTER_NAME": "lab",
+            "CONTROLLER_GROUP": "controller-machine",
+        }.items():
+            monkeypatch.setenv(name, setting)
+        yield Rig(module, arn, runner)
+        module._rotation.cache_clear()
+
+
+def discovered(app: Rig, monkeypatch: pytest.MonkeyPatch, controllers: list[dict[str, Any]]) -> None:
+    found = ClusterControllers(
+        cluster="lab",
+        cluster_arn="arn:aws:sagemaker:us-east-1:123456789012:cluster/abc123",
+        cluster_id="abc123",
+        cluster_status="InService",
+        controllers=tuple(Controller(**c) for c in controllers),
+    )
+    asked: list[tuple[str, str]] = []
+
+    def discover(sagemaker: Any, cluster: str, group: str) -> ClusterControllers:
+        asked.append((cluster, group))
+        return found
+
+    monkeypatch.setattr(app.module, "discover_controllers", discover)
+    app.discovery_calls = asked
+
+
+def test_the_rollout_action_updates_the_given_controllers(app: Rig) -> None:
+    runner: FakeNodeRunner = app.runner
+    nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b")]
+
+    result = app.lambda_handler({"action": "rollout", "controllers": [n.as_json() for n in nodes]}, CONTEXT)
+
+    assert result["action"] == "rollout"
+    assert result["secret_arn"] == app.arn
+    assert result["rollout"]["complete"]
+    assert [c["instance_id"] for c in result["rollout"]["controllers"]] == ["i-a", "i-b"]
+    assert all(n.credentials() == {"storageuser": "admin", "storagepass": "Old-Password-1"} for n in nodes)
+    assert all(n.restarts() == ["admin"] for n in nodes)
+    assert "Old-Password-1" not in json.dumps(result)
+
+
+def test_the_rollout_action_discovers_controllers_running_ones_first(
+    app: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner: FakeNodeRunner = app.runner
+    replaced = runner.add("replaced", OLD["username"], OLD["password"])
+    replaced.unreachable = True
+    healthy = runner.add("healthy", OLD["username"], OLD["password"])
+    discovered(app, monkeypatch, [{**replaced.as_json(), "status": "Pending"}, healthy.as_json()])
+
+    result = app.lambda_handler({"action": "rollout", "SecretId": "slurmdbd"}, CONTEXT)
+
+    assert app.discovery_calls == [("lab", "controller-machine")]
+    outcomes = [(c["instance_id"], c["outcome"]) for c in result["rollout"]["controllers"]]
+    assert outcomes == [("i-healthy", "updated"), ("i-replaced", "failed")]
+    assert not result["rollout"]["complete"]
+
+
+def test_the_rollout_action_waits_for_a_rotation_in_progress(
+    app: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    RotationService(monkeypatch, handler=None).start(app.arn)
+    runner: FakeNodeRunner = app.runner
+    node = runner.add("a", OLD["username"], OLD["password"])
+    with pytest.raises(RotationRequestInvalid, match=r"rotation .* is in progress"):
+        app.lambda_handler({"action": "rollout", "controllers": [node.as_json()]}, CONTEXT)
+    assert runner.requests == []
+
+
+def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
+    app: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner: FakeNodeRunner = app.runner
+    nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b")]
+    discovered(app, monkeypatch, [n.as_json() for n in nodes])
+    token = RotationService(monkeypatch, handler=None).start(app.arn)
+    boto3.client("secretsmanager").put_secret_value(
+        SecretId=app.arn,
+        ClientRequestToken=token,
+        SecretString=json.dumps(NEW, separators=(",", ":")),
+        VersionStages=["AWSPENDING"],
+    )
+    event = {"Step": "finishSecret", "SecretId": "slurmdbd", "ClientRequestToken": token}
+
+    first = app.lambda_handler(event, CONTEXT)
+
+    assert first["outcome"] == "current_moved"
+    assert stages(app.arn)[token] == ["AWSCURRENT"]
+    assert value(app.arn) == NEW
+    assert first["rollout"]["complete"]
+    assert all(
+        n.credentials() == {"storageuser": "admin_clone", "storagepass": "New-Password-2"} for n in nodes
+    )
+
+    again = app.lambda_handler(event, CONTEXT)
+    assert again["outcome"] == "already_current"
+    assert again["rollout"]["complete"]
+    assert all(n.restarts() == ["admin_clone", "admin_clone"] for n in nodes)
+    assert "New-Password-2" not in json.dumps([first, again])
+
+
+def test_a_failing_controller_is_reported_and_finish_still_completes(
+    app: Rig, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    runner: FakeNodeRunner = app.runner
+    broken = runner.add("broken", OLD["username"], OLD["password"])
+    broken.fail_restarts()
+    untouched = runner.add("untouched", OLD["username"], OLD["password"])
+    discovered(app, monkeypatch, [broken.as_json(), untouched.as_json()])
+    token = RotationService(monkeypatch, handler=None).start(app.arn)
+    boto3.client("secretsmanager").put_secret_value(
+        SecretId=app.arn,
+        ClientRequestToken=token,
+        SecretString=json.dumps(NEW, separators=(",", ":")),
+        VersionStages=["AWSPENDING"],
+    )
+
+    result = app.lambda_handler(
+        {"Step": "finishSecret", "SecretId": app.arn, "ClientRequestToken": token}, CONTEXT
+    )
+
+    assert result["outcome"] == "current_moved"
+    assert [c["outcome"] for c in result["rollout"]["controllers"]] == ["failed", "not_attempted"]
+    assert untouched.credentials() == {"storageuser": "admin", "storagepass": "Old-Password-1"}
+    failure = [r for r in caplog.records if "roll-out failed" in r.getMessage()]
+    assert len(failure) == 1
+    assert failure[0].instance_id == "i-broken"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("event", "reason"),
+    [
+        ({"Step": "rotateSecret", "ClientRequestToken": "t"}, "Step must be one of"),
+        ({"Step": "createSecret"}, "no ClientRequestToken"),
+        ({"action": "rollout", "controllers": "i-1"}, "must be a list"),
+    ],
+)
+def test_bad_events_are_refused_with_a_reason(app: Rig, event: dict[str, Any], reason: str) -> None:
+    with pytest.raises(RotationRequestInvalid, match=reason):
+        app.lambda_handler(event, CONTEXT)
+
+
+def test_an_unknown_strategy_is_refused(app: Rig, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROTATION_STRATEGY", "triple")
+    token = RotationService(monkeypatch, handler=None).start(app.arn)
+    with pytest.raises(RotationRequestInvalid, match="ROTATION_STRATEGY"):
+        app.lambda_handler({"Step": "createSecret", "ClientRequestToken": token}, CONTEXT)

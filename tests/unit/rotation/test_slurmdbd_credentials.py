@@ -1,0 +1,155 @@
+"""The node script's parts: reading the secret, rewriting slurmdbd.conf, replacing it atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hyperpod_ha.rotation import slurmdbd_credentials as node
+from hypothesis import given
+from hypothesis import strategies as st
+
+ME = __import__("pwd").getpwuid(os.getuid()).pw_name
+
+CONF = (
+    "# written by the lifecycle scripts\r\n"
+    "DbdHost=localhost  #YOUR_MASTER_IP_ADDRESS_OR_NAME\r\n"
+    "storageuser = admin # who\r\n"
+    "StoragePass=Old-Password-1\r\n"
+    "StorageHost=db.example.internal\r\n"
+    "#StoragePass=commented-out\r\n"
+    "StorageLoc=slurm_acct_db"
+)
+
+
+def test_only_the_two_credential_lines_change() -> None:
+    text, previous_user, changed = node.rewrite_conf(CONF, "admin_clone", "New-Password-2")
+    assert previous_user == "admin"
+    assert changed
+    assert text == (
+        "# written by the lifecycle scripts\r\n"
+        "DbdHost=localhost  #YOUR_MASTER_IP_ADDRESS_OR_NAME\r\n"
+        "storageuser =admin_clone\r\n"
+        "StoragePass=New-Password-2\r\n"
+        "StorageHost=db.example.internal\r\n"
+        "#StoragePass=commented-out\r\n"
+        "StorageLoc=slurm_acct_db\n"
+    )
+
+
+def test_missing_keys_are_added_and_duplicates_all_replaced() -> None:
+    text, previous_user, changed = node.rewrite_conf("StoragePass=a\nStoragePass=b\n", "u", "p")
+    assert text == "StoragePass=p\nStoragePass=p\nStorageUser=u\n"
+    assert previous_user is None
+    assert changed
+
+
+def test_rewriting_with_the_same_credentials_reports_no_password_change() -> None:
+    text, previous_user, changed = node.rewrite_conf("StorageUser=u\nStoragePass=p\n", "u", "p")
+    assert text == "StorageUser=u\nStoragePass=p\n"
+    assert previous_user == "u"
+    assert not changed
+
+
+@given(
+    others=st.lists(
+        st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=40).filter(
+            lambda line: not node._SETTING.match(line) and "\n" not in line and "\r" not in line
+        ),
+        max_size=8,
+    )
+)
+def test_every_other_line_survives_byte_for_byte(others: list[str]) -> None:
+    conf = "".join(f"{line}\n" for line in others) + "StorageUser=a\nStoragePass=b\n"
+    text, _, _ = node.rewrite_conf(conf, "c", "d")
+    assert text == "".join(f"{line}\n" for line in others) + "StorageUser=c\nStoragePass=d\n"
+
+
+@pytest.mark.parametrize(
+    ("secret", "reason"),
+    [
+        ("not json", "not JSON"),
+        ("[1]", "not an object"),
+        ('{"username":"u"}', "password"),
+        ('{"username":"u u","password":"p"}', "username"),
+        ('{"username":"u","password":"p#q"}', "password"),
+        ('{"username":"u","password":"p q"}', "password"),
+        ('{"username":"u","password":"p\\"q"}', "password"),
+    ],
+)
+def test_secrets_slurmdbd_conf_cannot_hold_are_refused(secret: str, reason: str) -> None:
+    with pytest.raises(node.NodeFailure, match=reason) as caught:
+        node.credentials_from(secret)
+    assert caught.value.stage == "fetch"
+    assert "p#q" not in caught.value.reason
+    assert "p q" not in caught.value.reason
+
+
+def test_the_file_is_replaced_with_mode_600_and_the_owner(tmp_path: Path) -> None:
+    target = tmp_path / "etc" / "slurmdbd.conf"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    target.chmod(0o644)
+    link = tmp_path / "link.conf"
+    link.symlink_to(target)
+    node.write_atomically(str(link), "new\n", ME)
+    assert link.is_symlink(), "the symlink itself stays; the file it points at is replaced"
+    assert target.read_text() == "new\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert target.stat().st_uid == os.getuid()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["slurmdbd.conf"], "no temporary file left"
+
+
+def test_an_unknown_owner_leaves_the_file_alone(tmp_path: Path) -> None:
+    target = tmp_path / "slurmdbd.conf"
+    target.write_text("old\n")
+    with pytest.raises(node.NodeFailure, match="no user"):
+        node.write_atomically(str(target), "new\n", "no-such-user-here")
+    assert target.read_text() == "old\n"
+
+
+def test_a_secret_command_that_fails_is_a_fetch_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        node.CREDENTIAL_SOURCE_ENV, f"{sys.executable} -c 'import sys; sys.exit(\"AccessDenied\")'"
+    )
+    with pytest.raises(node.NodeFailure) as caught:
+        node.fetch_secret("arn:aws:secretsmanager:us-east-1:123456789012:secret:x")
+    assert (caught.value.stage, caught.value.reason.endswith("AccessDenied")) == ("fetch", True)
+
+
+def test_without_an_override_the_node_asks_secrets_manager_in_the_secrets_region(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake_aws = tmp_path / "aws"
+    fake_aws.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
+    fake_aws.chmod(0o755)
+    monkeypatch.delenv(node.CREDENTIAL_SOURCE_ENV, raising=False)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    arn = "arn:aws:secretsmanager:eu-west-2:123456789012:secret:db-AbCdEf"
+    assert json.loads(node.fetch_secret(arn)) == [
+        "secretsmanager",
+        "get-secret-value",
+        "--secret-id",
+        arn,
+        "--version-stage",
+        "AWSCURRENT",
+        "--query",
+        "SecretString",
+        "--output",
+        "text",
+        "--region",
+        "eu-west-2",
+    ]
+
+
+def test_bad_arguments_print_a_failure_report() -> None:
+    done = subprocess.run(
+        [sys.executable, node.__file__, "only-one-argument"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["stage"] == "arguments"

@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 from aws_lambda_powertools.utilities.data_classes import SNSEvent
 from aws_lambda_powertools.utilities.data_classes.sns_event import SNSEventRecord
+from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hyperpod_ha.ingestion import RejectedInputs, controller_notification_record
@@ -44,7 +45,9 @@ def _handle_once() -> tuple[Callable[..., dict[str, Any]], Any]:
     def handle(record: dict[str, Any]) -> dict[str, Any]:
         sns = record["Sns"]
         notification = parse_controller_notification(sns.get("Subject"), sns.get("Message"))
-        return controller_notification_record(runs, cluster, sns["MessageId"], notification, sns.get("Timestamp", ""))
+        return controller_notification_record(
+            runs, cluster, sns["MessageId"], notification, sns.get("Timestamp", "")
+        )
 
     config = IdempotencyConfig(
         event_key_jmespath="Sns.MessageId",
@@ -60,7 +63,7 @@ def _handle_once() -> tuple[Callable[..., dict[str, Any]], Any]:
     return idempotent, config
 
 
-def _replayed(response: dict[str, Any], _record: object) -> dict[str, Any]:
+def _replayed(response: Any, idempotent_data: DataRecord) -> Any:
     """Powertools calls this when it answers from the idempotency store: a redelivery."""
     return {**response, "outcome": "duplicate"}
 

@@ -26,7 +26,8 @@ def _group_of_instance(cluster: str, instance_id: str) -> str | None:
         if error.response["Error"]["Code"] in ("ResourceNotFound", "ValidationException"):
             return None
         raise
-    return node["NodeDetails"].get("InstanceGroupName")
+    group: str | None = node["NodeDetails"].get("InstanceGroupName")
+    return group
 
 
 @cache
@@ -39,13 +40,19 @@ def _triage() -> tuple[NodeEventTriage, RejectedInputs]:
     dynamodb = boto3.client("dynamodb")
     table = setting("STATE_TABLE")
     runs = VerificationRuns(
-        dynamodb, boto3.client("stepfunctions"), table, setting("STATE_MACHINE_ARN"), RunSettings.from_environment()
+        dynamodb,
+        boto3.client("stepfunctions"),
+        table,
+        setting("STATE_MACHINE_ARN"),
+        RunSettings.from_environment(),
     )
     policy = MassFailurePolicy(
         threshold=int_setting("MASS_FAILURE_THRESHOLD", 5),
         window_seconds=60 * int_setting("MASS_FAILURE_WINDOW_MINUTES", 10),
     )
-    notices = Notices(boto3.client("sns"), setting("NOTIFICATION_TOPIC_ARN"), dynamodb, table, ttl_seconds=86400)
+    notices = Notices(
+        boto3.client("sns"), setting("NOTIFICATION_TOPIC_ARN"), dynamodb, table, ttl_seconds=86400
+    )
     triage = NodeEventTriage(
         cluster=setting("CLUSTER_NAME"),
         controller_group=setting("CONTROLLER_GROUP"),
@@ -64,5 +71,9 @@ def _triage() -> tuple[NodeEventTriage, RejectedInputs]:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     triage, rejected = _triage()
     result = triage.handle(event, rejected)
-    metrics.add_metric(name=f"NodeEvents{result['outcome'].replace('-', ' ').title().replace(' ', '')}", unit="Count", value=1)
+    metrics.add_metric(
+        name=f"NodeEvents{result['outcome'].replace('-', ' ').title().replace(' ', '')}",
+        unit="Count",
+        value=1,
+    )
     return {"records": [result]}

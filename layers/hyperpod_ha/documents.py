@@ -36,7 +36,10 @@ def _yaml_string(command: str) -> str:
 
 
 def documents_in_sync(template: str) -> dict[str, bool]:
-    return {name: _section_command(template, name) == _yaml_string(build()) for name, build in DOCUMENT_COMMANDS.items()}
+    return {
+        name: _section_command(template, name) == _yaml_string(build())
+        for name, build in DOCUMENT_COMMANDS.items()
+    }
 
 
 def _section_bounds(template: str, logical_id: str) -> tuple[int, int]:

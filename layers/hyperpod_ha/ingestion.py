@@ -47,7 +47,9 @@ class RejectedInputs:
     def keep(self, source: str, input_id: str, reason: str, raw: Any) -> None:
         body = json.dumps({"source": source, "id": input_id, "reason": reason, "input": raw}, default=str)
         if len(body.encode()) > MAX_KEPT_BYTES:
-            body = json.dumps({"source": source, "id": input_id, "reason": reason, "truncated": body[:MAX_KEPT_BYTES]})
+            body = json.dumps(
+                {"source": source, "id": input_id, "reason": reason, "truncated": body[:MAX_KEPT_BYTES]}
+            )
         self._sqs.send_message(
             QueueUrl=self._queue_url,
             MessageBody=body,
@@ -60,7 +62,11 @@ class RejectedInputs:
 
 
 def controller_notification_record(
-    runs: VerificationRuns, cluster: str, message_id: str, notification: ControllerNotification, timestamp: str
+    runs: VerificationRuns,
+    cluster: str,
+    message_id: str,
+    notification: ControllerNotification,
+    timestamp: str,
 ) -> dict[str, Any]:
     trigger = Trigger(
         source="sns",
@@ -76,7 +82,11 @@ def controller_notification_record(
     decision = runs.start_or_join(cluster, trigger, reason)
     logger.info(
         "controller notification handled",
-        extra={"message_id": message_id, "outcome": decision.outcome, "execution_arn": decision.execution_arn},
+        extra={
+            "message_id": message_id,
+            "outcome": decision.outcome,
+            "execution_arn": decision.execution_arn,
+        },
     )
     return {
         "message_id": message_id,
@@ -97,7 +107,9 @@ class Notice:
 class Notices:
     """Human notices on the notification topic, each sent at most once per key."""
 
-    def __init__(self, sns: SNSClient, topic_arn: str, dynamodb: DynamoDBClient, table: str, ttl_seconds: int) -> None:
+    def __init__(
+        self, sns: SNSClient, topic_arn: str, dynamodb: DynamoDBClient, table: str, ttl_seconds: int
+    ) -> None:
         self._sns = sns
         self._topic_arn = topic_arn
         self._ddb = dynamodb
@@ -156,7 +168,9 @@ class NodeEventTriage:
             rejected.keep("eventbridge", event_id, str(error), event)
             return {"event_id": event_id, "outcome": "rejected", "reason": str(error)}
         if parsed.cluster_name != self._cluster:
-            return self._result(parsed, "ignored", reason=f"event for another cluster ({parsed.cluster_name})")
+            return self._result(
+                parsed, "ignored", reason=f"event for another cluster ({parsed.cluster_name})"
+            )
         if isinstance(parsed, NodeHealthEvent):
             return self._node_health(parsed)
         if isinstance(parsed, ClusterStateChange):
@@ -174,8 +188,12 @@ class NodeEventTriage:
         if group is None:
             return self._result(event, "ignored", reason="node is no longer in the cluster")
         if group == self._controller_group:
-            reason = f"controller {event.instance_id} reported {event.health_status}: {event.reason}".strip(": ")
-            return self._verify(event, reason, {"instance_id": event.instance_id, "health": event.health_status})
+            reason = f"controller {event.instance_id} reported {event.health_status}: {event.reason}".strip(
+                ": "
+            )
+            return self._verify(
+                event, reason, {"instance_id": event.instance_id, "health": event.health_status}
+            )
         tally = self._workers.record_unhealthy(event.cluster_name, event.instance_id)
         if tally.outcome != "threshold-crossed":
             return self._result(event, "counted", unhealthy_workers=tally.unhealthy, group=group)
@@ -217,10 +235,14 @@ class NodeEventTriage:
         if group != self._controller_group:
             return self._result(event, "ignored", reason="error outside the controller group")
         reason = f"cluster event on the controller group: {event.description}".strip(": ")
-        return self._verify(event, reason, {"instance_id": event.instance_id, "description": event.description})
+        return self._verify(
+            event, reason, {"instance_id": event.instance_id, "description": event.description}
+        )
 
     def _verify(self, event: HyperPodEvent, reason: str, summary: dict[str, Any]) -> dict[str, Any]:
-        trigger = Trigger(source="eventbridge", id=event.event_id, summary={"kind": type(event).__name__, **summary})
+        trigger = Trigger(
+            source="eventbridge", id=event.event_id, summary={"kind": type(event).__name__, **summary}
+        )
         decision = self._runs.start_or_join(event.cluster_name, trigger, reason)
         return self._result(event, decision.outcome, execution_arn=decision.execution_arn)
 

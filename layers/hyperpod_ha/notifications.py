@@ -46,7 +46,9 @@ def parse_controller_notification(subject: str | None, message: str | None) -> C
         raise NotificationRejected("message is empty")
     match = _MESSAGE.fullmatch(message)
     if match is None:
-        raise NotificationRejected("message is not 'Slurm Controller is ON|OFF (<address>, Primary|Backup Node)'")
+        raise NotificationRejected(
+            "message is not 'Slurm Controller is ON|OFF (<address>, Primary|Backup Node)'"
+        )
     address = match["address"]
     try:
         ipaddress.ip_address(address)

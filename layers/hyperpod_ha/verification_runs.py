@@ -113,7 +113,6 @@ class VerificationRuns:
     def start_or_join(self, cluster: str, trigger: Trigger, reason: str) -> RunDecision:
         lease_id = lease_id_for(trigger)
         name = execution_name(cluster, lease_id)
-        arn = execution_arn(self._state_machine_arn, name)
         # Two passes at most: the lease may be released between our failed take and our join.
         for _ in range(2):
             holder = self._take_lease(cluster, lease_id, trigger, name)

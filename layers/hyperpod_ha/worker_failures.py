@@ -69,7 +69,7 @@ class WorkerFailures:
             if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
             return WorkerTally("already-counted", start, -1)
-        unhealthy = int(answer["Attributes"]["unhealthy"]["N"])  # type: ignore[typeddict-item]
+        unhealthy = int(answer["Attributes"]["unhealthy"]["N"])
         crossed = unhealthy == self._policy.threshold + 1
         return WorkerTally("threshold-crossed" if crossed else "counted", start, unhealthy)
 

@@ -20,12 +20,20 @@ CLI = [sys.executable, "-m", "hyperpod_ha.cli"]
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*CLI, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, env={**os.environ, **(env or {})}, check=False
+        [*CLI, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+        check=False,
     )
 
 
 def test_embedded_invoke_prints_the_result_on_stdout_and_logs_on_stderr() -> None:
-    done = run_cli("invoke", "ControllerStatusFunction", "--event", "events/sns_controller_on_primary.json", "--embedded")
+    done = run_cli(
+        "invoke", "ControllerStatusFunction", "--event", "events/sns_controller_on_primary.json", "--embedded"
+    )
     assert done.returncode == 0, done.stderr
     (record,) = json.loads(done.stdout)["records"]
     assert record["outcome"] == "started"
@@ -33,13 +41,17 @@ def test_embedded_invoke_prints_the_result_on_stdout_and_logs_on_stderr() -> Non
 
 
 def test_embedded_invoke_of_bad_input_returns_the_rejection() -> None:
-    done = run_cli("invoke", "NodeEventFunction", "--event", "events/eventbridge_malformed.json", "--embedded")
+    done = run_cli(
+        "invoke", "NodeEventFunction", "--event", "events/eventbridge_malformed.json", "--embedded"
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["records"][0]["outcome"] == "rejected"
 
 
 def test_an_unknown_function_is_a_clear_error() -> None:
-    done = run_cli("invoke", "NoSuchFunction", "--event", "events/sns_controller_on_primary.json", "--embedded")
+    done = run_cli(
+        "invoke", "NoSuchFunction", "--event", "events/sns_controller_on_primary.json", "--embedded"
+    )
     assert done.returncode != 0
     assert "NoSuchFunction is not a function of the template" in done.stderr
 
@@ -55,7 +67,9 @@ def moto_server() -> Iterator[str]:
     server.stop()
 
 
-def test_invoke_against_an_endpoint(moto_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_invoke_against_an_endpoint(
+    moto_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from hyperpod_ha.embedded.site import create_site
     from hyperpod_ha.embedded.stack import create_stack
 
@@ -64,10 +78,17 @@ def test_invoke_against_an_endpoint(moto_server: str, tmp_path: Path, monkeypatc
     site = create_site()
     stack = create_stack(ROOT, {**site.stack_parameters(), "SettleSeconds": 600})
     env_vars = tmp_path / "env.json"
-    env_vars.write_text(json.dumps({"ControllerStatusFunction": dict(stack.function("ControllerStatusFunction").environment)}))
+    env_vars.write_text(
+        json.dumps({"ControllerStatusFunction": dict(stack.function("ControllerStatusFunction").environment)})
+    )
 
     done = run_cli(
-        "invoke", "ControllerStatusFunction", "--event", "events/sns_controller_on_primary.json", "--env-vars", str(env_vars),
+        "invoke",
+        "ControllerStatusFunction",
+        "--event",
+        "events/sns_controller_on_primary.json",
+        "--env-vars",
+        str(env_vars),
         env={"AWS_ENDPOINT_URL": moto_server},
     )
     assert done.returncode == 0, done.stderr

@@ -44,7 +44,10 @@ def test_a_notification_starts_a_run(embedded_held: Embedded) -> None:
 
 def test_one_record_delivered_three_times_gives_one_run(embedded_held: Embedded) -> None:
     event = sns_event()
-    outcomes = [only_record(embedded_held.stack.invoke("ControllerStatusFunction", event))["outcome"] for _ in range(3)]
+    outcomes = [
+        only_record(embedded_held.stack.invoke("ControllerStatusFunction", event))["outcome"]
+        for _ in range(3)
+    ]
     assert outcomes == ["started", "duplicate", "duplicate"]
     assert len(embedded_held.executions()) == 1
 
@@ -72,13 +75,16 @@ def test_a_joined_record_delivered_again_is_a_duplicate(embedded_held: Embedded)
     first = with_message(base, "m-1", "Slurm Controller is OFF (10.1.0.11, Primary Node)")
     second = with_message(base, "m-2", "Slurm Controller is ON, (10.1.0.12, Primary Node)")
     outcomes = [
-        only_record(embedded_held.stack.invoke("ControllerStatusFunction", e))["outcome"] for e in (first, second, second)
+        only_record(embedded_held.stack.invoke("ControllerStatusFunction", e))["outcome"]
+        for e in (first, second, second)
     ]
     assert outcomes == ["started", "joined", "duplicate"]
 
 
 def test_bad_input_is_rejected_kept_and_starts_nothing(embedded_held: Embedded) -> None:
-    record = only_record(embedded_held.stack.invoke("ControllerStatusFunction", sns_event("sns_malformed.json")))
+    record = only_record(
+        embedded_held.stack.invoke("ControllerStatusFunction", sns_event("sns_malformed.json"))
+    )
     assert record["outcome"] == "rejected"
     assert "ON|OFF" in record["reason"]
     assert embedded_held.executions() == []
@@ -126,13 +132,21 @@ def test_the_lease_expires(embedded_held: Embedded) -> None:
     ddb = boto3.client("dynamodb")
     table = embedded_held.stack.ref("StateTable")
     base = sns_event()
-    embedded_held.stack.invoke("ControllerStatusFunction", with_message(base, "m-1", "Slurm Controller is ON, (10.1.0.12, Primary Node)"))
+    embedded_held.stack.invoke(
+        "ControllerStatusFunction",
+        with_message(base, "m-1", "Slurm Controller is ON, (10.1.0.12, Primary Node)"),
+    )
     ddb.update_item(
-        TableName=table, Key={"pk": {"S": "lease#ml-cluster"}}, UpdateExpression="SET expires_at = :past",
+        TableName=table,
+        Key={"pk": {"S": "lease#ml-cluster"}},
+        UpdateExpression="SET expires_at = :past",
         ExpressionAttributeValues={":past": {"N": "1"}},
     )
     record = only_record(
-        embedded_held.stack.invoke("ControllerStatusFunction", with_message(base, "m-2", "Slurm Controller is OFF (10.1.0.11, Backup Node)"))
+        embedded_held.stack.invoke(
+            "ControllerStatusFunction",
+            with_message(base, "m-2", "Slurm Controller is OFF (10.1.0.11, Backup Node)"),
+        )
     )
     assert record["outcome"] == "started"
     assert len(embedded_held.executions()) == 2

@@ -35,7 +35,10 @@ def notices(embedded: Embedded) -> list[dict[str, Any]]:
     """What reached the notification topic (an SQS queue subscribed to it)."""
     sqs = boto3.client("sqs")
     url = sqs.create_queue(QueueName="notices")["QueueUrl"]
-    return [json.loads(m["Body"]) for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])]
+    return [
+        json.loads(m["Body"])
+        for m in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+    ]
 
 
 @pytest.fixture
@@ -51,7 +54,9 @@ def test_an_unhealthy_controller_starts_a_run(watching: Embedded) -> None:
     record = outcome(watching, event("eventbridge_node_health_controller.json"))
     assert record["outcome"] == "started"
     (execution,) = watching.executions()
-    run_input = json.loads(boto3.client("stepfunctions").describe_execution(executionArn=execution["executionArn"])["input"])
+    run_input = json.loads(
+        boto3.client("stepfunctions").describe_execution(executionArn=execution["executionArn"])["input"]
+    )
     assert run_input["trigger"] == {
         "source": "eventbridge",
         "id": "7c2d5e8f-1a2b-4c3d-9e8f-000000000001",
@@ -105,7 +110,9 @@ def test_another_clusters_event_is_ignored(watching: Embedded) -> None:
 def test_malformed_events_are_rejected_and_kept(watching: Embedded) -> None:
     record = outcome(watching, event("eventbridge_malformed.json"))
     assert record["outcome"] == "rejected"
-    kept = boto3.client("sqs").receive_message(QueueUrl=watching.stack.outputs["NodeEventDeadLetterQueueUrl"])["Messages"]
+    kept = boto3.client("sqs").receive_message(
+        QueueUrl=watching.stack.outputs["NodeEventDeadLetterQueueUrl"]
+    )["Messages"]
     assert json.loads(kept[0]["Body"])["id"] == "7c2d5e8f-1a2b-4c3d-9e8f-000000000005"
     assert watching.executions() == []
 

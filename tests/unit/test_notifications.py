@@ -15,12 +15,30 @@ from hyperpod_ha.notifications import (
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
-        ("Slurm Controller is ON, (10.1.2.3, Primary Node)", ControllerNotification("ON", "10.1.2.3", "primary")),
-        ("Slurm Controller is OFF (10.1.4.5, Backup Node)", ControllerNotification("OFF", "10.1.4.5", "backup")),
-        ("Slurm Controller is ON (10.1.2.3, Backup Node)", ControllerNotification("ON", "10.1.2.3", "backup")),
-        ("Slurm Controller is OFF, (10.1.4.5, Primary Node)", ControllerNotification("OFF", "10.1.4.5", "primary")),
-        ("  Slurm  Controller is ON ,  ( 10.1.2.3 ,  Primary Node )  \n", ControllerNotification("ON", "10.1.2.3", "primary")),
-        ("Slurm Controller is OFF (fd00::12, Backup Node)\n", ControllerNotification("OFF", "fd00::12", "backup")),
+        (
+            "Slurm Controller is ON, (10.1.2.3, Primary Node)",
+            ControllerNotification("ON", "10.1.2.3", "primary"),
+        ),
+        (
+            "Slurm Controller is OFF (10.1.4.5, Backup Node)",
+            ControllerNotification("OFF", "10.1.4.5", "backup"),
+        ),
+        (
+            "Slurm Controller is ON (10.1.2.3, Backup Node)",
+            ControllerNotification("ON", "10.1.2.3", "backup"),
+        ),
+        (
+            "Slurm Controller is OFF, (10.1.4.5, Primary Node)",
+            ControllerNotification("OFF", "10.1.4.5", "primary"),
+        ),
+        (
+            "  Slurm  Controller is ON ,  ( 10.1.2.3 ,  Primary Node )  \n",
+            ControllerNotification("ON", "10.1.2.3", "primary"),
+        ),
+        (
+            "Slurm Controller is OFF (fd00::12, Backup Node)\n",
+            ControllerNotification("OFF", "fd00::12", "backup"),
+        ),
     ],
 )
 def test_both_observed_shapes_parse(message: str, expected: ControllerNotification) -> None:
@@ -43,7 +61,9 @@ def test_both_observed_shapes_parse(message: str, expected: ControllerNotificati
         (SUBJECT, "Slurm Controller is ON, (10.1.2.3, Primary Node) and more", "is not"),
     ],
 )
-def test_anything_else_is_rejected_with_a_reason(subject: str | None, message: str | None, reason: str) -> None:
+def test_anything_else_is_rejected_with_a_reason(
+    subject: str | None, message: str | None, reason: str
+) -> None:
     with pytest.raises(ValueError, match=reason):
         parse_controller_notification(subject, message)
 

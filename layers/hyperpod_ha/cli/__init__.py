@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TextIO
 
 
 def project_root() -> Path:
@@ -16,6 +19,14 @@ def project_root() -> Path:
     raise SystemExit("hyperpod-ha: run it from the project checkout (no template.yaml found)")
 
 
+def result_stream() -> TextIO:
+    """The real stdout for the result; everything else written to stdout (logs, metrics) goes to stderr."""
+    sys.stdout.flush()
+    result = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="hyperpod-ha", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -23,12 +34,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     invoke = commands.add_parser("invoke", help="run a template function in process with an event")
     invoke.add_argument("function", help="the function's logical id in template.yaml")
     invoke.add_argument("--event", required=True, type=Path, help="JSON event file ('-' for stdin)")
-    invoke.add_argument("--embedded", action="store_true", help="against the embedded stack (moto, in process)")
-    invoke.add_argument("--env-vars", type=Path, help="environment overrides, the JSON format of sam local invoke")
-    invoke.add_argument("--stack-name", help="deployed stack whose resources fill the environment (default: samconfig.toml)")
+    invoke.add_argument(
+        "--embedded", action="store_true", help="against the embedded stack (moto, in process)"
+    )
+    invoke.add_argument(
+        "--env-vars", type=Path, help="environment overrides, the JSON format of sam local invoke"
+    )
+    invoke.add_argument(
+        "--stack-name", help="deployed stack whose resources fill the environment (default: samconfig.toml)"
+    )
 
     simulate = commands.add_parser("simulate", help="run a scenario end to end on the embedded stack")
-    simulate.add_argument("scenario", help="healthy, failover, both-down, split-brain, ... ('list' to list them)")
+    simulate.add_argument(
+        "scenario", help="healthy, failover, both-down, split-brain, ... ('list' to list them)"
+    )
     simulate.add_argument("--json", action="store_true", help="print one JSON object instead of the timeline")
     simulate.add_argument("--lab", action="store_true", help="against the real Slurm lab (root)")
 
@@ -39,9 +58,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     start.add_argument("--reason", default="operator request")
     start.add_argument("--dry-run", action="store_true", help="checks and verdict only")
     start.add_argument(
-        "--settle", type=int, default=0, metavar="SECONDS", help="wait before the first check (default 0: check now)"
+        "--settle",
+        type=int,
+        default=0,
+        metavar="SECONDS",
+        help="wait before the first check (default 0: check now)",
     )
-    start.add_argument("--follow", action="store_true", help="show the states as they run; exit 0 verified, 1 not, 2 error")
+    start.add_argument(
+        "--follow", action="store_true", help="show the states as they run; exit 0 verified, 1 not, 2 error"
+    )
     start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
 
     args = parser.parse_args(argv)
@@ -56,4 +81,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     from hyperpod_ha.cli.runbook import run_runbook_start
 
     return run_runbook_start(args)
-

@@ -7,10 +7,10 @@ from typing import Any
 
 import boto3
 
+from hyperpod_ha.cli.samconfig import read_deploy_config
 from hyperpod_ha.embedded.cfn import Context, Resolver, TemplateError, evaluate_conditions, load_template
 from hyperpod_ha.embedded.functions import FunctionSpec
 from hyperpod_ha.embedded.stack import function_spec
-from hyperpod_ha.cli.samconfig import read_deploy_config
 
 # GetAtt <resource>.Arn from the physical id, by type (what the template's functions use).
 _ARN_FORMATS = {
@@ -25,9 +25,16 @@ def offline_function(root: Path, logical_id: str) -> FunctionSpec:
     """The function with no stack to ask: references stay empty for ``--env-vars`` to fill."""
     template = load_template(root / "template.yaml")
     values = {key: spec.get("Default", "") for key, spec in template.get("Parameters", {}).items()}
-    pseudo = {"AWS::AccountId": "", "AWS::Region": "", "AWS::Partition": "aws", "AWS::StackName": "", "AWS::URLSuffix": ""}
+    pseudo = {
+        "AWS::AccountId": "",
+        "AWS::Region": "",
+        "AWS::Partition": "aws",
+        "AWS::StackName": "",
+        "AWS::URLSuffix": "",
+    }
     resolver = Resolver(
-        template, Context(values, pseudo, lambda _: "", lambda _, __: "", evaluate_conditions(template, values))
+        template,
+        Context(values, pseudo, lambda _: "", lambda _, __: "", evaluate_conditions(template, values)),
     )
     spec, _ = function_spec(root, template, resolver, logical_id, logical_id, "")
     return spec
@@ -38,11 +45,16 @@ def deployed_function(root: Path, logical_id: str, stack_name: str | None) -> Fu
     name = stack_name or config.stack_name
     cloudformation = boto3.client("cloudformation")
     stack = cloudformation.describe_stacks(StackName=name)["Stacks"][0]
-    parameters: dict[str, Any] = {p["ParameterKey"]: p.get("ResolvedValue", p["ParameterValue"]) for p in stack.get("Parameters", [])}
+    parameters: dict[str, Any] = {
+        p["ParameterKey"]: p.get("ResolvedValue", p["ParameterValue"]) for p in stack.get("Parameters", [])
+    }
     physical: dict[str, tuple[str, str]] = {}
     for page in cloudformation.get_paginator("list_stack_resources").paginate(StackName=name):
         for resource in page["StackResourceSummaries"]:
-            physical[resource["LogicalResourceId"]] = (resource["ResourceType"], resource.get("PhysicalResourceId", ""))
+            physical[resource["LogicalResourceId"]] = (
+                resource["ResourceType"],
+                resource.get("PhysicalResourceId", ""),
+            )
     arn_parts = stack["StackId"].split(":")
     pseudo = {
         "AWS::AccountId": arn_parts[4],
@@ -65,8 +77,11 @@ def deployed_function(root: Path, logical_id: str, stack_name: str | None) -> Fu
         if attribute != "Arn" or resource_type not in _ARN_FORMATS:
             raise TemplateError(f"GetAtt {resource}.{attribute} cannot be derived from the deployed stack")
         return _ARN_FORMATS[resource_type].format(
-            id=physical_id, name=physical_id.rsplit("/", 1)[-1], partition=pseudo["AWS::Partition"],
-            region=pseudo["AWS::Region"], account=pseudo["AWS::AccountId"],
+            id=physical_id,
+            name=physical_id.rsplit("/", 1)[-1],
+            partition=pseudo["AWS::Partition"],
+            region=pseudo["AWS::Region"],
+            account=pseudo["AWS::AccountId"],
         )
 
     conditions = evaluate_conditions(template, parameters)

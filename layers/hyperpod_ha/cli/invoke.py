@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from hyperpod_ha.cli import project_root
+from hyperpod_ha.cli import project_root, result_stream
 
 
 def read_event(path: Path) -> Any:
@@ -24,14 +23,6 @@ def read_event(path: Path) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise SystemExit(f"hyperpod-ha: {path} is not JSON: {error}") from None
-
-
-def result_stream() -> TextIO:
-    """The real stdout for the result; everything else written to stdout (logs, metrics) goes to stderr."""
-    sys.stdout.flush()
-    result = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    return result
 
 
 def run_invoke(args: argparse.Namespace) -> int:
@@ -81,5 +72,9 @@ def _with_overrides(spec: Any, env_vars: Path | None) -> Any:
     from dataclasses import replace
 
     overrides = json.loads(env_vars.read_text())
-    environment = {**spec.environment, **overrides.get("Parameters", {}), **overrides.get(spec.logical_id, {})}
+    environment = {
+        **spec.environment,
+        **overrides.get("Parameters", {}),
+        **overrides.get(spec.logical_id, {}),
+    }
     return replace(spec, environment={key: str(value) for key, value in environment.items()})

@@ -102,10 +102,16 @@ def follow(
             if entered:
                 current = entered["name"]
                 view.state(event["timestamp"].strftime("%H:%M:%S"), current)
-            for key in ("taskFailedEventDetails", "lambdaFunctionFailedEventDetails", "executionFailedEventDetails"):
+            for key in (
+                "taskFailedEventDetails",
+                "lambdaFunctionFailedEventDetails",
+                "executionFailedEventDetails",
+            ):
                 failed = event.get(key)
                 if failed:
-                    view.state(event["timestamp"].strftime("%H:%M:%S"), "  failed:", str(failed.get("error", "")))
+                    view.state(
+                        event["timestamp"].strftime("%H:%M:%S"), "  failed:", str(failed.get("error", ""))
+                    )
         seen = len(events)
         described = sfn.describe_execution(executionArn=execution_arn)
         if described["status"] != "RUNNING":
@@ -139,7 +145,8 @@ def _incident(events: list[dict[str, Any]]) -> str | None:
         exited = event.get("stateExitedEventDetails")
         if exited and exited["name"] in ("Open an incident", "Report that verification could not complete"):
             incident = json.loads(exited.get("output") or "{}").get("incident", {}).get("value", {})
-            return incident.get("links", {}).get("ops_item") or incident.get("ops_item_id")
+            link: str | None = incident.get("links", {}).get("ops_item") or incident.get("ops_item_id")
+            return link
     return None
 
 
@@ -151,14 +158,21 @@ def run_runbook_start(args: argparse.Namespace) -> int:
     except Exception as error:
         print(f"hyperpod-ha: could not start the verification: {error}", file=sys.stderr)
         return ERROR
-    verb = {"started": "started", "joined": "joined the running", "duplicate": "found the running"}[decision.outcome]
+    verb = {"started": "started", "joined": "joined the running", "duplicate": "found the running"}[
+        decision.outcome
+    ]
     print(f"{verb} verification {decision.execution_arn}")
     region = decision.execution_arn.split(":")[3]
-    print(f"console: https://{region}.console.aws.amazon.com/states/home?region={region}#/v2/executions/details/{decision.execution_arn}")
+    print(
+        f"console: https://{region}.console.aws.amazon.com/states/home?region={region}#/v2/executions/details/{decision.execution_arn}"
+    )
     if not args.follow:
         return VERIFIED
     ending = follow(decision.execution_arn, StateView(sys.stdout, sys.stdout.isatty()))
-    print(f"\nresult: {ending.status}  verdict: {ending.verdict or '-'}" + (f"  error: {ending.error}" if ending.error else ""))
+    print(
+        f"\nresult: {ending.status}  verdict: {ending.verdict or '-'}"
+        + (f"  error: {ending.error}" if ending.error else "")
+    )
     if ending.incident:
         print(f"incident: {ending.incident}")
     return ending.code

@@ -23,4 +23,6 @@ def read_deploy_config(root: Path, environment: str = "default") -> DeployConfig
     if isinstance(overrides, list):
         overrides = " ".join(overrides)
     parameters = dict(item.split("=", 1) for item in shlex.split(overrides) if "=" in item)
-    return DeployConfig(stack_name=deploy.get("stack_name", "hyperpod-ha"), region=deploy.get("region"), parameters=parameters)
+    return DeployConfig(
+        stack_name=deploy.get("stack_name", "hyperpod-ha"), region=deploy.get("region"), parameters=parameters
+    )

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from hyperpod_ha.cli import project_root
+from hyperpod_ha.cli import project_root, result_stream
 
 
 def run_simulate(args: argparse.Namespace) -> int:
@@ -16,6 +15,7 @@ def run_simulate(args: argparse.Namespace) -> int:
         for name, scenario in SCENARIOS.items():
             print(f"{name:16} {scenario.summary} -> {scenario.expect_verdict}")
         return 0 if args.scenario == "list" else 2
+    out = result_stream()
     if args.lab:
         from hyperpod_ha.simulation.lab import run_lab_scenario
 
@@ -24,10 +24,8 @@ def run_simulate(args: argparse.Namespace) -> int:
         from hyperpod_ha.simulation.engine import run_scenario
 
         result = run_scenario(SCENARIOS[args.scenario], project_root())
-    if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-    else:
-        print(render_timeline(result))
+    print(json.dumps(result.to_json(), indent=2) if args.json else render_timeline(result), file=out)
+    out.flush()
     return 0 if result.passed else 1
 
 
@@ -46,7 +44,3 @@ def render_timeline(result: object) -> str:
         "PASSED" if data["passed"] else "NOT AS EXPECTED",
     ]
     return "\n".join(lines)
-
-
-if __name__ == "__main__":
-    sys.exit(0)

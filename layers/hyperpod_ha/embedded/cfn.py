@@ -76,7 +76,7 @@ class Resolver:
         if not isinstance(value, dict):
             return value
         if len(value) == 1:
-            (key, argument), = value.items()
+            ((key, argument),) = value.items()
             handler = self._intrinsics().get(key)
             if handler is not None:
                 return handler(argument)
@@ -134,27 +134,26 @@ def evaluate_conditions(template: Mapping[str, Any], parameters: Mapping[str, An
     results: dict[str, bool] = {}
 
     def value(node: Any) -> Any:
-        if isinstance(node, dict) and len(node) == 1:
-            (key, argument), = node.items()
-            if key == "Ref":
-                return parameters[argument]
-            if key == "Condition":
-                return condition(argument)
-            if key == "Fn::Equals":
-                return str(value(argument[0])) == str(value(argument[1]))
-            if key == "Fn::Not":
-                return not value(argument[0])
-            if key == "Fn::And":
-                return all(value(item) for item in argument)
-            if key == "Fn::Or":
-                return any(value(item) for item in argument)
+        if not (isinstance(node, dict) and len(node) == 1):
+            return node
+        ((key, argument),) = node.items()
+        if key not in operators:
             raise TemplateError(f"condition function {key} is not supported")
-        return node
+        return operators[key](argument)
 
     def condition(name: str) -> bool:
         if name not in results:
             results[name] = bool(value(definitions[name]))
         return results[name]
+
+    operators: dict[str, Any] = {
+        "Fn::Equals": lambda args: str(value(args[0])) == str(value(args[1])),
+        "Fn::Not": lambda args: not value(args[0]),
+        "Fn::And": lambda args: all(value(item) for item in args),
+        "Fn::Or": lambda args: any(value(item) for item in args),
+        "Ref": lambda name: parameters[name],
+        "Condition": condition,
+    }
 
     for name in definitions:
         condition(name)

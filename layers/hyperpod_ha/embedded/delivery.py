@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import functools
 import json
-import threading
 import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from hyperpod_ha.embedded import opscenter
+from hyperpod_ha.embedded import fsx, opscenter
 from hyperpod_ha.embedded.functions import FunctionError, FunctionSpec, invoke
 
 _functions: dict[str, FunctionSpec] = {}
@@ -40,8 +40,6 @@ class Delivery:
 
 # What SNS and EventBridge delivered, in order (the simulation's timeline reads it).
 deliveries: list[Delivery] = []
-_installed = threading.Lock()
-_is_installed = False
 
 
 def register(spec: FunctionSpec) -> None:
@@ -86,17 +84,14 @@ def invoke_async(spec: FunctionSpec, event: Any) -> Any:
     return None
 
 
+@functools.cache
 def install() -> None:
     """Patch moto once per process; functions are looked up in the registry at call time."""
-    global _is_installed
-    with _installed:
-        if _is_installed:
-            return
-        _route_lambda_invoke()
-        _deliver_sns_to_lambda()
-        _deliver_events_to_lambda()
-        opscenter.install()
-        _is_installed = True
+    _route_lambda_invoke()
+    _deliver_sns_to_lambda()
+    _deliver_events_to_lambda()
+    opscenter.install()
+    fsx.install()
 
 
 def _route_lambda_invoke() -> None:
@@ -107,9 +102,10 @@ def _route_lambda_invoke() -> None:
     def routed(
         self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any, response_headers: Any
     ) -> bytes | str | None:
+        self.get_function(function_name, qualifier)  # a deleted function is not found, as in Lambda
         spec = function_for(function_name)
         if spec is None:
-            return fallback(self, function_name, qualifier, body, headers, response_headers)  # type: ignore[no-any-return]
+            return fallback(self, function_name, qualifier, body, headers, response_headers)
         event = json.loads(body) if body else {}
         if (headers or {}).get("x-amz-invocation-type") == "Event":
             invoke_async(spec, event)
@@ -155,7 +151,7 @@ def _deliver_sns_to_lambda() -> None:
         }
         invoke_async(spec, {"Records": [record]})
 
-    Subscription.publish = publish  # type: ignore[method-assign]
+    Subscription.publish = publish  # type: ignore[method-assign,assignment]
 
 
 def _deliver_events_to_lambda() -> None:

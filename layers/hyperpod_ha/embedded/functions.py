@@ -27,6 +27,16 @@ _invocation_lock = threading.RLock()
 _modules: dict[Path, ModuleType] = {}
 
 
+def new_containers() -> None:
+    """Forget every loaded handler: the next invocation of each is a cold start again.
+
+    Handlers cache their clients and settings per container, as they should; a new embedded
+    stack (new table names, new file system) must not see the previous stack's.
+    """
+    with _invocation_lock:
+        _modules.clear()
+
+
 @dataclass(frozen=True)
 class FunctionSpec:
     """One ``AWS::Serverless::Function`` of the template, resolved."""

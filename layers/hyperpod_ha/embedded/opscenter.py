@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import threading
 from typing import Any
 
 from moto.core.exceptions import JsonRESTError
 
-_lock = threading.Lock()
-_installed = False
 OPEN_STATUSES = frozenset({"Open", "InProgress"})
 
 
@@ -65,55 +62,69 @@ def _matches(item: dict[str, Any], filters: list[dict[str, Any]]) -> bool:
 
 
 def install() -> None:
-    global _installed
-    with _lock:
-        if _installed:
-            return
-        from moto.ssm.responses import SimpleSystemManagerResponse
+    """Patch moto's responses; called once per process by ``delivery.install``."""
+    from moto.ssm.responses import SimpleSystemManagerResponse
 
-        def create_ops_item(self: Any) -> str:
-            store = ops_items(self.ssm_backend)
-            request = json.loads(self.body)
-            dedup = _dedup(request)
-            for existing in store.values():
-                if dedup and existing["Status"] in OPEN_STATUSES and _dedup(existing) == dedup:
-                    raise OpsItemAlreadyExists(existing["OpsItemId"])
-            ops_item_id = f"oi-{len(store) + 1:012x}"
-            now = dt.datetime.now(dt.UTC).timestamp()
-            store[ops_item_id] = {
-                **request,
+    def create_ops_item(self: Any) -> str:
+        store = ops_items(self.ssm_backend)
+        request = json.loads(self.body)
+        dedup = _dedup(request)
+        for existing in store.values():
+            if dedup and existing["Status"] in OPEN_STATUSES and _dedup(existing) == dedup:
+                raise OpsItemAlreadyExists(existing["OpsItemId"])
+        ops_item_id = f"oi-{len(store) + 1:012x}"
+        now = dt.datetime.now(dt.UTC).timestamp()
+        store[ops_item_id] = {
+            **request,
+            "OpsItemId": ops_item_id,
+            "Status": "Open",
+            "CreatedTime": now,
+            "LastModifiedTime": now,
+            "Version": "1",
+        }
+        return json.dumps(
+            {
                 "OpsItemId": ops_item_id,
-                "Status": "Open",
-                "CreatedTime": now,
-                "LastModifiedTime": now,
-                "Version": "1",
+                "OpsItemArn": f"arn:aws:ssm:us-east-1:123456789012:opsitem/{ops_item_id}",
             }
-            return json.dumps({"OpsItemId": ops_item_id, "OpsItemArn": f"arn:aws:ssm:us-east-1:123456789012:opsitem/{ops_item_id}"})
+        )
 
-        def get_ops_item(self: Any) -> str:
-            ops_item_id = json.loads(self.body)["OpsItemId"]
-            item = ops_items(self.ssm_backend).get(ops_item_id)
-            if item is None:
-                raise OpsItemNotFound(ops_item_id)
-            return json.dumps({"OpsItem": item})
+    def get_ops_item(self: Any) -> str:
+        ops_item_id = json.loads(self.body)["OpsItemId"]
+        item = ops_items(self.ssm_backend).get(ops_item_id)
+        if item is None:
+            raise OpsItemNotFound(ops_item_id)
+        return json.dumps({"OpsItem": item})
 
-        def update_ops_item(self: Any) -> str:
-            request = json.loads(self.body)
-            item = ops_items(self.ssm_backend).get(request["OpsItemId"])
-            if item is None:
-                raise OpsItemNotFound(request["OpsItemId"])
-            data = {**item.get("OperationalData", {}), **request.pop("OperationalData", {})}
-            item.update({**request, "OperationalData": data, "LastModifiedTime": dt.datetime.now(dt.UTC).timestamp()})
-            return "{}"
+    def update_ops_item(self: Any) -> str:
+        request = json.loads(self.body)
+        item = ops_items(self.ssm_backend).get(request["OpsItemId"])
+        if item is None:
+            raise OpsItemNotFound(request["OpsItemId"])
+        data = {**item.get("OperationalData", {}), **request.pop("OperationalData", {})}
+        item.update(
+            {**request, "OperationalData": data, "LastModifiedTime": dt.datetime.now(dt.UTC).timestamp()}
+        )
+        return "{}"
 
-        def describe_ops_items(self: Any) -> str:
-            filters = json.loads(self.body).get("OpsItemFilters", [])
-            found = [item for item in ops_items(self.ssm_backend).values() if _matches(item, filters)]
-            keys = ("OpsItemId", "Title", "Source", "Status", "Severity", "Category", "OperationalData", "CreatedTime")
-            return json.dumps({"OpsItemSummaries": [{key: item[key] for key in keys if key in item} for item in found]})
+    def describe_ops_items(self: Any) -> str:
+        filters = json.loads(self.body).get("OpsItemFilters", [])
+        found = [item for item in ops_items(self.ssm_backend).values() if _matches(item, filters)]
+        keys = (
+            "OpsItemId",
+            "Title",
+            "Source",
+            "Status",
+            "Severity",
+            "Category",
+            "OperationalData",
+            "CreatedTime",
+        )
+        return json.dumps(
+            {"OpsItemSummaries": [{key: item[key] for key in keys if key in item} for item in found]}
+        )
 
-        SimpleSystemManagerResponse.create_ops_item = create_ops_item  # type: ignore[attr-defined]
-        SimpleSystemManagerResponse.get_ops_item = get_ops_item  # type: ignore[attr-defined]
-        SimpleSystemManagerResponse.update_ops_item = update_ops_item  # type: ignore[attr-defined]
-        SimpleSystemManagerResponse.describe_ops_items = describe_ops_items  # type: ignore[attr-defined]
-        _installed = True
+    SimpleSystemManagerResponse.create_ops_item = create_ops_item  # type: ignore[attr-defined]
+    SimpleSystemManagerResponse.get_ops_item = get_ops_item  # type: ignore[attr-defined]
+    SimpleSystemManagerResponse.update_ops_item = update_ops_item  # type: ignore[attr-defined]
+    SimpleSystemManagerResponse.describe_ops_items = describe_ops_items  # type: ignore[attr-defined]

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
+from moto.core.config import DefaultConfig
 
 from hyperpod_ha.embedded.stack import REGION
 
-MOTO_CONFIG: dict[str, Any] = {
+MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
     "lambda": {"use_docker": False},
     "core": {"mock_credentials": True, "passthrough": {"urls": [], "services": []}},
@@ -45,7 +46,7 @@ def embedded_aws() -> Iterator[None]:
     logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
     delivery.install()
     try:
-        with mock_aws(config=MOTO_CONFIG):  # type: ignore[arg-type]
+        with mock_aws(config=MOTO_CONFIG):
             yield
     finally:
         for key, value in saved.items():
@@ -116,7 +117,9 @@ def create_site(
     ec2 = boto3.client("ec2", region_name=REGION)
     vpc = ec2.create_vpc(CidrBlock="10.1.0.0/16")["Vpc"]["VpcId"]
     subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.1.0.0/20")["Subnet"]["SubnetId"]
-    group = ec2.create_security_group(GroupName="hyperpod-ha-db-clients", Description="db clients", VpcId=vpc)["GroupId"]
+    group = ec2.create_security_group(
+        GroupName="hyperpod-ha-db-clients", Description="db clients", VpcId=vpc
+    )["GroupId"]
 
     sns = boto3.client("sns", region_name=REGION)
     topic = sns.create_topic(Name=f"{cluster_name}-slurm-failover")["TopicArn"]
@@ -167,7 +170,10 @@ def _create_cluster(name: str, group: str, controllers: tuple[SiteController, ..
             "InstanceGroupName": group_name,
             "InstanceType": "ml.m5.xlarge",
             "InstanceCount": count,
-            "LifeCycleConfig": {"SourceS3Uri": "s3://sagemaker-lifecycle/scripts/", "OnCreate": "on_create.sh"},
+            "LifeCycleConfig": {
+                "SourceS3Uri": "s3://sagemaker-lifecycle/scripts/",
+                "OnCreate": "on_create.sh",
+            },
             "ExecutionRole": "arn:aws:iam::123456789012:role/hyperpod-nodes",
             "ThreadsPerCore": 1,
         }
@@ -207,4 +213,4 @@ def _create_cluster(name: str, group: str, controllers: tuple[SiteController, ..
 
         ClusterNode.describe = describe  # type: ignore[method-assign]
         ClusterNode._hyperpod_ha_addresses = True  # type: ignore[attr-defined]
-    return arn  # type: ignore[no-any-return]
+    return str(arn)

@@ -33,7 +33,7 @@ from hyperpod_ha.embedded.cfn import (
     parameter_values,
     with_function_globals,
 )
-from hyperpod_ha.embedded.functions import FunctionSpec, invoke
+from hyperpod_ha.embedded.functions import FunctionSpec, invoke, new_containers
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -75,7 +75,9 @@ class EmbeddedStack:
         try:
             return self.functions[logical_id]
         except KeyError:
-            raise KeyError(f"{logical_id} is not a function of the template; known: {sorted(self.functions)}") from None
+            raise KeyError(
+                f"{logical_id} is not a function of the template; known: {sorted(self.functions)}"
+            ) from None
 
     def override_environment(self, logical_id: str, **variables: str) -> None:
         """Change a function's environment after creation (the simulation swaps transports)."""
@@ -94,7 +96,7 @@ class EmbeddedStack:
     def executions(self) -> list[dict[str, Any]]:
         sfn = boto3.client("stepfunctions")
         arn = str(self.outputs["FailoverVerificationStateMachineArn"])
-        return list(sfn.list_executions(stateMachineArn=arn)["executions"])
+        return [dict(execution) for execution in sfn.list_executions(stateMachineArn=arn)["executions"]]
 
     def stop_running_executions(self) -> None:
         """moto runs executions in threads: stop them before the mock goes away."""
@@ -125,7 +127,9 @@ class EmbeddedStack:
             boto3.client("cloudformation").create_stack(
                 StackName=self.name,
                 TemplateBody=json.dumps(body),
-                Parameters=[{"ParameterKey": key, "ParameterValue": value} for key, value in parameters.items()],
+                Parameters=[
+                    {"ParameterKey": key, "ParameterValue": value} for key, value in parameters.items()
+                ],
             )
 
 
@@ -134,6 +138,7 @@ def create_stack(
 ) -> EmbeddedStack:
     """Create the stack of ``root/template.yaml``; call inside an active moto mock."""
     delivery.install()
+    new_containers()
     template = load_template(root / "template.yaml")
     values = parameter_values(template, parameters)
     stack = _Builder(root, template, values, name, region).build()
@@ -142,7 +147,9 @@ def create_stack(
 
 
 class _Builder:
-    def __init__(self, root: Path, template: dict[str, Any], values: dict[str, Any], name: str, region: str) -> None:
+    def __init__(
+        self, root: Path, template: dict[str, Any], values: dict[str, Any], name: str, region: str
+    ) -> None:
         self.root = root
         self.template = template
         self.name = name
@@ -207,7 +214,10 @@ class _Builder:
         unknown = {r["Type"] for _, r in declared} - set(_CREATION_ORDER) - _WITHOUT_EFFECT
         if unknown:
             raise TemplateError(f"the embedded stack does not know these resource types: {sorted(unknown)}")
-        outputs = {key: self.resolver.resolve(spec["Value"]) for key, spec in self.template.get("Outputs", {}).items()}
+        outputs = {
+            key: self.resolver.resolve(spec["Value"])
+            for key, spec in self.template.get("Outputs", {}).items()
+        }
         return EmbeddedStack(self.name, self.root, self.values, self.resources, self.functions, outputs)
 
     def _client(self, service: str) -> Any:
@@ -240,22 +250,29 @@ class _Builder:
     def _create_queue(self, logical_id: str, properties: Mapping[str, Any]) -> None:
         props = self.resolver.resolve(properties)
         name = self._physical_name(logical_id)
-        attributes = {key: str(value).lower() if isinstance(value, bool) else str(value) for key, value in props.items()}
+        attributes = {
+            key: str(value).lower() if isinstance(value, bool) else str(value) for key, value in props.items()
+        }
         url = self._client("sqs").create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
         arn = f"arn:aws:sqs:{self.region}:{ACCOUNT}:{name}"
         self.resources[logical_id] = Physical(url, {"Arn": arn, "QueueName": name, "QueueUrl": url})
 
     def _create_topic(self, logical_id: str, properties: Mapping[str, Any]) -> None:
         props = self.resolver.resolve(properties)
-        attributes = {"DisplayName": props.get("DisplayName", ""), "KmsMasterKeyId": props.get("KmsMasterKeyId", "")}
-        arn = self._client("sns").create_topic(Name=self._physical_name(logical_id), Attributes=attributes)["TopicArn"]
+        attributes = {
+            "DisplayName": props.get("DisplayName", ""),
+            "KmsMasterKeyId": props.get("KmsMasterKeyId", ""),
+        }
+        arn = self._client("sns").create_topic(Name=self._physical_name(logical_id), Attributes=attributes)[
+            "TopicArn"
+        ]
         self.resources[logical_id] = Physical(arn, {"TopicArn": arn, "TopicName": arn.rsplit(":", 1)[-1]})
 
     def _create_subscription(self, logical_id: str, properties: Mapping[str, Any]) -> None:
         props = self.resolver.resolve(properties)
-        arn = self._client("sns").subscribe(TopicArn=props["TopicArn"], Protocol=props["Protocol"], Endpoint=props["Endpoint"])[
-            "SubscriptionArn"
-        ]
+        arn = self._client("sns").subscribe(
+            TopicArn=props["TopicArn"], Protocol=props["Protocol"], Endpoint=props["Endpoint"]
+        )["SubscriptionArn"]
         self.resources[logical_id] = Physical(arn)
 
     def _create_document(self, logical_id: str, properties: Mapping[str, Any]) -> None:
@@ -277,7 +294,15 @@ class _Builder:
         role = self._client("iam").create_role(
             RoleName=f"{physical.ref}-role"[:64],
             AssumeRolePolicyDocument=json.dumps(
-                {"Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+                {
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "lambda.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ]
+                }
             ),
         )["Role"]["Arn"]
         self._client("lambda").create_function(
@@ -330,11 +355,22 @@ class _Builder:
         role = self._client("iam").create_role(
             RoleName=f"{physical.attributes['Name']}-role"[:64],
             AssumeRolePolicyDocument=json.dumps(
-                {"Statement": [{"Effect": "Allow", "Principal": {"Service": "states.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+                {
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "states.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ]
+                }
             ),
         )["Role"]["Arn"]
         self._client("stepfunctions").create_state_machine(
-            name=physical.attributes["Name"], definition=definition, roleArn=role, type=props.get("Type", "STANDARD")
+            name=physical.attributes["Name"],
+            definition=definition,
+            roleArn=role,
+            type=props.get("Type", "STANDARD"),
         )
 
     def _create_rotationschedule(self, logical_id: str, properties: Mapping[str, Any]) -> None:
@@ -344,7 +380,7 @@ class _Builder:
 
         props = self.resolver.resolve(properties)
         secrets = secretsmanager_backends[ACCOUNT][self.region]
-        secret = secrets.secrets[props["SecretId"]]
+        secret: Any = secrets.secrets[props["SecretId"]]
         secret.rotation_lambda_arn = props["RotationLambdaARN"]
         schedule = props.get("RotationRules", {}).get("ScheduleExpression", "")
         days = re.search(r"rate\((\d+) days?\)", schedule)
@@ -359,7 +395,9 @@ def function_spec(
     """A template function resolved: its spec (what runs it) and its properties (with Globals)."""
     properties = template["Resources"][logical_id].get("Properties", {})
     props: dict[str, Any] = resolver.resolve(with_function_globals(template, properties))
-    environment = {key: _text(value) for key, value in props.get("Environment", {}).get("Variables", {}).items()}
+    environment = {
+        key: _text(value) for key, value in props.get("Environment", {}).get("Variables", {}).items()
+    }
     spec = FunctionSpec(
         logical_id=logical_id,
         name=name,

@@ -69,7 +69,7 @@ class SimulatedCluster:
             node.apply(state)
             started = time.monotonic()
             try:
-                done = node.run(_command(request), request.deadline_seconds)
+                done = node.run(agent_command(request), request.deadline_seconds)
             except subprocess.TimeoutExpired as error:
                 raise CommandTimedOut(f"the probe ran past {request.deadline_seconds} s") from error
         return CommandResult(done.stdout, done.stderr, done.returncode, time.monotonic() - started, TRANSPORT)
@@ -80,7 +80,7 @@ class SimulatedCluster:
         self._workdir.cleanup()
 
 
-def _command(request: CommandRequest) -> str:
+def agent_command(request: CommandRequest) -> str:
     """What the agent would run: the request's command, else the Session document's fixed one."""
     given: Mapping[str, list[str]] = request.parameters
     if given.get("command"):

@@ -3,9 +3,11 @@ on moto's interpreter, the real handlers, the probe on simulated controllers."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ import boto3
 
 from hyperpod_ha.commands import CommandRequest, CommandResult, CommandRunner, register_transport
 from hyperpod_ha.embedded import delivery
-from hyperpod_ha.embedded.site import SiteController, create_site, embedded_aws
+from hyperpod_ha.embedded.site import Site, SiteController, create_site, embedded_aws
 from hyperpod_ha.embedded.stack import EmbeddedStack, create_stack
 from hyperpod_ha.notifications import SUBJECT
 from hyperpod_ha.simulation.cluster import TRANSPORT, SimulatedCluster, SimulatedController
@@ -91,11 +93,67 @@ class ScenarioResult:
                 "executions": self.scenario.expect_executions,
             },
             "passed": self.passed,
-            "timeline": [{"seconds": round(e.seconds, 2), "what": e.what, "detail": e.detail} for e in self.timeline],
+            "timeline": [
+                {"seconds": round(e.seconds, 2), "what": e.what, "detail": e.detail} for e in self.timeline
+            ],
         }
 
 
+@dataclass
+class EmbeddedRun:
+    """The embedded stack set up for one scenario: the site, the stack, and when it began."""
+
+    site: Site
+    stack: EmbeddedStack
+    started: float
+
+    def notify(self, message: str) -> str:
+        """Publish a controller status change as the lifecycle scripts would; its MessageId."""
+        answer = boto3.client("sns").publish(
+            TopicArn=self.site.failover_topic_arn, Subject=SUBJECT, Message=message
+        )
+        return str(answer["MessageId"])
+
+    def finish(self, scenario: Scenario, timeout: float = FINISH_SECONDS) -> ScenarioResult:
+        """Wait until every run has ended, then collect what came out of it."""
+        try:
+            _wait_for_runs(self.stack, timeout)
+        finally:
+            self.stack.stop_running_executions()
+        return _collect(scenario, self.stack, self.started)
+
+
+@contextlib.contextmanager
+def embedded_run(
+    root: Path,
+    controllers: Sequence[SiteController],
+    transport: str,
+    parameters: Mapping[str, Any],
+    function_environment: Mapping[str, str] | None = None,
+) -> Iterator[EmbeddedRun]:
+    """The embedded stack, its site listing ``controllers``, health checks through ``transport``."""
+    with embedded_aws():
+        site = create_site(controllers=tuple(controllers))
+        site.extra_parameters.update({**RUN_PARAMETERS, **parameters})
+        stack = create_stack(root, site.stack_parameters())
+        stack.override_environment(
+            "HealthCheckFunction", COMMAND_TRANSPORT=transport, **(function_environment or {})
+        )
+        delivery.deliveries.clear()
+        yield EmbeddedRun(site, stack, time.time())
+
+
 def run_scenario(scenario: Scenario, root: Path) -> ScenarioResult:
+    with simulated_run(scenario, root) as run:
+        run.notify(scenario.notification)
+        if scenario.trigger == "duplicate-storm":
+            _storm(scenario, run.stack)
+        return run.finish(scenario)
+
+
+@contextlib.contextmanager
+def simulated_run(scenario: Scenario, root: Path) -> Iterator[EmbeddedRun]:
+    """The embedded stack with the scenario's simulated controllers answering the probe."""
     register_transport(TRANSPORT, _runner)
     captures = root / "tests" / "fixtures" / "captures"
     cluster = SimulatedCluster(
@@ -107,41 +165,31 @@ def run_scenario(scenario: Scenario, root: Path) -> ScenarioResult:
     )
     _current.cluster = cluster
     try:
-        with embedded_aws():
-            site = create_site(controllers=SITE_CONTROLLERS)
-            site.extra_parameters.update({**RUN_PARAMETERS, **scenario.parameters})
-            stack = create_stack(root, site.stack_parameters())
-            stack.override_environment("HealthCheckFunction", COMMAND_TRANSPORT=TRANSPORT)
-            delivery.deliveries.clear()
-            started = time.time()
-            _trigger(scenario, stack, site.failover_topic_arn)
-            try:
-                _wait_for_runs(stack)
-            finally:
-                stack.stop_running_executions()
-            return _collect(scenario, stack, started)
+        with embedded_run(root, SITE_CONTROLLERS, TRANSPORT, scenario.parameters) as run:
+            yield run
     finally:
         _current.cluster = None
         cluster.close()
 
 
-def _trigger(scenario: Scenario, stack: EmbeddedStack, topic_arn: str) -> None:
-    sns = boto3.client("sns")
-    sns.publish(TopicArn=topic_arn, Subject=SUBJECT, Message=scenario.notification)
-    if scenario.trigger != "duplicate-storm":
-        return
-    # SNS delivers at least once: the same record twice more.
+def _storm(scenario: Scenario, stack: EmbeddedStack) -> None:
+    """SNS delivers at least once (the same record twice more); node events come in storms."""
     first = delivery.deliveries[0]
     for _ in range(2):
         delivery.invoke_async(stack.function(first.function), first.event)
     events = boto3.client("events")
     for index in range(scenario.node_events):
         instance = CTL1_INSTANCE if index % 2 == 0 else CTL2_INSTANCE
+        cluster = stack.parameters["ClusterName"]
         detail = {
-            "ClusterName": stack.parameters["ClusterName"],
-            "ClusterArn": f"arn:aws:sagemaker:us-east-1:123456789012:cluster/{stack.parameters['ClusterName']}",
+            "ClusterName": cluster,
+            "ClusterArn": f"arn:aws:sagemaker:us-east-1:123456789012:cluster/{cluster}",
             "InstanceId": instance,
-            "HealthSummary": {"HealthStatus": "Unhealthy", "HealthStatusReason": "slurmctld not responding", "RepairAction": "None"},
+            "HealthSummary": {
+                "HealthStatus": "Unhealthy",
+                "HealthStatusReason": "slurmctld not responding",
+                "RepairAction": "None",
+            },
         }
         events.put_events(
             Entries=[
@@ -155,14 +203,14 @@ def _trigger(scenario: Scenario, stack: EmbeddedStack, topic_arn: str) -> None:
         )
 
 
-def _wait_for_runs(stack: EmbeddedStack) -> None:
-    deadline = time.monotonic() + FINISH_SECONDS
+def _wait_for_runs(stack: EmbeddedStack, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         executions = stack.executions()
         if executions and all(e["status"] != "RUNNING" for e in executions):
             return
         time.sleep(0.2)
-    raise TimeoutError(f"the verification did not finish within {FINISH_SECONDS} s")
+    raise TimeoutError(f"the verification did not finish within {timeout} s")
 
 
 def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> ScenarioResult:
@@ -172,10 +220,16 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
     verdict = None
     for execution in sorted(stack.executions(), key=lambda e: e["startDate"]):
         described = sfn.describe_execution(executionArn=execution["executionArn"])
-        executions.append({"name": execution["name"], "status": described["status"], "error": described.get("error")})
+        executions.append(
+            {
+                "name": described.get("name", ""),
+                "status": described["status"],
+                "error": described.get("error"),
+            }
+        )
         history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
         for event in history:
-            entry, seen = _history_entry(event, started)
+            entry, seen = _history_entry(dict(event), started)
             if entry is not None:
                 timeline.append(entry)
             verdict = seen or verdict
@@ -224,22 +278,35 @@ def _exit_detail(at: float, name: str, output: Any) -> tuple[TimelineEntry | Non
     if name == "Decide the verdict" and output.get("verdict"):
         value = output["verdict"]["value"]
         reasons = "; ".join(value.get("reasons", [])[:3])
-        return TimelineEntry(at, "  verdict", f"{value['verdict']} ({value.get('next', '')}): {reasons}"), value["verdict"]
+        return TimelineEntry(
+            at, "  verdict", f"{value['verdict']} ({value.get('next', '')}): {reasons}"
+        ), value["verdict"]
     if name in ("Snapshot the Slurm state", "Check the snapshot", "Record that the snapshot failed"):
         snap = (output.get("snapshot") or {}).get("value") or {}
-        return TimelineEntry(at, "  snapshot", f"{snap.get('kind')} {snap.get('id')} {snap.get('status')}"), None
+        return TimelineEntry(
+            at, "  snapshot", f"{snap.get('kind')} {snap.get('id')} {snap.get('status')}"
+        ), None
     if name in ("Open an incident", "Report that verification could not complete", "Resolve open incidents"):
         incident = (output.get("incident") or {}).get("value") or {}
-        detail = incident.get("ops_item_id") or ", ".join(incident.get("resolved", [])) or "nothing to resolve"
+        detail = (
+            incident.get("ops_item_id") or ", ".join(incident.get("resolved", [])) or "nothing to resolve"
+        )
         return TimelineEntry(at, "  incident", str(detail)), None
     return None, None
 
 
 def _incidents() -> list[dict[str, Any]]:
     ssm = boto3.client("ssm")
-    found = ssm.describe_ops_items(OpsItemFilters=[{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}])
+    found = ssm.describe_ops_items(
+        OpsItemFilters=[{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}]
+    )
     return [
-        {"ops_item_id": i["OpsItemId"], "title": i.get("Title"), "severity": i.get("Severity"), "status": i.get("Status")}
+        {
+            "ops_item_id": i["OpsItemId"],
+            "title": i.get("Title"),
+            "severity": i.get("Severity"),
+            "status": i.get("Status"),
+        }
         for i in found["OpsItemSummaries"]
     ]
 

@@ -79,22 +79,27 @@ class FakeController:
         conf = self._slurm_conf(state_dir, log)
         (self.root / "slurm.conf").write_text(conf)
         show_config = (
-            "".join(f"SlurmctldHost[{i}]        = {c.name}({c.address})\n" for i, c in enumerate(self.controllers))
+            "".join(
+                f"SlurmctldHost[{i}]        = {c.name}({c.address})\n" for i, c in enumerate(self.controllers)
+            )
             + "SlurmctldTimeout        = 10 sec\n"
             + f"StateSaveLocation       = {state_dir}\n"
             + self._capture("show_config_accounting_lab.txt")
             + f"SlurmctldLogFile        = {log}\n"
         )
         (self.root / "show_config.txt").write_text(show_config)
+        unreachable = "slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)"
         show = (
             f"cat '{self.root / 'show_config.txt'}'; exit 0"
             if state.show_config_answers
-            else "echo 'slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)'; exit 1"
+            else f"echo '{unreachable}'; exit 1"
         )
         pid = self._daemon.pid if self._daemon else ""
+        ping = self._prints(state.ping, state.ping_rc)
+        running = "active" if pid else "inactive"
         self._commands(
             {
-                "scontrol": f'case "$1" in\n  ping) {self._prints(state.ping, state.ping_rc)};;\n  show) {show};;\nesac\nexit 2\n',
+                "scontrol": f'case "$1" in\n  ping) {ping};;\n  show) {show};;\nesac\nexit 2\n',
                 "sinfo": self._prints(state.sinfo, state.sinfo_rc),
                 "sdiag": f"echo 'DBD Agent queue size: {state.dbd_queue}'\necho 'Server thread count: 3'\n",
                 "sacctmgr": (
@@ -102,15 +107,17 @@ class FakeController:
                     f"  *) {self._prints(state.sacctmgr, state.sacctmgr_rc)};;\nesac\n"
                 ),
                 "systemctl": (
-                    f'[ "$2" = slurmctld ] && {{ echo {"active" if pid else "inactive"}; exit {0 if pid else 3}; }}\n'
+                    f'[ "$2" = slurmctld ] && {{ echo {running}; exit {0 if pid else 3}; }}\n'
                     "echo inactive\nexit 3\n"
                 ),
                 "pgrep": f'[ "$2" = slurmctld ] && [ -n "{pid}" ] && echo {pid}\nexit 0\n',
                 "uname": f"echo {self.identity.name}\n",
                 "hostname": f"echo {self.identity.name}\n",
+                # `ip -o addr` lines, as the probe reads them
                 "ip": (
-                    "echo '1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever'\n"
-                    f"echo '2: eth0    inet {self.identity.address}/24 scope global eth0\\       valid_lft forever'\n"
+                    "echo '1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever'\n"
+                    f"echo '2: eth0    inet {self.identity.address}/24 scope global eth0\\       "
+                    "valid_lft forever'\n"
                 ),
             }
         )
@@ -125,7 +132,12 @@ class FakeController:
             "HYPERPOD_HA_PROBE_TIMEOUT": "3",
         }
         return subprocess.run(
-            shlex.split(command), capture_output=True, text=True, env=env, timeout=deadline_seconds, check=False
+            shlex.split(command),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=deadline_seconds,
+            check=False,
         )
 
     def close(self) -> None:

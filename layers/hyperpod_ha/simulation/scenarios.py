@@ -152,6 +152,8 @@ SCENARIOS: dict[str, Scenario] = {
             0,
             trigger="duplicate-storm",
             node_events=20,
+            # The storm arrives while the run settles, as it would with the default 150 s.
+            parameters={"SettleSeconds": 5},
         ),
     )
 }

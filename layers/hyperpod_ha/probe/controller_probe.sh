@@ -1,0 +1,436 @@
+#!/usr/bin/env bash
+# hyperpod-ha controller probe: read-only health facts about the Slurm controller it runs on.
+#
+# Runs as root on a controller (HyperPod, EC2 or the lab), usually through SSM. It changes
+# nothing but one temporary file, created and removed at once in StateSaveLocation to prove
+# that directory is writable. Each check runs as a background job with its own time limit and
+# is killed (its whole process group) when the limit passes, so the probe ends within a bounded
+# time even when slurmctld, slurmdbd or the shared file system hang.
+#
+# Output, all on stdout (stderr is merged so the Session Manager's merged mode reads the same):
+#   @@hyperpod-ha probe begin version=1 nonce=<n>
+#   @@hyperpod-ha <n> begin <section>
+#   ...the section's output...
+#   @@hyperpod-ha <n> end <section> rc=<exit code> ms=<duration> timed_out=<0|1> truncated=<0|1>
+#   HYPERPOD_HA_PROBE_RESULT {"version":1,"nonce":"<n>","complete":true,...}
+# The nonce keeps text that a command prints from passing for a marker. The last line says the
+# probe finished, for transports that report no exit code.
+#
+# The whole script is one function, called with stdin from /dev/null: it is usually fed to
+# bash on stdin, and a command reading stdin must not swallow the rest of the script.
+
+main() {
+  set -u
+  set -m # background jobs get their own process group, so a hung job is killed whole
+  exec 2>&1
+
+  local version=1 mark='@@hyperpod-ha'
+  local cap=${HYPERPOD_HA_PROBE_TIMEOUT:-} # tests only: caps every time limit (seconds)
+  local nonce work started
+  started=$(now_ms)
+  nonce=$(tr -dc 'a-f0-9' </proc/sys/kernel/random/uuid 2>/dev/null | head -c 16)
+  [ -n "$nonce" ] || nonce="$$x$RANDOM$RANDOM"
+
+  # Slurm may be installed outside the session's PATH (HyperPod: /opt/slurm/bin). Appended,
+  # so whatever the caller put first wins.
+  local dir
+  for dir in /opt/slurm/bin /opt/slurm/sbin /usr/local/bin; do
+    case ":$PATH:" in
+      *":$dir:"*) ;;
+      *) [ -d "$dir" ] && PATH="$PATH:$dir" ;;
+    esac
+  done
+  export PATH
+
+  work=$(mktemp -d "${TMPDIR:-/tmp}/hyperpod-ha-probe.XXXXXX" 2>/dev/null)
+  if [ -z "$work" ] || [ ! -d "$work" ]; then
+    echo "$mark probe begin version=$version nonce=$nonce"
+    echo "HYPERPOD_HA_PROBE_RESULT {\"version\":$version,\"nonce\":\"$nonce\",\"complete\":false,\"error\":\"cannot create a temporary directory\"}"
+    return 70
+  fi
+  WORK=$work
+  trap 'rm -rf -- "$WORK"' EXIT
+
+  echo "$mark probe begin version=$version nonce=$nonce"
+
+  # Phase 1: everything that needs nothing else, in parallel. A job is killed 3 s after its
+  # limit; phase 2 starts when the configuration is known (at most 18 s) and takes at most
+  # 13 s, so the probe ends within about 35 s whatever hangs (callers allow 60 s or more).
+  start_job identity "$(limit 5 "$cap")" sec_identity
+  start_job services "$(limit 8 "$cap")" sec_services
+  start_job slurm_conf "$(limit 6 "$cap")" sec_slurm_conf
+  start_job config "$(limit 15 "$cap")" sec_config
+  start_job ping "$(limit 20 "$cap")" sec_ping
+  start_job sinfo "$(limit 15 "$cap")" sec_sinfo
+  start_job sdiag "$(limit 12 "$cap")" sec_sdiag
+  start_job dbd_clusters "$(limit 12 "$cap")" sec_dbd_clusters
+  start_job dbd_ping "$(limit 12 "$cap")" sec_dbd_ping
+
+  # Phase 2 needs StateSaveLocation, SlurmctldLogFile and SlurmUser from the configuration.
+  wait_jobs config slurm_conf
+  local state_dir log_file slurm_user
+  state_dir=$(conf_get StateSaveLocation)
+  log_file=$(conf_get SlurmctldLogFile)
+  slurm_user=$(conf_get SlurmUser)
+  slurm_user=${slurm_user%%(*}
+  start_job role "$(limit 10 "$cap")" sec_role "$log_file"
+  start_job heartbeat "$(limit 6 "$cap")" sec_heartbeat "$state_dir"
+  start_job state_save "$(limit 10 "$cap")" sec_state_save "$state_dir" "$slurm_user"
+
+  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save"
+  # shellcheck disable=SC2086 # a fixed list of words
+  wait_jobs $all
+
+  local name summary="" rc ms timed_out
+  for name in $all; do
+    emit_section "$mark" "$nonce" "$name"
+    read -r rc ms timed_out <"$WORK/$name.rc"
+    summary="$summary${summary:+,}\"$name\":[$rc,$ms,$timed_out]"
+  done
+  echo "HYPERPOD_HA_PROBE_RESULT {\"version\":$version,\"nonce\":\"$nonce\",\"complete\":true,\"elapsed_ms\":$(($(now_ms) - started)),\"sections\":{$summary}}"
+  return 0
+}
+
+# --- jobs ----------------------------------------------------------------------------------
+
+now_ms() {
+  if [ -n "${EPOCHREALTIME:-}" ]; then
+    local t=${EPOCHREALTIME/[.,]/}
+    echo $((t / 1000))
+  else
+    date +%s%3N
+  fi
+}
+
+limit() { # default seconds, cap -> the smaller
+  if [ -n "$2" ] && [ "$2" -lt "$1" ]; then echo "$2"; else echo "$1"; fi
+}
+
+start_job() { # name seconds function [args...]; the function gets the seconds first
+  local name=$1 seconds=$2 fn=$3 now
+  shift 3
+  now=$(now_ms)
+  "$fn" "$seconds" "$@" >"$WORK/$name.out" 2>&1 </dev/null &
+  # Inner commands stop at `seconds` (timeout -k 2): the job itself gets 3 s more.
+  echo "$! $((now + (seconds + 3) * 1000)) $now" >"$WORK/$name.job"
+}
+
+wait_jobs() { # names...: until each has ended or been killed at its deadline
+  local name pid deadline began now pending rc
+  while :; do
+    pending=0
+    now=$(now_ms)
+    for name in "$@"; do
+      [ -e "$WORK/$name.rc" ] && continue
+      if [ ! -e "$WORK/$name.job" ]; then
+        echo "125 0 0" >"$WORK/$name.rc"
+        continue
+      fi
+      read -r pid deadline began <"$WORK/$name.job"
+      if ! kill -0 "$pid" 2>/dev/null; then
+        wait "$pid"
+        rc=$?
+        echo "$rc $((now - began)) 0" >"$WORK/$name.rc"
+      elif [ "$now" -ge "$deadline" ]; then
+        # Not waited for: a process stuck in the kernel (a hung mount) would block `wait`.
+        kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
+        echo "124 $((now - began)) 1" >"$WORK/$name.rc"
+      else
+        pending=1
+      fi
+    done
+    [ "$pending" = 0 ] && return 0
+    sleep 0.1
+  done
+}
+
+emit_section() { # mark nonce name
+  local mark=$1 nonce=$2 name=$3 out="$WORK/$3.out" max=12288 size truncated=0 rc ms timed_out
+  read -r rc ms timed_out <"$WORK/$name.rc"
+  echo "$mark $nonce begin $name"
+  if [ -s "$out" ]; then
+    size=$(wc -c <"$out")
+    if [ "$size" -gt "$max" ]; then
+      truncated=1
+      head -c "$max" "$out" >"$out.cut"
+      mv -f "$out.cut" "$out"
+    fi
+    cat "$out"
+    [ -n "$(tail -c 1 "$out")" ] && echo
+  fi
+  echo "$mark $nonce end $name rc=$rc ms=$ms timed_out=$timed_out truncated=$truncated"
+}
+
+conf_get() { # key -> value from `scontrol show config` (if it answered) or slurm.conf
+  local key=$1 file value rc
+  for file in config slurm_conf; do
+    [ -s "$WORK/$file.out" ] || continue
+    if [ "$file" = config ]; then
+      read -r rc _ <"$WORK/config.rc"
+      [ "$rc" = 0 ] || continue
+    fi
+    value=$(grep -i -E "^[[:space:]]*${key}[[:space:]]*=" "$WORK/$file.out" | tail -n 1 |
+      sed -e 's/^[^=]*=[[:space:]]*//' -e 's/[[:space:]]*#.*$//' -e 's/[[:space:]]*$//')
+    [ "$value" = "(null)" ] && value=""
+    if [ -n "$value" ]; then
+      echo "$value"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# --- sections (each gets its time limit in seconds first) -----------------------------------
+
+CONFIG_KEYS='SlurmctldHost\[[0-9]+\]|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|AccountingStorageHost|AccountingStoragePort|AccountingStorageType|MessageTimeout|SLURM_VERSION|SLURM_CONF'
+CONF_FILE_KEYS='SlurmctldHost|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser'
+
+sec_identity() {
+  local seconds=$1 a
+  echo "hostname=$(uname -n)"
+  echo "fqdn=$(timeout -k 1 "$seconds" hostname -f 2>/dev/null)"
+  if command -v ip >/dev/null 2>&1; then
+    timeout -k 1 "$seconds" ip -o addr show 2>/dev/null |
+      sed -n 's/^[0-9]*:[[:space:]]*[^[:space:]]*[[:space:]]*inet6\{0,1\}[[:space:]]\{1,\}\([^/[:space:]]*\).*/address=\1/p'
+  else
+    for a in $(timeout -k 1 "$seconds" hostname -I 2>/dev/null); do echo "address=$a"; done
+  fi
+  echo "now=$(date +%s)"
+  echo "uid=$(id -u)"
+}
+
+find_pids() { # process name -> pids (pgrep, or /proc when pgrep is missing)
+  if command -v pgrep >/dev/null 2>&1; then
+    timeout -k 1 4 pgrep -x "$1"
+    return 0
+  fi
+  local p comm
+  for p in /proc/[0-9]*; do
+    { read -r comm <"$p/comm"; } 2>/dev/null || continue
+    [ "$comm" = "$1" ] && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+sec_services() {
+  local seconds=$1 daemon state pid facts same own_net own_uts
+  own_net=$(readlink /proc/$$/ns/net 2>/dev/null)
+  own_uts=$(readlink /proc/$$/ns/uts 2>/dev/null)
+  for daemon in slurmctld slurmdbd; do
+    state=""
+    if command -v systemctl >/dev/null 2>&1; then
+      state=$(timeout -k 1 "$seconds" systemctl is-active "$daemon" 2>/dev/null | head -n 1)
+    fi
+    echo "systemctl $daemon ${state:-unavailable}"
+    for pid in $(find_pids "$daemon"); do
+      [ -r "/proc/$pid/status" ] || continue
+      facts=$(sed -n -e 's/^State:[[:space:]]*\([A-Za-z]\).*/state=\1/p' -e 's/^PPid:[[:space:]]*/ppid=/p' \
+        -e 's/^Threads:[[:space:]]*/threads=/p' "/proc/$pid/status" 2>/dev/null | tr '\n' ' ')
+      # A process in another network or UTS namespace (a lab controller on the same machine,
+      # a container) is not this node's daemon.
+      same=unknown
+      if [ -n "$own_net" ]; then
+        same=no
+        if [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" = "$own_net" ] &&
+          [ "$(readlink "/proc/$pid/ns/uts" 2>/dev/null)" = "$own_uts" ]; then
+          same=yes
+        fi
+      fi
+      echo "process $daemon pid=$pid ${facts}same_ns=$same"
+    done
+  done
+  return 0
+}
+
+sec_slurm_conf() {
+  local seconds=$1 file
+  for file in "${SLURM_CONF:-}" /opt/slurm/etc/slurm.conf /etc/slurm/slurm.conf /etc/slurm-llnl/slurm.conf \
+    /usr/local/etc/slurm.conf; do
+    [ -n "$file" ] || continue
+    if timeout -k 1 "$seconds" test -r "$file"; then
+      echo "path=$file"
+      timeout -k 1 "$seconds" grep -i -E "^[[:space:]]*($CONF_FILE_KEYS)[[:space:]]*=" "$file"
+      return 0
+    fi
+  done
+  echo "path="
+  return 1
+}
+
+sec_config() {
+  local seconds=$1 out rc
+  out=$(timeout -k 2 "$seconds" scontrol show config 2>&1)
+  rc=$?
+  if [ "$rc" = 0 ]; then
+    printf '%s\n' "$out" | grep -E "^($CONFIG_KEYS)[[:space:]]*="
+  else
+    printf '%s\n' "$out" | head -n 20
+  fi
+  return "$rc"
+}
+
+sec_ping() { timeout -k 2 "$1" scontrol ping; }
+
+sec_sinfo() { timeout -k 2 "$1" sinfo -h -o '%T %D'; }
+
+sec_sdiag() {
+  local seconds=$1 out rc
+  out=$(timeout -k 2 "$seconds" sdiag 2>&1)
+  rc=$?
+  if [ "$rc" = 0 ]; then
+    printf '%s\n' "$out" | grep -E '^(DBD Agent queue size|Server thread count):'
+  else
+    printf '%s\n' "$out" | head -n 10
+  fi
+  return "$rc"
+}
+
+# ControlHost names the controller registered with slurmdbd (empty, port 0, when none is).
+sec_dbd_clusters() { timeout -k 2 "$1" sacctmgr -n -P show cluster format=cluster,controlhost,controlport; }
+
+# Newer Slurm has `sacctmgr ping`; 22.05 answers "invalid keyword: ping".
+sec_dbd_ping() { timeout -k 2 "$1" sacctmgr -n ping; }
+
+ROLE_LINES='Running as primary controller|slurmctld running in background mode|not responding, BackupController|slurmctld version .* started|Terminate signal'
+
+sec_role() { # the last lines saying which role this node's slurmctld took
+  local seconds=$1 log=$2 file found=""
+  echo "now_local=$(date '+%Y-%m-%dT%H:%M:%S')"
+  if [ -n "$log" ] && timeout -k 1 "$seconds" test -r "$log"; then
+    # Read from the end: the file may be large; rotated once, the last role line may be in .1
+    for file in "$log" "$log.1"; do
+      timeout -k 1 "$seconds" test -r "$file" || continue
+      found=$(timeout -k 1 "$seconds" tac "$file" | grep -a -m 8 -E "$ROLE_LINES" | tac)
+      if [ -n "$found" ]; then
+        echo "source=file:$file"
+        printf '%s\n' "$found"
+        return 0
+      fi
+    done
+    echo "source=file:$log"
+    return 1
+  fi
+  if command -v journalctl >/dev/null 2>&1; then
+    echo "source=journal:slurmctld"
+    found=$(timeout -k 1 "$seconds" journalctl -u slurmctld --no-pager -o short-iso -r -n 50000 2>/dev/null |
+      grep -a -m 8 -E "$ROLE_LINES" | tac)
+    if [ -n "$found" ]; then
+      printf '%s\n' "$found"
+      return 0
+    fi
+    return 1
+  fi
+  echo "source=none"
+  return 1
+}
+
+last_words() { # the cause at the end of an error message ("...: Read-only file system")
+  printf '%s' "$1" | head -n 1 | sed -e 's/^.*: //' | tr -cd '[:print:]' | head -c 120
+}
+
+fs_error() { # rc what: a failed file operation; one that timed out means a hung file system
+  if [ "$1" = 124 ] || [ "$1" = 137 ]; then
+    echo "error=timed out $2"
+    return 124
+  fi
+  echo "error=failed $2 (exit $1)"
+  return 1
+}
+
+sec_heartbeat() { # 16 bytes: big-endian time of the last beat, big-endian index of the writer
+  local seconds=$1 dir=$2 file rc bytes
+  if [ -z "$dir" ]; then
+    echo "error=StateSaveLocation unknown"
+    return 2
+  fi
+  file="$dir/heartbeat"
+  echo "path=$file"
+  timeout -k 1 "$seconds" test -e "$file"
+  rc=$?
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    echo "error=timed out looking for the heartbeat file"
+    return 124
+  fi
+  if [ "$rc" != 0 ]; then
+    echo "exists=no"
+    echo "now=$(date +%s)"
+    return 1
+  fi
+  echo "exists=yes"
+  timeout -k 1 "$seconds" stat -c $'size=%s\nmtime=%Y' "$file" 2>/dev/null
+  rc=$?
+  [ "$rc" = 0 ] || { fs_error "$rc" "reading the heartbeat file's size and time"; return; }
+  echo "now=$(date +%s)"
+  if command -v od >/dev/null 2>&1; then
+    bytes=$(timeout -k 1 "$seconds" od -An -tu1 -v -N 16 "$file" 2>/dev/null)
+  else
+    bytes=$(timeout -k 1 "$seconds" python3 -c 'import sys; print(*open(sys.argv[1], "rb").read(16))' "$file" 2>/dev/null)
+  fi
+  rc=$?
+  [ "$rc" = 0 ] || { fs_error "$rc" "reading the heartbeat file"; return; }
+  # shellcheck disable=SC2086 # word splitting joins od's columns
+  echo "bytes="$bytes
+  return 0
+}
+
+sec_state_save() { # where StateSaveLocation lives and whether it takes a new file
+  local seconds=$1 dir=$2 user=$3 rc line target fstype source probe_file out
+  if [ -z "$dir" ]; then
+    echo "error=StateSaveLocation unknown"
+    return 2
+  fi
+  echo "path=$dir"
+  timeout -k 1 "$seconds" test -d "$dir"
+  rc=$?
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    echo "error=timed out looking at StateSaveLocation"
+    return 124
+  fi
+  if [ "$rc" != 0 ]; then
+    echo "exists=no"
+    return 1
+  fi
+  echo "exists=yes"
+  timeout -k 1 "$seconds" stat -c $'owner=%U\nmode=%a' "$dir" 2>/dev/null
+  if command -v findmnt >/dev/null 2>&1; then
+    line=$(timeout -k 1 "$seconds" findmnt -n -o TARGET,FSTYPE,SOURCE -T "$dir" 2>/dev/null | head -n 1)
+    read -r target fstype source <<<"$line"
+  else
+    fstype=$(timeout -k 1 "$seconds" stat -f -c %T "$dir" 2>/dev/null)
+    line=$(timeout -k 1 "$seconds" df -P "$dir" 2>/dev/null | tail -n 1)
+    read -r source _ _ _ _ target <<<"$line"
+  fi
+  echo "mount_target=${target:-}"
+  echo "fstype=${fstype:-}"
+  echo "source=${source:-}"
+  probe_file="$dir/.hyperpod-ha-probe.$$.$RANDOM"
+  # shellcheck disable=SC2016 # $1 is the inner shell's
+  out=$(timeout -k 1 "$seconds" bash -c 'umask 077 && : >"$1" && rm -f -- "$1"' _ "$probe_file" 2>&1)
+  rc=$?
+  case "$rc" in
+    0) echo "writable=yes" ;;
+    124 | 137) fs_error "$rc" "creating a file in StateSaveLocation"; return ;;
+    *)
+      echo "writable=no"
+      echo "write_error=$(last_words "$out")"
+      timeout -k 1 "$seconds" rm -f -- "$probe_file" 2>/dev/null
+      ;;
+  esac
+  # slurmctld writes as SlurmUser: root writing is not proof (root squash, ownership).
+  if [ -n "$user" ] && [ "$user" != root ] && command -v runuser >/dev/null 2>&1 && id -u "$user" >/dev/null 2>&1; then
+    echo "slurm_user=$user"
+    # shellcheck disable=SC2016 # $1 is the inner shell's
+    out=$(timeout -k 1 "$seconds" runuser -u "$user" -- bash -c ': >"$1" && rm -f -- "$1"' _ "$probe_file.u" 2>&1)
+    rc=$?
+    if [ "$rc" = 0 ]; then
+      echo "writable_by_slurm_user=yes"
+    else
+      echo "writable_by_slurm_user=no"
+      echo "slurm_user_write_error=$(last_words "$out")"
+      timeout -k 1 "$seconds" rm -f -- "$probe_file.u" 2>/dev/null
+    fi
+  fi
+  return 0
+}
+
+main "$@" </dev/null

@@ -1,0 +1,220 @@
+"""EvaluateVerdictFunction's handler on the reports the health check returns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from hyperpod_ha.commands import CommandResult, TargetUnreachable
+from hyperpod_ha.convergence import ConvergenceInputError
+from hyperpod_ha.embedded.functions import LambdaContext
+from hyperpod_ha.health import ControllerNode, ReportStatus, check_controller, report_from_result
+from hyperpod_ha.slurm import ProbeSection, format_probe_output
+from hyperpod_ha.verdict import VerdictInputError
+from tests.conftest import load_function_module
+
+CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
+ADDRESSES = {"ctl1": "10.214.0.11", "ctl2": "10.214.0.12"}
+
+
+def capture(name: str) -> str:
+    return (CAPTURES / name).read_text().rstrip("\n")
+
+
+def node(name: str) -> ControllerNode:
+    return ControllerNode(
+        instance_id=f"i-0{name}000000000000",
+        group="controller-machine",
+        status="Running",
+        private_ip=ADDRESSES[name],
+        hostname=name,
+        target=f"sagemaker-cluster:hplab0000001_controller-machine-i-0{name}000000000000",
+    )
+
+
+def report(name: str, log: str, ping: str, writer: int, dbd: str) -> dict[str, Any]:
+    """A health-check report (JSON) made from captured output."""
+
+    def s(section: str, text: str, rc: int = 0) -> ProbeSection:
+        return ProbeSection(name=section, text=text, exit_code=rc, millis=5, timed_out=False, truncated=False)
+
+    data = (CAPTURES / f"heartbeat_writer{writer}.bin").read_bytes()
+    beat = int.from_bytes(data[:8], "big")
+    services = "systemctl slurmctld active\nprocess slurmctld pid=10 state=S ppid=1 threads=17"
+    output = format_probe_output(
+        [
+            s("identity", f"hostname={name}\naddress={ADDRESSES[name]}\nnow={beat + 1}"),
+            s("services", services),
+            s("config", capture("show_config_lab.txt") + "\n" + capture("show_config_accounting_lab.txt")),
+            s("ping", capture(ping)),
+            s("sinfo", capture("sinfo_mixed_idle.txt")),
+            s("dbd_clusters", capture(dbd)),
+            s("role", "now_local=2026-11-29T23:31:00\nsource=file:/l\n" + capture(log)),
+            s(
+                "heartbeat",
+                f"path=/s/heartbeat\nexists=yes\nsize=16\nmtime={beat}\nnow={beat + 1}\n"
+                f"bytes={' '.join(map(str, data))}",
+            ),
+            s("state_save", "path=/s\nexists=yes\nmount_target=/srv\nfstype=lustre\nwritable=yes"),
+        ]
+    )
+    result = CommandResult(output, "", 0, 1.0, "test")
+    return json.loads(json.dumps(report_from_result(node(name), result).to_json()))
+
+
+def unreachable(name: str) -> dict[str, Any]:
+    class Runner:
+        transport = "session-manager"
+
+        def run(self, request: object) -> CommandResult:
+            raise TargetUnreachable("TargetNotConnected")
+
+    checked = check_controller(node(name), Runner(), document="d", deadline_seconds=60)
+    assert checked.status is ReportStatus.UNREACHABLE
+    return checked.to_json()
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.delenv("EXPECTED_STATE_FSTYPES", raising=False)
+    return load_function_module("evaluate_verdict")
+
+
+def invoke(app: ModuleType, event: Any) -> dict[str, Any]:
+    context = LambdaContext(
+        "EvaluateVerdictFunction", "arn:aws:lambda:us-east-1:123456789012:function:ev", 128, 10
+    )
+    result: dict[str, Any] = app.lambda_handler(event, context)
+    return json.loads(json.dumps(result))
+
+
+def test_healthy(app: ModuleType) -> None:
+    out = invoke(
+        app,
+        {
+            "reports": [
+                report(
+                    "ctl1",
+                    "slurmctld_log_ctl1_primary.txt",
+                    "ping_all_up.txt",
+                    0,
+                    "sacctmgr_cluster_ctl1.txt",
+                ),
+                report(
+                    "ctl2",
+                    "slurmctld_log_ctl2_standby.txt",
+                    "ping_all_up.txt",
+                    0,
+                    "sacctmgr_cluster_ctl1.txt",
+                ),
+            ],
+            "attempt": 1,
+        },
+    )
+    assert (out["verdict"], out["verified"], out["active_controller"], out["configured_primary"]) == (
+        "HEALTHY",
+        True,
+        "ctl1",
+        "ctl1",
+    )
+    assert out["attempt"] == 1
+    assert out["reasons"][0].startswith("ctl1 (configured primary) is active")
+    assert set(out["evidence"]) == {"ctl1", "ctl2"}
+    assert out["evidence"]["ctl2"]["logged_role"] == "standby"
+
+
+def test_failed_over_with_the_old_primary_unreachable(app: ModuleType) -> None:
+    out = invoke(
+        app,
+        {
+            "reports": [
+                unreachable("ctl1"),
+                report(
+                    "ctl2",
+                    "slurmctld_log_ctl2_takeover.txt",
+                    "ping_primary_down.txt",
+                    1,
+                    "sacctmgr_cluster_ctl2.txt",
+                ),
+            ]
+        },
+    )
+    assert (out["verdict"], out["verified"], out["active_controller"]) == ("FAILED_OVER", True, "ctl2")
+    assert out["attempt"] is None
+    assert out["evidence"]["ctl1"]["status"] == "UNREACHABLE"
+
+
+def test_a_caught_health_check_error_is_never_verified(app: ModuleType) -> None:
+    caught = {"Error": "Lambda.Unknown", "Cause": "The function timed out"}
+    out = invoke(
+        app,
+        {
+            "reports": [
+                report(
+                    "ctl1",
+                    "slurmctld_log_ctl1_primary.txt",
+                    "ping_all_up.txt",
+                    0,
+                    "sacctmgr_cluster_ctl1.txt",
+                ),
+                caught,
+            ]
+        },
+    )
+    assert out["verdict"] == "DEGRADED"
+    assert out["verified"] is False
+    assert any("health check failed: Lambda.Unknown" in reason for reason in out["reasons"])
+
+
+def test_no_reports_is_unknown(app: ModuleType) -> None:
+    out = invoke(app, {"reports": []})
+    assert (out["verdict"], out["verified"], out["active_controller"]) == ("UNKNOWN", False, None)
+
+
+@pytest.mark.parametrize(
+    "event", [{}, {"reports": "all"}, {"reports": [], "attempt": "2"}, {"reports": [], "attempt": True}]
+)
+def test_malformed_input_is_rejected(app: ModuleType, event: dict[str, Any]) -> None:
+    with pytest.raises(VerdictInputError):
+        invoke(app, event)
+
+
+def test_the_output_is_bounded(app: ModuleType) -> None:
+    many = [unreachable("ctl1")] * 50
+    out = invoke(app, {"reports": many})
+    assert out["verdict"] == "UNKNOWN"
+    assert len(json.dumps(out)) <= 32 * 1024
+
+
+def test_an_expected_file_system_type_for_state(app: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    reports = [
+        report("ctl1", "slurmctld_log_ctl1_primary.txt", "ping_all_up.txt", 0, "sacctmgr_cluster_ctl1.txt"),
+        report("ctl2", "slurmctld_log_ctl2_standby.txt", "ping_all_up.txt", 0, "sacctmgr_cluster_ctl1.txt"),
+    ]
+    monkeypatch.setenv("EXPECTED_STATE_FSTYPES", "lustre, nfs4")
+    assert invoke(app, {"reports": reports})["verdict"] == "HEALTHY"
+    monkeypatch.setenv("EXPECTED_STATE_FSTYPES", "nfs4")
+    out = invoke(app, {"reports": reports})
+    assert out["verdict"] == "DEGRADED"
+    assert "ctl1: StateSaveLocation is on lustre, expected nfs4" in out["reasons"]
+
+
+def test_the_workflow_counters_decide_whether_to_check_again(app: ModuleType) -> None:
+    import datetime as dt
+
+    started = dt.datetime.now(dt.UTC).isoformat()
+    counters = {"max_attempts": 3, "started_at": started, "deadline_seconds": 900, "backoff_seconds": 1}
+    unchecked = {"reports": [{"Error": "States.Timeout", "Cause": "x"}]}
+    first = invoke(app, {**unchecked, **counters, "attempt": 1})
+    assert first["verified"] is False
+    assert first["next"] == "check-again"
+    assert invoke(app, {**unchecked, **counters, "attempt": 3})["next"] == "not-verified"
+
+
+def test_bad_counters_are_a_typed_error(app: ModuleType) -> None:
+    with pytest.raises(ConvergenceInputError):
+        invoke(app, {"reports": [], "attempt": 1, "max_attempts": "many"})

@@ -1,0 +1,288 @@
+"""HealthCheckFunction's handler, with a fake command transport registered by name."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import stat
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from hyperpod_ha.commands import (
+    AccessDenied,
+    CommandError,
+    CommandRequest,
+    CommandResult,
+    CommandTimedOut,
+    EncryptionRequired,
+    ProtocolError,
+    TargetUnreachable,
+    Throttled,
+    register_transport,
+)
+from hyperpod_ha.embedded.functions import LambdaContext
+from hyperpod_ha.health import REPORT_JSON_LIMIT, ControllerCheckThrottled, ControllerInputError
+from hyperpod_ha.probe import probe_command
+from hyperpod_ha.settings import ConfigurationError
+from hyperpod_ha.slurm import ProbeSection, format_probe_output
+from tests.conftest import load_function_module
+
+CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
+TRANSPORT = "test-captured-probe"
+OWN_DOCUMENT = "hyperpod-ha-ControllerProbeDocument-1A2B3C"
+CONTROLLER = {
+    "instance_id": "i-0aaaaaaaaaaaaaaa1",
+    "group": "controller-machine",
+    "status": "Running",
+    "private_ip": "10.214.0.11",
+    "hostname": "ip-10-214-0-11",
+    "target": "sagemaker-cluster:hplab0000001_controller-machine-i-0aaaaaaaaaaaaaaa1",
+    "cluster": "lab",
+}
+
+
+def capture(name: str) -> str:
+    return (CAPTURES / name).read_text().rstrip("\n")
+
+
+def captured_probe_output() -> str:
+    """ctl1's probe output assembled from captured command output (01, 03)."""
+
+    def s(name: str, text: str, rc: int = 0) -> ProbeSection:
+        return ProbeSection(name=name, text=text, exit_code=rc, millis=12, timed_out=False, truncated=False)
+
+    beat = " ".join(str(b) for b in (CAPTURES / "heartbeat_writer0.bin").read_bytes())
+    return format_probe_output(
+        [
+            s("identity", "hostname=ctl1\naddress=10.214.0.11\nnow=1795995006"),
+            s(
+                "services",
+                "systemctl slurmctld active\nprocess slurmctld pid=7841 state=S ppid=1 threads=17",
+            ),
+            s("config", capture("show_config_lab.txt") + "\n" + capture("show_config_accounting_lab.txt")),
+            s("ping", capture("ping_all_up.txt")),
+            s("sinfo", capture("sinfo_idle.txt")),
+            s("sdiag", capture("sdiag_dbd_queue_empty.txt")),
+            s("dbd_clusters", capture("sacctmgr_cluster_ctl1.txt")),
+            s("dbd_ping", capture("sacctmgr_ping_invalid_keyword.txt"), 1),
+            s(
+                "role",
+                "now_local=2026-11-29T23:30:00\nsource=file:/l\n" + capture("slurmctld_log_ctl1_primary.txt"),
+            ),
+            s(
+                "heartbeat",
+                f"path=/s/heartbeat\nexists=yes\nsize=16\nmtime=1795995004\nnow=1795995005\nbytes={beat}",
+            ),
+            s("state_save", "path=/s\nexists=yes\nmount_target=/srv\nfstype=lustre\nwritable=yes"),
+        ]
+    )
+
+
+@dataclass
+class FakeTransport:
+    """A CommandRunner answering with captured probe output (or an error)."""
+
+    respond: Callable[[CommandRequest], CommandResult]
+    transport: str = TRANSPORT
+    requests: list[CommandRequest] = field(default_factory=list)
+    made: int = 0
+
+    def run(self, request: CommandRequest) -> CommandResult:
+        self.requests.append(request)
+        return self.respond(request)
+
+    def factory(self) -> FakeTransport:
+        self.made += 1
+        return self
+
+
+def answer(stdout: str, exit_code: int | None = 0) -> Callable[[CommandRequest], CommandResult]:
+    return lambda _request: CommandResult(
+        stdout, None if exit_code is None else "", exit_code, 1.2, TRANSPORT
+    )
+
+
+def failing(error: CommandError) -> Callable[[CommandRequest], CommandResult]:
+    def respond(_request: CommandRequest) -> CommandResult:
+        raise error
+
+    return respond
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
+    module = load_function_module("health_check")
+    module._runners.clear()
+    monkeypatch.setenv("COMMAND_TRANSPORT", TRANSPORT)
+    monkeypatch.setenv("PROBE_DOCUMENT", OWN_DOCUMENT)
+    monkeypatch.delenv("PROBE_DEADLINE_SECONDS", raising=False)
+    yield module
+    module._runners.clear()
+
+
+def use(transport: FakeTransport) -> FakeTransport:
+    register_transport(TRANSPORT, transport.factory)
+    return transport
+
+
+def invoke(app: ModuleType, event: dict[str, Any]) -> dict[str, Any]:
+    context = LambdaContext(
+        "HealthCheckFunction", "arn:aws:lambda:us-east-1:123456789012:function:hc", 256, 120
+    )
+    result: dict[str, Any] = app.lambda_handler(event, context)
+    return json.loads(json.dumps(result))  # what Lambda hands the state machine
+
+
+def test_a_healthy_primary(app: ModuleType) -> None:
+    fake = use(FakeTransport(answer(captured_probe_output())))
+    report = invoke(app, CONTROLLER)
+    assert report["status"] == "CHECKED"
+    assert report["instance_id"] == CONTROLLER["instance_id"]
+    assert report["node"]["controller_name"] == "ctl1"
+    assert report["role"]["logged"] == "primary"
+    assert report["heartbeat"]["writer_index"] == 0
+    assert report["dbd"]["registered_host"] == "10.214.0.11"
+    assert [line["responding"] for line in report["ping"]["lines"]] == [True, True]
+    (request,) = fake.requests
+    assert (request.target, request.document, request.deadline_seconds) == (
+        CONTROLLER["target"],
+        OWN_DOCUMENT,
+        60,
+    )
+    assert dict(request.parameters) == {}  # our Session document fixes the command
+    assert len(json.dumps(report)) <= REPORT_JSON_LIMIT
+
+
+def test_the_runner_is_made_once_per_container(app: ModuleType) -> None:
+    fake = use(FakeTransport(answer(captured_probe_output())))
+    invoke(app, CONTROLLER)
+    invoke(app, CONTROLLER)
+    assert fake.made == 1
+    assert len(fake.requests) == 2
+
+
+def test_the_aws_document_gets_the_probe_command_and_merged_output(
+    app: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROBE_DOCUMENT", "AWS-StartNonInteractiveCommand")
+    monkeypatch.setenv("PROBE_DEADLINE_SECONDS", "45")
+    fake = use(FakeTransport(answer(captured_probe_output().replace("\n", "\r\n"), exit_code=None)))
+    report = invoke(app, CONTROLLER)
+    (request,) = fake.requests
+    assert dict(request.parameters) == {"command": [probe_command()]}
+    assert request.deadline_seconds == 45
+    assert report["status"] == "CHECKED"
+    assert report["exit_code"] is None
+
+
+@pytest.mark.parametrize("raw", ["soon", "0", "-5"])
+def test_a_bad_deadline_is_a_configuration_error(
+    app: ModuleType, monkeypatch: pytest.MonkeyPatch, raw: str
+) -> None:
+    monkeypatch.setenv("PROBE_DEADLINE_SECONDS", raw)
+    use(FakeTransport(answer(captured_probe_output())))
+    with pytest.raises(ConfigurationError):
+        invoke(app, CONTROLLER)
+
+
+def test_a_node_that_is_not_running_is_reported_without_probing(app: ModuleType) -> None:
+    fake = use(FakeTransport(answer(captured_probe_output())))
+    report = invoke(app, {**CONTROLLER, "status": "Pending"})
+    assert fake.requests == []
+    assert (report["status"], report["reason"]) == ("NOT_RUNNING", "node status is Pending: not probed")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        TargetUnreachable("TargetNotConnected: not connected"),
+        CommandTimedOut("session did not finish within 60 s"),
+        AccessDenied("AccessDeniedException"),
+        ProtocolError("channel closed early"),
+        EncryptionRequired("KMS encryption requested"),
+    ],
+)
+def test_unreachable_is_a_report(app: ModuleType, error: CommandError) -> None:
+    use(FakeTransport(failing(error)))
+    report = invoke(app, CONTROLLER)
+    assert report["status"] == "UNREACHABLE"
+    assert report["reason"] == f"{type(error).__name__}: {error.reason}"
+
+
+def test_throttling_raises_the_error_the_state_machine_retries(app: ModuleType) -> None:
+    use(FakeTransport(failing(Throttled("ThrottlingException: Rate exceeded"))))
+    with pytest.raises(ControllerCheckThrottled) as raised:
+        invoke(app, CONTROLLER)
+    # Lambda's errorType is the class name; the Retry in the state machine matches it.
+    assert type(raised.value).__name__ == "ControllerCheckThrottled"
+
+
+@pytest.mark.parametrize("event", [{}, {"instance_id": "i-1"}, {**CONTROLLER, "target": None}])
+def test_a_malformed_controller_is_rejected(app: ModuleType, event: dict[str, Any]) -> None:
+    use(FakeTransport(answer(captured_probe_output())))
+    with pytest.raises(ControllerInputError):
+        invoke(app, event)
+
+
+def fake_slurm_bin(directory: Path, state: Path) -> Path:
+    """Slurm commands printing what ctl2 printed after the failover (04); StateSaveLocation is ``state``."""
+    directory.mkdir()
+    config = directory / "show_config.txt"
+    config.write_text(
+        (capture("show_config_lab.txt") + "\n" + capture("show_config_accounting_lab.txt")).replace(
+            "/srv/hplab/shared/state", str(state)
+        )
+    )
+    commands = {
+        "scontrol": (
+            f'case "$1" in\n  ping) cat "{CAPTURES / "ping_primary_down.txt"}";;\n'
+            f'  show) cat "{config}";;\nesac\n'
+        ),
+        "sinfo": f'cat "{CAPTURES / "sinfo_mixed_idle.txt"}"\n',
+        "sdiag": f'cat "{CAPTURES / "sdiag_dbd_queue_empty.txt"}"\n',
+        "sacctmgr": (
+            'case "$*" in *ping*) echo "invalid keyword: ping"; exit 1;; esac\n'
+            f'cat "{CAPTURES / "sacctmgr_cluster_ctl2.txt"}"\n'
+        ),
+        "uname": "echo ctl2\n",
+    }
+    for name, body in commands.items():
+        path = directory / name
+        path.write_text("#!/bin/bash\n" + body)
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return directory
+
+
+def test_the_probe_command_runs_without_a_shell(
+    app: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The command the handler passes is split like the SSM agent does and run: real bash, fake Slurm."""
+    monkeypatch.setenv("PROBE_DOCUMENT", "AWS-StartNonInteractiveCommand")
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "heartbeat").write_bytes((CAPTURES / "heartbeat_writer1.bin").read_bytes())
+    fake_bin = fake_slurm_bin(tmp_path / "bin", state)
+
+    def run_locally(request: CommandRequest) -> CommandResult:
+        argv = shlex.split(request.parameters["command"][0])
+        env = {"PATH": f"{fake_bin}:/usr/bin:/bin:/usr/sbin:/sbin", "TMPDIR": str(tmp_path)}
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
+        return CommandResult(done.stdout + done.stderr, None, None, 1.0, TRANSPORT)  # merged, no exit code
+
+    use(FakeTransport(run_locally))
+    report = invoke(app, {**CONTROLLER, "private_ip": "10.214.0.12", "hostname": "ctl2"})
+    assert report["status"] == "CHECKED"
+    assert report["node"]["controller_name"] == "ctl2"
+    assert [line["responding"] for line in report["ping"]["lines"]] == [False, True]
+    assert report["config"]["state_save_location"] == str(state)
+    assert report["dbd"]["registered_host"] == "10.214.0.12"
+    assert (report["heartbeat"]["readable"], report["heartbeat"]["writer_index"]) == (True, 1)
+    assert report["state_save"]["writable"] is True
+    assert report["scheduler"]["answers"] is True
+    assert sorted(p.name for p in state.iterdir()) == ["heartbeat"]

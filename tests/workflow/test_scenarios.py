@@ -1,0 +1,48 @@
+"""Every scenario end to end: the real ASL on moto's interpreter, the real handlers, the real
+probe on simulated controllers answering from captured Slurm output."""
+
+from __future__ import annotations
+
+import pytest
+
+from hyperpod_ha.simulation.engine import run_scenario
+from hyperpod_ha.simulation.scenarios import SCENARIOS
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_scenario_ends_as_expected(name: str) -> None:
+    scenario = SCENARIOS[name]
+    result = run_scenario(scenario, ROOT)
+    summary = result.to_json()
+    assert result.verdict == scenario.expect_verdict, summary["timeline"]
+    assert len(result.incidents) == scenario.expect_incidents, summary["incidents"]
+    assert len(result.snapshots) == scenario.expect_snapshots
+    assert len(result.executions) == scenario.expect_executions
+    assert result.lease_released
+    assert result.passed
+    (execution,) = result.executions
+    if scenario.expect_verdict in ("HEALTHY", "FAILED_OVER"):
+        assert execution["status"] == "SUCCEEDED"
+    else:
+        assert (execution["status"], execution["error"]) == ("FAILED", scenario.expect_verdict)
+        (incident,) = result.incidents
+        assert scenario.expect_verdict in incident["title"]
+        assert incident["status"] == "Open"
+
+
+def test_flapping_is_checked_twice_and_needs_no_incident() -> None:
+    result = run_scenario(SCENARIOS["flapping"], ROOT)
+    verdicts = [e.detail.split(" ")[0] for e in result.timeline if e.what.strip() == "verdict"]
+    assert verdicts == ["DOWN", "HEALTHY"]
+    assert result.incidents == []
+
+
+def test_the_duplicate_storm_starts_one_run_and_joins_the_rest() -> None:
+    result = run_scenario(SCENARIOS["duplicate-storm"], ROOT)
+    outcomes = [e.detail for e in result.timeline if "->" in e.what]
+    assert outcomes.count("started") == 1
+    assert outcomes.count("duplicate") == 2
+    assert outcomes.count("joined") == 20

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from hyperpod_ha.cluster import RUNNING, discover_controllers
 from hyperpod_ha.commands import CommandRunner, runner_for
 from hyperpod_ha.observability import logger, tracer

@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from websockets.asyncio.server import ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
 from hyperpod_ha.commands.frames import (
     HEADER_LENGTH,
     SERVICE_HEADER_LENGTH,
@@ -37,8 +40,6 @@ from hyperpod_ha.commands.frames import (
     decode,
     encode,
 )
-from websockets.asyncio.server import ServerConnection, serve
-from websockets.exceptions import ConnectionClosed
 
 CHUNK_SIZE = 1024
 AGENT_VERSION = "3.3.1957.0"

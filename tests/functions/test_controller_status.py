@@ -150,3 +150,15 @@ def test_the_lease_expires(embedded_held: Embedded) -> None:
     )
     assert record["outcome"] == "started"
     assert len(embedded_held.executions()) == 2
+
+
+def test_the_off_shape_without_the_comma_starts_a_run(embedded_held: Embedded) -> None:
+    record = only_record(
+        embedded_held.stack.invoke("ControllerStatusFunction", sns_event("sns_controller_off_backup.json"))
+    )
+    assert (record["outcome"], record["status"], record["address"], record["role"]) == (
+        "started",
+        "OFF",
+        "10.1.0.11",
+        "backup",
+    )

@@ -16,11 +16,11 @@ from typing import Any
 
 import boto3
 import pytest
+from moto import mock_aws
+
 from hyperpod_ha.cluster import ClusterControllers, Controller
 from hyperpod_ha.embedded.functions import LambdaContext
 from hyperpod_ha.rotation.steps import RotationRequestInvalid
-from moto import mock_aws
-
 from tests.conftest import load_function_module
 from tests.unit.rotation.node_fakes import DOCUMENT, FakeNodeRunner
 from tests.unit.rotation.rotation_service import RotationService, stages, value

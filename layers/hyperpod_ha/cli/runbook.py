@@ -24,6 +24,7 @@ from hyperpod_ha.cli.samconfig import read_deploy_config
 from hyperpod_ha.verification_runs import RunDecision, RunSettings, Trigger, VerificationRuns
 
 VERIFIED, NOT_VERIFIED, ERROR = 0, 1, 2
+POLL_SECONDS = 2.0
 VERDICT_ERRORS = frozenset({"DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN"})
 
 
@@ -86,12 +87,7 @@ class StateView:
             self._out.write("\r\033[K")
 
 
-def follow(
-    execution_arn: str,
-    view: StateView,
-    poll_seconds: float = 2.0,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Ending:
+def follow(execution_arn: str, view: StateView, sleep: Callable[[float], None] = time.sleep) -> Ending:
     sfn = boto3.client("stepfunctions")
     seen = 0
     current = "starting"
@@ -117,7 +113,7 @@ def follow(
         if described["status"] != "RUNNING":
             return _ending(described, events)
         view.waiting(current)
-        sleep(poll_seconds)
+        sleep(POLL_SECONDS)
 
 
 def _history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:

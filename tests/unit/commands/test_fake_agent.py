@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hyperpod_ha.commands.frames import ClientMessage, Flags, MessageType, PayloadType, decode, encode
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
+from hyperpod_ha.commands.frames import ClientMessage, Flags, MessageType, PayloadType, decode, encode
 from tests.fakes.ssm_agent import AgentScript, ChannelClosed, FakeSsmAgent, stdout
 
 SESSION_ID = "fake-agent-check-0123456789"

@@ -7,6 +7,9 @@ import struct
 import uuid
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from hyperpod_ha.commands import ProtocolError
 from hyperpod_ha.commands.frames import (
     ClientMessage,
@@ -17,8 +20,6 @@ from hyperpod_ha.commands.frames import (
     decode,
     encode,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 MESSAGE_ID = uuid.UUID("00112233-4455-6677-8899-aabbccddeeff")
 

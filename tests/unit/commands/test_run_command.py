@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 import boto3
 import pytest
 from botocore.stub import Stubber
+from moto import mock_aws
+
 from hyperpod_ha.commands import (
     AccessDenied,
     CommandError,
@@ -17,7 +19,6 @@ from hyperpod_ha.commands import (
     Throttled,
 )
 from hyperpod_ha.commands.run_command import RunCommandRunner
-from moto import mock_aws
 
 if TYPE_CHECKING:
     from mypy_boto3_ssm import SSMClient

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from botocore.stub import Stubber
+
 from hyperpod_ha.commands import (
     AccessDenied,
     CommandError,
@@ -24,7 +25,6 @@ from hyperpod_ha.commands import (
 )
 from hyperpod_ha.commands.session_manager import CLIENT_VERSION, SessionManagerRunner, StartedSession
 from hyperpod_ha.observability import logger
-
 from tests.fakes.ssm_agent import (
     AgentScript,
     ChannelClosed,

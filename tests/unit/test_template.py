@@ -1,0 +1,153 @@
+"""template.yaml: what cfn-lint and the rest of the project rely on, checked without AWS."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import cfnlint.api
+import pytest
+
+from hyperpod_ha.documents import documents_in_sync
+from hyperpod_ha.embedded.cfn import load_template
+from tests.conftest import EVENTS, ROOT
+
+TEMPLATE = load_template(ROOT / "template.yaml")
+FUNCTIONS = {k: v for k, v in TEMPLATE["Resources"].items() if v["Type"] == "AWS::Serverless::Function"}
+ASL = ROOT / "statemachine" / "failover_verification.asl.json"
+
+
+def test_the_state_machine_definition_passes_cfn_lint() -> None:
+    """cfn-lint checks an inline definition (not a DefinitionUri): lint one built from the file."""
+    machine = TEMPLATE["Resources"]["FailoverVerificationStateMachine"]["Properties"]
+    substitutions = {
+        key: "arn:aws:lambda:us-east-1:123456789012:function:x" for key in machine["DefinitionSubstitutions"]
+    }
+    substitutions.update(
+        StateTableName="table",
+        SettleSeconds="150",
+        MaxAttempts="4",
+        BackoffSeconds="30",
+        SnapshotPollSeconds="30",
+    )
+    definition = re.sub(r"\$\{(\w+)\}", lambda m: substitutions[m.group(1)], ASL.read_text())
+    template = {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Resources": {
+            "Role": {
+                "Type": "AWS::IAM::Role",
+                "Properties": {
+                    "AssumeRolePolicyDocument": {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Principal": {"Service": "states.amazonaws.com"},
+                                "Action": "sts:AssumeRole",
+                            }
+                        ],
+                    }
+                },
+            },
+            "Machine": {
+                "Type": "AWS::StepFunctions::StateMachine",
+                "Properties": {
+                    "Definition": json.loads(definition),
+                    "RoleArn": {"Fn::GetAtt": ["Role", "Arn"]},
+                },
+            },
+        },
+    }
+    assert cfnlint.api.lint(json.dumps(template)) == []
+
+
+def test_a_broken_definition_is_caught_by_that_check() -> None:
+    template = {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Resources": {
+            "Machine": {
+                "Type": "AWS::StepFunctions::StateMachine",
+                "Properties": {
+                    "Definition": {"StartAt": "Nowhere", "States": {"A": {"Type": "Pass", "Next": "B"}}},
+                    "RoleArn": "arn:aws:iam::123456789012:role/r",
+                },
+            }
+        },
+    }
+    assert cfnlint.api.lint(json.dumps(template)) != []
+
+
+def test_the_whole_template_passes_cfn_lint() -> None:
+    assert cfnlint.api.lint((ROOT / "template.yaml").read_text()) == []
+
+
+def test_the_session_documents_hold_the_current_commands() -> None:
+    assert documents_in_sync((ROOT / "template.yaml").read_text()) == {
+        "ControllerProbeDocument": True,
+        "SlurmdbdRolloutDocument": True,
+    }, "run `make probe-document`"
+
+
+@pytest.mark.parametrize("logical_id", sorted(FUNCTIONS))
+def test_every_function_is_arm64_python313_with_a_handler(logical_id: str) -> None:
+    globals_ = TEMPLATE["Globals"]["Function"]
+    assert (globals_["Runtime"], globals_["Architectures"]) == ("python3.13", ["arm64"])
+    code = ROOT / FUNCTIONS[logical_id]["Properties"]["CodeUri"]
+    assert (code / "app.py").is_file()
+    assert "def lambda_handler(" in (code / "app.py").read_text()
+
+
+def test_events_env_json_covers_every_function_and_its_variables() -> None:
+    env: dict[str, dict[str, Any]] = json.loads((EVENTS / "env.json").read_text())
+    assert set(env) == set(FUNCTIONS)
+    for logical_id, resource in FUNCTIONS.items():
+        declared = {
+            **TEMPLATE["Globals"]["Function"]["Environment"]["Variables"],
+            **resource["Properties"].get("Environment", {}).get("Variables", {}),
+        }
+        assert set(env[logical_id]) == set(declared), logical_id
+
+
+def test_every_queue_table_and_topic_is_encrypted() -> None:
+    for logical_id, resource in TEMPLATE["Resources"].items():
+        properties = resource.get("Properties", {})
+        if resource["Type"] == "AWS::SQS::Queue":
+            assert properties.get("SqsManagedSseEnabled") is True, logical_id
+        elif resource["Type"] == "AWS::DynamoDB::Table":
+            assert properties["SSESpecification"]["SSEEnabled"] is True, logical_id
+        elif resource["Type"] == "AWS::SNS::Topic":
+            assert properties.get("KmsMasterKeyId"), logical_id
+
+
+def test_start_session_is_limited_to_our_documents_and_the_clusters() -> None:
+    statements = FUNCTIONS["HealthCheckFunction"]["Properties"]["Policies"][0]["Statement"]
+    (start,) = [s for s in statements if s["Action"] == "ssm:StartSession"]
+    assert start["Condition"] == {"BoolIfExists": {"ssm:SessionDocumentAccessCheck": "true"}}
+    assert "*" not in json.dumps(start["Resource"]).replace("cluster/*", "").replace("instance/*", "")
+
+
+def test_every_sample_event_is_used_by_a_test() -> None:
+    tests = "\n".join(path.read_text() for path in (ROOT / "tests").rglob("test_*.py"))
+    unused = [p.name for p in EVENTS.glob("*.json") if p.name != "env.json" and p.name not in tests]
+    assert unused == []
+
+
+def test_outputs_name_the_resources_operators_need() -> None:
+    assert {
+        "FailoverVerificationStateMachineArn",
+        "NotificationTopicArn",
+        "SlurmFailoverTopicArn",
+        "StateTableName",
+        "IdempotencyTableName",
+        "ControllerStatusDeadLetterQueueUrl",
+        "NodeEventDeadLetterQueueUrl",
+    } <= set(TEMPLATE["Outputs"])
+
+
+def test_the_definition_file_is_the_one_the_template_names() -> None:
+    machine = TEMPLATE["Resources"]["FailoverVerificationStateMachine"]["Properties"]
+    assert Path(ROOT / machine["DefinitionUri"]) == ASL
+    used = set(re.findall(r"\$\{(\w+)\}", ASL.read_text()))
+    assert used == set(machine["DefinitionSubstitutions"])

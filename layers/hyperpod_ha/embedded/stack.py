@@ -386,6 +386,7 @@ class _Builder:
         days = re.search(r"rate\((\d+) days?\)", schedule)
         secret.auto_rotate_after_days = int(days.group(1)) if days else 0
         secret.rotation_enabled = True
+        secret.rotation_requested = True  # moto describes the rotation only once one was asked for
         self.resources[logical_id] = Physical(props["SecretId"])
 
 

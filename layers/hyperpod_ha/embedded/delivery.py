@@ -12,17 +12,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as dt
-import functools
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from hyperpod_ha.embedded import fsx, opscenter
 from hyperpod_ha.embedded.functions import FunctionError, FunctionSpec, invoke
+from hyperpod_ha.embedded.patching import Patch, applied
 
 _functions: dict[str, FunctionSpec] = {}
 
@@ -84,17 +86,25 @@ def invoke_async(spec: FunctionSpec, event: Any) -> Any:
     return None
 
 
-@functools.cache
-def install() -> None:
-    """Patch moto once per process; functions are looked up in the registry at call time."""
-    _route_lambda_invoke()
-    _deliver_sns_to_lambda()
-    _deliver_events_to_lambda()
-    opscenter.install()
-    fsx.install()
+@contextlib.contextmanager
+def patched() -> Iterator[None]:
+    """moto, patched for as long as the embedded stack is in use (see the module's docstring)."""
+    from hyperpod_ha.embedded import site
+
+    with applied(
+        [
+            _route_lambda_invoke(),
+            _deliver_sns_to_lambda(),
+            _deliver_events_to_lambda(),
+            site.node_addresses(),
+            *opscenter.patches(),
+            *fsx.patches(),
+        ]
+    ):
+        yield
 
 
-def _route_lambda_invoke() -> None:
+def _route_lambda_invoke() -> Patch:
     from moto.awslambda_simple.models import LambdaSimpleBackend
 
     fallback = LambdaSimpleBackend.invoke
@@ -117,10 +127,10 @@ def _route_lambda_invoke() -> None:
             return json.dumps(error.payload()).encode()
         return json.dumps(result).encode()
 
-    LambdaSimpleBackend.invoke = routed  # type: ignore[method-assign]
+    return (LambdaSimpleBackend, "invoke", routed)
 
 
-def _deliver_sns_to_lambda() -> None:
+def _deliver_sns_to_lambda() -> Patch:
     from moto.sns.models import Subscription
 
     original = Subscription.publish
@@ -151,10 +161,10 @@ def _deliver_sns_to_lambda() -> None:
         }
         invoke_async(spec, {"Records": [record]})
 
-    Subscription.publish = publish  # type: ignore[method-assign,assignment]
+    return (Subscription, "publish", publish)
 
 
-def _deliver_events_to_lambda() -> None:
+def _deliver_events_to_lambda() -> Patch:
     from moto.events.models import Rule
 
     original = Rule.send_to_targets
@@ -176,4 +186,4 @@ def _deliver_events_to_lambda() -> None:
             rest.targets = others
             original(rest, original_event, transform_input)
 
-    Rule.send_to_targets = send_to_targets  # type: ignore[method-assign]
+    return (Rule, "send_to_targets", send_to_targets)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hyperpod_ha.embedded.patching import Patch
+
 
 def _store(backend: Any) -> dict[str, Any]:
     store: dict[str, Any] | None = getattr(backend, "_hyperpod_ha_repository", None)
@@ -39,8 +41,8 @@ def link_to_s3(file_system_id: str, bucket_path: str, region: str = "us-east-1")
     )
 
 
-def install() -> None:
-    """Patch moto's responses; called once per process by ``delivery.install``."""
+def patches() -> list[Patch]:
+    """moto's FSx responses with the missing calls answered (applied by ``delivery.patched``)."""
     from moto.fsx.responses import FSxResponse
 
     def describe_data_repository_associations(self: Any) -> str:
@@ -96,7 +98,9 @@ def install() -> None:
                 backup.lifecycle = "AVAILABLE"
         return answer
 
-    FSxResponse.describe_backups = describe_backups  # type: ignore[method-assign]
-    FSxResponse.describe_data_repository_associations = describe_data_repository_associations  # type: ignore[attr-defined]
-    FSxResponse.create_data_repository_task = create_data_repository_task  # type: ignore[attr-defined]
-    FSxResponse.describe_data_repository_tasks = describe_data_repository_tasks  # type: ignore[attr-defined]
+    return [
+        (FSxResponse, "describe_backups", describe_backups),
+        (FSxResponse, "describe_data_repository_associations", describe_data_repository_associations),
+        (FSxResponse, "create_data_repository_task", create_data_repository_task),
+        (FSxResponse, "describe_data_repository_tasks", describe_data_repository_tasks),
+    ]

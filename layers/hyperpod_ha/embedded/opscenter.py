@@ -15,6 +15,8 @@ from typing import Any
 
 from moto.core.exceptions import JsonRESTError
 
+from hyperpod_ha.embedded.patching import Patch
+
 OPEN_STATUSES = frozenset({"Open", "InProgress"})
 
 
@@ -61,8 +63,8 @@ def _matches(item: dict[str, Any], filters: list[dict[str, Any]]) -> bool:
     return True
 
 
-def install() -> None:
-    """Patch moto's responses; called once per process by ``delivery.install``."""
+def patches() -> list[Patch]:
+    """moto's SSM responses with OpsItems (applied by ``delivery.patched``)."""
     from moto.ssm.responses import SimpleSystemManagerResponse
 
     def create_ops_item(self: Any) -> str:
@@ -124,7 +126,9 @@ def install() -> None:
             {"OpsItemSummaries": [{key: item[key] for key in keys if key in item} for item in found]}
         )
 
-    SimpleSystemManagerResponse.create_ops_item = create_ops_item  # type: ignore[attr-defined]
-    SimpleSystemManagerResponse.get_ops_item = get_ops_item  # type: ignore[attr-defined]
-    SimpleSystemManagerResponse.update_ops_item = update_ops_item  # type: ignore[attr-defined]
-    SimpleSystemManagerResponse.describe_ops_items = describe_ops_items  # type: ignore[attr-defined]
+    return [
+        (SimpleSystemManagerResponse, "create_ops_item", create_ops_item),
+        (SimpleSystemManagerResponse, "get_ops_item", get_ops_item),
+        (SimpleSystemManagerResponse, "update_ops_item", update_ops_item),
+        (SimpleSystemManagerResponse, "describe_ops_items", describe_ops_items),
+    ]

@@ -15,6 +15,7 @@ from typing import Any
 import boto3
 from moto.core.config import DefaultConfig
 
+from hyperpod_ha.embedded.patching import Patch
 from hyperpod_ha.embedded.stack import REGION
 
 MOTO_CONFIG: DefaultConfig = {
@@ -44,9 +45,8 @@ def embedded_aws() -> Iterator[None]:
     os.environ.pop("AWS_PROFILE", None)
     # moto's interpreter logs every state's internals at WARNING; keep our output readable.
     logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
-    delivery.install()
     try:
-        with mock_aws(config=MOTO_CONFIG):
+        with mock_aws(config=MOTO_CONFIG), delivery.patched():
             yield
     finally:
         for key, value in saved.items():
@@ -162,8 +162,23 @@ def _sagemaker_backend() -> Any:
     return sagemaker_backends[ACCOUNT][REGION]
 
 
-def _create_cluster(name: str, group: str, controllers: tuple[SiteController, ...], workers: int) -> str:
+def node_addresses() -> Patch:
+    """moto's cluster nodes with the addresses HyperPod's DescribeClusterNode returns."""
     from moto.sagemaker.models import ClusterNode
+
+    original = ClusterNode.describe
+
+    def describe(self: Any) -> dict[str, Any]:
+        details = original(self)
+        if getattr(self, "private_ip", None):
+            details["PrivatePrimaryIp"] = self.private_ip
+            details["PrivateDnsHostname"] = self.hostname
+        return details
+
+    return (ClusterNode, "describe", describe)
+
+
+def _create_cluster(name: str, group: str, controllers: tuple[SiteController, ...], workers: int) -> str:
 
     def instance_group(group_name: str, count: int) -> dict[str, Any]:
         return {
@@ -201,16 +216,4 @@ def _create_cluster(name: str, group: str, controllers: tuple[SiteController, ..
         node.hostname = hostname
         renamed[instance_id] = node
     cluster.nodes = renamed
-    if not getattr(ClusterNode, "_hyperpod_ha_addresses", False):
-        original = ClusterNode.describe
-
-        def describe(self: Any) -> dict[str, Any]:
-            details = original(self)
-            if getattr(self, "private_ip", None):
-                details["PrivatePrimaryIp"] = self.private_ip
-                details["PrivateDnsHostname"] = self.hostname
-            return details
-
-        ClusterNode.describe = describe  # type: ignore[method-assign]
-        ClusterNode._hyperpod_ha_addresses = True  # type: ignore[attr-defined]
     return str(arn)

@@ -136,8 +136,8 @@ class EmbeddedStack:
 def create_stack(
     root: Path, parameters: Mapping[str, Any], name: str = "hyperpod-ha", region: str = REGION
 ) -> EmbeddedStack:
-    """Create the stack of ``root/template.yaml``; call inside an active moto mock."""
-    delivery.install()
+    """Create the stack of ``root/template.yaml``; call inside :func:`~hyperpod_ha.embedded.site.embedded_aws`
+    (or against a moto server)."""
     new_containers()
     template = load_template(root / "template.yaml")
     values = parameter_values(template, parameters)

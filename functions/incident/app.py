@@ -1,0 +1,118 @@
+"""IncidentFunction: open an incident (OpsCenter, Incident Manager, notification) or resolve them.
+
+``{"action": "open" | "resolve", ...}``; see ``hyperpod_ha.incidents``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from hyperpod_ha.incidents import (
+    Incidents,
+    IncidentSettings,
+    InvalidIncidentRequest,
+    OpenRequest,
+    ResolveRequest,
+)
+from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.settings import setting
+
+if TYPE_CHECKING:
+    from mypy_boto3_sns import SNSClient
+    from mypy_boto3_ssm import SSMClient
+    from mypy_boto3_ssm_incidents import SSMIncidentsClient
+
+
+@cache
+def _ssm() -> SSMClient:
+    return boto3.client("ssm")
+
+
+@cache
+def _sns() -> SNSClient:
+    return boto3.client("sns")
+
+
+@cache
+def _incident_manager() -> SSMIncidentsClient:
+    return boto3.client("ssm-incidents")
+
+
+@cache
+def _incidents() -> Incidents:
+    settings = IncidentSettings(
+        region=setting("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", "us-east-1")),
+        topic_arn=setting("NOTIFICATION_TOPIC_ARN", "").strip() or None,
+        response_plan_arn=setting("INCIDENT_RESPONSE_PLAN_ARN", "").strip() or None,
+    )
+    return Incidents(
+        _ssm(),
+        _sns(),
+        settings,
+        incident_manager=_incident_manager() if settings.response_plan_arn else None,
+    )
+
+
+@cache
+def _idempotency() -> IdempotencyConfig:
+    return IdempotencyConfig(event_key_jmespath="[cluster, execution_id]", raise_on_no_idempotency_key=True)
+
+
+@cache
+def _announce_verified() -> Callable[[ResolveRequest], bool]:
+    """The "verified" message, once per execution: nothing in OpsCenter records it."""
+    incidents = _incidents()
+    table = setting("IDEMPOTENCY_TABLE", "").strip()
+    if not table:
+        logger.warning("IDEMPOTENCY_TABLE not set: a retried resolve may repeat the 'verified' message")
+        return incidents.announce_verified
+
+    def announce(request: dict[str, Any]) -> dict[str, bool]:
+        resolve = ResolveRequest(
+            request["cluster"], request["verdict"], request["execution_id"], snapshot=request.get("snapshot")
+        )
+        return {"notified": incidents.announce_verified(resolve)}
+
+    once = idempotent_function(
+        announce,
+        data_keyword_argument="request",
+        persistence_store=DynamoDBPersistenceLayer(table_name=table),
+        config=_idempotency(),
+        key_prefix="hyperpod-ha.incident.verified",
+    )
+
+    def announce_once(request: ResolveRequest) -> bool:
+        data = {
+            "cluster": request.cluster,
+            "verdict": request.verdict,
+            "execution_id": request.execution_id,
+            "snapshot": dict(request.snapshot) if request.snapshot else None,
+        }
+        return bool(once(request=data)["notified"])
+
+    return announce_once
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    action = event.get("action")
+    logger.append_keys(action=action)
+    if action == "open":
+        return _incidents().open(OpenRequest.from_event(event)).to_json()
+    if action == "resolve":
+        # Lets Powertools expire an in-progress record when this invocation times out.
+        _idempotency().register_lambda_context(context)
+        return _incidents().resolve(ResolveRequest.from_event(event), _announce_verified()).to_json()
+    raise InvalidIncidentRequest("action must be open or resolve")

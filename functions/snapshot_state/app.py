@@ -1,0 +1,51 @@
+"""SnapshotStateFunction: start, poll and prune snapshots of the Slurm state on FSx.
+
+``{"action": "start" | "describe" | "retain", ...}``; see ``hyperpod_ha.snapshot``.
+``SnapshotBusy`` propagates so the workflow's Retry (matched on the error name) backs off.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.settings import setting
+from hyperpod_ha.snapshot import (
+    DescribeRequest,
+    InvalidSnapshotRequest,
+    Snapshots,
+    SnapshotSettings,
+    StartRequest,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_fsx import FSxClient
+
+
+@cache
+def _fsx() -> FSxClient:
+    return boto3.client("fsx")
+
+
+@cache
+def _snapshots() -> Snapshots:
+    return Snapshots(_fsx(), SnapshotSettings.from_environment())
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    action = event.get("action")
+    logger.append_keys(action=action)
+    if action == "start":
+        return _snapshots().start(StartRequest.from_event(event)).to_json()
+    if action == "describe":
+        return _snapshots().describe(DescribeRequest.from_event(event)).to_json()
+    if action == "retain":
+        cluster = event.get("cluster") or setting("CLUSTER_NAME")
+        return {"retention": _snapshots().retain(str(cluster)).to_json()}
+    raise InvalidSnapshotRequest("action must be start, describe or retain")

@@ -1,0 +1,277 @@
+"""IncidentFunction's handler: Stubber for OpsCenter and Incident Manager (moto has neither),
+moto for SNS and for the Powertools idempotency table."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import ANY, Stubber
+from moto import mock_aws
+
+from hyperpod_ha.incidents import (
+    CLUSTER_KEY,
+    EXECUTION_KEY,
+    NOTIFIED_KEY,
+    RESOLVED_BY_KEY,
+    InvalidIncidentRequest,
+    incident_client_token,
+)
+
+HANDLER = Path(__file__).resolve().parents[2] / "functions" / "incident" / "app.py"
+REGION = "us-west-2"
+EXECUTION = "arn:aws:states:us-west-2:123456789012:execution:FailoverVerification:ml-cluster-42"
+PLAN = "arn:aws:ssm-incidents::123456789012:response-plan/hyperpod"
+INCIDENT = "arn:aws:ssm-incidents::123456789012:incident-record/hyperpod/6ebcc812-85f5-b7eb-8b2f-283e4d844308"
+OPS_ITEM = "oi-0123456789ab"
+
+
+@dataclass
+class Context:
+    function_name: str = "IncidentFunction"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:us-west-2:123456789012:function:IncidentFunction"
+    aws_request_id: str = "request-1"
+
+    @staticmethod
+    def get_remaining_time_in_millis() -> int:
+        return 60_000
+
+
+def _load_handler() -> ModuleType:
+    # A fresh module per test: its clients and settings are cached per container.
+    spec = importlib.util.spec_from_file_location("incident_app", HANDLER)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Stack:
+    env: pytest.MonkeyPatch
+    queue: str
+
+    def messages(self) -> list[dict[str, Any]]:
+        received = (
+            boto3.client("sqs")
+            .receive_message(QueueUrl=self.queue, MaxNumberOfMessages=10)
+            .get("Messages", [])
+        )
+        return [json.loads(message["Body"]) for message in received]
+
+
+@pytest.fixture
+def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_REGION", REGION)
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("CLUSTER_NAME", "ml-cluster")
+    monkeypatch.setenv("INCIDENT_RESPONSE_PLAN_ARN", "")
+    with mock_aws():
+        sns = boto3.client("sns")
+        sqs = boto3.client("sqs")
+        topic = sns.create_topic(Name="hyperpod-ha")["TopicArn"]
+        queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+        boto3.client("dynamodb").create_table(
+            TableName="idempotency",
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        monkeypatch.setenv("NOTIFICATION_TOPIC_ARN", topic)
+        monkeypatch.setenv("IDEMPOTENCY_TABLE", "idempotency")
+        yield Stack(monkeypatch, queue)
+
+
+def _searchable(**values: str) -> dict[str, dict[str, str]]:
+    return {key: {"Value": value, "Type": "SearchableString"} for key, value in values.items()}
+
+
+OPEN_EVENT = {
+    "action": "open",
+    "cluster": "ml-cluster",
+    "verdict": "SPLIT_BRAIN",
+    "reasons": ["ip-10-1-0-11 and ip-10-1-0-12 both report 'Running as primary controller'"],
+    "evidence": {"reports": [{"host": "ip-10-1-0-11", "slurmdbd_conf": "StoragePass=hunter2"}]},
+    "execution_id": EXECUTION,
+}
+
+
+def test_open_through_the_handler(stack: Stack) -> None:
+    stack.env.setenv("INCIDENT_RESPONSE_PLAN_ARN", PLAN)
+    app = _load_handler()
+    with Stubber(app._ssm()) as ssm, Stubber(app._incident_manager()) as im:
+        ssm.add_response("create_ops_item", {"OpsItemId": OPS_ITEM})
+        ssm.add_response(
+            "get_ops_item",
+            {
+                "OpsItem": {
+                    "OpsItemId": OPS_ITEM,
+                    "OperationalData": _searchable(**{EXECUTION_KEY: EXECUTION}),
+                }
+            },
+        )
+        im.add_response(
+            "start_incident",
+            {"incidentRecordArn": INCIDENT},
+            {
+                "responsePlanArn": PLAN,
+                "clientToken": incident_client_token(EXECUTION, "SPLIT_BRAIN"),
+                "title": ANY,
+                "impact": 1,
+                "triggerDetails": ANY,
+                "relatedItems": ANY,
+            },
+        )
+        ssm.add_response("update_ops_item", {})
+        result = app.lambda_handler(dict(OPEN_EVENT), Context())
+        ssm.assert_no_pending_responses()
+        im.assert_no_pending_responses()
+    assert result["ops_item_id"] == OPS_ITEM
+    assert result["created"] is True
+    assert result["incident_arn"] == INCIDENT
+    assert result["notified"] is True
+    assert set(result["links"]) == {"execution", "ops_item", "incident"}
+    json.dumps(result)
+    [message] = stack.messages()
+    assert message["Subject"] == "hyperpod-ha ml-cluster: SPLIT_BRAIN - incident opened (sev 1)"
+    assert "hunter2" not in json.dumps(message)
+
+
+def test_open_without_incident_manager_never_calls_it(stack: Stack) -> None:
+    app = _load_handler()
+    with Stubber(app._ssm()) as ssm:
+        ssm.add_response("create_ops_item", {"OpsItemId": OPS_ITEM})
+        ssm.add_response(
+            "get_ops_item",
+            {
+                "OpsItem": {
+                    "OpsItemId": OPS_ITEM,
+                    "OperationalData": _searchable(**{EXECUTION_KEY: EXECUTION, NOTIFIED_KEY: EXECUTION}),
+                }
+            },
+        )
+        result = app.lambda_handler(dict(OPEN_EVENT), Context())
+    assert (result["incident_arn"], result["notified"]) == (None, True)
+    assert app._incidents().incident_manager is None
+    assert stack.messages() == []  # this execution's message went out on an earlier attempt
+
+
+def _expect_nothing_open(ssm: Stubber) -> None:
+    ssm.add_response("describe_ops_items", {"OpsItemSummaries": []})  # resolved by this run on an earlier try
+    ssm.add_response("describe_ops_items", {"OpsItemSummaries": []})  # still open
+
+
+def test_verified_is_announced_once_even_when_resolve_is_retried(stack: Stack) -> None:
+    app = _load_handler()
+    snapshot = {
+        "kind": "backup",
+        "id": "backup-0123456789abcdef0",
+        "status": "AVAILABLE",
+        "done": True,
+        "succeeded": True,
+    }
+    event = {
+        "action": "resolve",
+        "cluster": "ml-cluster",
+        "verdict": "HEALTHY",
+        "reasons": ["primary active, standby answers"],
+        "execution_id": EXECUTION,
+        "snapshot": snapshot,
+    }
+    with Stubber(app._ssm()) as ssm:
+        _expect_nothing_open(ssm)
+        _expect_nothing_open(ssm)
+        first = app.lambda_handler(dict(event), Context())
+        again = app.lambda_handler(dict(event), Context())
+    assert first == again == {"resolved": [], "notified": True, "message": "verified"}
+    [message] = stack.messages()
+    assert message["Subject"] == "hyperpod-ha ml-cluster: verified (HEALTHY)"
+    assert "Snapshot:  backup backup-0123456789abcdef0 AVAILABLE (ok)" in message["Message"]
+    # Another run is a new verification and says so.
+    with Stubber(app._ssm()) as ssm:
+        _expect_nothing_open(ssm)
+        app.lambda_handler({**event, "execution_id": EXECUTION + "-next"}, Context())
+    assert len(stack.messages()) == 1
+
+
+def test_verified_without_an_idempotency_table_still_announces(stack: Stack) -> None:
+    stack.env.delenv("IDEMPOTENCY_TABLE")
+    app = _load_handler()
+    with Stubber(app._ssm()) as ssm:
+        _expect_nothing_open(ssm)
+        result = app.lambda_handler(
+            {
+                "action": "resolve",
+                "cluster": "ml-cluster",
+                "verdict": "FAILED_OVER",
+                "execution_id": EXECUTION,
+            },
+            Context(),
+        )
+    assert result["message"] == "verified"
+    assert len(stack.messages()) == 1
+
+
+def test_resolve_through_the_handler(stack: Stack) -> None:
+    app = _load_handler()
+    open_item = {
+        "OpsItemId": OPS_ITEM,
+        "Source": "hyperpod-ha",
+        "Status": "Open",
+        "OperationalData": _searchable(**{CLUSTER_KEY: "ml-cluster", "hyperpod-ha:kind": "DOWN"}),
+    }
+    with Stubber(app._ssm()) as ssm:
+        ssm.add_response("describe_ops_items", {"OpsItemSummaries": []})
+        ssm.add_response("describe_ops_items", {"OpsItemSummaries": [open_item]})
+        ssm.add_response(
+            "update_ops_item",
+            {},
+            {
+                "OpsItemId": OPS_ITEM,
+                "Status": "Resolved",
+                "OperationalData": {
+                    RESOLVED_BY_KEY: {"Type": "SearchableString", "Value": EXECUTION},
+                    "hyperpod-ha:resolution": ANY,
+                },
+            },
+        )
+        ssm.add_response("update_ops_item", {})
+        result = app.lambda_handler(
+            {"action": "resolve", "cluster": "ml-cluster", "verdict": "HEALTHY", "execution_id": EXECUTION},
+            Context(),
+        )
+        ssm.assert_no_pending_responses()
+    assert result == {"resolved": [OPS_ITEM], "notified": True, "message": "recovered"}
+    [message] = stack.messages()
+    assert message["Subject"] == "hyperpod-ha ml-cluster: recovered (HEALTHY)"
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {},
+        {"action": "close"},
+        {"action": "open", "cluster": "ml-cluster"},
+        {"action": "resolve", "cluster": "ml-cluster"},
+    ],
+)
+def test_bad_requests_are_typed_rejections(stack: Stack, event: dict[str, Any]) -> None:
+    app = _load_handler()
+    with pytest.raises(InvalidIncidentRequest):
+        app.lambda_handler(event, Context())

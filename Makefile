@@ -39,7 +39,7 @@ lint: venv
 	$(BIN)/sam validate --lint --template template.yaml
 
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit -q

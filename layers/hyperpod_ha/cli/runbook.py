@@ -92,28 +92,30 @@ def follow(execution_arn: str, view: StateView, sleep: Callable[[float], None] =
     seen = 0
     current = "starting"
     while True:
+        # The status first: once it is final, the history read after it is complete.
+        described = sfn.describe_execution(executionArn=execution_arn)
         events = _history(sfn, execution_arn)
         for event in events[seen:]:
-            entered = event.get("stateEnteredEventDetails")
-            if entered:
-                current = entered["name"]
-                view.state(event["timestamp"].strftime("%H:%M:%S"), current)
-            for key in (
-                "taskFailedEventDetails",
-                "lambdaFunctionFailedEventDetails",
-                "executionFailedEventDetails",
-            ):
-                failed = event.get(key)
-                if failed:
-                    view.state(
-                        event["timestamp"].strftime("%H:%M:%S"), "  failed:", str(failed.get("error", ""))
-                    )
+            current = _show(event, view) or current
         seen = len(events)
-        described = sfn.describe_execution(executionArn=execution_arn)
         if described["status"] != "RUNNING":
             return _ending(described, events)
         view.waiting(current)
         sleep(POLL_SECONDS)
+
+
+def _show(event: dict[str, Any], view: StateView) -> str | None:
+    """Show one history event if it matters to an operator; the state it entered, if any."""
+    at = event["timestamp"].strftime("%H:%M:%S")
+    entered = event.get("stateEnteredEventDetails")
+    if entered:
+        view.state(at, entered["name"])
+        return str(entered["name"])
+    for key in ("taskFailedEventDetails", "lambdaFunctionFailedEventDetails", "executionFailedEventDetails"):
+        failed = event.get(key)
+        if failed:
+            view.state(at, "  failed:", str(failed.get("error", "")))
+    return None
 
 
 def _history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:

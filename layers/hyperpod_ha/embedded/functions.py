@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from unittest import mock
 
 Handler = Callable[[Any, Any], Any]
 
@@ -110,18 +111,8 @@ def _environment(spec: FunctionSpec) -> Iterator[None]:
         # No X-Ray daemon here: Powertools' tracer stays quiet.
         "POWERTOOLS_TRACE_DISABLED": "true",
     }
-    wanted = {**spec.environment, **lambda_variables}
-    with _invocation_lock:
-        saved = {key: os.environ.get(key) for key in wanted}
-        os.environ.update(wanted)
-        try:
-            yield
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    with _invocation_lock, mock.patch.dict(os.environ, {**spec.environment, **lambda_variables}):
+        yield
 
 
 def invoke(spec: FunctionSpec, event: Any) -> Any:

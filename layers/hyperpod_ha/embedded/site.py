@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from unittest import mock
 
 import boto3
 from moto.core.config import DefaultConfig
@@ -39,21 +40,14 @@ def embedded_aws() -> Iterator[None]:
         "AWS_DEFAULT_REGION": REGION,
         "AWS_REGION": REGION,
     }
-    saved = {key: os.environ.get(key) for key in [*fake, "AWS_ENDPOINT_URL", "AWS_PROFILE"]}
-    os.environ.update(fake)
-    os.environ.pop("AWS_ENDPOINT_URL", None)
-    os.environ.pop("AWS_PROFILE", None)
     # moto's interpreter logs every state's internals at WARNING; keep our output readable.
     logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
-    try:
+    with mock.patch.dict(os.environ, fake):
+        # Never a real account or another endpoint, whatever the shell says.
+        os.environ.pop("AWS_ENDPOINT_URL", None)
+        os.environ.pop("AWS_PROFILE", None)
         with mock_aws(config=MOTO_CONFIG), delivery.patched():
             yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 @dataclass(frozen=True)

@@ -223,6 +223,17 @@ class _Builder:
     def _client(self, service: str) -> Any:
         return boto3.client(service, region_name=self.region)  # type: ignore[call-overload]
 
+    def _role(self, name: str, service: str) -> str:
+        """An execution role (moto checks that it exists, not what it allows)."""
+        trust = {
+            "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}]
+        }
+        return str(
+            self._client("iam").create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))[
+                "Role"
+            ]["Arn"]
+        )
+
     def _create_loggroup(self, logical_id: str, properties: Mapping[str, Any]) -> None:
         props = self.resolver.resolve(properties)
         name = props.get("LogGroupName", self._physical_name(logical_id))
@@ -291,20 +302,7 @@ class _Builder:
         spec, props = function_spec(
             self.root, self.template, self.resolver, logical_id, physical.ref, physical.attributes["Arn"]
         )
-        role = self._client("iam").create_role(
-            RoleName=f"{physical.ref}-role"[:64],
-            AssumeRolePolicyDocument=json.dumps(
-                {
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "lambda.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ]
-                }
-            ),
-        )["Role"]["Arn"]
+        role = self._role(f"{physical.ref}-role"[:64], "lambda.amazonaws.com")
         self._client("lambda").create_function(
             FunctionName=spec.name,
             Runtime=props["Runtime"],
@@ -352,20 +350,7 @@ class _Builder:
 
         definition = re.sub(r"\$\{([A-Za-z0-9]+)\}", substitute, definition)
         json.loads(definition)  # a broken substitution must fail here, not in an execution
-        role = self._client("iam").create_role(
-            RoleName=f"{physical.attributes['Name']}-role"[:64],
-            AssumeRolePolicyDocument=json.dumps(
-                {
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "states.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ]
-                }
-            ),
-        )["Role"]["Arn"]
+        role = self._role(f"{physical.attributes['Name']}-role"[:64], "states.amazonaws.com")
         self._client("stepfunctions").create_state_machine(
             name=physical.attributes["Name"],
             definition=definition,

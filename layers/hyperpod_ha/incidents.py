@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from botocore.exceptions import ClientError
 
-from hyperpod_ha import notification
-from hyperpod_ha.notification import Links, OpenedIncident
+from hyperpod_ha import notices
+from hyperpod_ha.notices import Links, OpenedIncident
 from hyperpod_ha.observability import logger
 
 if TYPE_CHECKING:
@@ -531,10 +531,10 @@ class Incidents:
         data = item.get("OperationalData") or {}
         # Our own execution opened it (now, or on an earlier attempt of this same call).
         created = _data_value(data, EXECUTION_KEY) == request.execution_id
-        partition = notification.partition_of(request.execution_id)
+        partition = notices.partition_of(request.execution_id)
         links = Links(
-            execution=notification.execution_console_url(request.execution_id, region),
-            ops_item=notification.ops_item_console_url(ops_item_id, region, partition),
+            execution=notices.execution_console_url(request.execution_id, region),
+            ops_item=notices.ops_item_console_url(ops_item_id, region, partition),
         )
         updates: dict[str, OpsItemDataValueTypeDef] = {}
         incident_arn = _data_value(data, INCIDENT_KEY)
@@ -544,13 +544,11 @@ class Incidents:
             if incident_arn:
                 updates[INCIDENT_KEY] = {"Type": "SearchableString", "Value": incident_arn}
         if incident_arn:
-            links = Links(
-                links.execution, links.ops_item, notification.incident_console_url(region, partition)
-            )
+            links = Links(links.execution, links.ops_item, notices.incident_console_url(region, partition))
 
         notified = _data_value(data, NOTIFIED_KEY) == request.execution_id
         if not notified and self.settings.topic_arn:
-            message = notification.incident_opened(
+            message = notices.incident_opened(
                 OpenedIncident(
                     cluster=request.cluster,
                     verdict=request.verdict,
@@ -564,7 +562,7 @@ class Incidents:
                     execution_id=request.execution_id,
                     incident_arn=incident_arn,
                     links=links,
-                    snapshot=notification.snapshot_summary(request.snapshot),
+                    snapshot=notices.snapshot_summary(request.snapshot),
                 )
             )
             self._publish(message)
@@ -621,10 +619,10 @@ class Incidents:
         except ClientError as error:
             raise IncidentFailed(f"UpdateOpsItem {ops_item_id} failed: {_error_code(error)}") from error
 
-    def _publish(self, message: notification.Notification) -> None:
+    def _publish(self, message: notices.Notification) -> None:
         assert self.settings.topic_arn
         try:
-            notification.publish(self.sns, self.settings.topic_arn, message)
+            notices.publish(self.sns, self.settings.topic_arn, message)
         except ClientError as error:
             raise IncidentFailed(f"SNS Publish failed: {_error_code(error)}") from error
 
@@ -762,15 +760,15 @@ class Incidents:
             logger.warning("no notification topic configured; recovery not announced")
             return ResolveResult(resolved, False, None)
         region = self.settings.region
-        partition = notification.partition_of(request.execution_id)
+        partition = notices.partition_of(request.execution_id)
         self._publish(
-            notification.recovered(
+            notices.recovered(
                 request.cluster,
                 request.verdict,
                 request.execution_id,
-                {item: notification.ops_item_console_url(item, region, partition) for item in resolved},
-                notification.execution_console_url(request.execution_id, region),
-                snapshot=notification.snapshot_summary(request.snapshot),
+                {item: notices.ops_item_console_url(item, region, partition) for item in resolved},
+                notices.execution_console_url(request.execution_id, region),
+                snapshot=notices.snapshot_summary(request.snapshot),
             )
         )
         for ops_item in resolved:
@@ -789,14 +787,14 @@ class Incidents:
         """Publish the short "verified" message (not idempotent by itself: see :meth:`resolve`)."""
         if not self.settings.topic_arn:
             return False
-        link = notification.execution_console_url(request.execution_id, self.settings.region)
+        link = notices.execution_console_url(request.execution_id, self.settings.region)
         self._publish(
-            notification.verified(
+            notices.verified(
                 request.cluster,
                 request.verdict,
                 request.execution_id,
                 link,
-                snapshot=notification.snapshot_summary(request.snapshot),
+                snapshot=notices.snapshot_summary(request.snapshot),
             )
         )
         return True

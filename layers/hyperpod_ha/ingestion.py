@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -23,6 +22,7 @@ from hyperpod_ha.hyperpod_events import (
     NodeHealthEvent,
     parse_hyperpod_event,
 )
+from hyperpod_ha.notices import Notification, publish, subject_line
 from hyperpod_ha.notifications import ControllerNotification
 from hyperpod_ha.observability import logger
 from hyperpod_ha.verification_runs import Trigger, VerificationRuns
@@ -98,14 +98,8 @@ def controller_notification_record(
     }
 
 
-@dataclass(frozen=True)
-class Notice:
-    subject: str
-    message: str
-
-
 class Notices:
-    """Human notices on the notification topic, each sent at most once per key."""
+    """Notices to people on the notification topic; ``send_once`` at most once per key."""
 
     def __init__(
         self, sns: SNSClient, topic_arn: str, dynamodb: DynamoDBClient, table: str, ttl_seconds: int
@@ -116,7 +110,7 @@ class Notices:
         self._table = table
         self._ttl_seconds = ttl_seconds
 
-    def send_once(self, key: str, notice: Notice, now: int) -> bool:
+    def send_once(self, key: str, notice: Notification, now: int) -> bool:
         try:
             self._ddb.put_item(
                 TableName=self._table,
@@ -135,8 +129,8 @@ class Notices:
             raise
         return True
 
-    def send(self, notice: Notice) -> None:
-        self._sns.publish(TopicArn=self._topic_arn, Subject=notice.subject[:99], Message=notice.message)
+    def send(self, notice: Notification) -> None:
+        publish(self._sns, self._topic_arn, notice)
 
 
 class NodeEventTriage:
@@ -197,9 +191,9 @@ class NodeEventTriage:
         tally = self._workers.record_unhealthy(event.cluster_name, event.instance_id)
         if tally.outcome != "threshold-crossed":
             return self._result(event, "counted", unhealthy_workers=tally.unhealthy, group=group)
-        notice = Notice(
-            subject=f"HyperPod {event.cluster_name}: {tally.unhealthy} worker nodes unhealthy",
-            message=(
+        notice = Notification(
+            subject=subject_line(f"HyperPod {event.cluster_name}: {tally.unhealthy} worker nodes unhealthy"),
+            body=(
                 f"{tally.unhealthy} worker nodes of cluster {event.cluster_name} reported unhealthy within "
                 f"one window starting at epoch {tally.window_start}. Latest: {event.instance_id} "
                 f"({event.health_status}, repair action {event.repair_action}): {event.reason}\n"
@@ -216,9 +210,9 @@ class NodeEventTriage:
     def _cluster_state(self, event: ClusterStateChange) -> dict[str, Any]:
         if not event.alarming:
             return self._result(event, "ignored", reason=f"cluster status {event.status}")
-        notice = Notice(
-            subject=f"HyperPod {event.cluster_name} is {event.status}",
-            message=(
+        notice = Notification(
+            subject=subject_line(f"HyperPod {event.cluster_name} is {event.status}"),
+            body=(
                 f"Cluster {event.cluster_name} changed status to {event.status}.\n"
                 f"Failure message: {event.failure_message or '(none)'}\nEvent: {event.event_id}"
             ),

@@ -50,7 +50,7 @@ def rotation(mariadb_lab: MariaDBLab, tmp_path: Path) -> Iterator[Rotation]:
         runner = FakeNodeRunner(
             base=tmp_path,
             secret_source=current_secret,
-            accepts=lambda user, password: login_works(user, password),
+            accepts=login_works,
         )
         runner.document = stack.ref("SlurmdbdRolloutDocument")
         # The controllers the embedded cluster lists, each with slurmdbd on the old credentials.
@@ -76,7 +76,9 @@ def test_rotate_secret_rotates_and_rolls_out(rotation: Rotation, capfd: pytest.C
     secrets.rotate_secret(SecretId=site.secret_arn, RotationLambdaARN=function_arn, RotateImmediately=True)
 
     current = secrets.get_secret_value(SecretId=site.secret_arn)["SecretString"]
-    assert ": " not in current and ", " not in current  # compact: the lifecycle script greps it
+    # compact: the lifecycle script greps it
+    assert ": " not in current
+    assert ", " not in current
     new = json.loads(current)
     assert new["username"] == f"{old_user}_clone"
     assert new["password"] != old_password, "the password did not change"

@@ -22,9 +22,9 @@ ASL = ROOT / "statemachine" / "failover_verification.asl.json"
 def test_the_state_machine_definition_passes_cfn_lint() -> None:
     """cfn-lint checks an inline definition (not a DefinitionUri): lint one built from the file."""
     machine = TEMPLATE["Resources"]["FailoverVerificationStateMachine"]["Properties"]
-    substitutions = {
-        key: "arn:aws:lambda:us-east-1:123456789012:function:x" for key in machine["DefinitionSubstitutions"]
-    }
+    substitutions = dict.fromkeys(
+        machine["DefinitionSubstitutions"], "arn:aws:lambda:us-east-1:123456789012:function:x"
+    )
     substitutions.update(
         StateTableName="table",
         SettleSeconds="150",

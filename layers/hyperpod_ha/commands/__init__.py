@@ -116,20 +116,20 @@ def runner_for(name: str) -> CommandRunner:
 @functools.cache
 def _ssm_client() -> SSMClient:
     """One ``ssm`` client per container, created on first use (after the endpoint is configured)."""
-    import boto3  # noqa: PLC0415 - deferred so handlers without SSM commands do not pay for it
+    import boto3
 
     return boto3.client("ssm")
 
 
 def _session_manager_runner() -> CommandRunner:
     # Imported on demand: websockets and asyncio stay out of handlers that never run commands.
-    from hyperpod_ha.commands.session_manager import SessionManagerRunner  # noqa: PLC0415
+    from hyperpod_ha.commands.session_manager import SessionManagerRunner
 
     return SessionManagerRunner(_ssm_client())
 
 
 def _run_command_runner() -> CommandRunner:
-    from hyperpod_ha.commands.run_command import RunCommandRunner  # noqa: PLC0415
+    from hyperpod_ha.commands.run_command import RunCommandRunner
 
     return RunCommandRunner(_ssm_client())
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pymysql
 import pytest
+
 from hyperpod_ha.rotation import database
 from hyperpod_ha.rotation.database import (
     DatabaseUnreachable,

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from hyperpod_ha.rotation.grants import (
     Account,
     GrantKind,
@@ -13,8 +16,6 @@ from hyperpod_ha.rotation.grants import (
     quote_identifier,
     tokenize,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 HASH = "*EDBC947285651AA5E2A9EBA5AA8C9476871E5372"
 SOURCE = Account("admin", "%")

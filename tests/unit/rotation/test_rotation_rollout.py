@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.embedded.cfn import load_template
 from hyperpod_ha.rotation import slurmdbd_credentials
@@ -31,7 +32,6 @@ from hyperpod_ha.rotation.rollout import (
     roll_out,
     session_document,
 )
-
 from tests.unit.rotation.node_fakes import CONF_TEMPLATE, DOCUMENT, FakeController, FakeNodeRunner
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hyperpod-slurmdbd-AbCdEf"

@@ -6,6 +6,9 @@ import json
 import string
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from hyperpod_ha.rotation.secret import (
     EXCLUDED_CHARACTERS,
     MAX_USERNAME_LENGTH,
@@ -19,8 +22,6 @@ from hyperpod_ha.rotation.secret import (
     compact_json,
     parse_secret,
 )
-from hypothesis import given
-from hypothesis import strategies as st
 
 SAMPLE_SHORT = '{"username":"admin","password":"Old-Password-1"}'
 RDS_FULL = json.dumps(

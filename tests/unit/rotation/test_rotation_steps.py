@@ -12,6 +12,8 @@ from typing import Any
 
 import boto3
 import pytest
+from moto import mock_aws
+
 from hyperpod_ha.rotation.database import Session
 from hyperpod_ha.rotation.secret import Endpoint
 from hyperpod_ha.rotation.steps import (
@@ -23,8 +25,6 @@ from hyperpod_ha.rotation.steps import (
     Step,
     Strategy,
 )
-from moto import mock_aws
-
 from tests.unit.rotation.rotation_service import RotationService, raw_value, stages, value
 
 SHORT = {"username": "admin", "password": "Old-Password-1"}

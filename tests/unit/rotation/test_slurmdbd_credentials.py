@@ -10,9 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from hyperpod_ha.rotation import slurmdbd_credentials as node
 from hypothesis import given
 from hypothesis import strategies as st
+
+from hyperpod_ha.rotation import slurmdbd_credentials as node
 
 ME = __import__("pwd").getpwuid(os.getuid()).pw_name
 

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -51,11 +50,7 @@ def _incident_manager() -> SSMIncidentsClient:
 
 @cache
 def _incidents() -> Incidents:
-    settings = IncidentSettings(
-        region=setting("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", "us-east-1")),
-        topic_arn=setting("NOTIFICATION_TOPIC_ARN", "").strip() or None,
-        response_plan_arn=setting("INCIDENT_RESPONSE_PLAN_ARN", "").strip() or None,
-    )
+    settings = IncidentSettings.from_environment()
     return Incidents(
         _ssm(),
         _sns(),

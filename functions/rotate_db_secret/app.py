@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hyperpod_ha.cluster import RUNNING, discover_controllers
 from hyperpod_ha.commands import CommandRunner, runner_for
+from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest, redact, scrub_text
 from hyperpod_ha.observability import logger, tracer
 from hyperpod_ha.rotation.database import TlsPolicy, pymysql_connector
 from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, RolloutReport, RolloutSettings, roll_out
@@ -80,16 +82,34 @@ def _rotation() -> Rotation:
     return Rotation(_secrets(), pymysql_connector(tls), settings)
 
 
-def report_rollout_failure(controller: dict[str, Any], reason: str) -> None:
-    """``on_failure`` of the roll-out: the controller kept its old slurmdbd.conf."""
-    logger.error(
-        "slurmdbd credentials roll-out failed: run {'action': 'rollout'} again once the controller is fixed",
-        extra={
-            "instance_id": controller.get("instance_id"),
-            "target": controller.get("target"),
-            "reason": reason,
-        },
-    )
+def _failure_reporter(secret_arn: str) -> Callable[[dict[str, Any], str], None]:
+    def report_rollout_failure(controller: dict[str, Any], reason: str) -> None:
+        """``on_failure`` of the roll-out: the controller kept its old slurmdbd.conf; one incident."""
+        instance = controller.get("instance_id") or controller.get("target") or "a controller"
+        logger.error(
+            "slurmdbd credentials roll-out failed: roll out again once the controller is fixed",
+            extra={"instance_id": instance, "target": controller.get("target"), "reason": reason},
+        )
+        request = OpenRequest(
+            cluster=setting("CLUSTER_NAME"),
+            verdict="",
+            kind="rollout-failed",
+            execution_id=f"{secret_arn}:{controller.get('instance_id', '')}",
+            reasons=(
+                scrub_text(f"slurmdbd on {instance} did not take the rotated database credentials: {reason}"),
+                "the controllers after it were left as they were; fix it, then run the roll-out again "
+                '(invoke RotateDbSecretFunction with {"action": "rollout"})',
+            ),
+            evidence=redact({"controller": controller}),
+        )
+        _incidents().open(request)
+
+    return report_rollout_failure
+
+
+@cache
+def _incidents() -> Incidents:
+    return Incidents(boto3.client("ssm"), boto3.client("sns"), IncidentSettings.from_environment())
 
 
 def _controllers(event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -115,7 +135,7 @@ def _rollout(secret_arn: str, controllers: list[dict[str, Any]]) -> RolloutRepor
         service=setting("SLURMDBD_SERVICE", "slurmdbd"),
         verify_seconds=int_setting("SLURMDBD_VERIFY_SECONDS", 45),
     )
-    return roll_out(controllers, _runner(), settings, report_rollout_failure)
+    return roll_out(controllers, _runner(), settings, _failure_reporter(secret_arn))
 
 
 def _rollout_action(event: dict[str, Any]) -> dict[str, Any]:

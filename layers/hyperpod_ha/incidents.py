@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from botocore.exceptions import ClientError
 from hyperpod_ha import notices
 from hyperpod_ha.notices import Links, OpenedIncident
 from hyperpod_ha.observability import logger
+from hyperpod_ha.settings import setting
 
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
@@ -327,6 +329,14 @@ class IncidentSettings:
     region: str
     topic_arn: str | None = None
     response_plan_arn: str | None = None
+
+    @classmethod
+    def from_environment(cls) -> IncidentSettings:
+        return cls(
+            region=setting("AWS_REGION", os.environ.get("AWS_DEFAULT_REGION", "us-east-1")),
+            topic_arn=setting("NOTIFICATION_TOPIC_ARN", "").strip() or None,
+            response_plan_arn=setting("INCIDENT_RESPONSE_PLAN_ARN", "").strip() or None,
+        )
 
 
 @dataclass(frozen=True)

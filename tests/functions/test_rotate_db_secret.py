@@ -19,7 +19,9 @@ import pytest
 from moto import mock_aws
 
 from hyperpod_ha.cluster import ClusterControllers, Controller
+from hyperpod_ha.embedded import opscenter
 from hyperpod_ha.embedded.functions import LambdaContext
+from hyperpod_ha.embedded.patching import applied
 from hyperpod_ha.rotation.steps import RotationRequestInvalid
 from tests.conftest import load_function_module
 from tests.unit.rotation.node_fakes import DOCUMENT, FakeNodeRunner
@@ -45,8 +47,10 @@ class Rig:
 
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
-    with mock_aws():
+    # moto has no OpsCenter: the embedded stack's double takes the roll-out's incidents.
+    with mock_aws(), applied(opscenter.patches()):
         module = load_function_module("rotate_db_secret")
+        module._incidents.cache_clear()
         monkeypatch.setattr(module, "_secrets", lambda: boto3.client("secretsmanager"))
         module._rotation.cache_clear()
         arn = boto3.client("secretsmanager").create_secret(
@@ -194,6 +198,14 @@ def test_a_failing_controller_is_reported_and_finish_still_completes(
     failure = [r for r in caplog.records if "roll-out failed" in r.getMessage()]
     assert len(failure) == 1
     assert failure[0].instance_id == "i-broken"  # type: ignore[attr-defined]
+    (incident,) = boto3.client("ssm").describe_ops_items(
+        OpsItemFilters=[{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}]
+    )["OpsItemSummaries"]
+    item = boto3.client("ssm").get_ops_item(OpsItemId=incident["OpsItemId"])["OpsItem"]
+    assert "i-broken" in item["Description"]
+    assert "rollout-failed" in json.dumps(item["OperationalData"])
+    for password in ("Old-Password-1", "New-Password-2"):
+        assert password not in json.dumps(item, default=str)
 
 
 @pytest.mark.parametrize(

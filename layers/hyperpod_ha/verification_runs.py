@@ -115,7 +115,8 @@ class VerificationRuns:
         name = execution_name(cluster, lease_id)
         # Two passes at most: the lease may be released between our failed take and our join.
         for _ in range(2):
-            holder = self._take_lease(cluster, lease_id, trigger, name)
+            # Read first: in a storm the lease is held, and a failed conditional put is a write too.
+            holder = self._live_lease(cluster) or self._take_lease(cluster, lease_id, trigger, name)
             if holder is None:
                 return self._start(cluster, trigger, reason, lease_id, name)
             if holder.get("lease_id", {}).get("S") == lease_id:
@@ -140,6 +141,14 @@ class VerificationRuns:
                 return False
             raise
         return True
+
+    def _live_lease(self, cluster: str) -> Mapping[str, Any] | None:
+        item: Mapping[str, Any] | None = self._ddb.get_item(
+            TableName=self._table, Key={"pk": {"S": lease_key(cluster)}}, ConsistentRead=True
+        ).get("Item")
+        if item is None or int(item.get("expires_at", {}).get("N", "0")) < int(self._clock()):
+            return None
+        return item
 
     def _take_lease(
         self, cluster: str, lease_id: str, trigger: Trigger, name: str

@@ -6,8 +6,12 @@ environment the template gives each function.
 
 from __future__ import annotations
 
+import os
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
 logger = Logger()
 tracer = Tracer()
-metrics = Metrics()
+# The template sets the namespace; a process that imports this before any function's
+# environment is set (the CLI, the lab) gets the same one.
+metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "HyperPodHA")

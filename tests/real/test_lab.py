@@ -25,6 +25,7 @@ from hyperpod_lab import Heartbeat, Lab, LabConfigError, LabError, Topology
 from hyperpod_lab.accounting_db import AdminConnection
 from hyperpod_lab.config import check_db_password, slurm_conf
 from hyperpod_lab.packages import ensure_packages
+from hyperpod_lab.preflight import missing_prerequisite
 from hyperpod_lab.processes import command_name
 from hyperpod_lab.runner import LabRequestError, LabRunner, command_line
 from hyperpod_lab.topology import BRIDGE, CLUSTER_NAME, DB_NAME, PREFIX, SLURMCTLD_TIMEOUT_SECONDS
@@ -37,24 +38,6 @@ DOCUMENT = "AWS-StartNonInteractiveCommand"
 TAKEOVER_MARGIN_SECONDS = 8.0
 
 
-def _prerequisite_missing() -> str | None:
-    if os.geteuid() != 0:
-        return "the Slurm lab needs root"
-    try:
-        probe = subprocess.run(
-            ["unshare", "--net", "--uts", "--mount", "true"], capture_output=True, check=False
-        )
-    except FileNotFoundError:
-        return "the Slurm lab needs unshare (util-linux)"
-    if probe.returncode != 0:
-        return "the Slurm lab needs network, UTS and mount namespaces (unshare failed)"
-    try:
-        AdminConnection().connect().close()
-    except LabError as exc:
-        return f"the Slurm lab needs MariaDB: {exc.reason}"
-    return None
-
-
 @pytest.fixture(scope="module")
 def db_password() -> str:
     return secrets.token_urlsafe(18)
@@ -62,7 +45,7 @@ def db_password() -> str:
 
 @pytest.fixture(scope="module")
 def lab(db_password: str) -> Iterator[Lab]:
-    missing = _prerequisite_missing()
+    missing = missing_prerequisite()
     if missing is not None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{missing} (CI=true: the lab tests must run)")

@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from hyperpod_ha.cli import project_root, result_stream
+
+if TYPE_CHECKING:
+    from hyperpod_ha.simulation.engine import ScenarioResult
 
 
 def run_simulate(args: argparse.Namespace) -> int:
     from hyperpod_ha.simulation.scenarios import SCENARIOS
 
-    if args.scenario == "list" or args.scenario not in SCENARIOS:
-        for name, scenario in SCENARIOS.items():
-            print(f"{name:16} {scenario.summary} -> {scenario.expect_verdict}")
+    if args.lab:
+        from hyperpod_ha.simulation.lab import LAB_SCENARIOS
+
+        known = {name: (s.summary, s.expect_label) for name, s in LAB_SCENARIOS.items()}
+    else:
+        known = {name: (s.summary, s.expect_verdict) for name, s in SCENARIOS.items()}
+    if args.scenario == "list" or args.scenario not in known:
+        for name, (summary, expected) in known.items():
+            print(f"{name:16} {summary} -> {expected}")
         return 0 if args.scenario == "list" else 2
     out = result_stream()
+    result: ScenarioResult
     if args.lab:
         from hyperpod_ha.simulation.lab import run_lab_scenario
 
@@ -29,9 +40,9 @@ def run_simulate(args: argparse.Namespace) -> int:
     return 0 if result.passed else 1
 
 
-def render_timeline(result: object) -> str:
-    data = result.to_json()  # type: ignore[attr-defined]
-    lines = [f"scenario {data['scenario']}: {result.scenario.summary}"]  # type: ignore[attr-defined]
+def render_timeline(result: ScenarioResult) -> str:
+    data = result.to_json()
+    lines = [f"scenario {data['scenario']}: {result.scenario.summary}"]
     for entry in data["timeline"]:
         detail = f"  {entry['detail']}" if entry["detail"] else ""
         lines.append(f"  {entry['seconds']:7.2f}s  {entry['what']}{detail}")

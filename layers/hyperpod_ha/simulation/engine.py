@@ -270,8 +270,7 @@ def _history_entry(event: dict[str, Any], started: float) -> tuple[TimelineEntry
 
 def _exit_detail(at: float, name: str, output: Any) -> tuple[TimelineEntry | None, str | None]:
     if name == "Run the probe on the controller" and isinstance(output, dict):
-        node = output.get("controller", {}) or {}
-        detail = f"{node.get('instance_id', '?')}: {output.get('status')}"
+        detail = f"{output.get('instance_id', '?')}: {output.get('status')}"
         if output.get("reason"):
             detail += f" ({output['reason']})"
         return TimelineEntry(at, "  probe report", detail), None

@@ -1,0 +1,256 @@
+"""The workflow's scenarios against the real Slurm lab (``hyperpod-ha simulate <scenario> --lab``).
+
+Each scenario injects a real fault into the lab, lets the embedded stack's unchanged workflow
+check the lab's controllers with the real probe, and must end with its expected verdict; the
+lab is repaired after each one and brought down at the end, leaving nothing behind.
+
+Needs root, network namespaces and the MariaDB server at 127.0.0.1:3306; skipped with the
+reason otherwise, except under CI=true where a missing prerequisite fails the run. Holds the
+machine's lab lock (``/tmp/hyperpod-lab.lock``) for the whole module, as tests/real/test_lab.py does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hyperpod_ha.cli.simulate import render_timeline
+from hyperpod_ha.commands import CommandRequest
+from hyperpod_ha.simulation.lab import (
+    LAB_SCENARIOS,
+    DocumentParametersRejected,
+    LabScenarioResult,
+    LabScenarioUnknown,
+    agent_command_line,
+    baseline_problems,
+    lab_lock,
+    run_lab,
+    run_lab_scenario,
+)
+from hyperpod_lab import Lab, Topology
+from hyperpod_lab.packages import ensure_packages
+from hyperpod_lab.preflight import missing_prerequisite
+from hyperpod_lab.topology import SLURMCTLD_TIMEOUT_SECONDS
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+# In the order they run: "back" follows "failover" as an operator's drill would.
+ORDER = (
+    "failover",
+    "back",
+    "hung-primary",
+    "both-down",
+    "slurmdbd-down",
+    "isolated-primary",
+    "state-unwritable",
+)
+VERIFIED = {"HEALTHY", "FAILED_OVER"}
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[Lab]:
+    missing = missing_prerequisite()
+    if missing is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{missing} (CI=true: the lab tests must run)")
+        pytest.skip(missing)
+    ensure_packages()
+    with lab_lock():
+        lab = Lab(Topology(controllers=2, nodes=2))
+        lab.up(install_packages=False)
+        try:
+            yield lab
+        finally:
+            lab.down()
+            assert lab.leftovers() == []
+
+
+@pytest.fixture(scope="module")
+def scenario(lab: Lab) -> Callable[[str], LabScenarioResult]:
+    """Runs a scenario once per module; the tests about one scenario share its result."""
+    done: dict[str, LabScenarioResult] = {}
+
+    def run(name: str) -> LabScenarioResult:
+        if name not in done:
+            done[name] = run_lab(name, ROOT, lab=lab)
+        return done[name]
+
+    return run
+
+
+def _explain(result: LabScenarioResult) -> str:
+    data = result.to_json()
+    failed = [f"{c['name']} ({c['detail']})" for c in data["checks"] if not c["passed"]]
+    return (
+        f"{data['scenario']}: verdict {data['verdict']} (expected {data['expected']['verdict']}), "
+        f"incidents {len(data['incidents'])}, executions {data['execution_results']}, "
+        f"lease released {data['lease_released']}, failed checks {failed}\n{render_timeline(result)}"
+    )
+
+
+@pytest.mark.parametrize("name", ORDER)
+def test_scenario_ends_with_its_expected_verdict(
+    lab: Lab, scenario: Callable[[str], LabScenarioResult], name: str
+) -> None:
+    result = scenario(name)
+
+    assert result.passed, _explain(result)
+    assert result.verdict in LAB_SCENARIOS[name].expect_verdicts
+    data = json.loads(json.dumps(result.to_json()))
+    assert data["lab"] is True
+    assert data["scenario"] == name
+    assert data["slurmctld_timeout_seconds"] == SLURMCTLD_TIMEOUT_SECONDS
+    assert data["fault"]
+    assert [e["detail"] for e in data["timeline"] if e["what"] == "fault"] == [data["fault"]]
+    assert len(data["snapshots"]) == 1
+    if result.verdict in VERIFIED:
+        assert data["incidents"] == []
+    else:
+        assert len(data["incidents"]) == 1
+    assert "PASSED" in render_timeline(result)
+    # Repaired: the next scenario (and the module's teardown) finds the lab clean.
+    assert baseline_problems(lab) == []
+
+
+def test_failover_is_measured_against_slurmctld_timeout(
+    lab: Lab, scenario: Callable[[str], LabScenarioResult]
+) -> None:
+    result = scenario("failover")
+    data = result.to_json()
+
+    assert result.passed, _explain(result)
+    assert result.verdict == "FAILED_OVER"
+    # The backup waits SlurmctldTimeout from its last answered ping (a few seconds before
+    # the kill at most), then takes over; the run follows within seconds.
+    assert data["takeover_seconds"] >= SLURMCTLD_TIMEOUT_SECONDS / 2
+    assert data["takeover_seconds"] <= data["fault_to_verdict_seconds"] <= 90
+    assert data["fault_to_first_verdict_seconds"] <= data["fault_to_verdict_seconds"]
+    assert any(
+        e["what"] == "fault to verdict" and f"SlurmctldTimeout {SLURMCTLD_TIMEOUT_SECONDS} s" in e["detail"]
+        for e in data["timeline"]
+    )
+    notified = [e["detail"] for e in data["timeline"] if e["what"] == "lifecycle script publishes"]
+    assert notified == [f"Slurm Controller is ON, ({lab.topology.host('ctl2').address}, Primary Node)"]
+
+
+def test_hung_primary_is_taken_over_but_not_verified(scenario: Callable[[str], LabScenarioResult]) -> None:
+    result = scenario("hung-primary")
+    data = result.to_json()
+
+    assert result.passed, _explain(result)
+    assert data["takeover_seconds"] >= SLURMCTLD_TIMEOUT_SECONDS / 2
+    assert (
+        data["fault_to_verdict_seconds"] >= data["fault_to_first_verdict_seconds"] > data["takeover_seconds"]
+    )
+    verdicts = [e["detail"] for e in data["timeline"] if e["what"].strip() == "verdict"]
+    assert len(verdicts) == 3  # MaxAttempts: it does not converge
+    assert all(v.startswith("DEGRADED") and "ctl2 is active" in v for v in verdicts)
+    assert "Socket timed out" in verdicts[-1]
+
+
+def test_rotation_rolls_out_keeps_accounting_and_never_shows_the_password(
+    lab: Lab, capfd: pytest.CaptureFixture[str]
+) -> None:
+    result = run_lab("rotation", ROOT, lab=lab)
+    data = result.to_json()
+    output = capfd.readouterr()
+
+    assert result.passed, _explain(result)
+    rotation: dict[str, Any] = data["rotation"]
+    assert rotation["current_user"] != rotation["previous_user"]
+    assert {rotation["current_user"], rotation["previous_user"]} == {"hplab_slurm", "hplab_slurm_clone"}
+    assert rotation["rollout"]["complete"] is True
+    assert [c["outcome"] for c in rotation["rollout"]["controllers"]] == ["updated", "updated"]
+    assert [s["step"] for s in rotation["steps"]] == [
+        "createSecret",
+        "setSecret",
+        "testSecret",
+        "finishSecret",
+    ]
+    assert rotation["jobs"]["states"] == {
+        rotation["jobs"]["before"]: "COMPLETED",
+        rotation["jobs"]["after"]: "COMPLETED",
+    }
+    assert rotation["accounting"]["longest_without_any_slurmdbd_seconds"] <= 1.0
+    passwords = set()
+    for name in ("ctl1", "ctl2"):
+        conf = (lab.paths.host_etc(name) / "slurmdbd.conf").read_text()
+        assert f"StorageUser={rotation['current_user']}\n" in conf
+        passwords |= {line.split("=", 1)[1] for line in conf.splitlines() if line.startswith("StoragePass=")}
+    assert len(passwords) == 1
+    password = passwords.pop()
+    assert password not in json.dumps(data)
+    assert password not in output.out
+    assert password not in output.err
+    assert not list(Path(tempfile.gettempdir()).glob("hyperpod-ha-lab-*"))  # the node's secret file is gone
+
+
+def test_isolated_primary_is_neither_healthy_nor_failed_over(
+    scenario: Callable[[str], LabScenarioResult],
+) -> None:
+    result = scenario("isolated-primary")
+
+    assert result.passed, _explain(result)
+    assert result.verdict not in VERIFIED
+    assert [c.name for c in result.checks if c.passed] == [
+        "the heartbeat stays fresh, written by ctl1",
+        "ctl2 did not take over",
+    ]
+
+
+def test_unknown_scenarios_are_refused() -> None:
+    with pytest.raises(LabScenarioUnknown, match="no lab scenario 'split-brain'"):
+        run_lab_scenario("split-brain", ROOT)
+    assert issubclass(LabScenarioUnknown, ValueError)
+
+
+class _Documents:
+    """``ssm.get_document`` for one Session document, as the embedded stack creates it."""
+
+    def __init__(self, content: dict[str, Any]) -> None:
+        self.content = content
+
+    def get_document(self, Name: str) -> dict[str, str]:
+        return {"Name": Name, "Content": json.dumps(self.content)}
+
+
+ROLLOUT_LIKE = {
+    "schemaVersion": "1.0",
+    "sessionType": "NonInteractiveCommands",
+    "parameters": {
+        "secretId": {"type": "String", "allowedPattern": r"^arn:[a-z:0-9-]+$"},
+        "owner": {"type": "String", "default": "slurm", "allowedPattern": r"^[a-z_]+$"},
+    },
+    "properties": {"linux": {"commands": 'sh -c "run {{ secretId }} {{owner}}"'}},
+}
+
+
+def test_the_agent_fills_in_a_session_documents_parameters() -> None:
+    request = CommandRequest("ctl1", "own-doc", 10, {"secretId": ["arn:aws:secret:1"], "owner": ["root"]})
+    defaulted = CommandRequest("ctl1", "own-doc", 10, {"secretId": ["arn:aws:secret:1"]})
+    generic = CommandRequest("ctl1", "AWS-StartNonInteractiveCommand", 10, {"command": ["hostname"]})
+
+    assert agent_command_line(request, _Documents(ROLLOUT_LIKE)) == 'sh -c "run arn:aws:secret:1 root"'
+    assert agent_command_line(defaulted, _Documents(ROLLOUT_LIKE)) == 'sh -c "run arn:aws:secret:1 slurm"'
+    assert agent_command_line(generic, _Documents({})) == "hostname"
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        {"secretId": ['x" ; rm -rf / ; "']},  # breaks out of the quoted command: allowedPattern refuses
+        {"secretId": ["arn:aws:secret:1"], "extra": ["1"]},
+        {"owner": ["root"]},  # no secretId and no default
+        {"secretId": ["arn:aws:secret:1", "arn:aws:secret:2"]},
+    ],
+)
+def test_the_agent_refuses_what_ssm_would(parameters: dict[str, list[str]]) -> None:
+    with pytest.raises(DocumentParametersRejected):
+        agent_command_line(CommandRequest("ctl1", "own-doc", 10, parameters), _Documents(ROLLOUT_LIKE))

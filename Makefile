@@ -3,7 +3,9 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
 # Python 3.13 (the Lambda runtime) where the machine has it, pyenv's included; else python3 (3.11+).
-PYTHON ?= $(shell command -v python3.13 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.13*/bin/python3.13 2>/dev/null | tail -n1 || command -v python3)
+# Each candidate is run once: a pyenv shim for a version that is not selected exists but fails.
+PYTHON ?= $(shell for p in $$HOME/.pyenv/versions/3.13*/bin/python3.13 $$(command -v python3.13) $$(command -v python3); do \
+	"$$p" -c 'import sys; assert sys.version_info >= (3, 11)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 export AWS_DEFAULT_REGION ?= us-east-1

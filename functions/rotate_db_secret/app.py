@@ -85,6 +85,8 @@ def _rotation() -> Rotation:
 def _failure_reporter(secret_arn: str) -> Callable[[dict[str, Any], str], None]:
     def report_rollout_failure(controller: dict[str, Any], reason: str) -> None:
         """``on_failure`` of the roll-out: the controller kept its old slurmdbd.conf; one incident."""
+        # Imported here: only a failed roll-out needs it, not every rotation's cold start.
+
         instance = controller.get("instance_id") or controller.get("target") or "a controller"
         logger.error(
             "slurmdbd credentials roll-out failed: roll out again once the controller is fixed",
@@ -102,14 +104,9 @@ def _failure_reporter(secret_arn: str) -> Callable[[dict[str, Any], str], None]:
             ),
             evidence=redact({"controller": controller}),
         )
-        _incidents().open(request)
+        Incidents(boto3.client("ssm"), boto3.client("sns"), IncidentSettings.from_environment()).open(request)
 
     return report_rollout_failure
-
-
-@cache
-def _incidents() -> Incidents:
-    return Incidents(boto3.client("ssm"), boto3.client("sns"), IncidentSettings.from_environment())
 
 
 def _controllers(event: dict[str, Any]) -> list[dict[str, Any]]:

@@ -50,7 +50,6 @@ def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
     # moto has no OpsCenter: the embedded stack's double takes the roll-out's incidents.
     with mock_aws(), applied(opscenter.patches()):
         module = load_function_module("rotate_db_secret")
-        module._incidents.cache_clear()
         monkeypatch.setattr(module, "_secrets", lambda: boto3.client("secretsmanager"))
         module._rotation.cache_clear()
         arn = boto3.client("secretsmanager").create_secret(

@@ -22,7 +22,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hyperpod_ha.cluster import RUNNING, discover_controllers
 from hyperpod_ha.commands import CommandRunner, runner_for
-from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest, redact, scrub_text
 from hyperpod_ha.observability import logger, tracer
 from hyperpod_ha.rotation.database import TlsPolicy, pymysql_connector
 from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, RolloutReport, RolloutSettings, roll_out
@@ -85,6 +84,9 @@ def _rotation() -> Rotation:
 def _failure_reporter(secret_arn: str) -> Callable[[dict[str, Any], str], None]:
     def report_rollout_failure(controller: dict[str, Any], reason: str) -> None:
         """``on_failure`` of the roll-out: the controller kept its old slurmdbd.conf; one incident."""
+        # Imported here: only a failed roll-out needs it, not every rotation's cold start.
+        from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest, redact, scrub_text
+
         # Imported here: only a failed roll-out needs it, not every rotation's cold start.
 
         instance = controller.get("instance_id") or controller.get("target") or "a controller"

@@ -87,8 +87,6 @@ def _failure_reporter(secret_arn: str) -> Callable[[dict[str, Any], str], None]:
         # Imported here: only a failed roll-out needs it, not every rotation's cold start.
         from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest, redact, scrub_text
 
-        # Imported here: only a failed roll-out needs it, not every rotation's cold start.
-
         instance = controller.get("instance_id") or controller.get("target") or "a controller"
         logger.error(
             "slurmdbd credentials roll-out failed: roll out again once the controller is fixed",

@@ -59,7 +59,7 @@ def _matches(item: dict[str, Any], filters: list[dict[str, Any]]) -> bool:
                 if item.get("OperationalData", {}).get(wanted["key"], {}).get("Value") != wanted["value"]:
                     return False
         else:
-            raise NotImplementedError(f"the OpsCenter double does not filter on {key}")
+            raise JsonRESTError("ValidationException", f"the OpsCenter double does not filter on {key}")
     return True
 
 

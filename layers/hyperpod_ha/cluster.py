@@ -20,10 +20,6 @@ class Controller:
     hostname: str | None
     target: str
 
-    @property
-    def probeable(self) -> bool:
-        return self.status == RUNNING
-
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -14,7 +14,6 @@ SOURCE = "aws.sagemaker"
 NODE_HEALTH = "SageMaker HyperPod Cluster Node Health Event"
 CLUSTER_STATE = "SageMaker HyperPod Cluster State Change"
 CLUSTER_EVENT = "SageMaker HyperPod Cluster Event"
-DETAIL_TYPES = (NODE_HEALTH, CLUSTER_STATE, CLUSTER_EVENT)
 
 KNOWN_HEALTH_STATUSES = frozenset({"Healthy", "Unhealthy", "Unknown"})
 KNOWN_REPAIR_ACTIONS = frozenset({"None", "Reboot", "Replace"})

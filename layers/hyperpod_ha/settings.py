@@ -24,7 +24,3 @@ def int_setting(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ConfigurationError(f"environment variable {name} is not an integer") from None
-
-
-def bool_setting(name: str, default: bool) -> bool:
-    return setting(name, "true" if default else "false").strip().lower() in ("1", "true", "yes")

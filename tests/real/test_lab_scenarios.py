@@ -22,12 +22,11 @@ import pytest
 
 from hyperpod_ha.cli.simulate import render_timeline
 from hyperpod_ha.commands import CommandRequest
+from hyperpod_ha.simulation.agent import DocumentParametersRejected, agent_command_line
 from hyperpod_ha.simulation.lab import (
     LAB_SCENARIOS,
-    DocumentParametersRejected,
     LabScenarioResult,
     LabScenarioUnknown,
-    agent_command_line,
     baseline_problems,
     lab_lock,
     run_lab,

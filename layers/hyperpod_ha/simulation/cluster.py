@@ -8,18 +8,18 @@ request's parameters) names, on a :class:`FakeController` made to look like that
 
 from __future__ import annotations
 
-import json
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import boto3
 
 from hyperpod_ha.commands import CommandRequest, CommandResult, CommandTimedOut, TargetUnreachable
+from hyperpod_ha.simulation.agent import agent_command_line
 from hyperpod_ha.simulation.fake_controller import ControllerIdentity, ControllerState, FakeController
 
 TRANSPORT = "simulated"
@@ -69,7 +69,7 @@ class SimulatedCluster:
             node.apply(state)
             started = time.monotonic()
             try:
-                done = node.run(agent_command(request), request.deadline_seconds)
+                done = node.run(agent_command_line(request, boto3.client("ssm")), request.deadline_seconds)
             except subprocess.TimeoutExpired as error:
                 raise CommandTimedOut(f"the probe ran past {request.deadline_seconds} s") from error
         return CommandResult(done.stdout, done.stderr, done.returncode, time.monotonic() - started, TRANSPORT)
@@ -78,12 +78,3 @@ class SimulatedCluster:
         for node in self._nodes.values():
             node.close()
         self._workdir.cleanup()
-
-
-def agent_command(request: CommandRequest) -> str:
-    """What the agent would run: the request's command, else the Session document's fixed one."""
-    given: Mapping[str, list[str]] = request.parameters
-    if given.get("command"):
-        return given["command"][0]
-    content = json.loads(boto3.client("ssm").get_document(Name=request.document)["Content"])
-    return str(content["properties"]["linux"]["commands"])

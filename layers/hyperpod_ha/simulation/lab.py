@@ -21,7 +21,6 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import secrets
 import shutil
 import signal
@@ -40,7 +39,6 @@ import boto3
 from hyperpod_ha.commands import (
     CommandRequest,
     CommandResult,
-    InvalidCommandRequest,
     TargetUnreachable,
     register_transport,
 )
@@ -48,6 +46,10 @@ from hyperpod_ha.embedded.site import SiteController
 from hyperpod_ha.observability import logger
 from hyperpod_ha.rotation.secret import AWSCURRENT, AWSPREVIOUS, alternate_username
 from hyperpod_ha.rotation.slurmdbd_credentials import CREDENTIAL_SOURCE_ENV
+from hyperpod_ha.simulation.agent import (
+    NON_INTERACTIVE_DOCUMENT,
+    agent_command_line,
+)
 from hyperpod_ha.simulation.engine import EmbeddedRun, ScenarioResult, TimelineEntry, embedded_run
 from hyperpod_ha.simulation.scenarios import Scenario
 from hyperpod_ha.slurm import (
@@ -66,7 +68,6 @@ from hyperpod_lab.topology import CLUSTER_NAME, DB_NAME, SLURMCTLD_TIMEOUT_SECON
 T = TypeVar("T")
 
 LAB_TRANSPORT: Final = "lab-agent"
-NON_INTERACTIVE_DOCUMENT: Final = "AWS-StartNonInteractiveCommand"
 LOCK_PATH: Final = Path(tempfile.gettempdir()) / "hyperpod-lab.lock"
 
 # SlurmctldTimeout is 10 s in the lab: no settle wait, a check every 5 s and six checks in
@@ -155,48 +156,6 @@ def lab_lock() -> contextlib.AbstractContextManager[None]:
 
 
 # --- the SSM agent's part ------------------------------------------------------------------
-
-
-class DocumentParametersRejected(InvalidCommandRequest):
-    """A request's parameters do not fit its document (SSM would refuse the session)."""
-
-
-def agent_command_line(request: CommandRequest, ssm: Any) -> str:
-    """The command line the SSM agent would run for ``request``.
-
-    ``AWS-StartNonInteractiveCommand`` runs its ``command`` parameter. A Session document of
-    our own (the probe, the slurmdbd roll-out) runs its fixed ``commands`` with every
-    ``{{ name }}`` replaced by the request's value or the parameter's default, each value
-    checked against the parameter's ``allowedPattern`` first, as SSM does.
-    """
-    if request.document == NON_INTERACTIVE_DOCUMENT:
-        given = request.parameters.get("command", [])
-        if len(given) != 1:
-            raise DocumentParametersRejected(f"{NON_INTERACTIVE_DOCUMENT} needs exactly one 'command'")
-        return given[0]
-    content = json.loads(ssm.get_document(Name=request.document)["Content"])
-    command = content.get("properties", {}).get("linux", {}).get("commands")
-    if not isinstance(command, str) or not command:
-        raise DocumentParametersRejected(f"document {request.document} has no linux commands")
-    declared: Mapping[str, Mapping[str, Any]] = content.get("parameters", {})
-    unknown = sorted(set(request.parameters) - set(declared))
-    if unknown:
-        raise DocumentParametersRejected(f"document {request.document} has no parameters {unknown}")
-    for name, spec in declared.items():
-        values = request.parameters.get(name) or ([str(spec["default"])] if "default" in spec else [])
-        if len(values) != 1:
-            raise DocumentParametersRejected(f"parameter {name!r} needs exactly one value")
-        pattern = spec.get("allowedPattern")
-        if pattern and re.search(pattern, values[0]) is None:
-            raise DocumentParametersRejected(f"parameter {name!r} does not match its allowedPattern")
-        value = values[0]
-        command = re.sub(r"\{\{\s*" + re.escape(name) + r"\s*\}\}", _literal(value), command)
-    return command
-
-
-def _literal(value: str) -> Callable[[re.Match[str]], str]:
-    # A function, not a replacement string: re.sub would read backslashes in the value.
-    return lambda _: value
 
 
 class NodeSecret:

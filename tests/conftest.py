@@ -34,9 +34,15 @@ def root() -> Path:
     return ROOT
 
 
-def load_function_module(name: str) -> ModuleType:
-    """Import ``functions/<name>/app.py`` as its own module, as the embedded stack does."""
-    from hyperpod_ha.embedded.functions import FunctionSpec, load_handler
+def load_function_module(name: str, *, fresh: bool = False) -> ModuleType:
+    """Import ``functions/<name>/app.py`` as its own module, as the embedded stack does.
+
+    ``fresh``: a new container, so no client or setting cached by an earlier test is reused.
+    """
+    from hyperpod_ha.embedded.functions import FunctionSpec, load_handler, new_containers
+
+    if fresh:
+        new_containers()
 
     spec = FunctionSpec(
         logical_id=name,
@@ -52,6 +58,17 @@ def load_function_module(name: str) -> ModuleType:
     import sys
 
     return sys.modules[handler.__module__]
+
+
+def subscribed_inbox(topic_arn: str, name: str = "inbox") -> str:
+    """An SQS queue subscribed to ``topic_arn`` (inside a moto mock): what people would receive."""
+    import boto3
+
+    sqs = boto3.client("sqs")
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    boto3.client("sns").subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=arn)
+    return str(url)
 
 
 class Embedded:

@@ -3,12 +3,9 @@ moto for SNS and for the Powertools idempotency table."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import boto3
@@ -24,8 +21,8 @@ from hyperpod_ha.incidents import (
     InvalidIncidentRequest,
     incident_client_token,
 )
+from tests.conftest import load_function_module, subscribed_inbox
 
-HANDLER = Path(__file__).resolve().parents[2] / "functions" / "incident" / "app.py"
 REGION = "us-west-2"
 EXECUTION = "arn:aws:states:us-west-2:123456789012:execution:FailoverVerification:ml-cluster-42"
 PLAN = "arn:aws:ssm-incidents::123456789012:response-plan/hyperpod"
@@ -43,16 +40,6 @@ class Context:
     @staticmethod
     def get_remaining_time_in_millis() -> int:
         return 60_000
-
-
-def _load_handler() -> ModuleType:
-    # A fresh module per test: its clients and settings are cached per container.
-    spec = importlib.util.spec_from_file_location("incident_app", HANDLER)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass
@@ -79,14 +66,8 @@ def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
     monkeypatch.setenv("CLUSTER_NAME", "ml-cluster")
     monkeypatch.setenv("INCIDENT_RESPONSE_PLAN_ARN", "")
     with mock_aws():
-        sns = boto3.client("sns")
-        sqs = boto3.client("sqs")
-        topic = sns.create_topic(Name="hyperpod-ha")["TopicArn"]
-        queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
-        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+        topic = boto3.client("sns").create_topic(Name="hyperpod-ha")["TopicArn"]
+        queue = subscribed_inbox(topic)
         boto3.client("dynamodb").create_table(
             TableName="idempotency",
             KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
@@ -114,7 +95,7 @@ OPEN_EVENT = {
 
 def test_open_through_the_handler(stack: Stack) -> None:
     stack.env.setenv("INCIDENT_RESPONSE_PLAN_ARN", PLAN)
-    app = _load_handler()
+    app = load_function_module("incident", fresh=True)
     with Stubber(app._ssm()) as ssm, Stubber(app._incident_manager()) as im:
         ssm.add_response("create_ops_item", {"OpsItemId": OPS_ITEM})
         ssm.add_response(
@@ -154,7 +135,7 @@ def test_open_through_the_handler(stack: Stack) -> None:
 
 
 def test_open_without_incident_manager_never_calls_it(stack: Stack) -> None:
-    app = _load_handler()
+    app = load_function_module("incident", fresh=True)
     with Stubber(app._ssm()) as ssm:
         ssm.add_response("create_ops_item", {"OpsItemId": OPS_ITEM})
         ssm.add_response(
@@ -178,7 +159,7 @@ def _expect_nothing_open(ssm: Stubber) -> None:
 
 
 def test_verified_is_announced_once_even_when_resolve_is_retried(stack: Stack) -> None:
-    app = _load_handler()
+    app = load_function_module("incident", fresh=True)
     snapshot = {
         "kind": "backup",
         "id": "backup-0123456789abcdef0",
@@ -212,7 +193,7 @@ def test_verified_is_announced_once_even_when_resolve_is_retried(stack: Stack) -
 
 def test_verified_without_an_idempotency_table_still_announces(stack: Stack) -> None:
     stack.env.delenv("IDEMPOTENCY_TABLE")
-    app = _load_handler()
+    app = load_function_module("incident", fresh=True)
     with Stubber(app._ssm()) as ssm:
         _expect_nothing_open(ssm)
         result = app.lambda_handler(
@@ -229,7 +210,7 @@ def test_verified_without_an_idempotency_table_still_announces(stack: Stack) -> 
 
 
 def test_resolve_through_the_handler(stack: Stack) -> None:
-    app = _load_handler()
+    app = load_function_module("incident", fresh=True)
     open_item = {
         "OpsItemId": OPS_ITEM,
         "Source": "hyperpod-ha",
@@ -272,6 +253,6 @@ def test_resolve_through_the_handler(stack: Stack) -> None:
     ],
 )
 def test_bad_requests_are_typed_rejections(stack: Stack, event: dict[str, Any]) -> None:
-    app = _load_handler()
+    app = load_function_module("incident", fresh=True)
     with pytest.raises(InvalidIncidentRequest):
         app.lambda_handler(event, Context())

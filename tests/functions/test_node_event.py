@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.conftest import EVENTS, Embedded
+from tests.conftest import EVENTS, Embedded, subscribed_inbox
 
 CONTROLLER = "i-0a1b2c3d4e5f60001"
 
@@ -44,10 +44,7 @@ def notices(embedded: Embedded) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def watching(embedded_held: Embedded) -> Embedded:
-    sqs, sns = boto3.client("sqs"), boto3.client("sns")
-    url = sqs.create_queue(QueueName="notices")["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    sns.subscribe(TopicArn=embedded_held.stack.outputs["NotificationTopicArn"], Protocol="sqs", Endpoint=arn)
+    subscribed_inbox(embedded_held.stack.outputs["NotificationTopicArn"], name="notices")
     return embedded_held
 
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import boto3
@@ -18,8 +15,8 @@ from moto import mock_aws
 from moto.fsx.models import fsx_backends
 
 from hyperpod_ha.snapshot import InvalidSnapshotRequest, SnapshotBusy
+from tests.conftest import load_function_module
 
-HANDLER = Path(__file__).resolve().parents[2] / "functions" / "snapshot_state" / "app.py"
 REGION = "us-west-2"
 ACCOUNT = "123456789012"  # moto's default account
 EXECUTION = "arn:aws:states:us-west-2:123456789012:execution:FailoverVerification:ml-cluster-42"
@@ -31,16 +28,6 @@ class Context:
     memory_limit_in_mb: int = 256
     invoked_function_arn: str = "arn:aws:lambda:us-west-2:123456789012:function:SnapshotStateFunction"
     aws_request_id: str = "request-1"
-
-
-def _load_handler() -> ModuleType:
-    # A fresh module per test: its clients and settings are cached per container.
-    spec = importlib.util.spec_from_file_location("snapshot_state_app", HANDLER)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _answer_associations(fsx: Any, associations: list[dict[str, Any]]) -> None:
@@ -91,7 +78,7 @@ def _start_event(execution: str = EXECUTION) -> dict[str, Any]:
 def test_start_describe_and_retain_through_the_handler(env: pytest.MonkeyPatch) -> None:
     fs = _file_system()
     env.setenv("FILE_SYSTEM_ID", fs)
-    app = _load_handler()
+    app = load_function_module("snapshot_state", fresh=True)
     _answer_associations(app._fsx(), [])
 
     started = app.lambda_handler(_start_event(), Context())
@@ -126,7 +113,7 @@ def test_start_describe_and_retain_through_the_handler(env: pytest.MonkeyPatch) 
 
 def test_busy_file_system_raises_snapshot_busy_for_the_retry(env: pytest.MonkeyPatch) -> None:
     env.setenv("FILE_SYSTEM_ID", "fs-0123456789abcdef0")
-    app = _load_handler()
+    app = load_function_module("snapshot_state", fresh=True)
     with Stubber(app._fsx()) as stub:
         stub.add_response(
             "describe_file_systems",
@@ -154,7 +141,7 @@ def test_export_uses_the_configured_paths(env: pytest.MonkeyPatch) -> None:
         "EXPORT_PATHS", "aws/hyperpod/ml-cluster/var/spool/slurmctld,aws/hyperpod/ml-cluster/opt/slurm/etc"
     )
     env.setenv("EXPORT_REPORT_PATH", "s3://reports/hyperpod")
-    app = _load_handler()
+    app = load_function_module("snapshot_state", fresh=True)
     with Stubber(app._fsx()) as stub:
         stub.add_response(
             "describe_file_systems",
@@ -208,7 +195,7 @@ def test_export_uses_the_configured_paths(env: pytest.MonkeyPatch) -> None:
 
 
 def test_no_file_system_is_unsupported(env: pytest.MonkeyPatch) -> None:
-    app = _load_handler()
+    app = load_function_module("snapshot_state", fresh=True)
     result = app.lambda_handler(_start_event(), Context())
     assert (result["kind"], result["id"]) == ("unsupported", None)
     described = app.lambda_handler({"action": "describe", "kind": "unsupported", "id": None}, Context())
@@ -225,6 +212,6 @@ def test_no_file_system_is_unsupported(env: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_bad_requests_are_typed_rejections(env: pytest.MonkeyPatch, event: dict[str, Any]) -> None:
-    app = _load_handler()
+    app = load_function_module("snapshot_state", fresh=True)
     with pytest.raises(InvalidSnapshotRequest):
         app.lambda_handler(event, Context())

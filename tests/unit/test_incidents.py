@@ -35,6 +35,7 @@ from hyperpod_ha.incidents import (
     OpenRequest,
     ResolveRequest,
 )
+from tests.conftest import subscribed_inbox
 
 REGION = "us-west-2"
 EXECUTION = "arn:aws:states:us-west-2:123456789012:execution:FailoverVerification:ml-cluster-42"
@@ -368,14 +369,8 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
     with mock_aws():
-        sns = boto3.client("sns")
-        sqs = boto3.client("sqs")
-        topic = sns.create_topic(Name="hyperpod-ha")["TopicArn"]
-        queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
-        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+        topic = boto3.client("sns").create_topic(Name="hyperpod-ha")["TopicArn"]
+        queue = subscribed_inbox(topic)
         ssm = boto3.client("ssm")
         im = boto3.client("ssm-incidents")
         with Stubber(ssm) as ssm_stub, Stubber(im) as im_stub:

@@ -13,6 +13,7 @@ from moto import mock_aws
 
 from hyperpod_ha import notices
 from hyperpod_ha.notices import Links, OpenedIncident
+from tests.conftest import subscribed_inbox
 
 EXECUTION = "arn:aws:states:us-west-2:123456789012:execution:FailoverVerification:ml-cluster-42"
 
@@ -153,14 +154,8 @@ def topic_and_queue(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str]
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-west-2")
     with mock_aws():
-        sns = boto3.client("sns")
-        sqs = boto3.client("sqs")
-        topic = sns.create_topic(Name="hyperpod-ha")["TopicArn"]
-        queue = sqs.create_queue(QueueName="inbox")["QueueUrl"]
-        queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
-        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn)
+        topic = boto3.client("sns").create_topic(Name="hyperpod-ha")["TopicArn"]
+        queue = subscribed_inbox(topic)
         yield topic, queue
 
 

@@ -13,7 +13,11 @@ from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import D
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hyperpod_ha.ingestion import RejectedInputs, controller_notification_record
-from hyperpod_ha.notifications import NotificationRejected, parse_controller_notification
+from hyperpod_ha.notifications import (
+    ControllerNotification,
+    NotificationRejected,
+    parse_controller_notification,
+)
 from hyperpod_ha.observability import logger, metrics, tracer
 from hyperpod_ha.settings import setting
 from hyperpod_ha.verification_runs import RunSettings, VerificationRuns
@@ -42,9 +46,8 @@ def _handle_once() -> tuple[Callable[..., dict[str, Any]], Any]:
     )
     cluster = setting("CLUSTER_NAME")
 
-    def handle(record: dict[str, Any]) -> dict[str, Any]:
+    def handle(record: dict[str, Any], notification: ControllerNotification) -> dict[str, Any]:
         sns = record["Sns"]
-        notification = parse_controller_notification(sns.get("Subject"), sns.get("Message"))
         return controller_notification_record(
             runs, cluster, sns["MessageId"], notification, sns.get("Timestamp", "")
         )
@@ -71,13 +74,13 @@ def _replayed(response: Any, idempotent_data: DataRecord) -> Any:
 def _record(record: SNSEventRecord) -> dict[str, Any]:
     message_id = record.sns.message_id
     try:
-        parse_controller_notification(record.sns.subject, record.sns.message)
+        notification = parse_controller_notification(record.sns.subject, record.sns.message)
     except NotificationRejected as error:
         _rejected().keep("sns", message_id, str(error), record.raw_event)
         metrics.add_metric(name="NotificationsRejected", unit="Count", value=1)
         return {"message_id": message_id, "outcome": "rejected", "reason": str(error)}
     handle, _ = _handle_once()
-    result: dict[str, Any] = handle(record=record.raw_event)
+    result: dict[str, Any] = handle(record=record.raw_event, notification=notification)
     metrics.add_metric(name=f"Notifications{result['outcome'].capitalize()}", unit="Count", value=1)
     return result
 

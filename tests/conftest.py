@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# Owner of the files fake controllers write: tests never assume a `slurm` user on the host.
+CURRENT_USER = pwd.getpwuid(os.getuid()).pw_name
 EVENTS = ROOT / "events"
 
 # Tests never reach a real AWS account, whatever the developer's shell says.

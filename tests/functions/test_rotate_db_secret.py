@@ -8,7 +8,6 @@ machine (tests/unit/rotation/node_fakes.py).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from hyperpod_ha.embedded import opscenter
 from hyperpod_ha.embedded.functions import LambdaContext
 from hyperpod_ha.embedded.patching import applied
 from hyperpod_ha.rotation.steps import RotationRequestInvalid
-from tests.conftest import load_function_module
+from tests.conftest import CURRENT_USER, load_function_module
 from tests.unit.rotation.node_fakes import DOCUMENT, FakeNodeRunner
 from tests.unit.rotation.rotation_service import RotationService, stages, value
 
@@ -68,7 +67,7 @@ def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
             "DB_SECRET_ARN": arn,
             "DB_HOST": "db.example.internal",
             "ROLLOUT_DOCUMENT": DOCUMENT,
-            "SLURMDBD_OWNER": __import__("pwd").getpwuid(os.getuid()).pw_name,
+            "SLURMDBD_OWNER": CURRENT_USER,
             "SLURMDBD_VERIFY_SECONDS": "2",
             "CLUSTER_NAME": "lab",
             "CONTROLLER_GROUP": "controller-machine",

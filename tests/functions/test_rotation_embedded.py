@@ -16,7 +16,7 @@ import pytest
 from hyperpod_ha.commands import register_transport
 from hyperpod_ha.embedded.site import create_site, embedded_aws
 from hyperpod_ha.embedded.stack import create_stack
-from tests.conftest import ROOT
+from tests.conftest import CURRENT_USER, ROOT
 from tests.real.mariadb import Account, MariaDBLab, login_works, mariadb_lab
 from tests.unit.rotation.node_fakes import FakeNodeRunner, credentials_in
 
@@ -62,7 +62,9 @@ def rotation(mariadb_lab: MariaDBLab, tmp_path: Path) -> Iterator[Rotation]:
                 f"sagemaker-cluster:{site.cluster_name}_{site.controller_group}-{controller.instance_id}"
             ] = fake
         register_transport("fake-node", lambda: runner)
-        stack.override_environment("RotateDbSecretFunction", COMMAND_TRANSPORT="fake-node")
+        stack.override_environment(
+            "RotateDbSecretFunction", COMMAND_TRANSPORT="fake-node", SLURMDBD_OWNER=CURRENT_USER
+        )
         yield Rotation(site, stack, runner, account)
 
 

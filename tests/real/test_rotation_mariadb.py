@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -26,7 +25,7 @@ from hyperpod_ha.rotation import grants
 from hyperpod_ha.rotation.database import Session, TlsPolicy, pymysql_connector
 from hyperpod_ha.rotation.secret import Endpoint
 from hyperpod_ha.rotation.steps import Rotation, RotationError, RotationEvent, RotationSettings, Strategy
-from tests.conftest import load_function_module
+from tests.conftest import CURRENT_USER, load_function_module
 from tests.real.mariadb import HOST, PORT, Account, MariaDBLab, login_works, mariadb_lab, own_grants
 from tests.unit.rotation.node_fakes import DOCUMENT, FakeNodeRunner
 from tests.unit.rotation.rotation_service import STEPS, RotationService, raw_value, stages, value
@@ -380,7 +379,7 @@ def test_a_full_rotation_and_roll_out_never_logs_a_password(
         "DB_PORT": str(PORT),
         "ROTATION_STRATEGY": "alternating",
         "ROLLOUT_DOCUMENT": DOCUMENT,
-        "SLURMDBD_OWNER": __import__("pwd").getpwuid(os.getuid()).pw_name,
+        "SLURMDBD_OWNER": CURRENT_USER,
         "SLURMDBD_VERIFY_SECONDS": "10",
         "CLUSTER_NAME": "lab",
         "CONTROLLER_GROUP": "controller-machine",

@@ -32,12 +32,12 @@ from hyperpod_ha.rotation.rollout import (
     roll_out,
     session_document,
 )
+from tests.conftest import CURRENT_USER as ME
 from tests.unit.rotation.node_fakes import CONF_TEMPLATE, DOCUMENT, FakeController, FakeNodeRunner
 
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hyperpod-slurmdbd-AbCdEf"
 OLD = ("admin", "Old-Password-1")
 NEW = ("admin_clone", "New-Password-2:x@y")
-ME = __import__("pwd").getpwuid(os.getuid()).pw_name
 
 
 class Failures:

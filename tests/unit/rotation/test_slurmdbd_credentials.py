@@ -14,8 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hyperpod_ha.rotation import slurmdbd_credentials as node
-
-ME = __import__("pwd").getpwuid(os.getuid()).pw_name
+from tests.conftest import CURRENT_USER as ME
 
 CONF = (
     "# written by the lifecycle scripts\r\n"

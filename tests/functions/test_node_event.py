@@ -146,6 +146,7 @@ def test_a_storm_gives_one_run_and_one_notice(watching: Embedded) -> None:
     left = window - time.time() % window
     if left < 120:
         time.sleep(left + 1)
+    first_window = time.time() // window
     controller = event("eventbridge_node_health_controller.json")
     outcomes: dict[str, int] = {}
     for index in range(10_000):
@@ -158,6 +159,8 @@ def test_a_storm_gives_one_run_and_one_notice(watching: Embedded) -> None:
         outcomes[result] = outcomes.get(result, 0) + 1
     assert outcomes["started"] == 1
     assert outcomes["joined"] == 99
-    assert outcomes["notified"] == 1
+    # On a loaded machine the storm may still reach the next window: one notice per window.
+    windows = int(time.time() // window - first_window) + 1
+    assert outcomes["notified"] == windows
     assert len(watching.executions()) == 1
-    assert len(notices(watching)) == 1
+    assert len(notices(watching)) == windows

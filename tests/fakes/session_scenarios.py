@@ -139,7 +139,7 @@ def _scenarios() -> dict[str, Scenario]:
             "client-terminates",
             "the agent never acknowledges the client's input; the client gives the session up",
             (Hang(),),
-            (("ack_input", False),),
+            (("ack_input", False), ("handshake_response_timeout", 400.0), ("patience", 400.0)),
             deterministic=False,
             plugin_seconds=360.0,
         ),

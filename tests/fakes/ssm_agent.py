@@ -50,7 +50,6 @@ from hyperpod_ha.commands.frames import (
 CHUNK_SIZE = 1024
 AGENT_VERSION = "3.3.1957.0"
 AGENT_CLOCK_MILLIS = 1_764_460_800_000  # the agent's frames carry this date plus their sequence number
-_SAFETY_SECONDS = 10.0  # no scripted wait may outlive a test by more than this
 # Input payload types AWS's client sends: stdin bytes, terminal size, the handshake response.
 _CLIENT_INPUT_TYPES = frozenset({PayloadType.OUTPUT, PayloadType.SIZE, PayloadType.HANDSHAKE_RESPONSE})
 
@@ -172,6 +171,7 @@ class AgentScript:
     lose_input: frozenset[int] = frozenset()  # input sequence numbers whose first copy is lost
     ack_input: bool = True  # False: never acknowledge input (the client gives the session up)
     resume_token: str | None = None
+    patience: float = 10.0  # no scripted wait outlives this (a recording of the plugin needs minutes)
 
 
 # --- the fake -----------------------------------------------------------------------
@@ -376,7 +376,7 @@ class _AgentSession:
         return waiter in done
 
     async def _until_client_gone(self) -> None:
-        await self._checked(asyncio.sleep(_SAFETY_SECONDS), _SAFETY_SECONDS)
+        await self._checked(asyncio.sleep(self.script.patience), self.script.patience)
 
     # -- what the client sends --
 
@@ -609,7 +609,7 @@ class _AgentSession:
                     await self._emit(messages[index])
             case ResendAcked():
                 sent = self.sent[step.sequence_number]
-                await self._checked(sent.acked.wait(), _SAFETY_SECONDS)
+                await self._checked(sent.acked.wait(), self.script.patience)
                 self.agent.events.append(("sent", step.sequence_number))
                 await self._send(sent.data)
             case ServiceFrame() | UnknownFrame():
@@ -636,14 +636,14 @@ class _AgentSession:
             await self.websocket.close(1011, "agent went away")
         if not step.resume:
             return True
-        if not await self._checked(self.reconnected.wait(), _SAFETY_SECONDS):
+        if not await self._checked(self.reconnected.wait(), self.script.patience):
             raise _Reject(4011, "the client did not reconnect")
         return False
 
     async def _play_channel_closed(self, step: ChannelClosed) -> None:
         if step.drain:  # the agent drains its outgoing buffer before closing
             for sent in list(self.sent.values()):
-                await self._checked(sent.acked.wait(), _SAFETY_SECONDS)
+                await self._checked(sent.acked.wait(), self.script.patience)
         content = {
             "MessageType": MessageType.CHANNEL_CLOSED,
             "MessageId": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self.script.session_id}/closed")),

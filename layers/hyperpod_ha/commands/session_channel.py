@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -31,7 +30,7 @@ from typing import Final
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from hyperpod_ha.commands import CommandError, CommandNotStarted, ProtocolError, SessionEndedByService
+from hyperpod_ha.commands import CommandError, ProtocolError, SessionEndedByService
 from hyperpod_ha.commands.frames import (
     ClientMessage,
     Flags,
@@ -43,6 +42,7 @@ from hyperpod_ha.commands.frames import (
 )
 from hyperpod_ha.commands.session_handshake import answer_handshake
 from hyperpod_ha.commands.session_outgoing import RESEND_TICK_SECONDS, OutgoingFrames
+from hyperpod_ha.commands.session_output import OutputCollector, SessionOutput
 from hyperpod_ha.observability import logger
 
 # The plugin release whose behaviour this client reproduces; the agent adapts its features to it.
@@ -58,7 +58,6 @@ FAILURE_GRACE_SECONDS: Final = 2.0
 _WEBSOCKETS_LOGGER = logging.getLogger("hyperpod_ha.commands.websockets")
 _WEBSOCKETS_LOGGER.setLevel(logging.INFO)
 
-_EXIT_CODE = re.compile(rb"^\s*EXIT_CODE:\s*(-?\d+)\s*$")
 _UNCHECKED_DIGEST = frozenset({MessageType.START_PUBLICATION, MessageType.PAUSE_PUBLICATION})
 
 # ResumeSession: a fresh token, or None when the session can no longer be resumed.
@@ -72,13 +71,6 @@ class StartedSession:
     session_id: str
     token_value: str = field(repr=False)
     stream_url: str = field(repr=False)
-
-
-@dataclass(frozen=True)
-class SessionOutput:
-    stdout: bytes
-    stderr: bytes | None  # None: the agent never sent a stderr or exit-code frame (merged output)
-    exit_code: int | None
 
 
 def _now_millis() -> int:
@@ -101,6 +93,10 @@ class DataChannel:
     """One session's data channel (used once). ``new_uuid`` and ``now_millis`` are injectable
     so that tests can compare our frames byte for byte with those AWS's client sent."""
 
+    @property
+    def output_seen(self) -> bool:
+        return self._output.seen
+
     def __init__(
         self,
         session: StartedSession,
@@ -115,7 +111,6 @@ class DataChannel:
         self._session = session
         self._id = session.session_id
         self._resume = resume
-        self._max_output_bytes = max_output_bytes
         self._client_version = client_version
         self._new_uuid = new_uuid
         self._now_millis = now_millis
@@ -129,12 +124,8 @@ class DataChannel:
         self._next_input_sequence = 0
         self._failure: CommandError | None = None
         self._failure_deadline = 0.0
-        self._stdout = bytearray()
-        self._stderr = bytearray()
-        self._separate_streams = False
-        self._exit_code: int | None = None
+        self._output = OutputCollector(self._id, max_output_bytes)
         self.handshake_seen = False
-        self.output_seen = False
 
     async def run(self) -> SessionOutput:
         self._websocket = await self._open(self._session.token_value)
@@ -284,7 +275,7 @@ class DataChannel:
         detail = str(content.get("Output") or "")[:300]
         if self._failure is not None:
             raise self._failure
-        if not self.handshake_seen and not self.output_seen:
+        if not self.handshake_seen and not self._output.seen:
             # The agent gave up before running anything (bad document properties, ...).
             raise ProtocolError(
                 f"session {self._id} closed before the handshake" + (f": {detail}" if detail else "")
@@ -294,21 +285,10 @@ class DataChannel:
                 f"session {self._id} closed with output frames missing "
                 f"from sequence number {self._expected_sequence}"
             )
-        if self._exit_code is None and self._stderr and not self._stdout:
-            # In merged mode the agent reports a command it cannot start on stderr, nothing else.
-            text = self._stderr.decode("utf-8", errors="replace").strip()[:300]
-            raise CommandNotStarted(f"session {self._id}: the agent could not start the command: {text}")
+        output = self._output.result(detail)
         if detail:
-            if self._exit_code is None:
-                raise SessionEndedByService(
-                    f"session {self._id} was ended before the command finished: {detail}"
-                )
             logger.info("session closed with a message", extra={"session_id": self._id, "detail": detail})
-        return SessionOutput(
-            stdout=bytes(self._stdout),
-            stderr=bytes(self._stderr) if self._separate_streams else None,
-            exit_code=self._exit_code,
-        )
+        return output
 
     async def _on_output_stream_data(self, message: ClientMessage) -> None:
         sequence = message.sequence_number
@@ -347,18 +327,8 @@ class DataChannel:
         payload_type = message.payload_type
         if payload_type == PayloadType.HANDSHAKE_REQUEST:
             await self._answer_handshake(message)
-        elif payload_type == PayloadType.OUTPUT:
-            self.output_seen = True
-            self._collect(self._stdout, message.payload)
-        elif payload_type in (PayloadType.STDERR, PayloadType.ERROR):
-            self._separate_streams = True
-            self._collect(self._stderr, message.payload)
-        elif payload_type == PayloadType.EXIT_CODE:
-            self._separate_streams = True
-            match = _EXIT_CODE.match(message.payload)
-            if match is None:
-                raise ProtocolError(f"session {self._id}: malformed exit code frame")
-            self._exit_code = int(match.group(1))
+        elif self._output.take(payload_type, message.payload):
+            pass
         elif payload_type == PayloadType.ENC_CHALLENGE_REQUEST:
             raise ProtocolError(f"session {self._id}: encryption challenge without agreed encryption")
         else:
@@ -366,11 +336,6 @@ class DataChannel:
             logger.debug(
                 "ignored output payload", extra={"session_id": self._id, "payload_type": payload_type}
             )
-
-    def _collect(self, buffer: bytearray, chunk: bytes) -> None:
-        if len(self._stdout) + len(self._stderr) + len(chunk) > self._max_output_bytes:
-            raise CommandError(f"session {self._id}: output exceeds {self._max_output_bytes} bytes")
-        buffer.extend(chunk)
 
     async def _answer_handshake(self, message: ClientMessage) -> None:
         answer = answer_handshake(message.payload, self._id, self._client_version)

@@ -24,13 +24,8 @@ from hyperpod_ha.commands import (
     ProtocolError,
 )
 from hyperpod_ha.commands.aws_errors import client_error_code, command_error
-from hyperpod_ha.commands.session_channel import (
-    CLIENT_VERSION,
-    MAX_OUTPUT_BYTES,
-    DataChannel,
-    SessionOutput,
-    StartedSession,
-)
+from hyperpod_ha.commands.session_channel import CLIENT_VERSION, MAX_OUTPUT_BYTES, DataChannel, StartedSession
+from hyperpod_ha.commands.session_output import SessionOutput
 from hyperpod_ha.observability import logger
 
 if TYPE_CHECKING:

@@ -503,6 +503,34 @@ def test_connection_lost_for_good_is_a_typed_error(
 
 
 @pytest.mark.parametrize(
+    "fake_agent",
+    [script(Hang(), extra_actions=[{"ActionType": "Telepathy", "ActionParameters": {}}])],
+    indirect=True,
+)
+def test_an_unknown_client_action_is_answered_unsupported_then_refused(
+    fake_agent: FakeSsmAgent, ssm: SSMClient, stubber: Stubber
+) -> None:
+    with pytest.raises(ProtocolError, match="unsupported client action 'Telepathy'"):
+        run_with_agent(fake_agent, ssm, stubber, terminated=True)
+
+    assert fake_agent.wait_done()
+    assert fake_agent.errors == []
+    assert fake_agent.handshake_response == {
+        "ClientVersion": CLIENT_VERSION,
+        "ProcessedClientActions": [
+            {"ActionType": "SessionType", "ActionStatus": 1, "ActionResult": None, "Error": ""},
+            {
+                "ActionType": "Telepathy",
+                "ActionStatus": 3,
+                "ActionResult": None,
+                "Error": "Unsupported action Telepathy",
+            },
+        ],
+        "Errors": ["Unsupported action Telepathy"],
+    }
+
+
+@pytest.mark.parametrize(
     ("fake_agent", "message"),
     [
         (script(Hang(), session_type="Standard_Stream"), "does not run a command"),

@@ -31,6 +31,7 @@ import pytest
 from hyperpod_ha.commands import CommandError, SessionEndedByService
 from hyperpod_ha.commands.frames import MessageType, PayloadType
 from hyperpod_ha.commands.session_channel import DataChannel, StartedSession
+from hyperpod_ha.commands.session_outgoing import MAX_RESENDS
 from hyperpod_ha.commands.session_output import SessionOutput
 from tests.fakes.record_plugin import transcript_lines
 from tests.fakes.session_scenarios import RESUME_TOKEN, SCENARIOS, SERVICE_REASON, SESSION_ID, TOKEN
@@ -232,5 +233,7 @@ def test_resends_reconnections_and_termination_match_aws_client(name: str, deadl
     if name == "client-terminates":
         assert isinstance(outcome, TimeoutError)
         assert resent, "the unacknowledged HandshakeResponse was resent"
+        # The plugin resent it every 100 ms for five minutes before giving up; we give up at our deadline.
+        assert max(line.get("count", 1) for line in theirs) > MAX_RESENDS
     else:
         assert isinstance(outcome, SessionOutput)

@@ -4,8 +4,8 @@ What it does, after ``aws/session-manager-plugin`` (``datachannel/streaming.go``
 the opening JSON text frame with the session token; acknowledge every
 ``output_stream_data`` frame and put them back in sequence order (buffer those ahead,
 drop resends of processed ones); answer the handshake (``session_handshake``) and keep
-our input frames until the agent acknowledges them (``session_outgoing``); collect
-stdout (payload type 1), stderr (11) and the exit code (12) until ``channel_closed``.
+our input frames until the agent acknowledges them (``session_outgoing``); collect the
+output until ``channel_closed`` (``session_output``).
 A text frame or a frame that does not decode is logged and skipped, never fatal. A
 dropped connection is resumed (ResumeSession, new token, same StreamUrl). The wait for
 the handshake has no limit of its own: the caller's deadline bounds the whole channel.
@@ -13,7 +13,8 @@ the handshake has no limit of its own: the caller's deadline bounds the whole ch
 Deliberate differences from the plugin (see ``tests/unit/commands/test_plugin_fixtures.py``):
 a resend of a frame already processed is acknowledged again (the plugin stays silent;
 the agent ignores a second ack, and it stops a resend whose first ack was lost); no
-terminal-size frame is sent (a non-interactive command has no terminal).
+terminal-size frame is sent (a non-interactive command has no terminal); an unknown
+client action is answered with ``ActionStatus`` 3 (the plugin puts 3 in ``ActionResult``).
 """
 
 from __future__ import annotations
@@ -160,7 +161,10 @@ class DataChannel:
             "ClientId": self._client_id,
             "ClientVersion": self._client_version,
         }
-        await websocket.send(_compact(opening).decode())
+        try:
+            await websocket.send(_compact(opening).decode())
+        except ConnectionClosed:
+            raise ProtocolError("data channel closed before the opening frame was sent") from None
         return websocket
 
     async def _converse(self) -> SessionOutput:
@@ -214,7 +218,7 @@ class DataChannel:
                 )
             try:
                 self._websocket = await self._open(token)
-            except (ProtocolError, ConnectionClosed):
+            except ProtocolError:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
                 continue

@@ -480,6 +480,20 @@ def test_kms_encryption_request_is_answered_failed_then_refused(
     assert response["Errors"] == ["this client does not support Session Manager encryption"]
 
 
+@pytest.mark.parametrize("fake_agent", [script(stdout(b"partial"), Drop())], indirect=True)
+def test_a_session_that_can_no_longer_be_resumed_was_ended(
+    fake_agent: FakeSsmAgent, ssm: SSMClient, stubber: Stubber, ssm_calls: list[str]
+) -> None:
+    expect_start(stubber, fake_agent.stream_url)
+    stubber.add_response("resume_session", {"SessionId": SESSION_ID}, {"SessionId": SESSION_ID})
+    expect_terminate(stubber)
+
+    with pytest.raises(SessionEndedByService, match="can no longer be resumed"):
+        run(ssm)
+
+    assert ssm_calls == ["StartSession", "ResumeSession", "TerminateSession"]
+
+
 @pytest.mark.parametrize(
     "fake_agent",
     [script(stdout(b"partial"), Drop(abort=True)), script(stdout(b"partial"), Drop(abort=False))],

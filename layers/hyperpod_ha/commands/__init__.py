@@ -94,6 +94,15 @@ class EncryptionRequired(CommandError):
     """The session asks for KMS encryption, which this client refuses."""
 
 
+class SessionEndedByService(CommandError):
+    """The service ended the session (idle timeout, maximum duration, someone's
+    TerminateSession) before the command reported its end: the output may be cut short."""
+
+
+class CommandNotStarted(CommandError):
+    """The agent could not start the command ("Unable to start command ...")."""
+
+
 RunnerFactory = Callable[[], CommandRunner]
 _transports: dict[str, RunnerFactory] = {}
 

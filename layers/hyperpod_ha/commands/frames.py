@@ -13,14 +13,14 @@ offset size field               notes
 56     8    Flags (u64)         bit 0 SYN, bit 1 FIN
 64     16   MessageId           UUID with its two 8-byte halves swapped
 80     32   PayloadDigest       SHA-256 of the payload
-112    4    PayloadType (u32)   absent when HeaderLength is 112
+112    4    PayloadType (u32)
 116    4    PayloadLength (u32)
 120    n    Payload             read as ``frame[HeaderLength + 4:]``
 ====== ==== =================== ==============================================
 
-Frames from the service itself (``channel_closed``, ``start_publication``,
-``pause_publication``) were captured with HeaderLength 112 and no PayloadType field, so
-the decoder reads the payload from ``HeaderLength + 4`` and never trusts PayloadLength.
+As the plugin's ``messageparser.go`` does, the decoder reads PayloadType at offset 112
+whatever the HeaderLength and the payload from ``HeaderLength + 4``, never trusting
+PayloadLength. A HeaderLength below 116 is nothing AWS's code writes: it is refused.
 Anything that cannot be decoded raises :class:`FrameError`, a :class:`ProtocolError`.
 """
 
@@ -37,7 +37,6 @@ from hyperpod_ha.commands import ProtocolError
 
 SCHEMA_VERSION = 1
 HEADER_LENGTH = 116
-SERVICE_HEADER_LENGTH = 112
 MESSAGE_TYPE_LENGTH = 32
 DIGEST_LENGTH = 32
 
@@ -105,15 +104,14 @@ def _now_millis() -> int:
 class ClientMessage:
     """One decoded (or to-be-encoded) data-channel frame.
 
-    ``payload_type`` is ``None`` on service frames with HeaderLength 112, which have no
-    PayloadType field. ``payload_digest`` is the digest *carried by the frame*; compare it
-    with :meth:`digest_is_valid` rather than trusting it.
+    ``payload_digest`` is the digest *carried by the frame*; compare it with
+    :meth:`digest_is_valid` rather than trusting it.
     """
 
     message_type: str
     sequence_number: int
     payload: bytes = b""
-    payload_type: int | None = PayloadType.OUTPUT
+    payload_type: int = PayloadType.OUTPUT
     flags: int = Flags.NONE
     message_id: uuid.UUID = field(default_factory=uuid.uuid4)
     created_date: int = field(default_factory=_now_millis)
@@ -126,15 +124,9 @@ class ClientMessage:
 
 
 def encode(message: ClientMessage) -> bytes:
-    """Serialise ``message``; the digest is computed unless the message carries one.
-
-    HeaderLength 112 writes the service layout (no PayloadType); only the fake agent and
-    tests need that, the client always sends 116.
-    """
-    if message.header_length not in (HEADER_LENGTH, SERVICE_HEADER_LENGTH):
+    """Serialise ``message`` (HeaderLength 116); the digest is computed unless the message carries one."""
+    if message.header_length != HEADER_LENGTH:
         raise FrameError(f"cannot encode HeaderLength {message.header_length}")
-    if message.header_length == HEADER_LENGTH and message.payload_type is None:
-        raise FrameError("a frame with HeaderLength 116 needs a payload type")
     try:
         message_type = message.message_type.encode("ascii")
     except UnicodeEncodeError:
@@ -150,9 +142,7 @@ def encode(message: ClientMessage) -> bytes:
         fixed = _FIXED_FIELDS.pack(
             message.schema_version, message.created_date, message.sequence_number, message.flags
         )
-        payload_type = b""
-        if message.header_length == HEADER_LENGTH and message.payload_type is not None:
-            payload_type = _U32.pack(message.payload_type)
+        payload_type = _U32.pack(message.payload_type)
     except struct.error:
         raise FrameError("a header field is out of range") from None
     id_bytes = message.message_id.bytes
@@ -173,10 +163,10 @@ def encode(message: ClientMessage) -> bytes:
 
 def decode(frame: bytes) -> ClientMessage:
     """Parse one binary frame; :class:`FrameError` on anything malformed."""
-    if len(frame) < SERVICE_HEADER_LENGTH + 4:
+    if len(frame) < HEADER_LENGTH + 4:
         raise FrameError(f"frame of {len(frame)} bytes is shorter than any header")
     (header_length,) = _U32.unpack_from(frame, 0)
-    if header_length < SERVICE_HEADER_LENGTH or header_length + 4 > len(frame):
+    if header_length < HEADER_LENGTH or header_length + 4 > len(frame):
         raise FrameError(f"HeaderLength {header_length} does not fit a frame of {len(frame)} bytes")
     raw_type = frame[_MESSAGE_TYPE_OFFSET : _MESSAGE_TYPE_OFFSET + MESSAGE_TYPE_LENGTH]
     try:
@@ -191,9 +181,7 @@ def decode(frame: bytes) -> ClientMessage:
     id_field = frame[_MESSAGE_ID_OFFSET : _MESSAGE_ID_OFFSET + 16]
     message_id = uuid.UUID(bytes=id_field[8:16] + id_field[0:8])
     digest = frame[_DIGEST_OFFSET : _DIGEST_OFFSET + DIGEST_LENGTH]
-    payload_type: int | None = None
-    if header_length >= HEADER_LENGTH:
-        (payload_type,) = _U32.unpack_from(frame, _PAYLOAD_TYPE_OFFSET)
+    (payload_type,) = _U32.unpack_from(frame, _PAYLOAD_TYPE_OFFSET)
     return ClientMessage(
         message_type=message_type,
         sequence_number=sequence_number,

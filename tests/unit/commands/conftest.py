@@ -7,6 +7,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from tests.fakes.ssm_agent import FakeSsmAgent
+
 if TYPE_CHECKING:
     from mypy_boto3_ssm import SSMClient
 
@@ -36,3 +38,9 @@ def ssm_calls(ssm: SSMClient) -> list[str]:
 
     ssm.meta.events.register("before-parameter-build.ssm", record)
     return calls
+
+
+@pytest.fixture
+def fake_agent(request: pytest.FixtureRequest) -> Iterator[FakeSsmAgent]:
+    with FakeSsmAgent(request.param) as agent:
+        yield agent

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -12,7 +13,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from hyperpod_ha.commands.frames import ClientMessage, Flags, MessageType, PayloadType, decode, encode
-from tests.fakes.ssm_agent import AgentScript, ChannelClosed, FakeSsmAgent, stdout
+from tests.fakes.ssm_agent import AgentScript, ChannelClosed, FakeSsmAgent, ResendAcked, stdout
 
 SESSION_ID = "fake-agent-check-0123456789"
 TOKEN = "token-for-the-fake-agent"
@@ -75,7 +76,7 @@ def next_output(client: ClientConnection) -> ClientMessage:
 @pytest.fixture
 def agent() -> Iterator[FakeSsmAgent]:
     script = AgentScript(
-        session_id=SESSION_ID, token=TOKEN, steps=(stdout(b"hi"), ChannelClosed()), ack_timeout=0.3
+        session_id=SESSION_ID, token=TOKEN, steps=(stdout(b"hi"), ResendAcked(2), ChannelClosed())
     )
     with FakeSsmAgent(script) as fake:
         yield fake
@@ -140,14 +141,51 @@ def test_bad_digest_is_rejected(agent: FakeSsmAgent) -> None:
     assert agent.errors == ["bad payload digest on acknowledge"]
 
 
-def test_wrong_input_sequence_number_is_rejected(agent: FakeSsmAgent) -> None:
+def input_frame(payload_type: int, payload: bytes, sequence_number: int) -> ClientMessage:
+    return ClientMessage(
+        message_type=MessageType.INPUT_STREAM_DATA,
+        sequence_number=sequence_number,
+        payload_type=payload_type,
+        payload=payload,
+    )
+
+
+@pytest.mark.parametrize(
+    ("frame", "code", "error"),
+    [
+        (input_frame(PayloadType.EXIT_CODE, b"EXIT_CODE: 0", 0), 4008, "unexpected input payload type 12"),
+        (
+            ClientMessage(message_type=MessageType.OUTPUT_STREAM_DATA, sequence_number=0, payload=b"x"),
+            4005,
+            "client sent message type output_stream_data",
+        ),
+        (
+            ClientMessage(message_type=MessageType.INPUT_STREAM_DATA, sequence_number=0, flags=Flags.SYN),
+            4008,
+            "input_stream_data with flags 1",
+        ),
+    ],
+    ids=["exit-code-input", "output-stream-data", "flags"],
+)
+def test_what_aws_client_never_sends_is_rejected(
+    agent: FakeSsmAgent, frame: ClientMessage, code: int, error: str
+) -> None:
     with connect(agent.stream_url, compression=None) as client:
         client.send(opening())
-        request = next_output(client)
-        client.send(encode(ack_for(request)))
-        client.send(encode(handshake_response(sequence_number=1)))
-        assert rejected(agent, client) == 4008
-    assert agent.errors == ["input_stream_data sequence 1, expected 0"]
+        client.send(encode(ack_for(next_output(client))))
+        client.send(encode(frame))
+        assert rejected(agent, client) == code
+    assert agent.errors == [error]
+
+
+def test_header_length_112_from_the_client_is_rejected(agent: FakeSsmAgent) -> None:
+    with connect(agent.stream_url, compression=None) as client:
+        client.send(opening())
+        frame = encode(ack_for(next_output(client)))
+        client.send(bytes.fromhex("00000070") + frame[4:])
+        assert rejected(agent, client) == 4005
+    assert len(agent.errors) == 1
+    assert agent.errors[0].startswith("undecodable frame: HeaderLength 112 does not fit")
 
 
 def test_acknowledging_a_frame_never_sent_is_rejected(agent: FakeSsmAgent) -> None:
@@ -159,24 +197,38 @@ def test_acknowledging_a_frame_never_sent_is_rejected(agent: FakeSsmAgent) -> No
     assert agent.errors == ["acknowledged a frame never sent (sequence 0)"]
 
 
-def test_missing_acknowledgement_is_rejected(agent: FakeSsmAgent) -> None:
+def test_unacknowledged_output_is_resent_not_rejected(agent: FakeSsmAgent) -> None:
+    """AWS's agent resends until acknowledged; it does not give up on a client after a second."""
     with connect(agent.stream_url, compression=None) as client:
         client.send(opening())
-        request = next_output(client)
-        client.send(encode(ack_for(request)))
+        client.send(encode(ack_for(next_output(client))))
         client.send(encode(handshake_response()))
-        next_output(client)  # HandshakeComplete, deliberately never acknowledged
-        assert rejected(agent, client) == 4010
-    assert agent.errors == ["output frame 1 was never acknowledged"]
+        complete = next_output(client)  # HandshakeComplete, left unacknowledged for 1.5 s
+        copies = [complete]
+        started = time.monotonic()
+        while time.monotonic() - started < 1.5:
+            copies.append(next_output(client))
+        output = next(m for m in copies if m.sequence_number == 2)
+        again = [m for m in copies if m.sequence_number == 1]
+        assert len(again) >= 5  # every 100 ms
+        assert {m.message_id for m in again} == {complete.message_id}
+        client.send(encode(ack_for(complete)))
+        client.send(encode(ack_for(output)))
+    assert agent.wait_done()
+    assert agent.errors == []
 
 
-def test_a_correct_client_gets_through(agent: FakeSsmAgent) -> None:
+def test_a_client_behaving_as_aws_client_gets_through(agent: FakeSsmAgent) -> None:
+    """Resent input, a terminal-size frame, and no second ack for a resend: all as the plugin does."""
     with connect(agent.stream_url, compression=None) as client:
         client.send(opening())
         client.send(encode(ack_for(request := next_output(client))))
         assert request.payload_type == PayloadType.HANDSHAKE_REQUEST
-        client.send(encode(handshake_response()))
-        for _ in range(2):  # HandshakeComplete and the output
+        response = encode(handshake_response())
+        client.send(response)
+        client.send(response)  # a resend: acknowledged again, taken once
+        client.send(encode(input_frame(PayloadType.SIZE, b'{"cols":300,"rows":100}', 1)))
+        for _ in range(2):  # HandshakeComplete and the output, then the output again (not acked)
             client.send(encode(ack_for(next_output(client))))
         closed = None
         while closed is None:
@@ -187,5 +239,8 @@ def test_a_correct_client_gets_through(agent: FakeSsmAgent) -> None:
                 closed = message
     assert agent.wait_done()
     assert agent.errors == []
-    assert closed.header_length == 112
+    assert closed.header_length == 116
+    assert closed.digest_is_valid()
     assert agent.acks == {0: 1, 1: 1, 2: 1}
+    assert [event for event in agent.events if event[0] == "input"] == [("input", 0), ("input", 1)]
+    assert agent.events.count(("sent", 2)) == 2  # the scripted resend of an acknowledged frame

@@ -1,29 +1,17 @@
 #!/usr/bin/env bash
-# Build AWS's Session Manager client from a checkout of aws/session-manager-plugin and
-# record, frame by frame, what it sends to the project's fake agent
-# (tests/fixtures/session_manager/<scenario>.jsonl). Run by hand; fetches nothing.
+# Record, frame by frame, what AWS's Session Manager client sends to the project's fake agent
+# (tests/fixtures/session_manager/<scenario>.jsonl). Run by hand; fetches and builds nothing:
+# build `session-manager-plugin` from aws/session-manager-plugin yourself, following its own
+# README, and pass the binary (this repository keeps no recipe for building others' code).
 #
-#   tools/session_manager_plugin/record.sh CHECKOUT [SCENARIO...]
+#   tools/session_manager_plugin/record.sh PLUGIN_BINARY SOURCE [SCENARIO...]
 #
-# Needs Go: Debian's golang-1.19 builds it (GOPATH mode, dependencies vendored).
-# GOCACHE may name a build cache to reuse; SOURCE overrides the recorded provenance.
+# SOURCE names what was built, e.g. aws/session-manager-plugin@<commit>; it is recorded.
 set -euo pipefail
-[[ $# -ge 1 && -d $1/src/sessionmanagerplugin-main ]] || { echo "usage: $0 CHECKOUT [SCENARIO...]" >&2; exit 2; }
-checkout=$(realpath "$1")
-shift
-repository=$(cd "$(dirname "$0")/../.." && pwd)
-go=${GO:-$(command -v go || echo /usr/lib/go-1.19/bin/go)}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-package=$work/gopath/src/github.com/aws/session-manager-plugin
-mkdir -p "$package"
-ln -s "$checkout/src" "$package/src"
-(cd "$package" && GO111MODULE=off GOFLAGS= GOPATH="$work/gopath:$checkout/vendor" \
-    GOCACHE="${GOCACHE:-$work/cache}" "$go" build -o "$work/session-manager-plugin" ./src/sessionmanagerplugin-main)
-
-version=$("$work/session-manager-plugin" --version)
-source=${SOURCE:-aws/session-manager-plugin@$(git -C "$checkout" rev-parse HEAD 2>/dev/null || echo unknown)}
-cd "$repository"
-.venv/bin/python -m tests.fakes.record_plugin --plugin "$work/session-manager-plugin" \
-    --out tests/fixtures/session_manager --source "$source" --version "$version" "$@"
+[[ $# -ge 2 && -x $1 ]] || { echo "usage: $0 PLUGIN_BINARY SOURCE [SCENARIO...]" >&2; exit 2; }
+plugin=$(realpath "$1")
+source=$2
+shift 2
+cd "$(dirname "$0")/../.."
+.venv/bin/python -m tests.fakes.record_plugin --plugin "$plugin" \
+    --out tests/fixtures/session_manager --source "$source" --version "$("$plugin" --version)" "$@"

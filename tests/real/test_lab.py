@@ -180,11 +180,12 @@ def test_runner_reports_exit_codes_and_stderr(running: Lab) -> None:
 def test_runner_enforces_the_deadline(running: Lab) -> None:
     started = time.monotonic()
 
+    # A duration nothing else on the machine sleeps for: only this command's process matches.
     with pytest.raises(CommandTimedOut):
-        LabRunner(running).run(_request("ctl1", "sleep 30", deadline=0.5))
+        LabRunner(running).run(_request("ctl1", "sleep 29.731", deadline=0.5))
 
     assert time.monotonic() - started < 3
-    assert not [pid for pid, name in _processes() if name == "sleep" and "30" in _cmdline(pid)]
+    assert not [pid for pid, name in _processes() if name == "sleep" and "29.731" in _cmdline(pid)]
 
 
 def test_runner_rejects_unknown_targets_and_bad_requests(running: Lab) -> None:

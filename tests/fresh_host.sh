@@ -27,15 +27,15 @@ dirs="/etc/slurm /etc/slurm-llnl /etc/munge /run/munge /var/lib/slurm /var/log/s
   /var/spool/slurm /var/spool/slurmctld /var/spool/slurmd /var/lib/munge /var/log/munge
   /srv/hplab /opt/hyperpod-lab ${FRESH_HOST_DIRS:-}"
 for dir in $dirs; do
-  [[ -d $dir ]] && mount -t tmpfs -o size=1m,mode=755 fresh-host "$dir"
+  if [[ -d $dir ]]; then mount -t tmpfs -o size=1m,mode=755 fresh-host "$dir"; fi
 done
 
 # Every program the Slurm and munge packages put on the PATH becomes a non-executable file.
 packages=$(dpkg-query -W -f='${Package} ${Status}\n' 2>/dev/null |
   awk '$1 ~ /^(slurm|munge|libmunge|libslurm|sview)/ && $NF == "installed" {print $1}')
 for package in $packages; do
-  dpkg -L "$package" 2>/dev/null | grep -E '^/usr/(s?bin|local/s?bin)/' | while read -r program; do
-    [[ -f $program ]] && mount --bind /dev/null "$program"
+  for program in $(dpkg -L "$package" 2>/dev/null | grep -E '^/usr/(local/)?s?bin/' || true); do
+    if [[ -f $program ]]; then mount --bind /dev/null "$program"; fi
   done
 done
 

@@ -33,8 +33,31 @@ if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
     from mypy_boto3_sqs import SQSClient
 
-# SQS message bodies are at most 256 KiB; keep the rejected input well under that.
+# SQS message bodies are at most 256 KiB (UTF-8 bytes); keep the rejected input well under that.
+SQS_MAX_BODY_BYTES = 256 * 1024
 MAX_KEPT_BYTES = 200_000
+# The id and reason come from the input too (an SNS MessageId, an event id): bounded as well.
+_MAX_ID_CHARS = 256
+_MAX_REASON_CHARS = 1024
+
+
+def rejected_body(source: str, input_id: str, reason: str, raw: Any) -> str:
+    """The dead-letter message for one rejected input: at most :data:`MAX_KEPT_BYTES` UTF-8 bytes.
+
+    Never raises: an input too big is kept as a prefix of its JSON (with its full size), one
+    that cannot be written as JSON at all (too deeply nested) is kept by its id and reason.
+    """
+    head = {"source": source[:64], "id": input_id[:_MAX_ID_CHARS], "reason": reason[:_MAX_REASON_CHARS]}
+    try:
+        # ensure_ascii (the default): one character is one byte, and SQS accepts every byte.
+        body = json.dumps({**head, "input": raw}, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps({**head, "unserialisable": True})
+    if len(body) <= MAX_KEPT_BYTES:
+        return body
+    # Re-encoding the ASCII prefix escapes at most every character once ('"' and '\\'), so
+    # half the budget always fits.
+    return json.dumps({**head, "truncated": body[: MAX_KEPT_BYTES // 2 - 1024], "input_bytes": len(body)})
 
 
 class RejectedInputs:
@@ -45,20 +68,21 @@ class RejectedInputs:
         self._queue_url = queue_url
 
     def keep(self, source: str, input_id: str, reason: str, raw: Any) -> None:
-        body = json.dumps({"source": source, "id": input_id, "reason": reason, "input": raw}, default=str)
-        if len(body.encode()) > MAX_KEPT_BYTES:
-            body = json.dumps(
-                {"source": source, "id": input_id, "reason": reason, "truncated": body[:MAX_KEPT_BYTES]}
-            )
+        input_id = str(input_id)[:_MAX_ID_CHARS]
         self._sqs.send_message(
             QueueUrl=self._queue_url,
-            MessageBody=body,
+            MessageBody=rejected_body(source, input_id, reason, raw),
             MessageAttributes={
-                "reason": {"DataType": "String", "StringValue": reason[:256]},
-                "source": {"DataType": "String", "StringValue": source},
+                "reason": {"DataType": "String", "StringValue": _attribute(reason)},
+                "source": {"DataType": "String", "StringValue": _attribute(source)},
             },
         )
         logger.warning("input rejected", extra={"source": source, "input_id": input_id, "reason": reason})
+
+
+def _attribute(text: str) -> str:
+    # An attribute value must be non-empty and hold only characters SQS allows: ASCII escapes.
+    return json.dumps(text[:256])[1:-1][:256] or "-"
 
 
 def controller_notification_record(

@@ -45,10 +45,10 @@ def parse_controller_notification(subject: str | None, message: str | None) -> C
     """Parse one notification; raise :class:`NotificationRejected` (a ValueError) on anything else."""
     if subject is None or len(subject) > len(SUBJECT) + 16 or subject.strip() != SUBJECT:
         raise NotificationRejected(f"subject is not {SUBJECT!r}")
+    if message is not None and len(message) > MAX_MESSAGE_CHARS:
+        raise NotificationRejected(f"message is longer than {MAX_MESSAGE_CHARS} characters")
     if not message or not message.strip():
         raise NotificationRejected("message is empty")
-    if len(message) > MAX_MESSAGE_CHARS:
-        raise NotificationRejected(f"message is longer than {MAX_MESSAGE_CHARS} characters")
     match = _MESSAGE.fullmatch(" ".join(message.split()))
     if match is None:
         raise NotificationRejected(

@@ -1,7 +1,7 @@
 """Parsing or rejecting hostile input: the worst time for one SNS or EventBridge payload up to 1 MiB.
 
 What the two ingestion handlers do with a payload before any AWS call that matters: the SNS
-record through Powertools' ``SNSEvent`` and :func:`parse_controller_notification`, the
+record through the envelope checks and :func:`parse_controller_notification`, the
 EventBridge event through ``NodeEventTriage.handle`` (for another cluster, so a parsed event
 stops before any lookup), and for a rejected one the dead-letter message built and handed to
 SQS (:class:`RejectedInputs` with an in-process stand-in for the SQS client, so the network
@@ -29,7 +29,9 @@ from hyperpod_ha.notifications import (
     MAX_MESSAGE_CHARS,
     SUBJECT,
     NotificationRejected,
+    check_sns_record,
     parse_controller_notification,
+    sns_records,
 )
 
 MAX_PAYLOAD_BYTES: Final = 1024 * 1024
@@ -157,15 +159,14 @@ class _Sqs:
 
 def handle_sns(event: dict[str, Any], rejected: RejectedInputs) -> list[str]:
     """What ControllerStatusFunction does with each record before starting anything."""
-    from aws_lambda_powertools.utilities.data_classes import SNSEvent
-
     outcomes = []
-    for record in SNSEvent(event).records:
+    for record in sns_records(event):
+        sns = check_sns_record(record)
         try:
-            parse_controller_notification(record.sns.subject, record.sns.message)
+            parse_controller_notification(sns.get("Subject"), sns.get("Message"))
             outcomes.append("parsed")
         except NotificationRejected as error:
-            rejected.keep("sns", record.sns.message_id, str(error), record.raw_event)
+            rejected.keep("sns", str(sns["MessageId"]), str(error), record)
             outcomes.append("rejected")
     return outcomes
 

@@ -150,6 +150,8 @@ def _rollout_action(event: dict[str, Any]) -> dict[str, Any]:
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     _silence_sdk_wire_logs()
+    if not isinstance(event, dict):
+        raise RotationRequestInvalid("the event is not a JSON object")
     if event.get("action") == "rollout":
         return _rollout_action(event)
     rotation_event = RotationEvent.parse(event, os.environ.get("DB_SECRET_ARN") or None)

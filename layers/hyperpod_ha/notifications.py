@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 SUBJECT = "Slurm Controller Status Change"
 # The observed messages are about 50 characters; anything much longer is not one of them.
@@ -65,3 +66,25 @@ def parse_controller_notification(subject: str | None, message: str | None) -> C
     status: Literal["ON", "OFF"] = "ON" if match["status"] == "ON" else "OFF"
     role: Literal["primary", "backup"] = "primary" if match["role"] == "Primary" else "backup"
     return ControllerNotification(status=status, address=address, role=role)
+
+
+def sns_records(event: object) -> list[object]:
+    """The records of an SNS event; :class:`NotificationRejected` when it is not one."""
+    records = event.get("Records") if isinstance(event, Mapping) else None
+    if not isinstance(records, list):
+        raise NotificationRejected("the event has no SNS Records list")
+    return records
+
+
+def check_sns_record(record: object) -> Mapping[str, Any]:
+    """The record's ``Sns`` object, with the fields the handler reads of the right types."""
+    sns = record.get("Sns") if isinstance(record, Mapping) else None
+    if not isinstance(sns, Mapping):
+        raise NotificationRejected("the record has no Sns object")
+    message_id = sns.get("MessageId")
+    if not isinstance(message_id, str) or not message_id:
+        raise NotificationRejected("the record has no MessageId")
+    for key in ("Subject", "Message", "Timestamp"):
+        if not isinstance(sns.get(key), str | None):
+            raise NotificationRejected(f"the record's {key} is not a string")
+    return sns

@@ -57,7 +57,8 @@ def rejected_body(source: str, input_id: str, reason: str, raw: Any) -> str:
     except Exception:  # whatever the input holds, the message goes out
         body = ""
     if not body or len(body) > MAX_KEPT_BYTES:
-        body = json.dumps({**head, "unserialisable": True})
+        # Not writable as JSON at all, or an id and reason so full of escapes that no room is left.
+        body = json.dumps({**head, "input_dropped": True})
     return body
 
 

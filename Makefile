@@ -18,7 +18,7 @@ help:
 	@echo "make demo            the failover scenario end to end on the embedded stack"
 	@echo "make test            ruff, mypy, cfn-lint, sam validate --lint and the whole test suite"
 	@echo "make build           sam build (arm64, python3.13)"
-	@echo "make bench           cold start, package size, event storm, workflow cost"
+	@echo "make bench           cold start, package size, event storm, hostile input, workflow cost"
 	@echo "make probe-document  write the probe and roll-out commands into template.yaml"
 	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces)"
 

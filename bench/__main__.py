@@ -17,7 +17,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import BUILD_DIR, RESULTS, ROOT, cold_start, lab_verdict, package_size, storm, workflow_cost
+from bench import (
+    BUILD_DIR,
+    RESULTS,
+    ROOT,
+    cold_start,
+    input_parsing,
+    lab_verdict,
+    package_size,
+    storm,
+    workflow_cost,
+)
 from bench.console import quiet_stdout
 from bench.report import assemble, errors, format_table, problems
 
@@ -59,6 +69,7 @@ def main() -> int:
         "package_size": _run("package size", package_size.measure),
         "cold_start": _run("cold start", cold_start.measure),
         "storm": _run("event storm", storm.measure),
+        "input_parsing": _run("hostile input parsing", input_parsing.measure),
         "workflow_cost": _run("workflow cost", workflow_cost.measure),
         "lab_verdict": _run("lab time to verdict", lab_verdict.measure),
     }

@@ -11,6 +11,8 @@
       "storm": {"node_events": {..., "dynamodb_writes": <check>},
                 "sns_notifications": {..., "dynamodb_writes": <check>},
                 "executions_started": <check>, "notifications_sent": <check>},
+      "input_parsing": {"worst": <check, with "input">, "largest_rejected_body_bytes",
+                        "inputs": {"sns/<name>" | "eventbridge/<name>": {"median_ms", ...}}},
       "workflow_cost": {"skipped": "..."} | {"prices": {...}, "scenarios": {"failover": {...}, ...}},
       "lab_verdict": {"skipped": "..."} | <check>
     }
@@ -26,7 +28,16 @@ from typing import Any
 
 from bench.stats import human_bytes
 
-SECTIONS = ("meta", "functions", "cold_start", "layers", "storm", "workflow_cost", "lab_verdict")
+SECTIONS = (
+    "meta",
+    "functions",
+    "cold_start",
+    "layers",
+    "storm",
+    "input_parsing",
+    "workflow_cost",
+    "lab_verdict",
+)
 
 
 def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any]:
@@ -53,6 +64,7 @@ def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any
         "cold_start": cold_summary,
         "layers": layers,
         "storm": parts["storm"],
+        "input_parsing": parts.get("input_parsing", {"skipped": "not measured"}),
         "workflow_cost": parts["workflow_cost"],
         "lab_verdict": parts["lab_verdict"],
     }
@@ -193,6 +205,18 @@ def _storm_lines(storm: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _input_lines(parsing: Mapping[str, Any]) -> list[str]:
+    status = _status(parsing)
+    if status:
+        return [f"Hostile input: {status}"]
+    worst = parsing["worst"]
+    return [
+        f"Hostile input (SNS/EventBridge payloads up to 1 MiB, {len(parsing['inputs'])} kinds): slowest "
+        f"{worst['input']} {worst['value']:.1f} ms parsed or rejected (target <= {worst['target']:g} ms) "
+        f"{_mark(worst)}; largest dead-letter body {human_bytes(parsing['largest_rejected_body_bytes'])}"
+    ]
+
+
 def _workflow_lines(workflow: Mapping[str, Any]) -> list[str]:
     status = _status(workflow)
     if status:
@@ -227,6 +251,7 @@ def format_table(results: Mapping[str, Any]) -> str:
         *_cold_start_lines(results),
         *_layer_lines(results),
         *_storm_lines(results.get("storm", {})),
+        *_input_lines(results.get("input_parsing", {})),
         *_workflow_lines(results.get("workflow_cost", {})),
         *_lab_lines(results.get("lab_verdict", {})),
         f"{len(missed)} target(s) missed" + (": " + ", ".join(missed) if missed else ""),

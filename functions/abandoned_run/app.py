@@ -38,7 +38,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         run = parse_abandoned_run(event)
     except AbandonedRunRejected as error:
         # The rule only sends these; anything else is logged and dropped, never retried.
-        logger.warning("event ignored", extra={"event_id": event.get("id"), "reason": str(error)})
+        event_id = event.get("id") if isinstance(event, dict) else None
+        logger.warning("event ignored", extra={"event_id": str(event_id)[:256], "reason": str(error)})
         return {"outcome": "ignored", "reason": str(error)}
     released = _runs().release(run.cluster, run.lease_id) if run.lease_id else False
     opened = _incidents().open(

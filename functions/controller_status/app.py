@@ -7,8 +7,6 @@ from functools import cache
 from typing import Any
 
 import boto3
-from aws_lambda_powertools.utilities.data_classes import SNSEvent
-from aws_lambda_powertools.utilities.data_classes.sns_event import SNSEventRecord
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -16,7 +14,9 @@ from hyperpod_ha.ingestion import RejectedInputs, controller_notification_record
 from hyperpod_ha.notifications import (
     ControllerNotification,
     NotificationRejected,
+    check_sns_record,
     parse_controller_notification,
+    sns_records,
 )
 from hyperpod_ha.observability import logger, metrics, tracer
 from hyperpod_ha.settings import setting
@@ -71,18 +71,26 @@ def _replayed(response: Any, idempotent_data: DataRecord) -> Any:
     return {**response, "outcome": "duplicate"}
 
 
-def _record(record: SNSEventRecord) -> dict[str, Any]:
-    message_id = record.sns.message_id
+def _record(raw: object) -> dict[str, Any]:
     try:
-        notification = parse_controller_notification(record.sns.subject, record.sns.message)
+        sns = check_sns_record(raw)
     except NotificationRejected as error:
-        _rejected().keep("sns", message_id, str(error), record.raw_event)
-        metrics.add_metric(name="NotificationsRejected", unit="Count", value=1)
-        return {"message_id": message_id, "outcome": "rejected", "reason": str(error)}
+        return _reject(raw, "", str(error))
+    message_id = str(sns["MessageId"])
+    try:
+        notification = parse_controller_notification(sns.get("Subject"), sns.get("Message"))
+    except NotificationRejected as error:
+        return _reject(raw, message_id, str(error))
     handle, _ = _handle_once()
-    result: dict[str, Any] = handle(record=record.raw_event, notification=notification)
+    result: dict[str, Any] = handle(record=raw, notification=notification)
     metrics.add_metric(name=f"Notifications{result['outcome'].capitalize()}", unit="Count", value=1)
     return result
+
+
+def _reject(raw: object, message_id: str, reason: str) -> dict[str, Any]:
+    _rejected().keep("sns", message_id, reason, raw)
+    metrics.add_metric(name="NotificationsRejected", unit="Count", value=1)
+    return {"message_id": message_id[:256], "outcome": "rejected", "reason": reason}
 
 
 @logger.inject_lambda_context(clear_state=True)
@@ -91,4 +99,8 @@ def _record(record: SNSEventRecord) -> dict[str, Any]:
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     _, config = _handle_once()
     config.register_lambda_context(context)
-    return {"records": [_record(record) for record in SNSEvent(event).records]}
+    try:
+        records = sns_records(event)
+    except NotificationRejected as error:
+        return {"records": [_reject(event, "", str(error))]}
+    return {"records": [_record(record) for record in records]}

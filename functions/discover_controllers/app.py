@@ -8,7 +8,7 @@ from typing import Any
 import boto3
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hyperpod_ha.cluster import discover_controllers
+from hyperpod_ha.cluster import discover_controllers, requested_cluster
 from hyperpod_ha.observability import logger, tracer
 from hyperpod_ha.settings import setting
 
@@ -21,7 +21,7 @@ def _sagemaker() -> Any:
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    cluster = event.get("cluster") or setting("CLUSTER_NAME")
+    cluster = requested_cluster(event, setting("CLUSTER_NAME"))
     found = discover_controllers(_sagemaker(), cluster, setting("CONTROLLER_GROUP"))
     logger.info(
         "controllers found",

@@ -102,6 +102,8 @@ def _announce_verified() -> Callable[[ResolveRequest], bool]:
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if not isinstance(event, dict):
+        raise InvalidIncidentRequest("the request is not a JSON object")
     action = event.get("action")
     logger.append_keys(action=action)
     if action == "open":

@@ -76,6 +76,7 @@ def _rotation() -> Rotation:
         strategy=Strategy.parse(setting("ROTATION_STRATEGY", Strategy.ALTERNATING.value)),
         default_host=os.environ.get("DB_HOST") or None,
         default_port=int_setting("DB_PORT", 3306),
+        master_secret_arn=os.environ.get("MASTER_SECRET_ARN") or None,
     )
     tls = TlsPolicy.from_setting(os.environ.get("DB_CA_BUNDLE") or None)
     return Rotation(_secrets(), pymysql_connector(tls), settings)
@@ -129,7 +130,6 @@ def _rollout(secret_arn: str, controllers: list[dict[str, Any]]) -> RolloutRepor
         deadline_seconds=float(int_setting("ROLLOUT_DEADLINE_SECONDS", 180)),
         conf_path=setting("SLURMDBD_CONF", DEFAULT_CONF_PATH),
         owner=setting("SLURMDBD_OWNER", "slurm"),
-        service=setting("SLURMDBD_SERVICE", "slurmdbd"),
         verify_seconds=int_setting("SLURMDBD_VERIFY_SECONDS", 45),
     )
     return roll_out(controllers, _runner(), settings, _failure_reporter(secret_arn))
@@ -150,6 +150,8 @@ def _rollout_action(event: dict[str, Any]) -> dict[str, Any]:
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     _silence_sdk_wire_logs()
+    if not isinstance(event, dict):
+        raise RotationRequestInvalid("the event is not a JSON object")
     if event.get("action") == "rollout":
         return _rollout_action(event)
     rotation_event = RotationEvent.parse(event, os.environ.get("DB_SECRET_ARN") or None)

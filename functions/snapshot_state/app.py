@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import boto3
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from hyperpod_ha.cluster import requested_cluster
 from hyperpod_ha.observability import logger, tracer
 from hyperpod_ha.settings import setting
 from hyperpod_ha.snapshot import (
@@ -39,6 +40,8 @@ def _snapshots() -> Snapshots:
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if not isinstance(event, dict):
+        raise InvalidSnapshotRequest("the request is not a JSON object")
     action = event.get("action")
     logger.append_keys(action=action)
     if action == "start":
@@ -46,6 +49,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     if action == "describe":
         return _snapshots().describe(DescribeRequest.from_event(event)).to_json()
     if action == "retain":
-        cluster = event.get("cluster") or setting("CLUSTER_NAME")
-        return {"retention": _snapshots().retain(str(cluster)).to_json()}
+        cluster = requested_cluster(event, setting("CLUSTER_NAME"))
+        return {"retention": _snapshots().retain(cluster).to_json()}
     raise InvalidSnapshotRequest("action must be start, describe or retain")

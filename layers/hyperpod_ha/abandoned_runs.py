@@ -27,7 +27,7 @@ class AbandonedRun:
 
 def parse_abandoned_run(event: Mapping[str, Any]) -> AbandonedRun:
     detail = event.get("detail") if isinstance(event, Mapping) else None
-    if event.get("source") != "aws.states" or not isinstance(detail, Mapping):
+    if not isinstance(detail, Mapping) or event.get("source") != "aws.states":
         raise AbandonedRunRejected("not a Step Functions execution status change")
     status = detail.get("status")
     if status not in ABANDONED_STATUSES:

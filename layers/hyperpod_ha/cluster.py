@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +46,24 @@ class ClusterControllers:
 
 class ControllerGroupNotFound(LookupError):
     """The cluster has no instance group of the configured controller group's name."""
+
+
+class ClusterRequestInvalid(ValueError):
+    """The request names no cluster, or a string that cannot be a HyperPod cluster name."""
+
+
+# SageMaker's ClusterName pattern (the template's ClusterName parameter has the same).
+_CLUSTER_NAME = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
+
+
+def requested_cluster(event: object, default: str) -> str:
+    """The cluster a workflow request names (``{"cluster": ...}``), else ``default``."""
+    if not isinstance(event, Mapping):
+        raise ClusterRequestInvalid("the request is not a JSON object")
+    cluster = event.get("cluster") or default
+    if not isinstance(cluster, str) or not _CLUSTER_NAME.fullmatch(cluster):
+        raise ClusterRequestInvalid("cluster is not a HyperPod cluster name")
+    return cluster
 
 
 def cluster_id_from_arn(cluster_arn: str) -> str:

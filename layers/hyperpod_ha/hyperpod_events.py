@@ -18,6 +18,7 @@ CLUSTER_EVENT = "SageMaker HyperPod Cluster Event"
 KNOWN_HEALTH_STATUSES = frozenset({"Healthy", "Unhealthy", "Unknown"})
 KNOWN_REPAIR_ACTIONS = frozenset({"None", "Reboot", "Replace"})
 ALARMING_CLUSTER_STATUSES = frozenset({"Failed", "RollingBack"})
+MAX_EVENT_ID_CHARS = 256
 
 
 class EventRejected(ValueError):
@@ -78,6 +79,9 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
     if not isinstance(detail, Mapping):
         raise EventRejected("detail is missing or not an object")
     event_id = _text(event, "id", "event")
+    if len(event_id) > MAX_EVENT_ID_CHARS:
+        # EventBridge ids are UUIDs; a longer one would be copied into every log line.
+        raise EventRejected(f"event.id is longer than {MAX_EVENT_ID_CHARS} characters")
     if detail_type == NODE_HEALTH:
         summary = detail.get("HealthSummary")
         if not isinstance(summary, Mapping):

@@ -224,3 +224,13 @@ def test_an_unknown_strategy_is_refused(app: Rig, monkeypatch: pytest.MonkeyPatc
     token = RotationService(monkeypatch, handler=None).start(app.arn)
     with pytest.raises(RotationRequestInvalid, match="ROTATION_STRATEGY"):
         app.lambda_handler({"Step": "createSecret", "ClientRequestToken": token}, CONTEXT)
+
+
+def test_the_master_secret_reaches_the_rotation_only_when_configured(
+    app: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    master = "arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!db-0a1b-AbCdEf"
+    for configured, expected in (("", None), (master, master)):
+        monkeypatch.setenv("MASTER_SECRET_ARN", configured)
+        app.module._rotation.cache_clear()
+        assert app.module._rotation()._settings.master_secret_arn == expected

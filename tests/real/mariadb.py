@@ -95,21 +95,34 @@ class MariaDBLab:
         with self.admin.cursor() as cursor:
             cursor.execute(sql, params)
 
-    def create_user(self, name: str, *, grant_option: bool = True) -> Account:
+    def create_user(self, name: str, *, grant_option: bool = True, admin_rights: bool = True) -> Account:
         """A user shaped like the HyperPod sample's database user (all privileges on its
         databases, CREATE USER), with a role, a default role and column privileges so that
         every kind of grant line is copied. ``grant_option=False``: the lifecycle script's
-        plain ``GRANT ALL`` without GRANT OPTION."""
+        plain ``GRANT ALL`` without GRANT OPTION. ``admin_rights=False``: no CREATE USER, no
+        GRANT OPTION, no ADMIN OPTION (what a master secret makes enough)."""
         user = f"{self.prefix}_{name}"
         password = "Initial-" + secrets.token_urlsafe(12).replace("-", "x")
         self.users += [user, f"{user}_clone"]
-        option = " WITH GRANT OPTION" if grant_option else ""
+        option = " WITH GRANT OPTION" if grant_option and admin_rights else ""
         self.run("CREATE USER %s@'%%' IDENTIFIED BY %s", (user, password))
         self.run(f"GRANT ALL PRIVILEGES ON `{self.database}`.* TO %s@'%%'{option}", (user,))
-        self.run(f"GRANT CREATE USER ON *.* TO %s@'%%'{option}", (user,))
+        if admin_rights:
+            self.run(f"GRANT CREATE USER ON *.* TO %s@'%%'{option}", (user,))
         self.run(f"GRANT SELECT (a, `b c`), INSERT (a) ON `{self.database}`.`t` TO %s@'%%'", (user,))
-        self.run(f"GRANT `{self.role}` TO %s@'%%' WITH ADMIN OPTION", (user,))
+        self.run(f"GRANT `{self.role}` TO %s@'%%'{' WITH ADMIN OPTION' if admin_rights else ''}", (user,))
         self.run(f"SET DEFAULT ROLE `{self.role}` FOR %s@'%%'", (user,))
+        return Account(user, password)
+
+    def create_master(self, name: str) -> Account:
+        """A user like the RDS master user: every privilege WITH GRANT OPTION (and the roles
+        it hands out WITH ADMIN OPTION; RDS's master creates them, which gives it that)."""
+        user = f"{self.prefix}_{name}"
+        password = "Master-" + secrets.token_urlsafe(12).replace("-", "x")
+        self.users.append(user)
+        self.run("CREATE USER %s@'%%' IDENTIFIED BY %s", (user, password))
+        self.run("GRANT ALL PRIVILEGES ON *.* TO %s@'%%' WITH GRANT OPTION", (user,))
+        self.run(f"GRANT `{self.role}` TO %s@'%%' WITH ADMIN OPTION", (user,))
         return Account(user, password)
 
     def set_password(self, user: str, password: str) -> None:

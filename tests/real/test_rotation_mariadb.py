@@ -66,12 +66,12 @@ Connector = Callable[[Endpoint, str, str], Session]
 
 
 def rotation_handler(
-    strategy: Strategy, connector: Connector | None = None
+    strategy: Strategy, connector: Connector | None = None, master_secret_arn: str | None = None
 ) -> Callable[[dict[str, Any]], Any]:
     rotation = Rotation(
         boto3.client("secretsmanager"),
         connector or pymysql_connector(TlsPolicy(None)),
-        RotationSettings(strategy, default_host=HOST, default_port=PORT),
+        RotationSettings(strategy, default_host=HOST, default_port=PORT, master_secret_arn=master_secret_arn),
     )
     return lambda event: rotation.run(RotationEvent.parse(event)).to_json()
 
@@ -294,6 +294,50 @@ def test_without_grant_option_alternating_stops_with_what_is_needed_and_single_w
     service.rotate(arn)
     assert value(arn)["username"] == account.user
     assert logs_in(value(arn))
+
+
+def test_with_a_master_secret_the_slurmdbd_user_needs_no_admin_rights(
+    aws: None, monkeypatch: pytest.MonkeyPatch, mariadb_lab: MariaDBLab
+) -> None:
+    account = mariadb_lab.create_user("plain", admin_rights=False)
+    master = mariadb_lab.create_master("master")
+    lines = " ".join(own_grants(account.user, account.password))
+    for admin_right in ("CREATE USER", "GRANT OPTION", "ADMIN OPTION"):
+        assert admin_right not in lines
+    original = secret_document(mariadb_lab, account, "short")
+    arn = make_secret(original)
+    master_arn = boto3.client("secretsmanager").create_secret(
+        Name="rds-master", SecretString=json.dumps({"username": master.user, "password": master.password})
+    )["ARN"]
+    original_grants = grant_keys(original)
+
+    # Without the master secret, this user cannot make its twin.
+    service = RotationService(monkeypatch, None)
+    token = service.start(arn)
+    alone = rotation_handler(Strategy.ALTERNATING)
+    event = {"SecretId": arn, "ClientRequestToken": token}
+    alone({**event, "Step": "createSecret"})
+    with pytest.raises(RotationError, match="CREATE USER"):
+        alone({**event, "Step": "setSecret"})
+
+    # With it, the master creates the twin, sets its password and copies the grants.
+    service.handler = rotation_handler(Strategy.ALTERNATING, master_secret_arn=master_arn)
+    service.rerun(arn, token)
+    users = [value(arn)["username"]]
+    previous = value(arn, "AWSPREVIOUS")
+    for _ in range(2):
+        service.rotate(arn)
+        users.append(value(arn)["username"])
+    current = value(arn)
+    assert users == [f"{account.user}_clone", account.user, f"{account.user}_clone"]
+    assert logs_in(current)
+    assert logs_in(value(arn, "AWSPREVIOUS"))
+    assert grant_keys(current) == original_grants == grant_keys(value(arn, "AWSPREVIOUS"))
+    assert previous == original
+    lines = " ".join(own_grants(current["username"], current["password"]))
+    assert "CREATE USER" not in lines, "the twin gets no admin rights either"
+    assert "GRANT OPTION" not in lines
+    assert login_works(master.user, master.password), "the master's own password is untouched"
 
 
 def test_a_password_changed_outside_the_rotation_is_reported_not_guessed(

@@ -534,3 +534,59 @@ def test_the_table_shows_figures_misses_and_skips() -> None:
     assert "Workflow cost: skipped: simulation not available" in table
     assert "Lab time to verdict: skipped: the Slurm lab needs root" in table
     assert table.endswith("1 target(s) missed: functions.IncidentFunction.cold_start")
+
+
+# --- hostile input ---------------------------------------------------------------------------
+
+
+def test_hostile_inputs_are_at_most_1_mib_and_each_gives_its_expected_outcome() -> None:
+    from bench.input_parsing import (
+        MAX_PAYLOAD_BYTES,
+        cases,
+        eventbridge_events,
+        payload_bytes,
+        sns_event,
+        sns_messages,
+    )
+    from hyperpod_ha.ingestion import MAX_KEPT_BYTES, RejectedInputs
+
+    for subject, message in sns_messages().values():
+        assert payload_bytes(sns_event(subject, message)) <= MAX_PAYLOAD_BYTES
+    for name, event in eventbridge_events().items():
+        if name != "deep-nesting-beyond-json":  # no JSON encoder writes it; the reject path must
+            assert payload_bytes(event) <= MAX_PAYLOAD_BYTES, name
+
+    class Sqs:
+        def __init__(self) -> None:
+            self.bodies: list[str] = []
+
+        def send_message(self, **request: Any) -> dict[str, Any]:
+            self.bodies.append(request["MessageBody"])
+            return {}
+
+    sqs = Sqs()
+    outcomes = {name: run(RejectedInputs(sqs, "q"))[0] for name, run in cases()}  # type: ignore[arg-type]
+    parsed = {
+        "sns/valid",
+        "sns/valid-longest",
+        "eventbridge/valid",
+        "eventbridge/huge-reason",
+    }
+    assert {name for name, outcome in outcomes.items() if outcome == "parsed"} == parsed
+    assert set(outcomes.values()) == {"parsed", "rejected"}
+    assert len(sqs.bodies) == len(outcomes) - len(parsed)
+    assert max(len(body.encode()) for body in sqs.bodies) <= MAX_KEPT_BYTES
+
+
+def test_the_hostile_input_line_in_the_table() -> None:
+    results = _results()
+    results["input_parsing"] = {
+        "worst": at_most(12.5, 50.0, input="sns/whitespace-only"),
+        "largest_rejected_body_bytes": 190_000,
+        "inputs": {"sns/valid": {}, "sns/whitespace-only": {}},
+    }
+    assert problems(results) == []
+    assert (
+        "Hostile input (SNS/EventBridge payloads up to 1 MiB, 2 kinds): slowest sns/whitespace-only "
+        "12.5 ms parsed or rejected (target <= 50 ms) yes; largest dead-letter body 185.5 KiB"
+    ) in format_table(results)

@@ -106,3 +106,18 @@ json_values = st.recursive(
 def test_arbitrary_json_gives_a_result_or_a_typed_error(raw: dict[str, Any]) -> None:
     with contextlib.suppress(EventRejected):
         parse_hyperpod_event(raw)
+
+
+def test_an_event_id_longer_than_any_eventbridge_id_is_rejected() -> None:
+    from hyperpod_ha.hyperpod_events import MAX_EVENT_ID_CHARS, EventRejected, parse_hyperpod_event
+
+    event = {
+        "id": "e" * (MAX_EVENT_ID_CHARS + 1),
+        "source": "aws.sagemaker",
+        "detail-type": "SageMaker HyperPod Cluster State Change",
+        "detail": {"ClusterName": "ml-cluster", "ClusterStatus": "InService"},
+    }
+    with pytest.raises(EventRejected, match="longer than"):
+        parse_hyperpod_event(event)
+    event["id"] = "e" * MAX_EVENT_ID_CHARS
+    assert parse_hyperpod_event(event).event_id == event["id"]

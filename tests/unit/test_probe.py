@@ -263,6 +263,25 @@ def test_probe_changes_nothing(controller: FakeController) -> None:
     assert list((controller.root / "tmp").iterdir()) == []  # its work directory is gone
 
 
+def test_the_write_test_creates_an_unguessable_file_exclusively(controller: FakeController) -> None:
+    # StateSaveLocation belongs to SlurmUser: a file root creates there under a name it can
+    # guess can be a symlink planted by SlurmUser. mktemp (O_EXCL, random name) cannot.
+    calls = controller.root / "mktemp.calls"
+    controller.commands["mktemp"] = (
+        f'printf "%s\\n" "$*" >>{shlex.quote(str(calls))}\nexec /usr/bin/mktemp "$@"\n'
+    )
+    # A symlink at the old scheme's kind of name is never followed nor removed.
+    target = controller.root / "victim"
+    (controller.state / ".hyperpod-ha-probe.1.1").symlink_to(target)
+    before = sorted(p.name for p in controller.state.iterdir())
+    report = report_from_result(NODE, CommandResult(controller.run(), None, None, 1, "t"))
+    assert report.state_save.writable is True
+    in_state = [line for line in calls.read_text().splitlines() if str(controller.state) in line]
+    assert in_state == [f"-p {controller.state} .hyperpod-ha-probe.XXXXXXXXXX"]
+    assert sorted(p.name for p in controller.state.iterdir()) == before
+    assert not target.exists()
+
+
 def test_probe_runs_the_same_through_its_command_line(controller: FakeController) -> None:
     # Fed to bash on stdin: a command reading stdin must not swallow the rest of the script.
     controller.commands["sdiag"] = "cat >/dev/null\necho 'DBD Agent queue size: 7'\n"

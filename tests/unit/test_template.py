@@ -151,3 +151,27 @@ def test_the_definition_file_is_the_one_the_template_names() -> None:
     assert Path(ROOT / machine["DefinitionUri"]) == ASL
     used = set(re.findall(r"\$\{(\w+)\}", ASL.read_text()))
     assert used == set(machine["DefinitionSubstitutions"])
+
+
+def test_the_master_secret_is_optional_narrow_and_readable_only_when_set() -> None:
+    parameter = TEMPLATE["Parameters"]["MasterSecretArn"]
+    pattern = parameter["AllowedPattern"]
+    assert parameter["Default"] == ""
+    for admitted in ("", "arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!db-0a1b2c3d-4e5f-AbCdEf"):
+        assert re.fullmatch(pattern, admitted)
+    for refused in ("*", "arn:aws:secretsmanager:us-east-1:123456789012:secret:*", "master", "x;reboot"):
+        assert not re.fullmatch(pattern, refused), refused
+    function = FUNCTIONS["RotateDbSecretFunction"]["Properties"]
+    assert function["Environment"]["Variables"]["MASTER_SECRET_ARN"] == {"Ref": "MasterSecretArn"}
+    statements = function["Policies"][0]["Statement"]
+    (conditional,) = [s for s in statements if "Fn::If" in s]
+    condition, granted, otherwise = conditional["Fn::If"]
+    assert TEMPLATE["Conditions"][condition] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "MasterSecretArn"}, ""]}]
+    }
+    assert granted == {
+        "Effect": "Allow",
+        "Action": "secretsmanager:GetSecretValue",
+        "Resource": {"Ref": "MasterSecretArn"},
+    }
+    assert otherwise == {"Ref": "AWS::NoValue"}

@@ -374,7 +374,7 @@ sec_heartbeat() { # 16 bytes: big-endian time of the last beat, big-endian index
 }
 
 sec_state_save() { # where StateSaveLocation lives and whether it takes a new file
-  local seconds=$1 dir=$2 user=$3 rc line target fstype source probe_file out
+  local seconds=$1 dir=$2 user=$3 rc line target fstype source write_test out
   if [ -z "$dir" ]; then
     echo "error=StateSaveLocation unknown"
     return 2
@@ -403,9 +403,11 @@ sec_state_save() { # where StateSaveLocation lives and whether it takes a new fi
   echo "mount_target=${target:-}"
   echo "fstype=${fstype:-}"
   echo "source=${source:-}"
-  probe_file="$dir/.hyperpod-ha-probe.$$.$RANDOM"
+  # The directory belongs to SlurmUser, who could plant a symlink at any name root can guess:
+  # mktemp creates a random name with O_CREAT|O_EXCL (mode 600), so it never follows one.
   # shellcheck disable=SC2016 # $1 is the inner shell's
-  out=$(timeout -k 1 "$seconds" bash -c 'umask 077 && : >"$1" && rm -f -- "$1"' _ "$probe_file" 2>&1)
+  write_test='f=$(mktemp -p "$1" .hyperpod-ha-probe.XXXXXXXXXX) && rm -f -- "$f"'
+  out=$(timeout -k 1 "$seconds" bash -c "$write_test" _ "$dir" 2>&1)
   rc=$?
   case "$rc" in
     0) echo "writable=yes" ;;
@@ -413,21 +415,18 @@ sec_state_save() { # where StateSaveLocation lives and whether it takes a new fi
     *)
       echo "writable=no"
       echo "write_error=$(last_words "$out")"
-      timeout -k 1 "$seconds" rm -f -- "$probe_file" 2>/dev/null
       ;;
   esac
   # slurmctld writes as SlurmUser: root writing is not proof (root squash, ownership).
   if [ -n "$user" ] && [ "$user" != root ] && command -v runuser >/dev/null 2>&1 && id -u "$user" >/dev/null 2>&1; then
     echo "slurm_user=$user"
-    # shellcheck disable=SC2016 # $1 is the inner shell's
-    out=$(timeout -k 1 "$seconds" runuser -u "$user" -- bash -c ': >"$1" && rm -f -- "$1"' _ "$probe_file.u" 2>&1)
+    out=$(timeout -k 1 "$seconds" runuser -u "$user" -- bash -c "$write_test" _ "$dir" 2>&1)
     rc=$?
     if [ "$rc" = 0 ]; then
       echo "writable_by_slurm_user=yes"
     else
       echo "writable_by_slurm_user=no"
       echo "slurm_user_write_error=$(last_words "$out")"
-      timeout -k 1 "$seconds" rm -f -- "$probe_file.u" 2>/dev/null
     fi
   fi
   return 0

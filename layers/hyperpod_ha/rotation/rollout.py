@@ -28,32 +28,34 @@ from hyperpod_ha.observability import logger
 
 NODE_SCRIPT = Path(__file__).with_name("slurmdbd_credentials.py")
 DEFAULT_CONF_PATH = "/opt/slurm/etc/slurmdbd.conf"  # where the HyperPod lifecycle scripts write it
+# The lab's controllers keep it where Debian's Slurm does. No other path is admitted: the
+# document runs as root, and the node script checks the file name again.
+CONF_PATH_PATTERN = r"^(/opt/slurm/etc|/etc/slurm)/slurmdbd\.conf$"
+# HyperPod's SlurmUser is "slurm"; the lab's slurmdbd.conf belongs to root.
+OWNER_PATTERN = r"^(slurm|root)$"
+SECRET_ARN_PATTERN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+$"  # noqa: S105 (an ARN pattern)
 
-# The document's parameters. Their values are pasted into a `sh -c "..."` line, so every
-# pattern keeps out quotes, `$`, backticks, backslashes and spaces.
+# The document's parameters. Their values are pasted into a `sh -c "..."` line run as root, so
+# each admits only what this project needs (and never quotes, `$`, backticks, backslashes or
+# spaces). The service is not a parameter: the node script restarts slurmdbd and nothing else.
+# In template.yaml the stack narrows secretId further, to its own secret's ARN.
 DOCUMENT_PARAMETERS: dict[str, dict[str, str]] = {
     "secretId": {
         "type": "String",
         "description": "ARN of the database secret; the node reads its AWSCURRENT version itself",
-        "allowedPattern": r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secret:[A-Za-z0-9/_+=.@-]+$",
+        "allowedPattern": SECRET_ARN_PATTERN,
     },
     "confPath": {
         "type": "String",
         "description": "The controller's local slurmdbd.conf",
         "default": DEFAULT_CONF_PATH,
-        "allowedPattern": r"^/[A-Za-z0-9/_.-]+$",
+        "allowedPattern": CONF_PATH_PATTERN,
     },
     "owner": {
         "type": "String",
-        "description": "User that owns slurmdbd.conf (mode 600)",
+        "description": "SlurmUser, who owns slurmdbd.conf (mode 600)",
         "default": "slurm",
-        "allowedPattern": r"^[a-z_][a-z0-9_-]{0,31}$",
-    },
-    "service": {
-        "type": "String",
-        "description": "systemd unit of slurmdbd",
-        "default": "slurmdbd",
-        "allowedPattern": r"^[A-Za-z0-9@_.-]+$",
+        "allowedPattern": OWNER_PATTERN,
     },
     "verifySeconds": {
         "type": "String",
@@ -62,6 +64,12 @@ DOCUMENT_PARAMETERS: dict[str, dict[str, str]] = {
         "allowedPattern": r"^[0-9]{1,3}$",
     },
 }
+
+
+def secret_arn_pattern(secret_arn: str) -> str:
+    """The ``allowedPattern`` admitting exactly ``secret_arn`` (template.yaml builds the same
+    with Fn::Split/Fn::Join: of an ARN's characters only ``.`` and ``+`` mean something)."""
+    return "^" + secret_arn.replace(".", "\\.").replace("+", "\\+") + "$"
 
 
 def _encoded_script() -> str:
@@ -145,7 +153,6 @@ class RolloutSettings:
     deadline_seconds: float = 180.0
     conf_path: str = DEFAULT_CONF_PATH
     owner: str = "slurm"
-    service: str = "slurmdbd"
     verify_seconds: int = 45
 
     def document_parameters(self) -> dict[str, list[str]]:
@@ -153,7 +160,6 @@ class RolloutSettings:
             "secretId": [self.secret_arn],
             "confPath": [self.conf_path],
             "owner": [self.owner],
-            "service": [self.service],
             "verifySeconds": [str(self.verify_seconds)],
         }
 

@@ -27,8 +27,11 @@ MAX_USERNAME_LENGTH = 80
 PASSWORD_LENGTH = 32
 # The only punctuation a new password may contain: none of these means anything to
 # slurmdbd.conf's parser (comments, quoting, key=value), to a shell (quoting, expansion,
-# globbing, redirection, job control), to sed replacements or to the lifecycle's grep.
-SAFE_PUNCTUATION = "-_.+:,@^"
+# globbing, redirection, job control), to sed replacements or to the lifecycle's grep, and
+# RDS accepts each in a master password (it refuses "/", '"', "@" and space).
+SAFE_PUNCTUATION = "-_.+:,^"
+# What RDS refuses in a master password: a later reset through the RDS API would fail.
+RDS_REFUSED = '/"@ '
 EXCLUDED_CHARACTERS = "".join(c for c in string.punctuation if c not in SAFE_PUNCTUATION)
 _ALLOWED_PASSWORD_CHARACTERS = frozenset(string.ascii_letters + string.digits + SAFE_PUNCTUATION)
 

@@ -2,20 +2,25 @@
 
 Runs ON A CONTROLLER, as root, started by the rotation function's SSM document::
 
-    python3 - SECRET_ID CONF_PATH OWNER SERVICE VERIFY_SECONDS
+    python3 - SECRET_ID CONF_PATH OWNER VERIFY_SECONDS
 
 1. fetch the secret itself with the node's instance role (``aws secretsmanager
    get-secret-value --version-stage AWSCURRENT``, as the HyperPod lifecycle scripts do), so
    the password never travels in SSM parameters, command lines, logs or results;
 2. rewrite ``StorageUser``/``StoragePass`` in the local slurmdbd.conf atomically (temp file in
    the same directory, mode 600, owned by OWNER, renamed over the old one), every other byte
-   of the file untouched;
+   of the file untouched; the same for ``slurmdbd.conf.bak``, which HyperPod's ``sed -i.bak``
+   leaves behind holding the first password (a symlink of that name is removed, never followed);
 3. restart slurmdbd and wait until ``sacctmgr show cluster`` answers (a restart is needed:
    ``sacctmgr reconfigure`` does not reload StoragePass);
 4. print one JSON line with the outcome (never a password) and exit 0, or 1 on failure.
 
 If slurmdbd does not answer with the new credentials and the user name changed (alternating
 users: the previous user still works), the previous file is put back and slurmdbd restarted.
+
+It runs as root with parameters a caller chose, so it only ever writes a file named
+``slurmdbd.conf`` (and its ``.bak``) and only restarts the ``slurmdbd`` unit; files are created
+with O_EXCL under a random name (mkstemp) and owned through their descriptor (fchown).
 
 Tests and labs replace step 1 with ``SLURMDBD_SECRET_COMMAND``: a command (split like a
 shell would, run without one) that prints the secret's JSON. The process reads the secret
@@ -31,6 +36,7 @@ import os
 import pwd
 import re
 import shlex
+import stat
 import subprocess
 import sys
 import tempfile
@@ -38,6 +44,9 @@ import time
 
 CREDENTIAL_SOURCE_ENV = "SLURMDBD_SECRET_COMMAND"
 SLURM_BIN = "/opt/slurm/bin"  # where HyperPod installs sacctmgr; not on an SSM session's PATH
+SERVICE = "slurmdbd"  # the only unit this script restarts
+CONF_NAME = "slurmdbd.conf"  # the only file name it rewrites (plus its sed leftover below)
+BACKUP_SUFFIX = ".bak"
 _SETTING = re.compile(r"^(\s*)(StorageUser|StoragePass)(\s*=)", re.IGNORECASE)
 # What slurmdbd.conf's parser would not read back literally: whitespace, comments, quotes.
 _CONF_UNSAFE = re.compile(r"[\s#\"'\\]")
@@ -147,9 +156,27 @@ def rewrite_conf(text: str, username: str, password: str) -> tuple[str, str | No
     return "".join(out), previous_user, password_changed
 
 
+def conf_file(path: str) -> str:
+    """The file to rewrite: ``path`` itself, or the file a symlink there points at, provided
+    both are named slurmdbd.conf and it is a regular file (never, say, /etc/shadow)."""
+    if os.path.basename(path) != CONF_NAME:
+        raise NodeFailure("arguments", f"{path} is not a {CONF_NAME}")
+    real = os.path.realpath(path)
+    if os.path.basename(real) != CONF_NAME:
+        raise NodeFailure("arguments", f"{path} points at a file not named {CONF_NAME}")
+    try:
+        info = os.lstat(real)
+    except OSError as error:
+        raise NodeFailure("rewrite", f"cannot read {path}: {error.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise NodeFailure("arguments", f"{real} is not a regular file")
+    return real
+
+
 def read_conf(path: str) -> str:
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as handle:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with open(descriptor, encoding="utf-8", errors="surrogateescape", newline="") as handle:
             return handle.read()
     except OSError as error:
         raise NodeFailure("rewrite", f"cannot read {path}: {error.strerror}") from None
@@ -157,12 +184,17 @@ def read_conf(path: str) -> str:
 
 def write_atomically(path: str, text: str, owner: str) -> None:
     """Replace ``path`` (the file a symlink points at, if it is one) in one rename."""
-    real = os.path.realpath(path)
+    _replace(os.path.realpath(path), text, owner)
+
+
+def _replace(real: str, text: str, owner: str) -> None:
+    """Put a new file at ``real`` in one rename; a symlink there is replaced, never followed."""
     try:
         account = pwd.getpwnam(owner)
     except KeyError:
         raise NodeFailure("rewrite", f"no user {owner!r} on this node") from None
     try:
+        # O_CREAT|O_EXCL, mode 600, random name: nothing planted in the directory is followed.
         descriptor, temporary = tempfile.mkstemp(prefix=".slurmdbd.conf.", dir=os.path.dirname(real))
     except OSError as error:
         raise NodeFailure(
@@ -187,7 +219,34 @@ def write_atomically(path: str, text: str, owner: str) -> None:
         os.close(directory)
 
 
-def restart(service: str) -> None:
+def scrub_backup(conf: str, username: str, password: str, owner: str) -> str:
+    """Bring ``<conf>.bak`` (HyperPod's ``sed -i.bak`` leftover) to the new credentials, mode 600.
+
+    Returns what was done: ``absent``, ``rewritten`` or ``removed`` (a symlink or anything
+    but a regular file: not a backup this script trusts to read).
+    """
+    backup = conf + BACKUP_SUFFIX
+    try:
+        info = os.lstat(backup)
+    except FileNotFoundError:
+        return "absent"
+    except OSError as error:
+        raise NodeFailure("rewrite", f"cannot look at {backup}: {error.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        if stat.S_ISDIR(info.st_mode):
+            raise NodeFailure("rewrite", f"{backup} is a directory")
+        try:
+            os.unlink(backup)
+        except OSError as error:
+            raise NodeFailure("rewrite", f"cannot remove {backup}: {error.strerror}") from None
+        return "removed"
+    text, _, _ = rewrite_conf(read_conf(backup), username, password)
+    _replace(backup, text, owner)
+    return "rewritten"
+
+
+def restart() -> None:
+    service = SERVICE
     try:
         completed = subprocess.run(
             ["systemctl", "restart", service],
@@ -226,21 +285,22 @@ def wait_until_answering(verify_seconds: int) -> float:
         time.sleep(1)
 
 
-def apply(secret_id: str, conf_path: str, owner: str, service: str, verify_seconds: int) -> dict[str, object]:
+def apply(secret_id: str, conf_path: str, owner: str, verify_seconds: int) -> dict[str, object]:
+    conf = conf_file(conf_path)
     username, password = credentials_from(fetch_secret(secret_id))
-    original = read_conf(conf_path)
+    original = read_conf(conf)
     updated, previous_user, password_changed = rewrite_conf(original, username, password)
-    write_atomically(conf_path, updated, owner)
-    _progress(f"{conf_path} rewritten for user {username}; restarting {service}")
+    _replace(conf, updated, owner)
+    backup = scrub_backup(conf, username, password, owner)
+    _progress(f"{conf_path} rewritten for user {username} (backup {backup}); restarting {SERVICE}")
     try:
-        restart(service)
+        restart()
         seconds = wait_until_answering(verify_seconds)
     except NodeFailure as failure:
         failure.restored_previous = _restore(
-            conf_path=conf_path,
+            conf=conf,
             original=original,
             owner=owner,
-            service=service,
             verify_seconds=verify_seconds,
             previous_user=previous_user,
             user=username,
@@ -252,28 +312,29 @@ def apply(secret_id: str, conf_path: str, owner: str, service: str, verify_secon
         "previous_user": previous_user,
         "user_changed": previous_user != username,
         "password_changed": password_changed,
+        "backup": backup,
         "seconds_to_answer": seconds,
     }
 
 
 def _restore(
     *,
-    conf_path: str,
+    conf: str,
     original: str,
     owner: str,
-    service: str,
     verify_seconds: int,
     previous_user: str | None,
     user: str,
 ) -> bool:
     # Only the alternating strategy's previous user still logs in; a single user's previous
-    # password is already gone, so putting it back would only hide the failure.
+    # password is already gone, so putting it back would only hide the failure. The .bak keeps
+    # the new credentials: they are AWSCURRENT, no older secret goes back into a file.
     if previous_user is None or previous_user == user:
         return False
     _progress(f"slurmdbd does not answer as {user}; putting back the configuration for {previous_user}")
     try:
-        write_atomically(conf_path, original, owner)
-        restart(service)
+        _replace(conf, original, owner)
+        restart()
         wait_until_answering(verify_seconds)
     except NodeFailure as failure:
         _progress(f"restoring failed at {failure.stage}: {failure.reason}")
@@ -282,14 +343,14 @@ def _restore(
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 5 or not argv[4].isdigit():
-        usage = "usage: SECRET_ID CONF_PATH OWNER SERVICE VERIFY_SECONDS"
+    if len(argv) != 4 or not argv[3].isdigit():
+        usage = "usage: SECRET_ID CONF_PATH OWNER VERIFY_SECONDS"
         print(json.dumps({"outcome": "failed", "stage": "arguments", "reason": usage}))
         return 2
-    secret_id, conf_path, owner, service, verify_seconds = argv[0], argv[1], argv[2], argv[3], int(argv[4])
+    secret_id, conf_path, owner, verify_seconds = argv[0], argv[1], argv[2], int(argv[3])
     os.environ["PATH"] = os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin") + os.pathsep + SLURM_BIN
     try:
-        report = apply(secret_id, conf_path, owner, service, verify_seconds)
+        report = apply(secret_id, conf_path, owner, verify_seconds)
     except NodeFailure as failure:
         report = {
             "outcome": "failed",

@@ -13,8 +13,11 @@ already done before doing it:
 - ``testSecret``: AWSPENDING logs in (and, alternating, has the same grants).
 - ``finishSecret``: AWSCURRENT moves to the token's version and AWSPENDING is taken off it.
 
-The current user does all of this itself (no admin secret exists in the HyperPod sample
-stack); what it needs is in :data:`REQUIRED_PRIVILEGES`.
+Without a master secret the current user does all of this itself (no admin secret exists in
+the HyperPod sample stack); what it needs is in :data:`REQUIRED_PRIVILEGES`. With one
+(``MASTER_SECRET_ARN``, the RDS master secret, as AWS's multi-user rotation uses), the master
+creates, re-passwords and grants the twin, so the slurmdbd user, whose password lies in
+slurmdbd.conf on every controller, needs no administrative privilege at all.
 """
 
 from __future__ import annotations
@@ -54,6 +57,10 @@ if TYPE_CHECKING:
 
 REQUIRED_PRIVILEGES = {
     "single": "none beyond logging in: SET PASSWORD for one's own account needs no privilege",
+    "alternating-with-master": (
+        "the slurmdbd user: none beyond logging in; the master user: CREATE USER and every "
+        "privilege the slurmdbd user holds, WITH GRANT OPTION (the RDS master user has them)"
+    ),
     "alternating": (
         "CREATE USER (global; on MariaDB, INSERT and UPDATE on the mysql schema also do, and "
         "GRANT ALL ON `%`.* gives those) to create, re-password and reset the twin; GRANT OPTION on "
@@ -125,6 +132,8 @@ class RotationSettings:
     strategy: Strategy
     default_host: str | None  # DB_HOST, for secrets without "host" (the HyperPod sample's)
     default_port: int = 3306
+    # MASTER_SECRET_ARN: the secret of a user that creates and grants the twin (alternating).
+    master_secret_arn: str | None = None
 
 
 @dataclass(frozen=True)
@@ -341,27 +350,43 @@ class Rotation:
                 f"expected {alternate_username(current.username)}"
             )
         try:
-            admin = self._connect(endpoint, current.username, current.password)
+            own = self._connect(endpoint, current.username, current.password)
         except LoginFailed as failure:
             raise RotationError(f"AWSCURRENT cannot log in: {failure.reason}") from None
+        admin = own
         try:
-            source = admin.current_account()
+            source = own.current_account()
             if source.user != current.username:
                 raise RotationError(f"AWSCURRENT logs in as {source}, not as user {current.username}")
+            # Its own grants: SHOW GRANTS FOR CURRENT_USER() needs no privilege.
+            source_grants = grants_of(source, own.own_grant_lines())
+            if self._settings.master_secret_arn:
+                admin = self._master_session(self._settings.master_secret_arn, endpoint)
             target = Account(pending.username, source.host)
             outcome = "twin_ready"
             if not can_login(self._connect, endpoint, pending.username, pending.password):
                 admin.create_or_reset_user(target, pending.password)
                 outcome = "twin_password_set"
-            source_grants = grants_of(source, admin.own_grant_lines())
             changed = self._copy_grants(admin, source_grants, target, endpoint, pending)
         except PrivilegeMissing as missing:
-            raise RotationError(
-                f"{missing.reason}; the alternating strategy needs {REQUIRED_PRIVILEGES['alternating']}"
-            ) from None
+            needed = (
+                REQUIRED_PRIVILEGES["alternating-with-master"]
+                if self._settings.master_secret_arn
+                else REQUIRED_PRIVILEGES["alternating"]
+            )
+            raise RotationError(f"{missing.reason}; the alternating strategy needs {needed}") from None
         finally:
-            admin.close()
+            if admin is not own:
+                admin.close()
+            own.close()
         return f"{outcome}_grants_copied" if changed else outcome
+
+    def _master_session(self, arn: str, endpoint: Endpoint) -> Session:
+        master = self._get(arn, stage=AWSCURRENT)
+        try:
+            return self._connect(endpoint, master.username, master.password)
+        except LoginFailed as failure:
+            raise RotationError(f"the master secret cannot log in: {failure.reason}") from None
 
     # The twin reads its own grants (SHOW GRANTS FOR another account needs SELECT on mysql.*).
     def _copy_grants(

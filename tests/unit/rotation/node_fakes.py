@@ -11,6 +11,10 @@ temporary slurmdbd.conf per controller, with fake ``systemctl`` and ``sacctmgr``
   run, since the fakes live in another process.
 - Every controller's slurmdbd.conf is at the default path on its own disk: here the
   runner maps that path to the controller's directory.
+- It belongs to SlurmUser, ``slurm`` on every controller; this machine may have no such user,
+  so the test's own user stands in: the node is told to give the file to the test's user
+  where the command says ``slurm``, and a test passing its own user as the owner has the
+  document's pattern checked with ``slurm`` in its place.
 - The node fetches the secret with ``SLURMDBD_SECRET_COMMAND`` (``cat`` of a 0600 file the
   runner writes from ``secret_source()``, i.e. AWSCURRENT), never from its arguments.
 - Every fake binary records its argv, so tests can check that no password was ever on a
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import re
 import shlex
 import stat
@@ -38,10 +43,17 @@ from hyperpod_ha.commands import (
     CommandTimedOut,
     TargetUnreachable,
 )
-from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, GENERIC_DOCUMENT, render_node_command
+from hyperpod_ha.rotation.rollout import (
+    DEFAULT_CONF_PATH,
+    GENERIC_DOCUMENT,
+    OWNER_PATTERN,
+    render_node_command,
+)
 from hyperpod_ha.rotation.slurmdbd_credentials import CREDENTIAL_SOURCE_ENV
 
 DOCUMENT = "HyperPodHA-SlurmdbdCredentials"
+ME = pwd.getpwuid(os.getuid()).pw_name
+SLURM_USER = "slurm"
 
 CONF_TEMPLATE = """\
 # slurmdbd.conf written by the lifecycle scripts
@@ -191,12 +203,16 @@ class FakeNodeRunner:
         if request.document == GENERIC_DOCUMENT:
             command = request.parameters["command"][0]
         elif request.document == self.document:
-            command = render_node_command(request.parameters)
+            parameters = dict(request.parameters)
+            if parameters.get("owner") == [ME] and not re.fullmatch(OWNER_PATTERN, ME):
+                parameters["owner"] = [SLURM_USER]
+            command = render_node_command(parameters)
         else:
             # IAM allows StartSession with this document only.
             raise AccessDenied(f"not authorized to perform ssm:StartSession with document {request.document}")
         # Every controller has slurmdbd.conf at the same path on its own disk; here each one's
-        # disk is its directory.
+        # disk is its directory, and the test's user stands in for SlurmUser.
+        command = command.replace(f" {DEFAULT_CONF_PATH} {SLURM_USER} ", f" {controller.conf} {ME} ")
         command = command.replace(DEFAULT_CONF_PATH, str(controller.conf))
         self._prepare(controller)
         argv = shlex.split(command)

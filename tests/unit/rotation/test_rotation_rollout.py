@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.commands import CommandResult
-from hyperpod_ha.embedded.cfn import load_template
+from hyperpod_ha.embedded.cfn import Context, Resolver, load_template
 from hyperpod_ha.rotation import slurmdbd_credentials
 from hyperpod_ha.rotation.rollout import (
     DEFAULT_CONF_PATH,
@@ -30,6 +30,7 @@ from hyperpod_ha.rotation.rollout import (
     parse_node_report,
     render_node_command,
     roll_out,
+    secret_arn_pattern,
     session_document,
 )
 from tests.conftest import CURRENT_USER as ME
@@ -108,6 +109,36 @@ def test_every_controller_gets_the_new_credentials_in_turn(runner: FakeNodeRunne
         assert node.conf.read_text() == expected
         assert ["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster"] in node.calls()
     assert_no_password_anywhere(runner, json.dumps(report.to_json()))
+
+
+def test_the_sed_backup_is_brought_to_the_new_credentials_with_mode_600(runner: FakeNodeRunner) -> None:
+    # HyperPod's lifecycle script edits slurmdbd.conf with `sed -i.bak`: the .bak keeps the
+    # first password, world-readable, forever.
+    (node,) = controllers(runner, 1)
+    backup = node.conf.with_name("slurmdbd.conf.bak")
+    backup.write_text(CONF_TEMPLATE.format(user=OLD[0], password=OLD[1]))
+    backup.chmod(0o644)
+    report = roll_out([node.as_json()], runner, settings(), Failures())
+    assert report.complete
+    assert OLD[1] not in backup.read_text()
+    assert backup.read_text() == CONF_TEMPLATE.format(user=NEW[0], password=NEW[1])
+    info = backup.lstat()
+    assert (stat.S_ISREG(info.st_mode), stat.S_IMODE(info.st_mode), info.st_uid) == (True, 0o600, os.getuid())
+    assert sorted(p.name for p in node.conf.parent.iterdir()) == ["slurmdbd.conf", "slurmdbd.conf.bak"]
+
+
+def test_a_symlink_named_like_the_backup_is_removed_not_followed(
+    runner: FakeNodeRunner, tmp_path: Path
+) -> None:
+    (node,) = controllers(runner, 1)
+    victim = tmp_path / "victim"
+    victim.write_text("untouched\n")
+    node.conf.with_name("slurmdbd.conf.bak").symlink_to(victim)
+    report = roll_out([node.as_json()], runner, settings(), Failures())
+    assert report.complete
+    assert victim.read_text() == "untouched\n"
+    assert not node.conf.with_name("slurmdbd.conf.bak").exists()
+    assert not node.conf.with_name("slurmdbd.conf.bak").is_symlink()
 
 
 def test_the_roll_out_stops_at_the_first_failing_controller(runner: FakeNodeRunner) -> None:
@@ -207,7 +238,8 @@ def test_the_generic_document_carries_the_rendered_command_and_still_no_password
     runner: FakeNodeRunner,
 ) -> None:
     (node,) = controllers(runner, 1)
-    report = roll_out([node.as_json()], runner, settings(document=GENERIC_DOCUMENT), Failures())
+    generic = settings(document=GENERIC_DOCUMENT, owner="slurm")  # the runner maps slurm to ME
+    report = roll_out([node.as_json()], runner, generic, Failures())
     assert report.complete
     (request,) = runner.requests
     assert list(request.parameters) == ["command"]
@@ -293,20 +325,16 @@ def test_both_documents_carry_exactly_the_node_script() -> None:
     assert _decoded(session["properties"]["linux"]["commands"]) == script
     (step,) = command_document()["mainSteps"]
     assert step["inputs"]["runCommand"] == [node_command()]
-    assert node_command().endswith(
-        'python3 - {{ secretId }} {{ confPath }} {{ owner }} {{ service }} {{ verifySeconds }}"'
-    )
+    assert node_command().endswith('python3 - {{ secretId }} {{ confPath }} {{ owner }} {{ verifySeconds }}"')
     assert session_document() == session  # deterministic: the template can be checked for drift
 
 
 def test_rendering_fills_defaults_and_enforces_the_allowed_patterns() -> None:
     rendered = render_node_command({"secretId": [SECRET_ARN]})
-    assert rendered.endswith(f'python3 - {SECRET_ARN} {DEFAULT_CONF_PATH} slurm slurmdbd 45"')
+    assert rendered.endswith(f'python3 - {SECRET_ARN} {DEFAULT_CONF_PATH} slurm 45"')
     for name, bad in [
         ("secretId", SECRET_ARN + ";reboot"),
         ("confPath", "/etc/x y"),
-        ("owner", "$(id)"),
-        ("service", "slurmdbd`x`"),
         ("verifySeconds", "1000"),
     ]:
         with pytest.raises(DocumentParametersInvalid, match=name):
@@ -314,6 +342,51 @@ def test_rendering_fills_defaults_and_enforces_the_allowed_patterns() -> None:
     with pytest.raises(DocumentParametersInvalid, match="unknown"):
         render_node_command({"secretId": [SECRET_ARN], "password": ["x"]})
     assert set(settings().document_parameters()) == set(DOCUMENT_PARAMETERS)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        # Root on the controller rewrites and chowns this file: only slurmdbd.conf itself.
+        ("confPath", "/etc/shadow"),
+        ("confPath", "/root/.ssh/authorized_keys"),
+        ("confPath", "/tmp/slurmdbd.conf"),
+        ("confPath", "/opt/slurm/etc/slurm.conf"),
+        ("confPath", "/opt/slurm/etc/../../../etc/slurmdbd.conf"),
+        ("confPath", "/opt/slurm/etc/slurmdbd.conf.d/slurmdbd.conf"),
+        ("confPath", "/opt/slurm/etc/slurmdbdXconf"),
+        # Whoever owns it reads the database password.
+        ("owner", "nobody"),
+        ("owner", "ubuntu"),
+        ("owner", "slurm2"),
+        ("owner", "$(id)"),
+        # The service is fixed: no parameter restarts another unit.
+        ("service", "sshd"),
+        ("service", "slurmdbd"),
+    ],
+)
+def test_the_document_admits_only_what_the_roll_out_needs(name: str, value: str) -> None:
+    with pytest.raises(DocumentParametersInvalid, match=name):
+        render_node_command({"secretId": [SECRET_ARN], name: [value]})
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("confPath", "/opt/slurm/etc/slurmdbd.conf"),
+        ("confPath", "/etc/slurm/slurmdbd.conf"),  # the lab's controllers (simulation/lab.py)
+        ("owner", "slurm"),
+        ("owner", "root"),  # the lab's slurmdbd.conf
+    ],
+)
+def test_the_document_admits_hyperpod_and_the_lab(name: str, value: str) -> None:
+    assert f" {value} " in render_node_command({"secretId": [SECRET_ARN], name: [value]})
+
+
+def test_the_lab_uses_a_path_and_owner_the_document_admits() -> None:
+    from hyperpod_ha.simulation.lab import LAB_SLURMDBD_CONF
+
+    render_node_command({"secretId": [SECRET_ARN], "confPath": [LAB_SLURMDBD_CONF], "owner": ["root"]})
 
 
 def test_the_template_document_is_the_one_this_code_builds(root: Path) -> None:
@@ -324,4 +397,37 @@ def test_the_template_document_is_the_one_this_code_builds(root: Path) -> None:
     assert content["properties"] == session_document()["properties"], "run `make probe-document`"
     # SSM refuses a session whose parameters the document does not declare, and a document
     # whose command names parameters it does not declare.
-    assert content["parameters"] == DOCUMENT_PARAMETERS
+    parameters = dict(content["parameters"])
+    secret = parameters.pop("secretId")
+    assert parameters == {k: v for k, v in DOCUMENT_PARAMETERS.items() if k != "secretId"}
+    assert {k: v for k, v in secret.items() if k != "allowedPattern"} == {
+        k: v for k, v in DOCUMENT_PARAMETERS["secretId"].items() if k != "allowedPattern"
+    }
+
+
+@pytest.mark.parametrize(
+    "arn",
+    [
+        SECRET_ARN,
+        "arn:aws:secretsmanager:us-east-1:123456789012:secret:slurm.db+x/acct_1=@-AbCdEf",
+        "arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:db-AbCdEf",
+    ],
+)
+def test_the_template_admits_only_the_stacks_own_secret(root: Path, arn: str) -> None:
+    template = load_template(root / "template.yaml")
+    spec = template["Resources"]["SlurmdbdRolloutDocument"]["Properties"]["Content"]["parameters"]["secretId"]
+    context = Context(
+        parameters={"DbSecretArn": arn}, pseudo={}, ref=lambda n: n, get_att=lambda *a: a, conditions={}
+    )
+    pattern = Resolver(template, context).resolve(spec["allowedPattern"])
+    assert pattern == secret_arn_pattern(arn)
+    assert re.fullmatch(pattern, arn)
+    assert re.fullmatch(template["Parameters"]["DbSecretArn"]["AllowedPattern"], arn)
+    for other in [
+        arn[:-1] + ("x" if arn[-1] != "x" else "y"),  # another secret's suffix
+        arn + "x",
+        arn.replace(":secret:", ":secret:other-"),
+        arn.replace(".", "X").replace("+", "Y") if ("." in arn or "+" in arn) else arn + "/",
+        arn.replace("+", "++") if "+" in arn else "x" + arn,
+    ]:
+        assert not re.fullmatch(pattern, other), other

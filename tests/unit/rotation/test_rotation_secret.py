@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hyperpod_ha.rotation.secret import (
     EXCLUDED_CHARACTERS,
     MAX_USERNAME_LENGTH,
+    RDS_REFUSED,
     SAFE_PUNCTUATION,
     DbSecret,
     Endpoint,
@@ -130,11 +131,20 @@ def test_a_user_name_too_long_for_its_clone_is_refused() -> None:
     assert alternate_username("u" * (MAX_USERNAME_LENGTH - 6)).endswith("_clone")
 
 
-@pytest.mark.parametrize("character", list("\"'\\#$ `&;|<>(){}*?!~=%[]/"))
+@pytest.mark.parametrize("character", list("\"'\\#$ `&;|<>(){}*?!~=%[]/@"))
 def test_characters_that_break_slurmdbd_conf_or_a_shell_are_excluded(character: str) -> None:
     assert character in EXCLUDED_CHARACTERS or character == " "
     with pytest.raises(UnsafePassword):
         check_password_alphabet("Abcdefgh12345678" + character)
+
+
+def test_what_rds_refuses_in_a_master_password_is_never_generated() -> None:
+    # RDS: "any printable ASCII character except '/', '"', '@', or a space".
+    for character in RDS_REFUSED:
+        assert character in EXCLUDED_CHARACTERS or character == " "
+        assert character not in SAFE_PUNCTUATION
+        with pytest.raises(UnsafePassword):
+            check_password_alphabet("Abcdefgh12345678" + character)
 
 
 def test_the_excluded_and_safe_sets_split_all_punctuation() -> None:
@@ -143,7 +153,7 @@ def test_the_excluded_and_safe_sets_split_all_punctuation() -> None:
 
 
 def test_a_safe_password_passes_and_a_short_one_does_not() -> None:
-    check_password_alphabet("Ab3-_.+:,@^" + "x" * 21)
+    check_password_alphabet("Ab3-_.+:,^" + "x" * 22)
     with pytest.raises(UnsafePassword, match="shorter"):
         check_password_alphabet("Ab3-x")
 

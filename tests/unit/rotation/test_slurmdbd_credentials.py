@@ -153,3 +153,74 @@ def test_bad_arguments_print_a_failure_report() -> None:
     )
     assert done.returncode == 2
     assert json.loads(done.stdout)["stage"] == "arguments"
+
+
+def test_only_a_file_named_slurmdbd_conf_is_rewritten(tmp_path: Path) -> None:
+    other = tmp_path / "shadow"
+    other.write_text("root:x:0\n")
+    with pytest.raises(node.NodeFailure, match=r"not a slurmdbd\.conf") as caught:
+        node.conf_file(str(other))
+    assert caught.value.stage == "arguments"
+    # A slurmdbd.conf that is a symlink to another file is refused too.
+    link = tmp_path / "etc" / "slurmdbd.conf"
+    link.parent.mkdir()
+    link.symlink_to(other)
+    with pytest.raises(node.NodeFailure, match="points at a file not named"):
+        node.conf_file(str(link))
+    (tmp_path / "dir" / "slurmdbd.conf").mkdir(parents=True)
+    with pytest.raises(node.NodeFailure, match="not a regular file"):
+        node.conf_file(str(tmp_path / "dir" / "slurmdbd.conf"))
+    assert other.read_text() == "root:x:0\n"
+
+
+def test_the_script_refuses_another_file_before_fetching_anything(tmp_path: Path) -> None:
+    target = tmp_path / "authorized_keys"
+    target.write_text("ssh-ed25519 AAAA\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            node.__file__,
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:x",
+            str(target),
+            ME,
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, node.CREDENTIAL_SOURCE_ENV: "false"},
+    )
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["stage"] == "arguments"
+    assert target.read_text() == "ssh-ed25519 AAAA\n"
+
+
+def test_the_service_restarted_is_always_slurmdbd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "argv"
+    fake = tmp_path / "systemctl"
+    fake.write_text(f'#!/bin/sh\necho "$@" >>{log}\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    node.restart()
+    assert log.read_text() == "restart slurmdbd\n"
+
+
+def test_the_backup_is_rewritten_in_place_with_mode_600(tmp_path: Path) -> None:
+    conf = tmp_path / "slurmdbd.conf"
+    backup = tmp_path / "slurmdbd.conf.bak"
+    backup.write_text(CONF)
+    backup.chmod(0o644)
+    assert node.scrub_backup(str(conf), "admin_clone", "New-Password-2", ME) == "rewritten"
+    assert "Old-Password-1" not in backup.read_text()
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    assert node.scrub_backup(str(tmp_path / "none" / "slurmdbd.conf"), "u", "p", ME) == "absent"
+
+
+def test_a_backup_that_is_a_symlink_is_removed_and_its_target_untouched(tmp_path: Path) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    backup = tmp_path / "slurmdbd.conf.bak"
+    backup.symlink_to(victim)
+    assert node.scrub_backup(str(tmp_path / "slurmdbd.conf"), "u", "p", ME) == "removed"
+    assert not backup.is_symlink()
+    assert victim.read_text() == "keep\n"

@@ -219,3 +219,14 @@ def test_the_readme_iam_table_names_every_statement() -> None:
                 if not any(function in row and action in row for row in rows):
                     missing.append((function, action))
     assert sorted(set(missing)) == []
+
+
+def test_every_checkov_skip_is_listed_once_with_its_reason() -> None:
+    lines = (ROOT / ".checkov.yaml").read_text().splitlines()
+    listed = lines[lines.index("skip-check:") + 1 :]
+    skipped = [line.strip()[2:] for line in listed if line.strip().startswith("- ")]
+    assert skipped
+    assert len(skipped) == len(set(skipped))
+    for position, line in enumerate(listed):
+        if line.strip().startswith("- "):
+            assert listed[position - 1].strip().startswith("#"), f"{line.strip()} has no reason above it"

@@ -53,7 +53,7 @@ def translate(template_path: Path, parameters: dict[str, Any] | None = None) -> 
     source = yaml_parse(template_path.read_text())
     _as_packaged(source, template_path.parent)
     values = {**SAMPLE_PARAMETERS, **(parameters or {})}
-    translated: dict[str, Any] = transform(source, values, _NoManagedPolicies())  # type: ignore[arg-type]
+    translated: dict[str, Any] = transform(source, values, _NoManagedPolicies())
     return translated
 
 
@@ -61,8 +61,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("template", type=Path)
     parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument(
+        "--parameter", action="append", default=[], metavar="KEY=VALUE", help="a parameter value"
+    )
     arguments = parser.parse_args()
-    arguments.output.write_text(json.dumps(translate(arguments.template), indent=1, default=str))
+    parameters = dict(item.split("=", 1) for item in arguments.parameter)
+    translated = translate(arguments.template, parameters)
+    arguments.output.write_text(json.dumps(translated, indent=1, default=str))
 
 
 if __name__ == "__main__":

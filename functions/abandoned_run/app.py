@@ -1,4 +1,5 @@
-"""AbandonedRunFunction: a verification run stopped or timed out -> lease released, incident opened."""
+"""AbandonedRunFunction: a verification run stopped, timed out, or failed holding its lease
+-> lease released, incident opened."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import boto3
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hyperpod_ha.abandoned_runs import AbandonedRunRejected, parse_abandoned_run
+from hyperpod_ha.abandoned_runs import AbandonedRunRejected, needs_release_check, parse_abandoned_run
 from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest
 from hyperpod_ha.observability import logger, tracer
 from hyperpod_ha.settings import setting
@@ -42,6 +43,10 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         logger.warning("event ignored", extra={"event_id": str(event_id)[:256], "reason": str(error)})
         return {"outcome": "ignored", "reason": str(error)}
     released = _runs().release(run.cluster, run.lease_id) if run.lease_id else False
+    if needs_release_check(run) and not released:
+        # A verdict's FAILED: the run released its lease and opened its incident itself.
+        logger.info("failed run cleaned up after itself", extra={"execution_arn": run.execution_arn})
+        return {"outcome": "ignored", "reason": "the run released its lease itself"}
     opened = _incidents().open(
         OpenRequest(
             cluster=run.cluster,

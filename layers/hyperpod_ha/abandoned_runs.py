@@ -1,6 +1,10 @@
 """A verification run that ended without finishing its own workflow: stopped by hand
-(ABORTED) or out of time (TIMED_OUT). Its Catch states never ran, so nobody released the
-cluster's lease or told anyone: this does both, from Step Functions' status-change event."""
+(ABORTED), out of time (TIMED_OUT), or FAILED from an error no Catch handled. Its clean-up
+never ran, so nobody released the cluster's lease or told anyone: this does both, from Step
+Functions' status-change event.
+
+A run that fails with a verdict (DOWN, SPLIT_BRAIN, ...) released its lease and opened its
+incident itself: its FAILED event finds the lease gone and is left alone."""
 
 from __future__ import annotations
 
@@ -9,7 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ABANDONED_STATUSES = frozenset({"ABORTED", "TIMED_OUT"})
+ABANDONED_STATUSES = frozenset({"ABORTED", "TIMED_OUT", "FAILED"})
+# Only a FAILED run may have cleaned up after itself: it is handled only while its lease is held.
+FAILED = "FAILED"
 
 
 class AbandonedRunRejected(ValueError):
@@ -31,7 +37,7 @@ def parse_abandoned_run(event: Mapping[str, Any]) -> AbandonedRun:
         raise AbandonedRunRejected("not a Step Functions execution status change")
     status = detail.get("status")
     if status not in ABANDONED_STATUSES:
-        raise AbandonedRunRejected(f"status {str(status)[:20]!r} is not ABORTED or TIMED_OUT")
+        raise AbandonedRunRejected(f"status {str(status)[:20]!r} is not ABORTED, TIMED_OUT or FAILED")
     execution_arn = detail.get("executionArn")
     if not isinstance(execution_arn, str) or not execution_arn:
         raise AbandonedRunRejected("executionArn is missing")
@@ -48,3 +54,8 @@ def parse_abandoned_run(event: Mapping[str, Any]) -> AbandonedRun:
         lease_id=str(run_input.get("lease_id") or ""),
         reason=str(run_input.get("reason") or ""),
     )
+
+
+def needs_release_check(run: AbandonedRun) -> bool:
+    """True when the run is handled only if its lease is still held (it may have cleaned up)."""
+    return run.status == FAILED

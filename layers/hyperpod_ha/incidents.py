@@ -498,6 +498,8 @@ def ops_item_request(request: OpenRequest) -> CreateOpsItemRequestTypeDef:
         "Priority": int(severity),
         "Category": CATEGORY,
         "OperationalData": operational_data(request),
+        # IAM lets this stack update only OpsItems carrying these tags (see the README, IAM).
+        "Tags": [{"Key": "created-by", "Value": SOURCE}, {"Key": "cluster", "Value": request.cluster}],
     }
 
 

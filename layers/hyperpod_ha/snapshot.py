@@ -13,6 +13,10 @@ project made for the cluster and file system and never touches any other backup.
 Every start is keyed on the execution: the ``ClientRequestToken`` is derived from the
 execution ARN, and a backup tagged with the execution is found and returned before any new
 one is asked for, so a retried start never makes a second backup.
+
+At most one backup per cluster is made per ``MIN_BACKUP_INTERVAL_MINUTES``: a start inside the
+interval reuses (and reports) the newest backup, so a flood of forged notifications cannot
+push the backups made before an incident out of retention.
 """
 
 from __future__ import annotations
@@ -20,9 +24,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from botocore.exceptions import ClientError
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
 
 CREATED_BY = "hyperpod-ha"
 DEFAULT_RETENTION = 7
+DEFAULT_MIN_BACKUP_INTERVAL_MINUTES = 60
 REPORT_SUFFIX = "/hyperpod-ha-reports"
 TOKEN_LIMIT = 63
 TAG_VALUE_LIMIT = 256
@@ -77,11 +82,15 @@ class SnapshotSettings:
     export_paths: tuple[str, ...] = ()  # empty: the cluster's slurmctld state directory
     export_report_path: str | None = None
     cluster_name: str | None = None
+    min_backup_interval_minutes: int = 0  # 0: a backup per verification
+    stack_name: str | None = None  # tagged on every snapshot; IAM deletes only this stack's
 
     def __post_init__(self) -> None:
         if self.retention < 1:
             # Zero would delete the backup just made.
             raise ConfigurationError("BACKUP_RETENTION must be at least 1")
+        if self.min_backup_interval_minutes < 0:
+            raise ConfigurationError("MIN_BACKUP_INTERVAL_MINUTES must not be negative")
 
     @classmethod
     def from_environment(cls) -> SnapshotSettings:
@@ -94,6 +103,10 @@ class SnapshotSettings:
             export_paths=paths,
             export_report_path=setting("EXPORT_REPORT_PATH", "").strip() or None,
             cluster_name=setting("CLUSTER_NAME", "").strip() or None,
+            min_backup_interval_minutes=int_setting(
+                "MIN_BACKUP_INTERVAL_MINUTES", DEFAULT_MIN_BACKUP_INTERVAL_MINUTES
+            ),
+            stack_name=setting("STACK_NAME", "").strip() or None,
         )
 
     def paths_for(self, cluster: str) -> tuple[str, ...]:
@@ -227,9 +240,10 @@ def tag_value(text: str) -> str:
     return "".join(_tag_char(c) for c in text)[:TAG_VALUE_LIMIT].strip()
 
 
-def snapshot_tags(request: StartRequest) -> list[TagTypeDef]:
+def snapshot_tags(request: StartRequest, stack_name: str | None = None) -> list[TagTypeDef]:
     values = {
         "created-by": CREATED_BY,
+        "stack": stack_name or "",
         "cluster": request.cluster,
         "execution": request.execution_id,
         "verdict": request.verdict,
@@ -242,10 +256,13 @@ def _tags(resource: Mapping[str, Any]) -> dict[str, str]:
     return {str(tag.get("Key")): str(tag.get("Value", "")) for tag in resource.get("Tags") or []}
 
 
-def is_ours(backup: Mapping[str, Any], file_system_id: str, cluster: str) -> bool:
-    """Made by this project for this cluster, and (where the description says) of this file system."""
+def is_ours(backup: Mapping[str, Any], file_system_id: str, cluster: str, stack: str | None = None) -> bool:
+    """Made by this project (this stack, when named) for this cluster, and (where the description
+    says) of this file system."""
     tags = _tags(backup)
     if tags.get("created-by") != CREATED_BY or tags.get("cluster") != tag_value(cluster):
+        return False
+    if stack and tags.get("stack") != tag_value(stack):
         return False
     described = (backup.get("FileSystem") or {}).get("FileSystemId") or backup.get("FileSystemId")
     return described in (None, file_system_id)
@@ -259,12 +276,36 @@ def _created(backup: Mapping[str, Any]) -> datetime:
 
 
 def retention_plan(
-    backups: Sequence[Mapping[str, Any]], file_system_id: str, cluster: str, keep: int
+    backups: Sequence[Mapping[str, Any]],
+    file_system_id: str,
+    cluster: str,
+    keep: int,
+    stack: str | None = None,
 ) -> tuple[list[str], list[str]]:
     """(kept, to delete): of our AVAILABLE backups, the newest ``keep`` stay."""
-    ours = [b for b in backups if b.get("Lifecycle") == "AVAILABLE" and is_ours(b, file_system_id, cluster)]
+    ours = [
+        b for b in backups if b.get("Lifecycle") == "AVAILABLE" and is_ours(b, file_system_id, cluster, stack)
+    ]
     ours.sort(key=_created, reverse=True)
     return [str(b["BackupId"]) for b in ours[:keep]], [str(b["BackupId"]) for b in ours[keep:]]
+
+
+def recent_backup(
+    backups: Sequence[Mapping[str, Any]],
+    file_system_id: str,
+    cluster: str,
+    since: datetime,
+    stack: str | None = None,
+) -> Mapping[str, Any] | None:
+    """Our newest backup of the cluster made at or after ``since`` that is not failed or gone."""
+    recent = [
+        b
+        for b in backups
+        if b.get("Lifecycle") not in ("FAILED", "DELETED")
+        and is_ours(b, file_system_id, cluster, stack)
+        and _created(b) >= since
+    ]
+    return max(recent, key=_created, default=None)
 
 
 @dataclass(frozen=True)
@@ -350,9 +391,15 @@ def _error(error: ClientError) -> tuple[str, str]:
 
 
 class Snapshots:
-    def __init__(self, fsx: FSxClient, settings: SnapshotSettings) -> None:
+    def __init__(
+        self,
+        fsx: FSxClient,
+        settings: SnapshotSettings,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
         self.fsx = fsx
         self.settings = settings
+        self._clock = clock
 
     # --- start ---
 
@@ -408,10 +455,11 @@ class Snapshots:
                 return []
             raise SnapshotFailed(f"DescribeDataRepositoryAssociations {file_system_id}: {code}") from error
 
-    def _our_backup_for(self, file_system_id: str, execution_id: str) -> Mapping[str, Any] | None:
+    @staticmethod
+    def _our_backup_for(backups: Sequence[Mapping[str, Any]], execution_id: str) -> Mapping[str, Any] | None:
         """The backup an earlier attempt of this execution made, if any."""
         wanted = tag_value(execution_id)
-        for backup in self._backups(file_system_id):
+        for backup in backups:
             tags = _tags(backup)
             if tags.get("created-by") == CREATED_BY and tags.get("execution") == wanted:
                 return backup
@@ -430,7 +478,8 @@ class Snapshots:
         return backups
 
     def _backup(self, file_system_id: str, request: StartRequest) -> Snapshot:
-        existing = self._our_backup_for(file_system_id, request.execution_id)
+        backups = self._backups(file_system_id)
+        existing = self._our_backup_for(backups, request.execution_id)
         if existing is not None:
             return Snapshot(
                 "backup",
@@ -438,11 +487,29 @@ class Snapshots:
                 str(existing.get("Lifecycle")),
                 "backup of this run already made",
             )
+        interval = self.settings.min_backup_interval_minutes
+        if interval:
+            now = self._clock()
+            since = now - timedelta(minutes=interval)
+            recent = recent_backup(backups, file_system_id, request.cluster, since, self.settings.stack_name)
+            if recent is not None:
+                minutes = int((now - _created(recent)).total_seconds() // 60)
+                logger.info(
+                    "backup reused inside the interval",
+                    extra={"backup": recent["BackupId"], "minutes_ago": minutes, "interval": interval},
+                )
+                return Snapshot(
+                    "backup",
+                    str(recent["BackupId"]),
+                    str(recent.get("Lifecycle")),
+                    f"reused backup {recent['BackupId']} made {minutes} min ago: at most one backup "
+                    f"per {interval} min (MinBackupIntervalMinutes)",
+                )
         try:
             backup = self.fsx.create_backup(
                 FileSystemId=file_system_id,
                 ClientRequestToken=client_request_token("backup", request.execution_id),
-                Tags=snapshot_tags(request),
+                Tags=snapshot_tags(request, self.settings.stack_name),
             )["Backup"]
         except ClientError as error:
             code, message = _error(error)
@@ -470,7 +537,7 @@ class Snapshots:
                     "Scope": "FAILED_FILES_ONLY",
                 },
                 ClientRequestToken=client_request_token("export", request.execution_id),
-                Tags=snapshot_tags(request),
+                Tags=snapshot_tags(request, self.settings.stack_name),
             )["DataRepositoryTask"]
         except ClientError as error:
             code, message = _error(error)
@@ -564,7 +631,9 @@ class Snapshots:
         keep = self.settings.retention
         if not file_system_id:
             return Retention(keep)
-        kept, doomed = retention_plan(self._backups(file_system_id), file_system_id, cluster, keep)
+        kept, doomed = retention_plan(
+            self._backups(file_system_id), file_system_id, cluster, keep, self.settings.stack_name
+        )
         deleted: list[str] = []
         skipped: list[tuple[str, str]] = []
         for backup_id in doomed:

@@ -81,3 +81,28 @@ def test_the_sample_event_and_garbage(embedded: Embedded) -> None:
         {"source": "aws.states", "detail": {"status": "ABORTED", "executionArn": "x", "input": "{"}},
     ):
         assert embedded.stack.invoke("AbandonedRunFunction", garbage)["outcome"] == "ignored"
+
+
+def test_a_run_failed_by_an_uncaught_error_releases_its_still_held_lease(embedded_held: Embedded) -> None:
+    embedded_held.stack.invoke(
+        "ControllerStatusFunction", json.loads((EVENTS / "sns_controller_on_primary.json").read_text())
+    )
+    (execution,) = embedded_held.executions()
+    embedded_held.stack.stop_running_executions()
+    assert lease(embedded_held) is not None
+
+    put(aborted_event(execution, embedded_held.state_machine_arn, status="FAILED"))
+
+    assert lease(embedded_held) is None
+    (item,) = boto3.client("ssm").describe_ops_items(
+        OpsItemFilters=[{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}]
+    )["OpsItemSummaries"]
+    assert "verification itself failed" in item["Title"]
+
+
+def test_a_failed_run_that_released_its_lease_is_left_alone(embedded: Embedded) -> None:
+    sample = json.loads((EVENTS / "eventbridge_execution_aborted.json").read_text())
+    sample["detail"]["status"] = "FAILED"  # a verdict's FAILED: its lease is long gone
+    answer = embedded.stack.invoke("AbandonedRunFunction", sample)
+    assert answer == {"outcome": "ignored", "reason": "the run released its lease itself"}
+    assert boto3.client("ssm").describe_ops_items(OpsItemFilters=[])["OpsItemSummaries"] == []

@@ -48,6 +48,7 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("CLUSTER_NAME", "ml-cluster")
     monkeypatch.setenv("BACKUP_RETENTION", "2")
+    monkeypatch.setenv("MIN_BACKUP_INTERVAL_MINUTES", "0")  # retention is the subject here
     for name in ("EXPORT_PATHS", "EXPORT_REPORT_PATH", "FILE_SYSTEM_ID"):
         monkeypatch.delenv(name, raising=False)
     with mock_aws():

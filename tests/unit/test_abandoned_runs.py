@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha.abandoned_runs import AbandonedRunRejected, parse_abandoned_run
+from hyperpod_ha.abandoned_runs import AbandonedRunRejected, needs_release_check, parse_abandoned_run
 from tests.conftest import EVENTS
 
 
@@ -15,17 +15,19 @@ def sample(**detail: Any) -> dict[str, Any]:
     return event
 
 
-@pytest.mark.parametrize("status", ["ABORTED", "TIMED_OUT"])
+@pytest.mark.parametrize("status", ["ABORTED", "TIMED_OUT", "FAILED"])
 def test_abandoned_runs_name_their_cluster_and_lease(status: str) -> None:
     run = parse_abandoned_run(sample(status=status))
     assert (run.status, run.cluster, run.lease_id) == (status, "ml-cluster", "e3195a828cd66531e17c")
+    # A FAILED run may have cleaned up after itself: handled only while its lease is held.
+    assert needs_release_check(run) is (status == "FAILED")
 
 
 @pytest.mark.parametrize(
     ("detail", "reason"),
     [
         ({"status": "SUCCEEDED"}, "not ABORTED"),
-        ({"status": "FAILED"}, "not ABORTED"),
+        ({"status": "RUNNING"}, "not ABORTED"),
         ({"executionArn": ""}, "executionArn"),
         ({"input": "not json"}, "not JSON"),
         ({"input": json.dumps({"reason": "x"})}, "no cluster"),

@@ -29,6 +29,7 @@ RESOURCES = {
         "https://sqs.eu-west-1.amazonaws.com/111122223333/hyperpod-ha-ControllerStatusDLQ",
     ),
     "ControllerStatusFunction": ("AWS::Lambda::Function", "hyperpod-ha-ControllerStatusFunction-GHI"),
+    "ControllerStatusLogGroup": ("AWS::Logs::LogGroup", "/aws/lambda/hyperpod-ha-ControllerStatusFunction"),
 }
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import cfnlint.api
 import pytest
 
+from hyperpod_ha.command_documents import command_documents_in_sync
 from hyperpod_ha.documents import documents_in_sync
 from hyperpod_ha.embedded.cfn import load_template
 from tests.conftest import EVENTS, ROOT
@@ -121,11 +122,11 @@ def test_every_queue_table_and_topic_is_encrypted() -> None:
             assert properties.get("KmsMasterKeyId"), logical_id
 
 
-def test_start_session_is_limited_to_our_documents_and_the_clusters() -> None:
-    statements = FUNCTIONS["HealthCheckFunction"]["Properties"]["Policies"][0]["Statement"]
-    (start,) = [s for s in statements if s["Action"] == "ssm:StartSession"]
-    assert start["Condition"] == {"BoolIfExists": {"ssm:SessionDocumentAccessCheck": "true"}}
-    assert "*" not in json.dumps(start["Resource"]).replace("cluster/*", "").replace("instance/*", "")
+def test_the_command_documents_hold_the_current_probe_and_roll_out() -> None:
+    assert command_documents_in_sync((ROOT / "template.yaml").read_text()) == {
+        "ControllerProbeCommandDocument": True,
+        "SlurmdbdRolloutCommandDocument": True,
+    }, "run `make probe-document`"
 
 
 def test_every_sample_event_is_used_by_a_test() -> None:

@@ -40,6 +40,7 @@ REGION = "us-east-1"
 
 _CREATION_ORDER = (
     "AWS::Logs::LogGroup",
+    "AWS::KMS::Key",
     "AWS::DynamoDB::Table",
     "AWS::SQS::Queue",
     "AWS::SNS::Topic",
@@ -47,12 +48,15 @@ _CREATION_ORDER = (
     "AWS::SSM::Document",
     "AWS::Serverless::Function",
     "AWS::Serverless::StateMachine",
+    "AWS::Events::Rule",
+    "AWS::CloudWatch::Alarm",
     "AWS::SecretsManager::RotationSchedule",
 )
 _WITHOUT_EFFECT = {
     "AWS::Serverless::LayerVersion",  # the package is importable in process
     "AWS::Lambda::Permission",  # moto does not check resource policies
     "AWS::SQS::QueuePolicy",
+    "AWS::SNS::TopicPolicy",  # same: who may publish is IAM's business, which moto does not evaluate
 }
 
 
@@ -237,9 +241,50 @@ class _Builder:
     def _create_loggroup(self, logical_id: str, properties: Mapping[str, Any]) -> None:
         props = self.resolver.resolve(properties)
         name = props.get("LogGroupName", self._physical_name(logical_id))
-        self._client("logs").create_log_group(logGroupName=name)
+        logs = self._client("logs")
+        logs.create_log_group(logGroupName=name)
+        if "RetentionInDays" in props:
+            logs.put_retention_policy(logGroupName=name, retentionInDays=int(props["RetentionInDays"]))
         arn = f"arn:aws:logs:{self.region}:{ACCOUNT}:log-group:{name}:*"
         self.resources[logical_id] = Physical(name, {"Arn": arn})
+
+    def _create_key(self, logical_id: str, properties: Mapping[str, Any]) -> None:
+        props = self.resolver.resolve(properties)
+        key = self._client("kms").create_key(
+            Description=props.get("Description", ""), Policy=json.dumps(props["KeyPolicy"])
+        )["KeyMetadata"]
+        self.resources[logical_id] = Physical(key["KeyId"], {"Arn": key["Arn"], "KeyId": key["KeyId"]})
+
+    def _create_rule(self, logical_id: str, properties: Mapping[str, Any]) -> None:
+        props = self.resolver.resolve(properties)
+        name = self._physical_name(logical_id)
+        events = self._client("events")
+        arn = events.put_rule(
+            Name=name,
+            EventPattern=json.dumps(props["EventPattern"]),
+            Description=props.get("Description", ""),
+        )["RuleArn"]
+        targets = [{"Id": target["Id"], "Arn": target["Arn"]} for target in props.get("Targets", [])]
+        if targets:
+            events.put_targets(Rule=name, Targets=targets)
+        self.resources[logical_id] = Physical(name, {"Arn": arn})
+
+    def _create_alarm(self, logical_id: str, properties: Mapping[str, Any]) -> None:
+        props = self.resolver.resolve(properties)
+        name = self._physical_name(logical_id)
+        fields = (
+            "AlarmDescription", "Namespace", "MetricName", "Dimensions", "Statistic", "Period",
+            "EvaluationPeriods", "Threshold", "ComparisonOperator", "TreatMissingData",
+            "AlarmActions", "OKActions",
+        )  # fmt: skip
+        alarm = {key: props[key] for key in fields if key in props}
+        for number in ("Period", "EvaluationPeriods"):
+            alarm[number] = int(alarm[number])
+        alarm["Threshold"] = float(alarm["Threshold"])
+        self._client("cloudwatch").put_metric_alarm(AlarmName=name, **alarm)
+        self.resources[logical_id] = Physical(
+            name, {"Arn": f"arn:aws:cloudwatch:{self.region}:{ACCOUNT}:alarm:{name}"}
+        )
 
     def _create_table(self, logical_id: str, properties: Mapping[str, Any]) -> None:
         props = self.resolver.resolve(properties)

@@ -1,0 +1,74 @@
+"""``template.yaml`` as SAM translates it: the CloudFormation that would really be deployed.
+
+checkov and the IAM tests read this, not the SAM source, so the roles, policies, permissions
+and rules SAM generates (dead-letter queue grants, LambdaInvokePolicy, event rules) are
+checked too. Uses SAM's own translator (samtranslator, installed with the SAM CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+# Parameters without a default, and values a deployment would give them.
+SAMPLE_PARAMETERS: dict[str, Any] = {
+    "ClusterName": "ml-cluster",
+    "SlurmFailoverTopicArn": "arn:aws:sns:us-east-1:123456789012:slurm-failover",
+    "DbSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:slurmdbd-AbCdEf",
+    "DbHost": "db.example.internal",
+    "FileSystemId": "fs-0123456789abcdef0",
+    "SubnetIds": ["subnet-0123456789abcdef0"],
+    "SecurityGroupIds": ["sg-0123456789abcdef0"],
+}
+
+
+class _NoManagedPolicies:
+    """SAM asks IAM for managed policy ARNs by name; this template names none, by ARN or name."""
+
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+def _as_packaged(template: dict[str, Any], root: Path) -> None:
+    """Local code paths as ``sam package`` would leave them: S3 URIs (as ``sam validate`` does),
+    and the state machine's definition inlined so its substitutions are checked too."""
+    for logical_id, resource in template["Resources"].items():
+        properties = resource.get("Properties", {})
+        for key in ("CodeUri", "ContentUri"):
+            if isinstance(properties.get(key), str):
+                properties[key] = f"s3://packaged/{logical_id}.zip"
+        if isinstance(properties.get("DefinitionUri"), str):
+            properties["Definition"] = json.loads((root / properties.pop("DefinitionUri")).read_text())
+
+
+def translate(template_path: Path, parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+    from samcli.yamlhelper import yaml_parse
+    from samtranslator.translator.transform import transform
+
+    # The translator asks boto3 for the region (pseudo parameters); any region will do.
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    source = yaml_parse(template_path.read_text())
+    _as_packaged(source, template_path.parent)
+    values = {**SAMPLE_PARAMETERS, **(parameters or {})}
+    translated: dict[str, Any] = transform(source, values, _NoManagedPolicies())
+    return translated
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("template", type=Path)
+    parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument(
+        "--parameter", action="append", default=[], metavar="KEY=VALUE", help="a parameter value"
+    )
+    arguments = parser.parse_args()
+    parameters = dict(item.split("=", 1) for item in arguments.parameter)
+    translated = translate(arguments.template, parameters)
+    arguments.output.write_text(json.dumps(translated, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Alarms, logs, dead-letter queues and concurrency in template.yaml (issue 16, item 10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hyperpod_ha.embedded.cfn import load_template
+from tests.conftest import ROOT
+
+TEMPLATE = load_template(ROOT / "template.yaml")
+RESOURCES: dict[str, Any] = TEMPLATE["Resources"]
+FUNCTIONS = {k: v for k, v in RESOURCES.items() if v["Type"] == "AWS::Serverless::Function"}
+ALARMS = [v["Properties"] for v in RESOURCES.values() if v["Type"] == "AWS::CloudWatch::Alarm"]
+# CloudWatch Logs' retention values (PutRetentionPolicy).
+RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
+                  2922, 3288, 3653]  # fmt: skip
+TOPIC = {"Ref": "NotificationTopic"}
+
+
+def alarms_on(namespace: str, metric: str, dimension: str, value: Any) -> list[dict[str, Any]]:
+    return [
+        alarm
+        for alarm in ALARMS
+        if (alarm["Namespace"], alarm["MetricName"]) == (namespace, metric)
+        and {"Name": dimension, "Value": value} in alarm["Dimensions"]
+    ]
+
+
+def test_every_alarm_tells_the_notification_topic() -> None:
+    assert ALARMS
+    for alarm in ALARMS:
+        assert alarm["AlarmActions"] == [TOPIC]
+        assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
+        assert alarm["Threshold"] == 0
+
+
+@pytest.mark.parametrize("logical_id", sorted(FUNCTIONS))
+@pytest.mark.parametrize("metric", ["Errors", "Throttles"])
+def test_every_function_has_error_and_throttle_alarms(logical_id: str, metric: str) -> None:
+    assert len(alarms_on("AWS/Lambda", metric, "FunctionName", {"Ref": logical_id})) == 1
+
+
+@pytest.mark.parametrize("queue", sorted(k for k, v in RESOURCES.items() if v["Type"] == "AWS::SQS::Queue"))
+def test_every_dead_letter_queue_has_an_alarm(queue: str) -> None:
+    value = {"Fn::GetAtt": [queue, "QueueName"]}
+    assert len(alarms_on("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", value)) == 1
+
+
+@pytest.mark.parametrize("metric", ["ExecutionsFailed", "ExecutionsTimedOut"])
+def test_the_workflow_has_failed_and_timed_out_alarms(metric: str) -> None:
+    machine = {"Ref": "FailoverVerificationStateMachine"}
+    assert len(alarms_on("AWS/States", metric, "StateMachineArn", machine)) == 1
+
+
+def test_a_failed_rotation_raises_an_alarm_and_a_notice() -> None:
+    rule = RESOURCES["RotationFailedRule"]["Properties"]
+    assert rule["EventPattern"]["source"] == ["aws.secretsmanager"]
+    assert set(rule["EventPattern"]["detail"]["eventName"]) == {"RotationFailed", "RotationAbandoned"}
+    assert rule["EventPattern"]["detail"]["additionalEventData"]["SecretId"] == [{"Ref": "DbSecretArn"}]
+    assert rule["Targets"][0]["Arn"] == TOPIC
+    assert alarms_on("AWS/Events", "TriggeredRules", "RuleName", {"Ref": "RotationFailedRule"})
+
+
+def test_the_topic_takes_alarms_and_rules_under_a_key_that_lets_them() -> None:
+    topic = RESOURCES["NotificationTopic"]["Properties"]
+    assert topic["KmsMasterKeyId"] == {"Ref": "NotificationKey"}  # aws/sns refuses CloudWatch
+    services = [
+        s["Principal"]["Service"]
+        for s in RESOURCES["NotificationKey"]["Properties"]["KeyPolicy"]["Statement"]
+        if "Service" in s.get("Principal", {})
+    ]
+    assert services == [["cloudwatch.amazonaws.com", "events.amazonaws.com"]]
+
+
+def test_log_retention_is_a_parameter_with_cloudwatchs_values() -> None:
+    parameter = TEMPLATE["Parameters"]["LogRetentionDays"]
+    assert parameter["AllowedValues"] == RETENTION_DAYS
+    groups = {k: v for k, v in RESOURCES.items() if v["Type"] == "AWS::Logs::LogGroup"}
+    for properties in (v["Properties"] for v in groups.values()):
+        assert properties["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    for logical_id, function in FUNCTIONS.items():
+        group = function["Properties"]["LoggingConfig"]["LogGroup"]["Ref"]
+        assert group in groups, logical_id
+
+
+def _asynchronous(function: dict[str, Any]) -> bool:
+    events = function["Properties"].get("Events", {}).values()
+    return any(event["Type"] in ("SNS", "EventBridgeRule") for event in events)
+
+
+@pytest.mark.parametrize("logical_id", sorted(k for k, v in FUNCTIONS.items() if _asynchronous(v)))
+def test_every_asynchronous_invocation_has_a_dead_letter_queue(logical_id: str) -> None:
+    properties = FUNCTIONS[logical_id]["Properties"]
+    assert properties["DeadLetterQueue"]["Type"] == "SQS"
+    for event in properties["Events"].values():
+        if event["Type"] == "EventBridgeRule":
+            assert "Arn" in event["Properties"]["DeadLetterConfig"]
+
+
+def test_the_rotation_function_has_a_dead_letter_queue() -> None:
+    # Invoked by Secrets Manager, not through an event source of its own.
+    assert FUNCTIONS["RotateDbSecretFunction"]["Properties"]["DeadLetterQueue"]["Type"] == "SQS"
+
+
+def test_the_abandoned_run_rule_also_matches_failed_runs() -> None:
+    event = FUNCTIONS["AbandonedRunFunction"]["Properties"]["Events"]["VerificationRunAbandoned"]
+    assert set(event["Properties"]["Pattern"]["detail"]["status"]) == {"ABORTED", "TIMED_OUT", "FAILED"}
+
+
+@pytest.mark.parametrize("logical_id", ["ControllerStatusFunction", "NodeEventFunction"])
+def test_functions_reachable_from_outside_have_reserved_concurrency(logical_id: str) -> None:
+    reserved = FUNCTIONS[logical_id]["Properties"]["ReservedConcurrentExecutions"]
+    assert reserved == {"Ref": "IngestionReservedConcurrency"}

@@ -1,0 +1,232 @@
+"""IAM as deployed: the template as SAM translates it, walked statement by statement."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+import pytest
+
+from hyperpod_ha.embedded.sam import translate
+from tests.conftest import ROOT
+
+READ_VERBS = ("Get", "Describe", "List", "BatchGet", "Query", "Scan")
+# Write actions IAM only accepts on "*" and that take no condition narrowing them; each reason
+# is repeated in the README's IAM table.
+EXEMPT_ON_STAR = {
+    "ssm:CancelCommand": "no resource type; granted only with CommandTransport=run-command",
+    "logs:CreateLogDelivery": "vended-log delivery for the state machine: no resource type",
+    "logs:UpdateLogDelivery": "vended-log delivery for the state machine: no resource type",
+    "logs:DeleteLogDelivery": "vended-log delivery for the state machine: no resource type",
+    "logs:PutResourcePolicy": "vended-log delivery for the state machine: no resource type",
+}
+WHOLE_TYPE = re.compile(r"(^\*$|:\*$|/\*$)")
+
+
+@cache
+def translated(transport: str) -> dict[str, Any]:
+    return translate(ROOT / "template.yaml", {"CommandTransport": transport})
+
+
+def _text(value: Any) -> str:
+    """A resource as text: Fn::Sub's template, Ref/GetAtt as ``<name>``; Fn::If both branches."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and len(value) == 1:
+        ((key, argument),) = value.items()
+        if key == "Fn::Sub":
+            return argument if isinstance(argument, str) else str(argument[0])
+        if key == "Ref":
+            return f"<{argument}>"
+        if key == "Fn::GetAtt":
+            return f"<{argument[0]}.{argument[1]}>"
+    return json.dumps(value)
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def statements(template: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(role, statement) for every inline statement; Fn::If statements give their kept branch."""
+    for role, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::IAM::Role":
+            continue
+        for policy in resource["Properties"].get("Policies", []):
+            for statement in _listed(policy["PolicyDocument"]["Statement"]):
+                if isinstance(statement, dict) and "Fn::If" in statement:
+                    _, when_true, when_false = statement["Fn::If"]
+                    for branch in (when_true, when_false):
+                        if isinstance(branch, dict) and "Effect" in branch:
+                            yield role, branch
+                    continue
+                yield role, statement
+
+
+def conditional_statements(template: dict[str, Any], condition: str) -> list[tuple[str, dict[str, Any]]]:
+    """Statements kept when ``condition`` is true (unconditional ones included)."""
+    kept = []
+    for role, resource in template["Resources"].items():
+        if resource["Type"] != "AWS::IAM::Role":
+            continue
+        for policy in resource["Properties"].get("Policies", []):
+            for statement in _listed(policy["PolicyDocument"]["Statement"]):
+                if isinstance(statement, dict) and "Fn::If" in statement:
+                    name, when_true, when_false = statement["Fn::If"]
+                    chosen = when_true if name == condition else when_false
+                    if name not in (condition, _other(condition)):
+                        chosen = when_true  # optional features (an incident response plan): on
+                    if isinstance(chosen, dict) and "Effect" in chosen:
+                        kept.append((role, chosen))
+                    continue
+                kept.append((role, statement))
+    return kept
+
+
+def _other(condition: str) -> str:
+    return {"UsesRunCommand": "UsesSessionManager", "UsesSessionManager": "UsesRunCommand"}[condition]
+
+
+def _transport_condition(transport: str) -> str:
+    return "UsesRunCommand" if transport == "run-command" else "UsesSessionManager"
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    return [str(action) for action in _listed(statement["Action"])]
+
+
+def _is_write(action: str) -> bool:
+    verb = action.split(":", 1)[1]
+    return not verb.startswith(READ_VERBS)
+
+
+@pytest.mark.parametrize("transport", ["session-manager", "run-command"])
+def test_no_write_on_star_or_a_whole_type_without_a_condition(transport: str) -> None:
+    offending = []
+    for role, statement in statements(translated(transport)):
+        if statement.get("Effect") != "Allow" or statement.get("Condition"):
+            continue
+        broad = [_text(r) for r in _listed(statement["Resource"]) if WHOLE_TYPE.search(_text(r))]
+        if not broad:
+            continue
+        for action in _actions(statement):
+            if _is_write(action) and action not in EXEMPT_ON_STAR:
+                offending.append((role, action, broad))
+    assert offending == []
+
+
+@pytest.mark.parametrize("transport", ["session-manager", "run-command"])
+def test_grants_only_for_the_configured_transport(transport: str) -> None:
+    kept = conditional_statements(translated(transport), _transport_condition(transport))
+    actions = {action for _, statement in kept for action in _actions(statement)}
+    run_command = {"ssm:SendCommand", "ssm:GetCommandInvocation", "ssm:CancelCommand"}
+    session = {"ssm:StartSession", "ssm:TerminateSession", "ssm:ResumeSession"}
+    if transport == "run-command":
+        assert run_command <= actions
+        assert not actions & session
+    else:
+        assert session <= actions
+        assert not actions & run_command
+
+
+def test_the_functions_run_only_this_stacks_documents() -> None:
+    allowed = {
+        "ControllerProbeDocument",
+        "SlurmdbdRolloutDocument",
+        "ControllerProbeCommandDocument",
+        "SlurmdbdRolloutCommandDocument",
+    }
+    for transport in ("session-manager", "run-command"):
+        for role, statement in statements(translated(transport)):
+            if not set(_actions(statement)) & {"ssm:StartSession", "ssm:SendCommand"}:
+                continue
+            for resource in map(_text, _listed(statement["Resource"])):
+                if ":document/" in resource:
+                    name = resource.rsplit("/", 1)[1]
+                    assert name.strip("${}") in allowed, (role, resource)
+    text = json.dumps(translated("run-command"))
+    assert "AWS-RunShellScript" not in text
+    assert "AWS-StartNonInteractiveCommand" not in text
+
+
+def test_send_command_reaches_only_tagged_controllers() -> None:
+    for _, statement in statements(translated("run-command")):
+        if "ssm:SendCommand" not in _actions(statement):
+            continue
+        resources = [_text(r) for r in _listed(statement["Resource"])]
+        if any(":document/" in r for r in resources):
+            assert all(":document/" in r for r in resources)  # documents and targets apart
+        else:
+            tag = statement["Condition"]["StringEquals"]["ssm:resourceTag/hyperpod-ha:cluster"]
+            assert tag == {"Ref": "ClusterName"}
+
+
+def test_sessions_end_or_resume_only_when_this_role_started_them() -> None:
+    found = 0
+    for _, statement in statements(translated("session-manager")):
+        if {"ssm:TerminateSession", "ssm:ResumeSession"} & set(_actions(statement)):
+            found += 1
+            assert statement["Condition"] == {
+                "StringEquals": {"ssm:resourceTag/aws:ssmmessages:session-id": "${aws:userid}"}
+            }
+    assert found == 2  # the health check and the roll-out
+
+
+def test_backups_are_tagged_for_this_stack_and_cluster_and_only_those_are_deleted() -> None:
+    by_action: dict[str, dict[str, Any]] = {}
+    for _, statement in statements(translated("session-manager")):
+        for action in _actions(statement):
+            if action.startswith("fsx:") and _is_write(action):
+                by_action[action] = statement
+    tag_on_create = by_action["fsx:TagResource"]
+    assert by_action["fsx:CreateBackup"] is tag_on_create  # tags only with a create's conditions
+    request = tag_on_create["Condition"]["StringEquals"]
+    assert request == {
+        "aws:RequestTag/created-by": "hyperpod-ha",
+        "aws:RequestTag/stack": {"Ref": "AWS::StackName"},
+        "aws:RequestTag/cluster": {"Ref": "ClusterName"},
+    }
+    assert "aws:TagKeys" in tag_on_create["Condition"]["ForAllValues:StringEquals"]
+    assert by_action["fsx:DeleteBackup"]["Condition"]["StringEquals"] == {
+        "aws:ResourceTag/created-by": "hyperpod-ha",
+        "aws:ResourceTag/stack": {"Ref": "AWS::StackName"},
+        "aws:ResourceTag/cluster": {"Ref": "ClusterName"},
+    }
+
+
+def test_ops_items_are_created_tagged_and_only_ours_are_updated() -> None:
+    for _, statement in statements(translated("session-manager")):
+        actions = set(_actions(statement))
+        if "ssm:CreateOpsItem" in actions:
+            assert statement["Condition"]["StringEquals"]["aws:RequestTag/cluster"] == {"Ref": "ClusterName"}
+        if "ssm:UpdateOpsItem" in actions:
+            assert statement["Condition"]["StringEquals"]["ssm:resourceTag/cluster"] == {"Ref": "ClusterName"}
+
+
+def test_the_readme_iam_table_names_every_statement() -> None:
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("### IAM, statement by statement") :]
+    table = table[: table.index("\n\n", table.index("| --- |"))]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    missing = []
+    for transport in ("session-manager", "run-command"):
+        for role, statement in statements(translated(transport)):
+            function = role.removesuffix("Role")
+            for action in _actions(statement):
+                if not any(function in row and action in row for row in rows):
+                    missing.append((function, action))
+    assert sorted(set(missing)) == []
+
+
+def test_every_checkov_skip_is_listed_once_with_its_reason() -> None:
+    lines = (ROOT / ".checkov.yaml").read_text().splitlines()
+    listed = lines[lines.index("skip-check:") + 1 :]
+    skipped = [line.strip()[2:] for line in listed if line.strip().startswith("- ")]
+    assert skipped
+    assert len(skipped) == len(set(skipped))
+    for position, line in enumerate(listed):
+        if line.strip().startswith("- "):
+            assert listed[position - 1].strip().startswith("#"), f"{line.strip()} has no reason above it"

@@ -165,7 +165,11 @@ def test_the_master_secret_is_optional_narrow_and_readable_only_when_set() -> No
     function = FUNCTIONS["RotateDbSecretFunction"]["Properties"]
     assert function["Environment"]["Variables"]["MASTER_SECRET_ARN"] == {"Ref": "MasterSecretArn"}
     statements = function["Policies"][0]["Statement"]
-    (conditional,) = [s for s in statements if "Fn::If" in s]
+    (conditional,) = [
+        s
+        for s in statements
+        if "Fn::If" in s and s["Fn::If"][1].get("Resource") == {"Ref": "MasterSecretArn"}
+    ]
     condition, granted, otherwise = conditional["Fn::If"]
     assert TEMPLATE["Conditions"][condition] == {
         "Fn::Not": [{"Fn::Equals": [{"Ref": "MasterSecretArn"}, ""]}]

@@ -14,6 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hyperpod_ha.observability import logger, tracer
 from hyperpod_ha.settings import setting
+from hyperpod_ha.status_records import StatusRecords, from_environment
 from hyperpod_ha.snapshot import (
     DescribeRequest,
     InvalidSnapshotRequest,
@@ -36,15 +37,31 @@ def _snapshots() -> Snapshots:
     return Snapshots(_fsx(), SnapshotSettings.from_environment())
 
 
+@cache
+def _status() -> StatusRecords | None:
+    return from_environment()
+
+
+def _recorded(cluster: str, result: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """The snapshot, kept for `hyperpod-ha status`; the result unchanged."""
+    records = _status()
+    if records is not None:
+        records.put(cluster, "snapshot", {**result, **more})
+    return result
+
+
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     action = event.get("action")
     logger.append_keys(action=action)
     if action == "start":
-        return _snapshots().start(StartRequest.from_event(event)).to_json()
+        request = StartRequest.from_event(event)
+        started = _snapshots().start(request).to_json()
+        return _recorded(request.cluster, started, execution_id=event.get("execution_id"))
     if action == "describe":
-        return _snapshots().describe(DescribeRequest.from_event(event)).to_json()
+        described = _snapshots().describe(DescribeRequest.from_event(event)).to_json()
+        return _recorded(setting("CLUSTER_NAME"), described)
     if action == "retain":
         cluster = event.get("cluster") or setting("CLUSTER_NAME")
         return {"retention": _snapshots().retain(str(cluster)).to_json()}

@@ -53,7 +53,7 @@ act_takeover() {
 act_hand_back() {
   local out rc
   echo "action=hand-back"
-  if timeout -k 1 5 pgrep -x slurmctld >/dev/null 2>&1; then
+  if [ -n "$(timeout -k 1 5 pgrep -x slurmctld 2>/dev/null)" ]; then
     # Still running here (a standby that stayed up): ask for control from this controller.
     echo "slurmctld=running"
     out=$(timeout -k 2 30 scontrol takeover 0 2>&1)

@@ -48,7 +48,8 @@ def build_report(
         "verified_seconds": (takeover or {}).get("verified_seconds"),
         "verdict": (last or {}).get("verdict") or state.get("check_verdict"),
         "verdict_reasons": (last or {}).get("reasons") or [],
-        "verified": verified,
+        # Refused: the drill changed nothing, so it says nothing about the cluster.
+        "verified": None if outcome == "refused" else verified,
         "jobs_survived": jobs.get("all_survived") if jobs else None,
         "jobs": jobs,
         "test_job": (
@@ -101,7 +102,9 @@ def summary(report: Mapping[str, Any]) -> tuple[str, str]:
             f"Hand-back to {hand_back.get('to')}: active after {_seconds(hand_back.get('takeover_seconds'))}, "
             f"verified HEALTHY after {_seconds(hand_back.get('verified_seconds'))}."
         )
-    lines.append(f"Final verdict: {report.get('verdict') or '-'} ({'verified' if report.get('verified') else 'NOT verified'}).")
+    if report.get("verified") is not None:
+        state = "verified" if report["verified"] else "NOT verified"
+        lines.append(f"Final verdict: {report.get('verdict') or '-'} ({state}).")
     if report.get("joined_triggers"):
         lines.append(f"Triggers that joined the drill: {report['joined_triggers']} (the drill's verdict stands for them).")
     if report.get("execution_link"):

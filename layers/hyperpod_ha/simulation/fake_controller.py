@@ -61,10 +61,20 @@ class FakeController:
     def state_dir(self) -> Path:
         return self.shared_state
 
+    @property
+    def requests_file(self) -> Path:
+        """Takeovers and starts asked of the controllers, one line each (the cluster acts on them)."""
+        return self.shared_state.parent / "control-requests"
+
+    @property
+    def jobs_file(self) -> Path:
+        return self.shared_state.parent / "jobs"
+
     def apply(self, state: ControllerState) -> None:
         """Make the node look like ``state``."""
         for directory in (self.root / "bin", self.root / "tmp", self.shared_state):
             directory.mkdir(parents=True, exist_ok=True)
+        self.jobs_file.touch(exist_ok=True)
         self._daemon_as(state.slurmctld)
         log = self.root / "slurmctld.log"
         log.write_text(self._capture(state.log))
@@ -97,9 +107,33 @@ class FakeController:
         pid = self._daemon.pid if self._daemon else ""
         ping = self._prints(state.ping, state.ping_rc)
         running = "active" if pid else "inactive"
+        # A drill's commands: takeover and start are recorded for the simulated cluster to act
+        # on; jobs live in one shared file ("<id> <state> <exit>") as the controller state does.
+        requests, jobs = self.requests_file, self.jobs_file
+        down = "echo 'slurm_load_jobs error: Unable to contact slurm controller (connect failure)'; exit 1"
+        reachable = state.show_config_answers
         self._commands(
             {
-                "scontrol": f'case "$1" in\n  ping) {ping};;\n  show) {show};;\nesac\nexit 2\n',
+                "scontrol": (
+                    f'case "$1" in\n  ping) {ping};;\n  show) {show};;\n'
+                    f"  takeover) echo \"takeover ${{2:-1}} {self.identity.name}\" >> '{requests}'; exit 0;;\n"
+                    "esac\nexit 2\n"
+                ),
+                "squeue": (
+                    f"awk '$2 ~ /^(PENDING|RUNNING|COMPLETING)$/ {{print $1, $2}}' '{jobs}'; exit 0\n"
+                    if reachable
+                    else down + "\n"
+                ),
+                "sbatch": (
+                    f"next=$(awk 'BEGIN {{n = 100}} $1 >= n {{n = $1 + 1}} END {{print n}}' '{jobs}')\n"
+                    f"echo \"$next PENDING 0:0\" >> '{jobs}'\necho \"$next\"\n"
+                    if reachable
+                    else "echo 'sbatch: error: Batch job submission failed: Unable to contact slurm controller'; exit 1\n"
+                ),
+                "sacct": (
+                    'while [ $# -gt 0 ]; do [ "$1" = -j ] && ids=$2; shift; done\n'
+                    f"for id in ${{ids//,/ }}; do awk -v id=\"$id\" '$1 == id {{print $1 \"|\" $2 \"|\" $3}}' '{jobs}'; done\n"
+                ),
                 "sinfo": self._prints(state.sinfo, state.sinfo_rc),
                 "sdiag": f"echo 'DBD Agent queue size: {state.dbd_queue}'\necho 'Server thread count: 3'\n",
                 "sacctmgr": (
@@ -107,10 +141,12 @@ class FakeController:
                     f"  *) {self._prints(state.sacctmgr, state.sacctmgr_rc)};;\nesac\n"
                 ),
                 "systemctl": (
+                    f'[ "$1" = start ] && [ "$2" = slurmctld ] && {{ echo "start {self.identity.name}" >> \'{requests}\'; exit 0; }}\n'
                     f'[ "$2" = slurmctld ] && {{ echo {running}; exit {0 if pid else 3}; }}\n'
                     "echo inactive\nexit 3\n"
                 ),
-                "pgrep": f'[ "$2" = slurmctld ] && [ -n "{pid}" ] && echo {pid}\nexit 0\n',
+                # pgrep exits 1 when nothing matches, as the real one does.
+                "pgrep": f'[ "$2" = slurmctld ] && [ -n "{pid}" ] && {{ echo {pid}; exit 0; }}\nexit 1\n',
                 "uname": f"echo {self.identity.name}\n",
                 "hostname": f"echo {self.identity.name}\n",
                 # `ip -o addr` lines, as the probe reads them

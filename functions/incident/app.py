@@ -114,7 +114,8 @@ def _record_verdict(event: dict[str, Any]) -> None:
     metrics.add_metric(name=name, unit="Count", value=1)
     records = _status()
     if records is not None:
-        reasons = event.get("reasons") if isinstance(event.get("reasons"), list) else []
+        given = event.get("reasons")
+        reasons = [str(reason) for reason in given] if isinstance(given, list) else []
         records.put(
             str(event["cluster"]),
             "verdict",

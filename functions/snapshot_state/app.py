@@ -14,7 +14,6 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hyperpod_ha.observability import logger, tracer
 from hyperpod_ha.settings import setting
-from hyperpod_ha.status_records import StatusRecords, from_environment
 from hyperpod_ha.snapshot import (
     DescribeRequest,
     InvalidSnapshotRequest,
@@ -22,6 +21,7 @@ from hyperpod_ha.snapshot import (
     SnapshotSettings,
     StartRequest,
 )
+from hyperpod_ha.status_records import StatusRecords, from_environment
 
 if TYPE_CHECKING:
     from mypy_boto3_fsx import FSxClient

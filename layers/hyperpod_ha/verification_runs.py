@@ -182,7 +182,9 @@ class VerificationRuns:
         holder_lease = holder.get("lease_id", {}).get("S", "")
         holder_name = holder.get("execution_name", {}).get("S", "")
         # A drill holding the lease names its own execution (of the drill state machine).
-        holder_arn = holder.get("execution_arn", {}).get("S") or execution_arn(self._state_machine_arn, holder_name)
+        holder_arn = holder.get("execution_arn", {}).get("S") or execution_arn(
+            self._state_machine_arn, holder_name
+        )
         if trigger.key in holder.get("joined", {}).get("SS", []):
             return RunDecision("duplicate", holder_arn, holder_lease)
         recorded = int(holder.get("joined_count", {}).get("N", "0")) < MAX_RECORDED_JOINS

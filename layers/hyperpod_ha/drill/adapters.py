@@ -153,7 +153,9 @@ class DrillRecords:
             "hyperpod-ha:cluster": {"Type": "SearchableString", "Value": cluster},
             "hyperpod-ha:kind": {"Type": "SearchableString", "Value": "drill"},
             "hyperpod-ha:execution": {"Type": "SearchableString", "Value": execution_id},
-            **{f"hyperpod-ha:{key}": {"Type": "String", "Value": value[:4000]} for key, value in data.items()},
+            **{
+                f"hyperpod-ha:{key}": {"Type": "String", "Value": value[:4000]} for key, value in data.items()
+            },
         }
         try:
             ops_item_id = self._ssm.create_ops_item(
@@ -172,4 +174,3 @@ class DrillRecords:
             ops_item_id = str(existing)
         self._ssm.update_ops_item(OpsItemId=ops_item_id, Status="Resolved")
         return ops_item_id
-

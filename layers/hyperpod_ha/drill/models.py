@@ -39,7 +39,9 @@ class DrillRequest:
         if not isinstance(cluster, str) or not _CLUSTER.match(cluster):
             raise InvalidDrillRequest("cluster must be a HyperPod cluster name")
         if not isinstance(to, str) or not _TARGET.match(to):
-            raise InvalidDrillRequest("to must be 'auto' or a controller's host name, IP address or instance id")
+            raise InvalidDrillRequest(
+                "to must be 'auto' or a controller's host name, IP address or instance id"
+            )
         flags = {name: data.get(name, False) for name in ("hand_back", "dry_run")}
         if not all(isinstance(value, bool) for value in flags.values()):
             raise InvalidDrillRequest("hand_back and dry_run must be booleans")

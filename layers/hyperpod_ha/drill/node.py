@@ -75,8 +75,8 @@ def parse_node_output(text: str) -> NodeOutput:
     jobs: dict[str, str] = {}
     accounted: dict[str, tuple[str, str]] = {}
     rc: int | None = None
-    for line in text.splitlines():
-        line = line.strip()
+    for raw in text.splitlines():
+        line = raw.strip()
         if line.startswith(RESULT_MARK):
             found = re.search(r"rc=(\d+)", line)
             rc = int(found.group(1)) if found else None

@@ -95,18 +95,23 @@ def summary(report: Mapping[str, Any]) -> tuple[str, str]:
         )
     test_job = report.get("test_job")
     if test_job:
-        lines.append(f"Test job {test_job.get('id')}: {test_job.get('state')} ({'ran' if test_job.get('ran') else 'did not run'}).")
+        ran = "ran" if test_job.get("ran") else "did not run"
+        lines.append(f"Test job {test_job.get('id')}: {test_job.get('state')} ({ran}).")
     hand_back = report.get("hand_back")
     if hand_back:
         lines.append(
-            f"Hand-back to {hand_back.get('to')}: active after {_seconds(hand_back.get('takeover_seconds'))}, "
+            f"Hand-back to {hand_back.get('to')}: "
+            f"active after {_seconds(hand_back.get('takeover_seconds'))}, "
             f"verified HEALTHY after {_seconds(hand_back.get('verified_seconds'))}."
         )
     if report.get("verified") is not None:
         state = "verified" if report["verified"] else "NOT verified"
         lines.append(f"Final verdict: {report.get('verdict') or '-'} ({state}).")
     if report.get("joined_triggers"):
-        lines.append(f"Triggers that joined the drill: {report['joined_triggers']} (the drill's verdict stands for them).")
+        lines.append(
+            f"Triggers that joined the drill: {report['joined_triggers']} "
+            "(the drill's verdict stands for them)."
+        )
     if report.get("execution_link"):
         lines.append(f"Execution: {report['execution_link']}")
     return subject, "\n".join(lines)

@@ -32,7 +32,9 @@ def controllers_from_reports(reports: Sequence[ControllerReport]) -> list[Contro
     return [found[index] for index in sorted(found)]
 
 
-def plan_drill(request: DrillRequest, verdict: Mapping[str, Any], reports: Sequence[ControllerReport]) -> DrillPlan:
+def plan_drill(
+    request: DrillRequest, verdict: Mapping[str, Any], reports: Sequence[ControllerReport]
+) -> DrillPlan:
     """Refuse unless the check now says HEALTHY and the target is a backup that answers."""
     name = verdict.get("verdict")
     if name != HEALTHY:
@@ -42,17 +44,20 @@ def plan_drill(request: DrillRequest, verdict: Mapping[str, Any], reports: Seque
     primary = next((c for c in controllers if c.index == 0), None)
     if primary is None or verdict.get("active_controller") not in (None, primary.name):
         return DrillPlan("the configured primary is not the active controller")
-    backups = [c for c in controllers if c.index > 0]
+    return _choose_backup(request.to, primary, [c for c in controllers if c.index > 0])
+
+
+def _choose_backup(to: str, primary: ControllerRef, backups: list[ControllerRef]) -> DrillPlan:
     if not backups:
         return DrillPlan("the cluster has no backup controller that was checked", primary)
-    if request.to == "auto":
+    if to == "auto":
         return DrillPlan(None, primary, backups[0])
-    target = next((c for c in controllers if c.known_as(request.to)), None)
+    if primary.known_as(to):
+        return DrillPlan(f"{to} is the configured primary, already active: choose a backup", primary)
+    target = next((c for c in backups if c.known_as(to)), None)
     if target is None:
         known = ", ".join(c.name for c in backups)
-        return DrillPlan(f"{request.to} is not a checked backup controller (backups: {known})", primary)
-    if target.index == 0:
-        return DrillPlan(f"{request.to} is the configured primary, already active: choose a backup", primary)
+        return DrillPlan(f"{to} is not a checked backup controller (backups: {known})", primary)
     return DrillPlan(None, primary, target)
 
 
@@ -145,7 +150,9 @@ def outcome_of(state: Mapping[str, Any]) -> tuple[str, list[str], bool]:
     verified = last is None or bool(last.get("verified"))
     if state.get("error"):
         error = state["error"]
-        reasons.append(f"the drill stopped on an error: {error.get('Error')}: {str(error.get('Cause'))[:300]}")
+        reasons.append(
+            f"the drill stopped on an error: {error.get('Error')}: {str(error.get('Cause'))[:300]}"
+        )
         verified = verified and not state.get("takeover_started")
     if takeover is not None and not takeover.get("verified"):
         reasons.append(f"the takeover was not verified FAILED_OVER (last verdict {takeover.get('verdict')})")

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hyperpod_ha.drill import rules
-from hyperpod_ha.drill.adapters import DrillCommandFailed, DrillLease, DrillRecords, NodeCommands, lease_id_for_drill
+from hyperpod_ha.drill.adapters import (
+    DrillCommandFailed,
+    DrillLease,
+    DrillRecords,
+    NodeCommands,
+    lease_id_for_drill,
+)
 from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRequest
 from hyperpod_ha.drill.report import build_report, summary
 from hyperpod_ha.incidents import Incidents, OpenRequest
@@ -112,10 +118,21 @@ def submit(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     output = context.commands().submit(node.target)
     job_id = output.values.get("submitted", "")
     if output.rc != 0 or not job_id.replace("_", "").isdigit():
-        return {"id": None, "state": "NOT_SUBMITTED", "ran": False, "next": "done",
-                "error": output.values.get("error", "sbatch gave no job id")}
-    return {"id": job_id, "submitted_at": context.clock(), "state": "PENDING", "ran": False,
-            "checks": 0, "next": "check-again"}
+        return {
+            "id": None,
+            "state": "NOT_SUBMITTED",
+            "ran": False,
+            "next": "done",
+            "error": output.values.get("error", "sbatch gave no job id"),
+        }
+    return {
+        "id": job_id,
+        "submitted_at": context.clock(),
+        "state": "PENDING",
+        "ran": False,
+        "checks": 0,
+        "next": "check-again",
+    }
 
 
 def test_job(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
@@ -163,8 +180,12 @@ def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
         context.status.put(
             request.cluster,
             "verdict",
-            {"verdict": report["verdict"], "reasons": report["verdict_reasons"], "execution_id": execution_id,
-             "source": "drill"},
+            {
+                "verdict": report["verdict"],
+                "reasons": report["verdict_reasons"],
+                "execution_id": execution_id,
+                "source": "drill",
+            },
         )
     _emit(report, context.metric)
     if lease.get("taken"):

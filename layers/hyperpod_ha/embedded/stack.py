@@ -102,7 +102,11 @@ class EmbeddedStack:
     def stop_running_executions(self) -> None:
         """moto runs executions in threads: stop them before the mock goes away."""
         sfn = boto3.client("stepfunctions")
-        drills = self.executions("FailoverDrillStateMachineArn") if "FailoverDrillStateMachineArn" in self.outputs else []
+        drills = (
+            self.executions("FailoverDrillStateMachineArn")
+            if "FailoverDrillStateMachineArn" in self.outputs
+            else []
+        )
         for execution in self.executions() + drills:
             if execution["status"] != "RUNNING":
                 continue

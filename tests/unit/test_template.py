@@ -87,6 +87,8 @@ def test_the_session_documents_hold_the_current_commands() -> None:
     assert documents_in_sync((ROOT / "template.yaml").read_text()) == {
         "ControllerProbeDocument": True,
         "SlurmdbdRolloutDocument": True,
+        "FailoverDrillTakeoverDocument": True,
+        "FailoverDrillJobsDocument": True,
     }, "run `make probe-document`"
 
 
@@ -121,9 +123,10 @@ def test_every_queue_table_and_topic_is_encrypted() -> None:
             assert properties.get("KmsMasterKeyId"), logical_id
 
 
-def test_start_session_is_limited_to_our_documents_and_the_clusters() -> None:
-    statements = FUNCTIONS["HealthCheckFunction"]["Properties"]["Policies"][0]["Statement"]
-    (start,) = [s for s in statements if s["Action"] == "ssm:StartSession"]
+@pytest.mark.parametrize("logical_id", ["HealthCheckFunction", "FailoverDrillFunction"])
+def test_start_session_is_limited_to_our_documents_and_the_clusters(logical_id: str) -> None:
+    statements = FUNCTIONS[logical_id]["Properties"]["Policies"][0]["Statement"]
+    (start,) = [s for s in statements if s.get("Action") == "ssm:StartSession"]
     assert start["Condition"] == {"BoolIfExists": {"ssm:SessionDocumentAccessCheck": "true"}}
     assert "*" not in json.dumps(start["Resource"]).replace("cluster/*", "").replace("instance/*", "")
 

@@ -143,6 +143,7 @@ def _record_rollout(secret_arn: str, report: RolloutReport) -> None:
     for outcome in ("updated", "failed"):
         count = sum(1 for c in report.controllers if c.outcome == outcome)
         metrics.add_metric(name=f"RolloutControllers{outcome.capitalize()}", unit="Count", value=count)
+    metrics.flush_metrics()  # the rotation's other steps emit nothing
     records = from_environment()
     if records is not None:
         records.put(setting("CLUSTER_NAME"), "rotation", {"secret_arn": secret_arn, **report.to_json()})
@@ -161,7 +162,6 @@ def _rollout_action(event: dict[str, Any]) -> dict[str, Any]:
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
-@metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     _silence_sdk_wire_logs()
     if event.get("action") == "rollout":

@@ -8,7 +8,8 @@ from typing import Any
 import boto3
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hyperpod_ha.abandoned_runs import AbandonedRunRejected, parse_abandoned_run
+from hyperpod_ha.abandoned_runs import AbandonedRun, AbandonedRunRejected, parse_abandoned_run
+from hyperpod_ha.drill.adapters import lease_id_for_drill
 from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest
 from hyperpod_ha.observability import logger, tracer
 from hyperpod_ha.settings import setting
@@ -31,6 +32,39 @@ def _incidents() -> Incidents:
     return Incidents(boto3.client("ssm"), boto3.client("sns"), IncidentSettings.from_environment())
 
 
+def _is_drill(run: AbandonedRun) -> bool:
+    drills = setting("DRILL_STATE_MACHINE_ARN", "").strip()
+    return bool(drills) and run.execution_arn.startswith(
+        drills.replace(":stateMachine:", ":execution:") + ":"
+    )
+
+
+def _run_request(run: AbandonedRun) -> OpenRequest:
+    return OpenRequest(
+        cluster=run.cluster,
+        verdict="UNKNOWN",
+        kind="verification-error",
+        execution_id=run.execution_arn,
+        reasons=(
+            f"the verification run was {run.status} before it finished: nothing was verified",
+            f"it had started for: {run.reason or 'no reason given'}",
+        ),
+    )
+
+
+def _drill_request(run: AbandonedRun) -> OpenRequest:
+    return OpenRequest(
+        cluster=run.cluster,
+        verdict="UNKNOWN",
+        kind="drill-not-verified",
+        execution_id=run.execution_arn,
+        reasons=(
+            f"the failover drill was {run.status} before it finished: the cluster may be left failed over",
+            "run `hyperpod-ha runbook start` to verify it, and hand control back if needed",
+        ),
+    )
+
+
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
@@ -40,19 +74,11 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         # The rule only sends these; anything else is logged and dropped, never retried.
         logger.warning("event ignored", extra={"event_id": event.get("id"), "reason": str(error)})
         return {"outcome": "ignored", "reason": str(error)}
-    released = _runs().release(run.cluster, run.lease_id) if run.lease_id else False
-    opened = _incidents().open(
-        OpenRequest(
-            cluster=run.cluster,
-            verdict="UNKNOWN",
-            kind="verification-error",
-            execution_id=run.execution_arn,
-            reasons=(
-                f"the verification run was {run.status} before it finished: nothing was verified",
-                f"it had started for: {run.reason or 'no reason given'}",
-            ),
-        )
-    )
+    drill = _is_drill(run)
+    # A drill's lease id comes from its execution, not from its input.
+    lease_id = lease_id_for_drill(run.execution_arn) if drill else run.lease_id
+    released = _runs().release(run.cluster, lease_id) if lease_id else False
+    opened = _incidents().open(_drill_request(run) if drill else _run_request(run))
     logger.warning(
         "abandoned verification run handled",
         extra={"execution_arn": run.execution_arn, "status": run.status, "lease_released": released},

@@ -17,7 +17,12 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the guard needs root 
 
 def guarded(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(GUARD), *argv], capture_output=True, text=True, env={**os.environ, **env}, check=False, timeout=60
+        [str(GUARD), *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        check=False,
+        timeout=60,
     )
 
 

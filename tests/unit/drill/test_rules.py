@@ -180,3 +180,8 @@ def test_any_node_output_parses_or_is_rejected_with_a_value_error(text: str) -> 
 def test_bad_requests_are_rejected(data: Any) -> None:
     with pytest.raises(InvalidDrillRequest):
         DrillRequest.from_json(data)
+
+
+def test_a_dry_run_is_completed_without_touching_the_cluster() -> None:
+    state = {"lease": {"taken": True}, "plan": {"refused": None}, "takeover": None, "error": None}
+    assert rules.outcome_of(state) == ("completed", [], True)

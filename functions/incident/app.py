@@ -125,8 +125,15 @@ def _record_verdict(event: dict[str, Any]) -> None:
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
-@metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    try:
+        return _handle(event, context)
+    finally:
+        if metrics.metric_set:  # a failed step emits nothing: no empty-metrics warning
+            metrics.flush_metrics()
+
+
+def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     action = event.get("action")
     logger.append_keys(action=action)
     if action == "open":

@@ -155,7 +155,7 @@ def test_a_refused_drill_exits_3_and_status_shows_the_run_in_progress_and_incide
     assert seen["last_verdict"]["reasons"] == ["no controller"]
 
 
-def test_bad_input_an_unknown_cluster_and_the_lab_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_exits_2_and_a_dry_run_changes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     with simulated_run(DRILL_SCENARIOS["drill"].base, ROOT, DrillSimulatedCluster) as run:
         assert drill_start("--cluster", "other-cluster") == 2
         assert "watches cluster 'ml-cluster', not 'other-cluster'" in capsys.readouterr().err
@@ -164,7 +164,16 @@ def test_bad_input_an_unknown_cluster_and_the_lab_exit_2(capsys: pytest.CaptureF
         assert drill_start("--lab") == 2
         assert "not supported yet" in capsys.readouterr().err
         assert status("--cluster", "ml-cluster", "--lab") == 2
+        dry_run = drill_start("--cluster", "ml-cluster", "--dry-run", "--follow")
+        followed = capsys.readouterr().out
         drills = boto3.client("stepfunctions").list_executions(
             stateMachineArn=str(run.stack.outputs["FailoverDrillStateMachineArn"])
         )["executions"]
-    assert drills == []
+        simulated = _current.cluster
+        assert isinstance(simulated, DrillSimulatedCluster)
+        assert simulated.events == []  # no takeover, no start
+    assert dry_run == 0
+    assert "Plan the drill" in followed
+    assert "Dry run: checked and planned only, no takeover." in followed
+    assert "Take over on the backup" not in followed
+    assert len(drills) == 1  # the dry run; nothing before it started a drill

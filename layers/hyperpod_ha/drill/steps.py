@@ -27,7 +27,7 @@ from hyperpod_ha.verdict import reports_from_json
 
 KIND_DRILL_NOT_VERIFIED = "drill-not-verified"
 # The drill documents are Session documents: Run Command would need a command document.
-SUPPORTED_TRANSPORTS = frozenset({"session-manager", "simulated", "lab"})
+SUPPORTED_TRANSPORTS = frozenset({"session-manager", "simulated", "lab-agent"})
 
 MetricSink = Callable[[str, str, float], None]
 

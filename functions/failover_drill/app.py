@@ -13,7 +13,8 @@ import boto3
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hyperpod_ha.commands import runner_for
-from hyperpod_ha.drill.adapters import DrillLease, DrillRecords, NodeCommands
+from hyperpod_ha.drill.adapters import DrillCommandFailed, DrillLease, DrillRecords, NodeCommands
+from hyperpod_ha.drill.models import InvalidDrillRequest
 from hyperpod_ha.drill.steps import DrillContext, run_step
 from hyperpod_ha.incidents import Incidents, IncidentSettings
 from hyperpod_ha.observability import logger, metrics, tracer
@@ -52,7 +53,12 @@ def _context() -> DrillContext:
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(action=event.get("action") if isinstance(event, dict) else None)
-    result = run_step(event, _context())
+    try:
+        result = run_step(event, _context())
+    except (InvalidDrillRequest, DrillCommandFailed) as error:
+        # Raised on for the state machine's Catch, which writes the report with it.
+        logger.warning("drill step failed", extra={"error_type": type(error).__name__, "reason": str(error)})
+        raise
     if event.get("action") == "finish":
         metrics.flush_metrics()  # only the report counts; the other steps emit nothing
     logger.info("drill step done", extra={"outcome": result.get("outcome"), "next": result.get("next")})

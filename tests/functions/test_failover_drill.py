@@ -6,7 +6,9 @@ import json
 from typing import Any
 
 import boto3
+import pytest
 
+from hyperpod_ha.embedded.functions import FunctionError
 from hyperpod_ha.status_records import StatusRecords
 from tests.conftest import Embedded, subscribed_inbox
 from tests.functions.test_controller_status import only_record, sns_event
@@ -117,3 +119,20 @@ def test_a_refused_drill_leaves_the_holder_s_lease_alone(embedded: Embedded) -> 
     held = lease_item(embedded)
     assert held is not None
     assert held["execution_arn"]["S"] == EXECUTION + "-holder"
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"action": "reboot"},
+        {"action": "begin", "request": {"cluster": "ml-cluster; id"}, "execution_id": EXECUTION},
+        {"action": "takeover", "phase": "sideways", "request": REQUEST, "plan": {}},
+    ],
+)
+def test_a_bad_step_is_rejected_with_a_typed_error_and_changes_nothing(
+    embedded: Embedded, event: dict[str, Any]
+) -> None:
+    with pytest.raises(FunctionError) as raised:
+        embedded.stack.invoke("FailoverDrillFunction", event)
+    assert raised.value.error_type == "InvalidDrillRequest"
+    assert lease_item(embedded) is None

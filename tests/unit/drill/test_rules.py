@@ -185,3 +185,17 @@ def test_bad_requests_are_rejected(data: Any) -> None:
 def test_a_dry_run_is_completed_without_touching_the_cluster() -> None:
     state = {"lease": {"taken": True}, "plan": {"refused": None}, "takeover": None, "error": None}
     assert rules.outcome_of(state) == ("completed", [], True)
+
+
+def test_the_sample_drill_input_is_a_valid_request() -> None:
+    import json
+
+    from tests.conftest import EVENTS
+
+    request = DrillRequest.from_json(json.loads((EVENTS / "stepfunctions_drill_start.json").read_text()))
+    assert (request.cluster, request.to, request.hand_back, request.dry_run) == (
+        "ml-cluster",
+        "auto",
+        True,
+        False,
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import time
 from typing import Any
 
 import boto3
@@ -15,6 +16,7 @@ import pytest
 from hyperpod_ha.cli import drill as drill_cli
 from hyperpod_ha.cli import main
 from hyperpod_ha.cli import status as status_cli
+from hyperpod_ha.cli.drill import wait_for_report
 from hyperpod_ha.simulation.drill import DRILL_SCENARIOS, DrillSimulatedCluster, run_drill_scenario
 from hyperpod_ha.simulation.engine import _current, simulated_run
 from tests.conftest import ROOT
@@ -177,3 +179,21 @@ def test_bad_input_exits_2_and_a_dry_run_changes_nothing(capsys: pytest.CaptureF
     assert "Dry run: checked and planned only, no takeover." in followed
     assert "Take over on the backup" not in followed
     assert len(drills) == 1  # the dry run; nothing before it started a drill
+
+
+def test_a_report_that_cannot_be_written_still_frees_the_cluster() -> None:
+    scenario = DRILL_SCENARIOS["drill-refused"]
+    with simulated_run(scenario.base, ROOT, DrillSimulatedCluster) as run:
+        boto3.client("sns").delete_topic(TopicArn=str(run.stack.outputs["NotificationTopicArn"]))
+        sfn = boto3.client("stepfunctions")
+        execution = sfn.start_execution(
+            stateMachineArn=str(run.stack.outputs["FailoverDrillStateMachineArn"]),
+            input=json.dumps({"cluster": "ml-cluster", "poll_seconds": 1}),
+        )["executionArn"]
+        ended = wait_for_report(execution, None, sleep=lambda _: time.sleep(0.2))
+        lease = boto3.client("dynamodb").get_item(
+            TableName=run.stack.ref("StateTable"), Key={"pk": {"S": "lease#ml-cluster"}}
+        )
+    assert ended[0] == "FAILED"
+    assert ended[2] == "DrillReportError"
+    assert "Item" not in lease

@@ -24,8 +24,9 @@ from hyperpod_ha.incidents import (
     OpenRequest,
     ResolveRequest,
 )
-from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.observability import logger, metrics, tracer
 from hyperpod_ha.settings import setting
+from hyperpod_ha.status_records import StatusRecords, from_environment, verdict_metric
 
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
@@ -99,17 +100,56 @@ def _announce_verified() -> Callable[[ResolveRequest], bool]:
     return announce_once
 
 
+@cache
+def _status() -> StatusRecords | None:
+    return from_environment()
+
+
+def _record_verdict(event: dict[str, Any]) -> None:
+    """The run's verdict: kept for `hyperpod-ha status` and counted for the dashboard."""
+    verdict = event.get("verdict")
+    name = verdict_metric(verdict) if isinstance(verdict, str) else None
+    if name is None:
+        return
+    metrics.add_metric(name=name, unit="Count", value=1)
+    records = _status()
+    if records is not None:
+        given = event.get("reasons")
+        reasons = [str(reason) for reason in given] if isinstance(given, list) else []
+        records.put(
+            str(event["cluster"]),
+            "verdict",
+            {"verdict": verdict, "reasons": reasons[:12], "execution_id": event.get("execution_id")},
+        )
+
+
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    try:
+        return _handle(event, context)
+    finally:
+        if metrics.metric_set:  # a failed step emits nothing: no empty-metrics warning
+            metrics.flush_metrics()
+
+
+def _handle(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise InvalidIncidentRequest("the request is not a JSON object")
     action = event.get("action")
     logger.append_keys(action=action)
     if action == "open":
-        return _incidents().open(OpenRequest.from_event(event)).to_json()
+        opened = _incidents().open(OpenRequest.from_event(event))
+        if opened.created:
+            metrics.add_metric(name="IncidentsOpened", unit="Count", value=1)
+        _record_verdict(event)
+        return opened.to_json()
     if action == "resolve":
         # Lets Powertools expire an in-progress record when this invocation times out.
         _idempotency().register_lambda_context(context)
-        return _incidents().resolve(ResolveRequest.from_event(event), _announce_verified()).to_json()
+        resolved = _incidents().resolve(ResolveRequest.from_event(event), _announce_verified())
+        if resolved.resolved:
+            metrics.add_metric(name="IncidentsResolved", unit="Count", value=len(resolved.resolved))
+        _record_verdict(event)
+        return resolved.to_json()
     raise InvalidIncidentRequest("action must be open or resolve")

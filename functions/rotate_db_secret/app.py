@@ -22,7 +22,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hyperpod_ha.cluster import RUNNING, discover_controllers
 from hyperpod_ha.commands import CommandRunner, runner_for
-from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.observability import logger, metrics, tracer
 from hyperpod_ha.rotation.database import TlsPolicy, pymysql_connector
 from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, RolloutReport, RolloutSettings, roll_out
 from hyperpod_ha.rotation.secret import AWSCURRENT, AWSPENDING
@@ -35,6 +35,7 @@ from hyperpod_ha.rotation.steps import (
     Strategy,
 )
 from hyperpod_ha.settings import int_setting, setting
+from hyperpod_ha.status_records import from_environment
 
 if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
@@ -132,7 +133,20 @@ def _rollout(secret_arn: str, controllers: list[dict[str, Any]]) -> RolloutRepor
         owner=setting("SLURMDBD_OWNER", "slurm"),
         verify_seconds=int_setting("SLURMDBD_VERIFY_SECONDS", 45),
     )
-    return roll_out(controllers, _runner(), settings, _failure_reporter(secret_arn))
+    report = roll_out(controllers, _runner(), settings, _failure_reporter(secret_arn))
+    _record_rollout(secret_arn, report)
+    return report
+
+
+def _record_rollout(secret_arn: str, report: RolloutReport) -> None:
+    """Per controller for the dashboard; the last roll-out for `hyperpod-ha status`."""
+    for outcome in ("updated", "failed"):
+        count = sum(1 for c in report.controllers if c.outcome == outcome)
+        metrics.add_metric(name=f"RolloutControllers{outcome.capitalize()}", unit="Count", value=count)
+    metrics.flush_metrics()  # the rotation's other steps emit nothing
+    records = from_environment()
+    if records is not None:
+        records.put(setting("CLUSTER_NAME"), "rotation", {"secret_arn": secret_arn, **report.to_json()})
 
 
 def _rollout_action(event: dict[str, Any]) -> dict[str, Any]:

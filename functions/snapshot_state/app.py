@@ -22,6 +22,7 @@ from hyperpod_ha.snapshot import (
     SnapshotSettings,
     StartRequest,
 )
+from hyperpod_ha.status_records import StatusRecords, from_environment
 
 if TYPE_CHECKING:
     from mypy_boto3_fsx import FSxClient
@@ -37,6 +38,19 @@ def _snapshots() -> Snapshots:
     return Snapshots(_fsx(), SnapshotSettings.from_environment())
 
 
+@cache
+def _status() -> StatusRecords | None:
+    return from_environment()
+
+
+def _recorded(cluster: str, result: dict[str, Any], **more: Any) -> dict[str, Any]:
+    """The snapshot, kept for `hyperpod-ha status`; the result unchanged."""
+    records = _status()
+    if records is not None:
+        records.put(cluster, "snapshot", {**result, **more})
+    return result
+
+
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
@@ -45,9 +59,12 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     action = event.get("action")
     logger.append_keys(action=action)
     if action == "start":
-        return _snapshots().start(StartRequest.from_event(event)).to_json()
+        request = StartRequest.from_event(event)
+        started = _snapshots().start(request).to_json()
+        return _recorded(request.cluster, started, execution_id=event.get("execution_id"))
     if action == "describe":
-        return _snapshots().describe(DescribeRequest.from_event(event)).to_json()
+        described = _snapshots().describe(DescribeRequest.from_event(event)).to_json()
+        return _recorded(setting("CLUSTER_NAME"), described)
     if action == "retain":
         cluster = requested_cluster(event, setting("CLUSTER_NAME"))
         return {"retention": _snapshots().retain(cluster).to_json()}

@@ -59,3 +59,24 @@ def parse_abandoned_run(event: Mapping[str, Any]) -> AbandonedRun:
 def needs_release_check(run: AbandonedRun) -> bool:
     """True when the run is handled only if its lease is still held (it may have cleaned up)."""
     return run.status == FAILED
+
+
+def is_drill(run: AbandonedRun, drill_state_machine_arn: str) -> bool:
+    """Whether the run is an execution of the drill state machine (its ARN's prefix)."""
+    drills = drill_state_machine_arn.strip()
+    return bool(drills) and run.execution_arn.startswith(
+        drills.replace(":stateMachine:", ":execution:") + ":"
+    )
+
+
+def incident_reasons(run: AbandonedRun, *, drill: bool) -> tuple[str, tuple[str, ...]]:
+    """The incident's kind and reasons for an abandoned run or drill."""
+    if drill:
+        return "drill-not-verified", (
+            f"the failover drill was {run.status} before it finished: the cluster may be left failed over",
+            "run `hyperpod-ha runbook start` to verify it, and hand control back if needed",
+        )
+    return "verification-error", (
+        f"the verification run was {run.status} before it finished: nothing was verified",
+        f"it had started for: {run.reason or 'no reason given'}",
+    )

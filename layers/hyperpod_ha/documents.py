@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from hyperpod_ha.drill.node import jobs_command, takeover_command
 from hyperpod_ha.probe import probe_command
 
 
@@ -25,6 +26,8 @@ def _rollout_command() -> str:
 DOCUMENT_COMMANDS: dict[str, Callable[[], str]] = {
     "ControllerProbeDocument": probe_command,
     "SlurmdbdRolloutDocument": _rollout_command,
+    "FailoverDrillTakeoverDocument": takeover_command,
+    "FailoverDrillJobsDocument": jobs_command,
 }
 
 _COMMANDS_LINE = re.compile(r"^(?P<indent>\s+)commands: (?P<value>.*)$", re.MULTILINE)

@@ -181,8 +181,12 @@ class VerificationRuns:
     def _join(self, cluster: str, holder: Mapping[str, Any], trigger: Trigger) -> RunDecision | None:
         holder_lease = holder.get("lease_id", {}).get("S", "")
         holder_name = holder.get("execution_name", {}).get("S", "")
+        # A drill holding the lease names its own execution (of the drill state machine).
+        holder_arn = holder.get("execution_arn", {}).get("S") or execution_arn(
+            self._state_machine_arn, holder_name
+        )
         if trigger.key in holder.get("joined", {}).get("SS", []):
-            return RunDecision("duplicate", execution_arn(self._state_machine_arn, holder_name), holder_lease)
+            return RunDecision("duplicate", holder_arn, holder_lease)
         recorded = int(holder.get("joined_count", {}).get("N", "0")) < MAX_RECORDED_JOINS
         update = "ADD joined_count :one" + (", joined :key" if recorded else "")
         values: dict[str, Any] = {
@@ -206,11 +210,9 @@ class VerificationRuns:
                 raise
             current: Mapping[str, Any] = error.response.get("Item", {})  # type: ignore[assignment]
             if current.get("lease_id", {}).get("S") == holder_lease:
-                return RunDecision(
-                    "duplicate", execution_arn(self._state_machine_arn, holder_name), holder_lease
-                )
+                return RunDecision("duplicate", holder_arn, holder_lease)
             return None  # the lease changed hands: take it again
-        return RunDecision("joined", execution_arn(self._state_machine_arn, holder_name), holder_lease)
+        return RunDecision("joined", holder_arn, holder_lease)
 
     def _start(
         self,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import boto3
@@ -106,3 +107,27 @@ def test_a_failed_run_that_released_its_lease_is_left_alone(embedded: Embedded) 
     answer = embedded.stack.invoke("AbandonedRunFunction", sample)
     assert answer == {"outcome": "ignored", "reason": "the run released its lease itself"}
     assert boto3.client("ssm").describe_ops_items(OpsItemFilters=[])["OpsItemSummaries"] == []
+
+
+def test_a_stopped_drill_releases_its_lease_and_opens_a_drill_incident(embedded_held: Embedded) -> None:
+    drills = str(embedded_held.stack.outputs["FailoverDrillStateMachineArn"])
+    execution = boto3.client("stepfunctions").start_execution(
+        stateMachineArn=drills,
+        name="stopped-drill",
+        input=json.dumps({"cluster": "ml-cluster", "poll_seconds": 600}),
+    )
+    # The drill's first step takes the lease; wait for it, then stop the drill by hand.
+    for _ in range(100):
+        if lease(embedded_held) is not None:
+            break
+        time.sleep(0.1)
+    assert lease(embedded_held) is not None
+    embedded_held.stack.stop_running_executions()
+
+    put(aborted_event(execution, drills))
+
+    assert lease(embedded_held) is None
+    (item,) = boto3.client("ssm").describe_ops_items(
+        OpsItemFilters=[{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}]
+    )["OpsItemSummaries"]
+    assert item["OperationalData"]["hyperpod-ha:kind"]["Value"] == "drill-not-verified"

@@ -88,6 +88,8 @@ def test_the_session_documents_hold_the_current_commands() -> None:
     assert documents_in_sync((ROOT / "template.yaml").read_text()) == {
         "ControllerProbeDocument": True,
         "SlurmdbdRolloutDocument": True,
+        "FailoverDrillTakeoverDocument": True,
+        "FailoverDrillJobsDocument": True,
     }, "run `make probe-document`"
 
 
@@ -127,6 +129,14 @@ def test_the_command_documents_hold_the_current_probe_and_roll_out() -> None:
         "ControllerProbeCommandDocument": True,
         "SlurmdbdRolloutCommandDocument": True,
     }, "run `make probe-document`"
+
+
+@pytest.mark.parametrize("logical_id", ["HealthCheckFunction", "FailoverDrillFunction"])
+def test_start_session_is_limited_to_our_documents_and_the_clusters(logical_id: str) -> None:
+    statements = FUNCTIONS[logical_id]["Properties"]["Policies"][0]["Statement"]
+    (start,) = [s for s in statements if s.get("Action") == "ssm:StartSession"]
+    assert start["Condition"] == {"BoolIfExists": {"ssm:SessionDocumentAccessCheck": "true"}}
+    assert "*" not in json.dumps(start["Resource"]).replace("cluster/*", "").replace("instance/*", "")
 
 
 def test_every_sample_event_is_used_by_a_test() -> None:

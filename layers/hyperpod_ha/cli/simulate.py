@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from hyperpod_ha.cli import project_root, result_stream
 
@@ -20,12 +20,17 @@ def run_simulate(args: argparse.Namespace) -> int:
 
         known = {name: (s.summary, s.expect_label) for name, s in LAB_SCENARIOS.items()}
     else:
+        from hyperpod_ha.simulation.drill import DRILL_SCENARIOS
+
         known = {name: (s.summary, s.expect_verdict) for name, s in SCENARIOS.items()}
+        known.update({name: (d.summary, d.expect_outcome) for name, d in DRILL_SCENARIOS.items()})
     if args.scenario == "list" or args.scenario not in known:
         for name, (summary, expected) in known.items():
             print(f"{name:16} {summary} -> {expected}")
         return 0 if args.scenario == "list" else 2
     out = result_stream()
+    if not args.lab and args.scenario not in SCENARIOS:
+        return _simulate_drill(args, out)
     result: ScenarioResult
     if args.lab:
         from hyperpod_ha.simulation.lab import run_lab_scenario
@@ -38,6 +43,30 @@ def run_simulate(args: argparse.Namespace) -> int:
     print(json.dumps(result.to_json(), indent=2) if args.json else render_timeline(result), file=out)
     out.flush()
     return 0 if result.passed else 1
+
+
+def _simulate_drill(args: argparse.Namespace, out: TextIO) -> int:
+    from hyperpod_ha.simulation.drill import DRILL_SCENARIOS, run_drill_scenario
+
+    drill = run_drill_scenario(DRILL_SCENARIOS[args.scenario], project_root())
+    data = drill.to_json()
+    if args.json:
+        print(json.dumps(data, indent=2), file=out)
+    else:
+        lines = [f"scenario {drill.name}: {DRILL_SCENARIOS[drill.name].summary}"]
+        lines += [f"  {e['seconds']:7.2f}s  {e['what']}  {e['detail']}".rstrip() for e in data["timeline"]]
+        hand_back = data.get("hand_back") or {}
+        lines += [
+            f"outcome: {data.get('outcome')} (expected {drill.expect_outcome})",
+            f"takeover_seconds: {data.get('takeover_seconds')}",
+            f"verified_seconds: {data.get('verified_seconds')}",
+            f"jobs_survived: {data.get('jobs_survived')}  test_job: {data.get('test_job')}",
+            f"hand_back: verified after {hand_back.get('verified_seconds', '-')} s",
+            "PASSED" if drill.passed else "NOT AS EXPECTED",
+        ]
+        print("\n".join(lines), file=out)
+    out.flush()
+    return 0 if drill.passed else 1
 
 
 def render_timeline(result: ScenarioResult) -> str:

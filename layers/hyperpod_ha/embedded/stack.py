@@ -51,6 +51,7 @@ _CREATION_ORDER = (
     "AWS::Events::Rule",
     "AWS::CloudWatch::Alarm",
     "AWS::SecretsManager::RotationSchedule",
+    "AWS::CloudWatch::Dashboard",
 )
 _WITHOUT_EFFECT = {
     "AWS::Serverless::LayerVersion",  # the package is importable in process
@@ -97,15 +98,20 @@ class EmbeddedStack:
     def ref(self, logical_id: str) -> str:
         return self.resources[logical_id].ref
 
-    def executions(self) -> list[dict[str, Any]]:
+    def executions(self, output: str = "FailoverVerificationStateMachineArn") -> list[dict[str, Any]]:
         sfn = boto3.client("stepfunctions")
-        arn = str(self.outputs["FailoverVerificationStateMachineArn"])
+        arn = str(self.outputs[output])
         return [dict(execution) for execution in sfn.list_executions(stateMachineArn=arn)["executions"]]
 
     def stop_running_executions(self) -> None:
         """moto runs executions in threads: stop them before the mock goes away."""
         sfn = boto3.client("stepfunctions")
-        for execution in self.executions():
+        drills = (
+            self.executions("FailoverDrillStateMachineArn")
+            if "FailoverDrillStateMachineArn" in self.outputs
+            else []
+        )
+        for execution in self.executions() + drills:
             if execution["status"] != "RUNNING":
                 continue
             # moto's worker has no environment until its thread has begun; it cannot be stopped before.
@@ -402,6 +408,13 @@ class _Builder:
             roleArn=role,
             type=props.get("Type", "STANDARD"),
         )
+
+    def _create_dashboard(self, logical_id: str, properties: Mapping[str, Any]) -> None:
+        props = self.resolver.resolve(properties)
+        name = props.get("DashboardName") or self._physical_name(logical_id)
+        json.loads(props["DashboardBody"])  # CloudWatch refuses a body that is not JSON
+        self._client("cloudwatch").put_dashboard(DashboardName=name, DashboardBody=props["DashboardBody"])
+        self.resources[logical_id] = Physical(name)
 
     def _create_rotationschedule(self, logical_id: str, properties: Mapping[str, Any]) -> None:
         # Registered without rotating: CloudFormation would rotate at once only if

@@ -62,7 +62,7 @@ class SimulatedCluster:
             check = self._checks.get(instance_id, 0)
             self._checks[instance_id] = check + 1
             self.probes.append((instance_id, check))
-            state = controller.states[min(check, len(controller.states) - 1)]
+            state = self.state_for(controller, check)
             if not state.reachable:
                 raise TargetUnreachable(f"TargetNotConnected: {request.target} is not connected (simulated)")
             node = self._nodes[instance_id]
@@ -72,7 +72,15 @@ class SimulatedCluster:
                 done = node.run(agent_command_line(request, boto3.client("ssm")), request.deadline_seconds)
             except subprocess.TimeoutExpired as error:
                 raise CommandTimedOut(f"the probe ran past {request.deadline_seconds} s") from error
+            self.after_command(node)
         return CommandResult(done.stdout, done.stderr, done.returncode, time.monotonic() - started, TRANSPORT)
+
+    def state_for(self, controller: SimulatedController, check: int) -> ControllerState:
+        """What the controller shows at its ``check``-th command: its n-th state."""
+        return controller.states[min(check, len(controller.states) - 1)]
+
+    def after_command(self, node: FakeController) -> None:
+        """Hook for clusters that change on what a command asked (a drill's takeover)."""
 
     def close(self) -> None:
         for node in self._nodes.values():

@@ -130,6 +130,7 @@ def embedded_run(
     transport: str,
     parameters: Mapping[str, Any],
     function_environment: Mapping[str, str] | None = None,
+    function_transports: Mapping[str, str] | None = None,
 ) -> Iterator[EmbeddedRun]:
     """The embedded stack, its site listing ``controllers``, health checks through ``transport``."""
     with embedded_aws():
@@ -139,6 +140,8 @@ def embedded_run(
         stack.override_environment(
             "HealthCheckFunction", COMMAND_TRANSPORT=transport, **(function_environment or {})
         )
+        for function, other_transport in (function_transports or {}).items():
+            stack.override_environment(function, COMMAND_TRANSPORT=other_transport)
         delivery.deliveries.clear()
         yield EmbeddedRun(site, stack, time.time())
 
@@ -152,11 +155,14 @@ def run_scenario(scenario: Scenario, root: Path) -> ScenarioResult:
 
 
 @contextlib.contextmanager
-def simulated_run(scenario: Scenario, root: Path) -> Iterator[EmbeddedRun]:
-    """The embedded stack with the scenario's simulated controllers answering the probe."""
+def simulated_run(
+    scenario: Scenario, root: Path, cluster_type: type[SimulatedCluster] = SimulatedCluster
+) -> Iterator[EmbeddedRun]:
+    """The embedded stack with the scenario's simulated controllers answering the probe
+    (and, for a drill, the drill's commands: ``cluster_type`` decides how they change)."""
     register_transport(TRANSPORT, _runner)
     captures = root / "tests" / "fixtures" / "captures"
-    cluster = SimulatedCluster(
+    cluster = cluster_type(
         (
             SimulatedController(CTL1, CTL1_INSTANCE, scenario.ctl1),
             SimulatedController(CTL2, CTL2_INSTANCE, scenario.ctl2),
@@ -165,7 +171,13 @@ def simulated_run(scenario: Scenario, root: Path) -> Iterator[EmbeddedRun]:
     )
     _current.cluster = cluster
     try:
-        with embedded_run(root, SITE_CONTROLLERS, TRANSPORT, scenario.parameters) as run:
+        with embedded_run(
+            root,
+            SITE_CONTROLLERS,
+            TRANSPORT,
+            scenario.parameters,
+            function_transports={"FailoverDrillFunction": TRANSPORT},
+        ) as run:
             yield run
     finally:
         _current.cluster = None

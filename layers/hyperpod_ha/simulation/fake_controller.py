@@ -61,10 +61,20 @@ class FakeController:
     def state_dir(self) -> Path:
         return self.shared_state
 
+    @property
+    def requests_file(self) -> Path:
+        """Takeovers and starts asked of the controllers, one line each (the cluster acts on them)."""
+        return self.shared_state.parent / "control-requests"
+
+    @property
+    def jobs_file(self) -> Path:
+        return self.shared_state.parent / "jobs"
+
     def apply(self, state: ControllerState) -> None:
         """Make the node look like ``state``."""
         for directory in (self.root / "bin", self.root / "tmp", self.shared_state):
             directory.mkdir(parents=True, exist_ok=True)
+        self.jobs_file.touch(exist_ok=True)
         self._daemon_as(state.slurmctld)
         log = self.root / "slurmctld.log"
         log.write_text(self._capture(state.log))
@@ -97,9 +107,16 @@ class FakeController:
         pid = self._daemon.pid if self._daemon else ""
         ping = self._prints(state.ping, state.ping_rc)
         running = "active" if pid else "inactive"
+        # A drill's takeover and start are recorded for the simulated cluster to act on.
+        takeover = f"echo \"takeover ${{2:-1}} {self.identity.name}\" >> '{self.requests_file}'; exit 0"
         self._commands(
             {
-                "scontrol": f'case "$1" in\n  ping) {ping};;\n  show) {show};;\nesac\nexit 2\n',
+                "scontrol": (
+                    f'case "$1" in\n  ping) {ping};;\n  show) {show};;\n'
+                    f"  takeover) {takeover};;\n"
+                    "esac\nexit 2\n"
+                ),
+                **self._job_commands(reachable=state.show_config_answers),
                 "sinfo": self._prints(state.sinfo, state.sinfo_rc),
                 "sdiag": f"echo 'DBD Agent queue size: {state.dbd_queue}'\necho 'Server thread count: 3'\n",
                 "sacctmgr": (
@@ -107,10 +124,13 @@ class FakeController:
                     f"  *) {self._prints(state.sacctmgr, state.sacctmgr_rc)};;\nesac\n"
                 ),
                 "systemctl": (
+                    f'[ "$1" = start ] && [ "$2" = slurmctld ] && '
+                    f"{{ echo \"start {self.identity.name}\" >> '{self.requests_file}'; exit 0; }}\n"
                     f'[ "$2" = slurmctld ] && {{ echo {running}; exit {0 if pid else 3}; }}\n'
                     "echo inactive\nexit 3\n"
                 ),
-                "pgrep": f'[ "$2" = slurmctld ] && [ -n "{pid}" ] && echo {pid}\nexit 0\n',
+                # pgrep exits 1 when nothing matches, as the real one does.
+                "pgrep": f'[ "$2" = slurmctld ] && [ -n "{pid}" ] && {{ echo {pid}; exit 0; }}\nexit 1\n',
                 "uname": f"echo {self.identity.name}\n",
                 "hostname": f"echo {self.identity.name}\n",
                 # `ip -o addr` lines, as the probe reads them
@@ -121,6 +141,25 @@ class FakeController:
                 ),
             }
         )
+
+    def _job_commands(self, reachable: bool) -> dict[str, str]:
+        """squeue, sbatch and sacct over the shared jobs file ("<id> <state> <exit>" lines)."""
+        jobs = self.jobs_file
+        if not reachable:
+            down = "echo '{}: error: Unable to contact slurm controller (connect failure)'; exit 1\n"
+            return {"squeue": down.format("squeue"), "sbatch": down.format("sbatch"), "sacct": "exit 0\n"}
+        return {
+            "squeue": f"awk '$2 ~ /^(PENDING|RUNNING|COMPLETING)$/ {{print $1, $2}}' '{jobs}'\n",
+            "sbatch": (
+                f"next=$(awk 'BEGIN {{n = 100}} $1 >= n {{n = $1 + 1}} END {{print n}}' '{jobs}')\n"
+                f'echo "$next PENDING 0:0" >> \'{jobs}\'\necho "$next"\n'
+            ),
+            "sacct": (
+                'while [ $# -gt 0 ]; do [ "$1" = -j ] && ids=$2; shift; done\n'
+                "for id in ${ids//,/ }; do\n"
+                f'  awk -v id="$id" \'$1 == id {{print $1 "|" $2 "|" $3}}\' \'{jobs}\'\ndone\n'
+            ),
+        }
 
     def run(self, command: str, deadline_seconds: float) -> subprocess.CompletedProcess[str]:
         """Run the command line as the SSM agent would: split, no shell, on this node's PATH."""

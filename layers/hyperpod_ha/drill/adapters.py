@@ -1,0 +1,176 @@
+"""What a drill touches in AWS and on the controllers, each behind a small class."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from hyperpod_ha.commands import CommandError, CommandRequest, CommandRunner
+from hyperpod_ha.drill.node import (
+    NodeOutput,
+    jobs_parameters,
+    parse_node_output,
+    takeover_parameters,
+)
+from hyperpod_ha.incidents import CATEGORY, SOURCE
+from hyperpod_ha.verification_runs import lease_key
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sns import SNSClient
+    from mypy_boto3_ssm import SSMClient
+
+
+class DrillCommandFailed(Exception):
+    """A drill command could not run, or Slurm refused it; the drill fails with this reason."""
+
+
+class DrillLease:
+    """The cluster's verification lease, held by a drill for its whole run.
+
+    Same item as :class:`~hyperpod_ha.verification_runs.VerificationRuns` writes, so a trigger
+    during the drill joins it; ``execution_arn`` names the drill's execution for them.
+    """
+
+    def __init__(
+        self, dynamodb: DynamoDBClient, table: str, lease_seconds: int, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._ddb = dynamodb
+        self._table = table
+        self._lease_seconds = lease_seconds
+        self._clock = clock
+
+    def take(self, cluster: str, lease_id: str, execution_arn: str) -> Mapping[str, Any] | None:
+        """``None`` when taken (now or by this drill before); otherwise the holder's item."""
+        now = int(self._clock())
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item={
+                    "pk": {"S": lease_key(cluster)},
+                    "lease_id": {"S": lease_id},
+                    "trigger": {"S": f"drill:{lease_id}"},
+                    "kind": {"S": "drill"},
+                    "execution_name": {"S": execution_arn.rsplit(":", 1)[-1]},
+                    "execution_arn": {"S": execution_arn},
+                    "taken_at": {"N": str(now)},
+                    "expires_at": {"N": str(now + self._lease_seconds)},
+                    "joined_count": {"N": "0"},
+                },
+                ConditionExpression="attribute_not_exists(pk) OR expires_at < :now OR lease_id = :lease",
+                ExpressionAttributeValues={":now": {"N": str(now)}, ":lease": {"S": lease_id}},
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            holder: Mapping[str, Any] = error.response.get("Item", {})  # type: ignore[assignment]
+            return holder or {"lease_id": {"S": ""}}
+        return None
+
+    def joined(self, cluster: str, lease_id: str) -> int:
+        item = self._ddb.get_item(
+            TableName=self._table, Key={"pk": {"S": lease_key(cluster)}}, ConsistentRead=True
+        ).get("Item")
+        if not item or item.get("lease_id", {}).get("S") != lease_id:
+            return 0
+        return int(item.get("joined_count", {}).get("N", "0"))
+
+    def release(self, cluster: str, lease_id: str) -> bool:
+        try:
+            self._ddb.delete_item(
+                TableName=self._table,
+                Key={"pk": {"S": lease_key(cluster)}},
+                ConditionExpression="lease_id = :lease",
+                ExpressionAttributeValues={":lease": {"S": lease_id}},
+            )
+        except ClientError as error:
+            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+
+def lease_id_for_drill(execution_arn: str) -> str:
+    return hashlib.sha256(f"drill\n{execution_arn}".encode()).hexdigest()[:20]
+
+
+class NodeCommands:
+    """The drill's two Session documents, run through the stack's command transport."""
+
+    def __init__(
+        self, runner: CommandRunner, takeover_document: str, jobs_document: str, deadline_seconds: float
+    ) -> None:
+        self._runner = runner
+        self._takeover = takeover_document
+        self._jobs = jobs_document
+        self._deadline = deadline_seconds
+
+    def takeover(self, target: str, index: int) -> NodeOutput:
+        return self._run(CommandRequest(target, self._takeover, self._deadline, takeover_parameters(index)))
+
+    def jobs(self, target: str, job_ids: list[str]) -> NodeOutput:
+        return self._run(CommandRequest(target, self._jobs, self._deadline, jobs_parameters("list", job_ids)))
+
+    def submit(self, target: str) -> NodeOutput:
+        return self._run(CommandRequest(target, self._jobs, self._deadline, jobs_parameters("submit")))
+
+    def _run(self, request: CommandRequest) -> NodeOutput:
+        try:
+            result = self._runner.run(request)
+        except CommandError as error:
+            raise DrillCommandFailed(f"{type(error).__name__}: {error.reason}") from error
+        try:
+            output = parse_node_output(result.stdout)
+        except ValueError as error:
+            raise DrillCommandFailed(f"{error}; exit code {result.exit_code}") from error
+        return output
+
+
+class DrillRecords:
+    """The drill on record: a plain-text summary to the topic, a resolved OpsItem."""
+
+    def __init__(self, ssm: SSMClient, sns: SNSClient, topic_arn: str | None) -> None:
+        self._ssm = ssm
+        self._sns = sns
+        self._topic_arn = topic_arn
+
+    def notify(self, subject: str, body: str) -> str | None:
+        if not self._topic_arn:
+            return None
+        answer = self._sns.publish(TopicArn=self._topic_arn, Subject=subject[:99], Message=body)
+        return answer["MessageId"]
+
+    def record(self, cluster: str, execution_id: str, title: str, body: str, data: Mapping[str, str]) -> str:
+        """A resolved OpsItem for this drill (one per execution, also when retried)."""
+        dedup = f"{SOURCE}:{cluster}:drill:{hashlib.sha256(execution_id.encode()).hexdigest()[:16]}"
+        operational: dict[str, Any] = {
+            "/aws/dedup": {"Type": "SearchableString", "Value": f'{{"dedupString": "{dedup}"}}'},
+            "hyperpod-ha:cluster": {"Type": "SearchableString", "Value": cluster},
+            "hyperpod-ha:kind": {"Type": "SearchableString", "Value": "drill"},
+            "hyperpod-ha:execution": {"Type": "SearchableString", "Value": execution_id},
+            **{
+                f"hyperpod-ha:{key}": {"Type": "String", "Value": value[:4000]} for key, value in data.items()
+            },
+        }
+        try:
+            ops_item_id = self._ssm.create_ops_item(
+                Title=title[:1024],
+                Description=body[:2048],
+                Source=SOURCE,
+                Category=CATEGORY,
+                Severity="4",
+                OperationalData=operational,
+            )["OpsItemId"]
+        except ClientError as error:
+            # A retried step: the first attempt created it and stopped before resolving it.
+            existing = error.response.get("OpsItemId")
+            if error.response["Error"]["Code"] != "OpsItemAlreadyExistsException" or not existing:
+                raise
+            ops_item_id = str(existing)
+        self._ssm.update_ops_item(OpsItemId=ops_item_id, Status="Resolved")
+        return ops_item_id

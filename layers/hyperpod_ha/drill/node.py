@@ -1,0 +1,94 @@
+"""The commands a drill runs on controllers: one bash script, two Session documents.
+
+The script (``drill_node.sh``) travels base64-encoded inside each document's fixed command,
+as the probe does. ``FailoverDrillTakeoverDocument`` takes only the controller index;
+``FailoverDrillJobsDocument`` only ``list``/``submit`` and job ids, each matched by a narrow
+``allowedPattern``. ``make probe-document`` writes both into template.yaml.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Final
+
+SCRIPT_NAME: Final = "drill_node.sh"
+RESULT_MARK: Final = "HYPERPOD_HA_DRILL_RESULT"
+INDEX_PATTERN: Final = "^[0-9]$"
+JOBS_ACTION_PATTERN: Final = "^(list|submit)$"
+# Up to 100 numeric job ids, or "none".
+JOB_IDS_PATTERN: Final = "^(none|[0-9]{1,10}(,[0-9]{1,10}){0,99})$"
+MAX_JOB_IDS: Final = 100
+
+
+@functools.cache
+def drill_script() -> str:
+    return resources.files(__package__).joinpath(SCRIPT_NAME).read_text(encoding="utf-8")
+
+
+def _command(arguments: str) -> str:
+    encoded = base64.b64encode(drill_script().encode("utf-8")).decode("ascii")
+    return f'bash -c "echo {encoded} | base64 -d | bash -s -- {arguments}"'
+
+
+def takeover_command() -> str:
+    """``controllerIndex`` 1-9: that backup takes over; 0: hand back to the primary."""
+    return _command("takeover {{ controllerIndex }}")
+
+
+def jobs_command() -> str:
+    """``action`` list (with ``jobIds``) or submit."""
+    return _command("{{ action }} {{ jobIds }}")
+
+
+def takeover_parameters(index: int) -> dict[str, list[str]]:
+    value = str(index)
+    if not re.fullmatch(INDEX_PATTERN, value):
+        raise ValueError(f"controller index {index} is not 0-9")
+    return {"controllerIndex": [value]}
+
+
+def jobs_parameters(action: str, job_ids: list[str] | None = None) -> dict[str, list[str]]:
+    ids = ",".join(job_ids or []) or "none"
+    if not re.fullmatch(JOBS_ACTION_PATTERN, action) or not re.fullmatch(JOB_IDS_PATTERN, ids):
+        raise ValueError("jobs action must be list or submit, job ids numeric (at most 100)")
+    return {"action": ["list" if action == "list" else "submit"], "jobIds": [ids]}
+
+
+class NodeOutputRejected(ValueError):
+    """The script's output does not end with its result line: it did not finish."""
+
+
+@dataclass(frozen=True)
+class NodeOutput:
+    rc: int
+    values: dict[str, str] = field(default_factory=dict)
+    jobs: dict[str, str] = field(default_factory=dict)  # squeue: id -> state
+    accounted: dict[str, tuple[str, str]] = field(default_factory=dict)  # sacct: id -> (state, exit)
+
+
+def parse_node_output(text: str) -> NodeOutput:
+    values: dict[str, str] = {}
+    jobs: dict[str, str] = {}
+    accounted: dict[str, tuple[str, str]] = {}
+    rc: int | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith(RESULT_MARK):
+            found = re.search(r"rc=(\d+)", line)
+            rc = int(found.group(1)) if found else None
+            continue
+        words = line.split()
+        if len(words) == 3 and words[0] == "job" and words[1].replace("_", "").isdigit():
+            jobs[words[1]] = words[2]
+        elif len(words) == 4 and words[0] == "acct" and words[1].isdigit():
+            accounted[words[1]] = (words[2], words[3])
+        elif "=" in line and " " not in line.split("=", 1)[0]:
+            key, value = line.split("=", 1)
+            values.setdefault(key, value[:400])
+    if rc is None:
+        raise NodeOutputRejected("the drill script did not finish (no result line)")
+    return NodeOutput(rc, values, jobs, accounted)

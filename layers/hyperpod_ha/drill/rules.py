@@ -1,0 +1,172 @@
+"""The drill's decisions, pure: refuse or plan, measure a recovery, judge jobs, the outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from hyperpod_ha.drill.models import ControllerRef, DrillPlan, DrillRequest
+from hyperpod_ha.drill.node import NodeOutput
+from hyperpod_ha.health import ControllerReport
+
+HEALTHY: Final = "HEALTHY"
+FAILED_OVER: Final = "FAILED_OVER"
+# squeue states of a job that is still fine, and sacct states of one that ended fine.
+ALIVE_STATES: Final = frozenset({"RUNNING", "COMPLETING", "COMPLETED", "CONFIGURING", "SUSPENDED"})
+ENDED_WELL: Final = frozenset({"COMPLETED"})
+TEST_JOB_FAILED: Final = frozenset(
+    {"FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PREEMPTED"}
+)
+
+
+def controllers_from_reports(reports: Sequence[ControllerReport]) -> list[ControllerRef]:
+    """Each checked controller that knows its SlurmctldHost position, by position."""
+    found: dict[int, ControllerRef] = {}
+    for report in reports:
+        index, name = report.node.controller_index, report.node.controller_name
+        if index is None or not name or not report.target or index in found:
+            continue
+        found[index] = ControllerRef(
+            index, name, report.instance_id, report.target, report.hostname, report.private_ip
+        )
+    return [found[index] for index in sorted(found)]
+
+
+def plan_drill(
+    request: DrillRequest, verdict: Mapping[str, Any], reports: Sequence[ControllerReport]
+) -> DrillPlan:
+    """Refuse unless the check now says HEALTHY and the target is a backup that answers."""
+    name = verdict.get("verdict")
+    if name != HEALTHY:
+        reasons = "; ".join(str(r) for r in list(verdict.get("reasons") or [])[:3])
+        return DrillPlan(f"the cluster is not HEALTHY now ({name}): {reasons or 'no reason given'}")
+    controllers = controllers_from_reports(reports)
+    primary = next((c for c in controllers if c.index == 0), None)
+    if primary is None or verdict.get("active_controller") not in (None, primary.name):
+        return DrillPlan("the configured primary is not the active controller")
+    return _choose_backup(request.to, primary, [c for c in controllers if c.index > 0])
+
+
+def _choose_backup(to: str, primary: ControllerRef, backups: list[ControllerRef]) -> DrillPlan:
+    if not backups:
+        return DrillPlan("the cluster has no backup controller that was checked", primary)
+    if to == "auto":
+        return DrillPlan(None, primary, backups[0])
+    if primary.known_as(to):
+        return DrillPlan(f"{to} is the configured primary, already active: choose a backup", primary)
+    target = next((c for c in backups if c.known_as(to)), None)
+    if target is None:
+        known = ", ".join(c.name for c in backups)
+        return DrillPlan(f"{to} is not a checked backup controller (backups: {known})", primary)
+    return DrillPlan(None, primary, target)
+
+
+def new_phase(name: str, target: ControllerRef, started_at: float, max_checks: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "expected": FAILED_OVER if name == "takeover" else HEALTHY,
+        "target": target.name,
+        "started_at": started_at,
+        "checks": 0,
+        "max_checks": max_checks,
+        "active_seconds": None,
+        "verified_seconds": None,
+        "verdict": None,
+        "reasons": [],
+        "verified": False,
+        "next": "check-again",
+    }
+
+
+def measure(phase: Mapping[str, Any], verdict: Mapping[str, Any], now: float) -> dict[str, Any]:
+    """One check after a change of control: when the target answered as active, when verified."""
+    updated = dict(phase)
+    updated["checks"] = int(phase["checks"]) + 1
+    elapsed = round(max(0.0, now - float(phase["started_at"])), 2)
+    active = verdict.get("active_controller") == phase["target"]
+    if active and updated["active_seconds"] is None:
+        updated["active_seconds"] = elapsed
+    updated["verdict"] = verdict.get("verdict")
+    updated["reasons"] = [str(r) for r in list(verdict.get("reasons") or [])[:6]]
+    if active and verdict.get("verdict") == phase["expected"]:
+        updated.update(verified=True, verified_seconds=elapsed, next="done")
+    elif updated["checks"] >= int(phase["max_checks"]):
+        updated["next"] = "done"
+    return updated
+
+
+def running_jobs(output: NodeOutput) -> list[str]:
+    return sorted((job for job, state in output.jobs.items() if state == "RUNNING"), key=_job_order)
+
+
+def judge_jobs(before: Sequence[str], after: NodeOutput) -> dict[str, Any]:
+    """Each job running before: still alive, or ended well (sacct), or lost (with its state)."""
+    survived: list[str] = []
+    lost: dict[str, str] = {}
+    for job in before:
+        state = after.jobs.get(job)
+        if state in ALIVE_STATES:
+            survived.append(job)
+            continue
+        accounted = after.accounted.get(job)
+        if state is None and accounted and accounted[0] in ENDED_WELL and accounted[1] == "0:0":
+            survived.append(job)
+            continue
+        lost[job] = state or (f"{accounted[0]} exit {accounted[1]}" if accounted else "unknown")
+    return {"before": list(before), "survived": survived, "lost": lost, "all_survived": not lost}
+
+
+def test_job_state(job_id: str, output: NodeOutput) -> str:
+    if job_id in output.jobs:
+        return output.jobs[job_id]
+    accounted = output.accounted.get(job_id)
+    return accounted[0] if accounted else "UNKNOWN"
+
+
+def follow_test_job(test_job: Mapping[str, Any], output: NodeOutput, max_checks: int) -> dict[str, Any]:
+    updated = dict(test_job)
+    updated["checks"] = int(test_job.get("checks", 0)) + 1
+    state = test_job_state(str(test_job["id"]), output)
+    updated["state"] = state
+    if state == "COMPLETED":
+        updated.update(ran=True, next="done")
+    elif state in TEST_JOB_FAILED or updated["checks"] >= max_checks:
+        updated.update(ran=False, next="done")
+    else:
+        updated["next"] = "check-again"
+    return updated
+
+
+def outcome_of(state: Mapping[str, Any]) -> tuple[str, list[str], bool]:
+    """The outcome, why (when not completed), and whether the cluster was left verified."""
+    plan = state.get("plan") or {}
+    if state.get("lease", {}).get("taken") is False:
+        return "refused", [str(state["lease"].get("reason"))], True
+    if plan.get("refused"):
+        return "refused", [str(plan["refused"])], True
+    reasons: list[str] = []
+    takeover, hand_back = state.get("takeover"), state.get("hand_back")
+    last = hand_back or takeover
+    verified = last is None or bool(last.get("verified"))
+    if state.get("error"):
+        error = state["error"]
+        reasons.append(
+            f"the drill stopped on an error: {error.get('Error')}: {str(error.get('Cause'))[:300]}"
+        )
+        verified = verified and not state.get("takeover_started")
+    if takeover is not None and not takeover.get("verified"):
+        reasons.append(f"the takeover was not verified FAILED_OVER (last verdict {takeover.get('verdict')})")
+    jobs = state.get("jobs") or {}
+    if jobs and not jobs.get("all_survived", True):
+        reasons.append(f"jobs running before were lost: {jobs.get('lost')}")
+    test_job = state.get("test_job")
+    if test_job is not None and not test_job.get("ran"):
+        reasons.append(f"the test job did not run (state {test_job.get('state')})")
+    if hand_back is not None and not hand_back.get("verified"):
+        reasons.append(f"the hand-back was not verified HEALTHY (last verdict {hand_back.get('verdict')})")
+    return ("failed" if reasons else "completed"), reasons, verified
+
+
+def _job_order(job: str) -> tuple[int, str]:
+    head = job.split("_", 1)[0]
+    return (int(head) if head.isdigit() else 0, job)

@@ -1,0 +1,243 @@
+"""One function per step of the drill state machine (``statemachine/failover_drill.asl.json``).
+
+Each takes the step's JSON and returns the JSON the state machine keeps; the handler only
+picks the step by ``action``. Waiting happens in the state machine, between steps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hyperpod_ha.drill import rules
+from hyperpod_ha.drill.adapters import (
+    DrillCommandFailed,
+    DrillLease,
+    DrillRecords,
+    NodeCommands,
+    lease_id_for_drill,
+)
+from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRequest
+from hyperpod_ha.drill.report import build_report, summary
+from hyperpod_ha.incidents import Incidents, OpenRequest
+from hyperpod_ha.status_records import StatusRecords
+from hyperpod_ha.verdict import reports_from_json
+
+KIND_DRILL_NOT_VERIFIED = "drill-not-verified"
+# The drill documents are Session documents: Run Command would need a command document.
+SUPPORTED_TRANSPORTS = frozenset({"session-manager", "simulated", "lab-agent"})
+
+MetricSink = Callable[[str, str, float], None]
+
+
+@dataclass
+class DrillContext:
+    lease: DrillLease
+    commands: Callable[[], NodeCommands]  # made on first use: most steps run no command
+    records: DrillRecords
+    status: StatusRecords
+    incidents: Callable[[], Incidents]
+    transport: str
+    metric: MetricSink = field(default=lambda name, unit, value: None)
+    clock: Callable[[], float] = time.time
+
+
+def begin(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    request = DrillRequest.from_json(event.get("request"))
+    execution_id = _text(event, "execution_id")
+    lease_id = lease_id_for_drill(execution_id)
+    holder = context.lease.take(request.cluster, lease_id, execution_id)
+    if holder is None:
+        return {"taken": True, "lease_id": lease_id, "reason": None}
+    running = holder.get("execution_arn", {}).get("S") or holder.get("execution_name", {}).get("S", "")
+    return {
+        "taken": False,
+        "lease_id": lease_id,
+        "reason": f"a verification run or drill holds the cluster now: {running or 'unknown'}",
+        "holder": running,
+    }
+
+
+def plan(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    request = DrillRequest.from_json(event.get("request"))
+    if context.transport not in SUPPORTED_TRANSPORTS:
+        return {"refused": f"drills need Session Manager documents; the stack uses {context.transport}"}
+    verdict = event.get("verdict")
+    if not isinstance(verdict, Mapping):
+        raise InvalidDrillRequest("plan needs the verdict")
+    return rules.plan_drill(request, verdict, reports_from_json(event.get("reports"))).to_json()
+
+
+def jobs(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    node = ControllerRef.from_json(event.get("node"))
+    output = context.commands().jobs(node.target, [])
+    _require(output.rc == 0, f"squeue on {node.name} failed: {output.values.get('error', 'no detail')}")
+    return {"running": rules.running_jobs(output), "known": len(output.jobs), "on": node.name}
+
+
+def takeover(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    """``phase`` takeover: the plan's backup takes control; hand-back: the primary takes it back."""
+    request = DrillRequest.from_json(event.get("request"))
+    drill_plan = event.get("plan") or {}
+    target = ControllerRef.from_json(drill_plan.get("target"))
+    primary = ControllerRef.from_json(drill_plan.get("primary"))
+    name = event.get("phase")
+    if name not in ("takeover", "hand-back"):
+        raise InvalidDrillRequest("phase must be takeover or hand-back")
+    started = context.clock()
+    if name == "takeover":
+        output = context.commands().takeover(target.target, target.index)
+        new_active = target
+    else:
+        output = context.commands().takeover(primary.target, 0)
+        new_active = primary
+    detail = output.values.get("output") or output.values.get("error") or ""
+    _require(output.rc == 0, f"{name} on {new_active.name} was refused (rc {output.rc}): {detail}")
+    return rules.new_phase(name, new_active, started, request.max_checks)
+
+
+def measure(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    phase, verdict = event.get("phase"), event.get("verdict")
+    if not isinstance(phase, Mapping) or not isinstance(verdict, Mapping):
+        raise InvalidDrillRequest("measure needs the phase and the verdict")
+    return rules.measure(phase, verdict, context.clock())
+
+
+def check_jobs(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    node = ControllerRef.from_json(event.get("node"))
+    before = [str(job) for job in event.get("before") or []]
+    output = context.commands().jobs(node.target, before)
+    _require(output.rc == 0, f"squeue on {node.name} failed: {output.values.get('error', 'no detail')}")
+    return rules.judge_jobs(before, output)
+
+
+def submit(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    node = ControllerRef.from_json(event.get("node"))
+    output = context.commands().submit(node.target)
+    job_id = output.values.get("submitted", "")
+    if output.rc != 0 or not job_id.replace("_", "").isdigit():
+        return {
+            "id": None,
+            "state": "NOT_SUBMITTED",
+            "ran": False,
+            "next": "done",
+            "error": output.values.get("error", "sbatch gave no job id"),
+        }
+    return {
+        "id": job_id,
+        "submitted_at": context.clock(),
+        "state": "PENDING",
+        "ran": False,
+        "checks": 0,
+        "next": "check-again",
+    }
+
+
+def test_job(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    node = ControllerRef.from_json(event.get("node"))
+    job = event.get("test_job")
+    if not isinstance(job, Mapping) or not job.get("id"):
+        raise InvalidDrillRequest("test-job needs the submitted job")
+    request = DrillRequest.from_json(event.get("request"))
+    output = context.commands().jobs(node.target, [str(job["id"])])
+    followed = rules.follow_test_job(job, output, request.test_job_checks)
+    if followed.get("ran"):
+        followed["seconds"] = round(context.clock() - float(job["submitted_at"]), 2)
+    return followed
+
+
+def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    """The drill report: lease released, summary sent, OpsItem resolved, incident if not verified."""
+    state = dict(event)
+    request = DrillRequest.from_json(state.get("request"))
+    execution_id = _text(event, "execution_id")
+    lease = state.get("lease") or {}
+    outcome, reasons, verified = rules.outcome_of(state)
+    joined = 0
+    if lease.get("taken"):
+        joined = context.lease.joined(request.cluster, str(lease["lease_id"]))
+    report = build_report(state, outcome, reasons, verified, joined, execution_id)
+    if not verified:
+        opened = context.incidents().open(
+            OpenRequest(
+                cluster=request.cluster,
+                verdict=str(report["verdict"] or "UNKNOWN"),
+                kind=KIND_DRILL_NOT_VERIFIED,
+                execution_id=execution_id,
+                reasons=tuple(reasons) or ("the drill left the cluster not verified",),
+            )
+        )
+        report["incident"] = opened.to_json()
+    subject, body = summary(report)
+    report["notified"] = context.records.notify(subject, body) is not None
+    report["ops_item_id"] = context.records.record(
+        request.cluster, execution_id, subject, body, {"outcome": outcome, "report": _short(report)}
+    )
+    context.status.put(request.cluster, "drill", report)
+    if report["verdict"]:
+        context.status.put(
+            request.cluster,
+            "verdict",
+            {
+                "verdict": report["verdict"],
+                "reasons": report["verdict_reasons"],
+                "execution_id": execution_id,
+                "source": "drill",
+            },
+        )
+    _emit(report, context.metric)
+    if lease.get("taken"):
+        # Last: a trigger arriving before this still joined the drill, whose verdict stands for it.
+        report["lease_released"] = context.lease.release(request.cluster, str(lease["lease_id"]))
+    return report
+
+
+STEPS: dict[str, Callable[[Mapping[str, Any], DrillContext], dict[str, Any]]] = {
+    "begin": begin,
+    "plan": plan,
+    "jobs": jobs,
+    "takeover": takeover,
+    "measure": measure,
+    "check-jobs": check_jobs,
+    "submit": submit,
+    "test-job": test_job,
+    "finish": finish,
+}
+
+
+def run_step(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    if not isinstance(event, Mapping) or event.get("action") not in STEPS:
+        raise InvalidDrillRequest(f"action must be one of {sorted(STEPS)}")
+    return STEPS[str(event["action"])](event, context)
+
+
+def _emit(report: Mapping[str, Any], metric: MetricSink) -> None:
+    metric(f"Drills{str(report['outcome']).capitalize()}", "Count", 1)
+    if report.get("takeover_seconds") is not None:
+        metric("DrillTakeoverSeconds", "Seconds", float(report["takeover_seconds"]))
+    if report.get("verified_seconds") is not None:
+        metric("DrillVerifiedSeconds", "Seconds", float(report["verified_seconds"]))
+    hand_back = report.get("hand_back") or {}
+    if hand_back.get("verified_seconds") is not None:
+        metric("DrillHandBackSeconds", "Seconds", float(hand_back["verified_seconds"]))
+
+
+def _short(report: Mapping[str, Any]) -> str:
+    import json
+
+    keys = ("outcome", "takeover_seconds", "verified_seconds", "jobs_survived", "test_job", "hand_back")
+    return json.dumps({key: report.get(key) for key in keys}, default=str)
+
+
+def _require(condition: bool, reason: str) -> None:
+    if not condition:
+        raise DrillCommandFailed(reason)
+
+
+def _text(event: Mapping[str, Any], name: str) -> str:
+    value = event.get(name)
+    if not isinstance(value, str) or not value:
+        raise InvalidDrillRequest(f"{name} is missing")
+    return value

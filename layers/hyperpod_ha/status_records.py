@@ -1,0 +1,92 @@
+"""The last of each kind of event per cluster, kept in the state table for ``hyperpod-ha status``.
+
+One item per cluster and kind (``status#<cluster>#<kind>``): the last verdict, snapshot,
+rotation roll-out and drill. Each is overwritten by the next; none expires. Writing one is
+best effort: the record serves people looking, it must never fail the step that writes it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from hyperpod_ha.observability import logger
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+Kind = Literal["verdict", "snapshot", "rotation", "drill"]
+KINDS: Final[tuple[Kind, ...]] = ("verdict", "snapshot", "rotation", "drill")
+MAX_RECORD_BYTES: Final = 32 * 1024
+
+
+def record_key(cluster: str, kind: str) -> str:
+    return f"status#{cluster}#{kind}"
+
+
+class StatusRecords:
+    def __init__(self, dynamodb: DynamoDBClient, table: str, clock: Callable[[], float] = time.time) -> None:
+        self._ddb = dynamodb
+        self._table = table
+        self._clock = clock
+
+    def put(self, cluster: str, kind: Kind, data: Mapping[str, Any]) -> bool:
+        body = json.dumps(data, sort_keys=True, default=str)
+        if len(body) > MAX_RECORD_BYTES:
+            body = json.dumps({"truncated": True, "keys": sorted(data)})
+        try:
+            self._ddb.put_item(
+                TableName=self._table,
+                Item={
+                    "pk": {"S": record_key(cluster, kind)},
+                    "kind": {"S": kind},
+                    "cluster": {"S": cluster},
+                    "recorded_at": {"N": str(int(self._clock()))},
+                    "data": {"S": body},
+                },
+            )
+        except (ClientError, BotoCoreError) as error:
+            logger.warning("status record not written", extra={"kind": kind, "reason": str(error)[:300]})
+            return False
+        return True
+
+    def read(self, cluster: str) -> dict[str, dict[str, Any]]:
+        """Every kind recorded for the cluster: ``{kind: {"recorded_at": epoch, **data}}``."""
+        found = self._ddb.batch_get_item(
+            RequestItems={
+                self._table: {
+                    "Keys": [{"pk": {"S": record_key(cluster, kind)}} for kind in KINDS],
+                    "ConsistentRead": True,
+                }
+            }
+        )
+        records: dict[str, dict[str, Any]] = {}
+        for item in found.get("Responses", {}).get(self._table, []):
+            records[item["kind"]["S"]] = {
+                "recorded_at": int(item["recorded_at"]["N"]),
+                **json.loads(item["data"]["S"]),
+            }
+        return records
+
+
+def from_environment() -> StatusRecords | None:
+    """The records of the function's stack (``STATE_TABLE``); ``None`` where none is given."""
+    import os
+
+    import boto3
+
+    table = os.environ.get("STATE_TABLE", "").strip()
+    return StatusRecords(boto3.client("dynamodb"), table) if table else None
+
+
+def verdict_metric(verdict: str) -> str | None:
+    """``VerdictFailedOver`` for FAILED_OVER; ``None`` for a name that is not a verdict."""
+    from hyperpod_ha.verdict import VerdictName
+
+    if verdict not in VerdictName.__members__:
+        return None
+    return "Verdict" + "".join(part.capitalize() for part in verdict.split("_"))

@@ -1,0 +1,119 @@
+"""Every metric of ours the dashboard shows is one the functions really emit, with the same
+namespace and dimensions: the handlers run on the embedded stack, their Powertools metrics
+(CloudWatch embedded metric format on stdout) are collected, and each widget is checked."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+
+from hyperpod_ha.commands import CommandRequest, CommandResult, TargetUnreachable, register_transport
+from tests.conftest import EVENTS, Embedded
+from tests.functions.test_controller_status import sns_event, with_message
+from tests.functions.test_failover_drill import begin, finish_event
+
+VERDICTS = ("HEALTHY", "FAILED_OVER", "DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN")
+
+
+class UnreachableNodes:
+    transport = "unreachable"
+
+    def run(self, request: CommandRequest) -> CommandResult:
+        raise TargetUnreachable(f"TargetNotConnected: {request.target}")
+
+
+def emitted(text: str) -> set[tuple[str, str, tuple[tuple[str, str], ...]]]:
+    """(namespace, metric, dimensions) of every EMF line printed."""
+    found = set()
+    for line in text.splitlines():
+        if not line.startswith('{"_aws"'):
+            continue
+        blob = json.loads(line)
+        for directive in blob["_aws"]["CloudWatchMetrics"]:
+            for dimension_set in directive["Dimensions"]:
+                dimensions = tuple(sorted((name, str(blob[name])) for name in dimension_set))
+                for metric in directive["Metrics"]:
+                    found.add((directive["Namespace"], metric["Name"], dimensions))
+    return found
+
+
+def release_lease(embedded: Embedded) -> None:
+    boto3.client("dynamodb").delete_item(
+        TableName=embedded.stack.ref("StateTable"), Key={"pk": {"S": "lease#ml-cluster"}}
+    )
+
+
+def run_every_emitting_path(embedded: Embedded) -> None:
+    stack = embedded.stack
+    node_event = json.loads((EVENTS / "eventbridge_node_health_controller.json").read_text())
+    stack.invoke("NodeEventFunction", node_event)  # started
+    stack.invoke("NodeEventFunction", {**node_event, "id": "another-event"})  # joined
+    release_lease(embedded)
+    first = sns_event()
+    stack.invoke("ControllerStatusFunction", first)  # started
+    stack.invoke(
+        "ControllerStatusFunction", with_message(first, "m-2", first["Records"][0]["Sns"]["Message"])
+    )
+    release_lease(embedded)
+    for verdict in VERDICTS:
+        event = {
+            "action": "open",
+            "cluster": "ml-cluster",
+            "verdict": verdict,
+            "execution_id": f"e-{verdict}",
+        }
+        stack.invoke("IncidentFunction", {**event, "reasons": ["r"]})
+    stack.invoke(
+        "IncidentFunction",
+        {
+            "action": "resolve",
+            "cluster": "ml-cluster",
+            "verdict": "HEALTHY",
+            "reasons": [],
+            "execution_id": "e-ok",
+        },
+    )
+    stack.invoke("FailoverDrillFunction", finish_event(begin(embedded)))  # completed, with the figures
+    stack.invoke("FailoverDrillFunction", finish_event(begin(embedded), error={"Error": "X", "Cause": "y"}))
+    begin(embedded, "holder")
+    stack.invoke("FailoverDrillFunction", finish_event(begin(embedded), takeover=None, hand_back=None))
+    release_lease(embedded)
+    register_transport("unreachable", UnreachableNodes)
+    stack.override_environment("RotateDbSecretFunction", COMMAND_TRANSPORT="unreachable")
+    stack.invoke(
+        "RotateDbSecretFunction",
+        {"action": "rollout", "controllers": [{"instance_id": "i-0a1b2c3d4e5f60001", "target": "t-1"}]},
+    )
+
+
+def dashboard_metrics(embedded: Embedded) -> list[list[Any]]:
+    name = str(embedded.stack.outputs["DashboardName"])
+    body = json.loads(boto3.client("cloudwatch").get_dashboard(DashboardName=name)["DashboardBody"])
+    return [metric for widget in body["widgets"] for metric in widget["properties"]["metrics"]]
+
+
+def test_every_dashboard_metric_is_emitted_with_its_namespace_and_dimensions(
+    embedded_held: Embedded, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_every_emitting_path(embedded_held)
+    found = emitted(capsys.readouterr().out)
+    ours = [m for m in dashboard_metrics(embedded_held) if m[0] == "HyperPodHA"]
+    assert len(ours) >= 20
+    missing = []
+    for namespace, name, *rest in ours:
+        dimensions = tuple(sorted(zip(rest[0:-1:2], rest[1:-1:2], strict=True)))
+        if (namespace, name, dimensions) not in found:
+            missing.append(name)
+    assert missing == [], (
+        f"on the dashboard but never emitted: {missing}; emitted: {sorted(f[1] for f in found)}"
+    )
+
+
+def test_the_queue_widgets_name_the_stack_s_dead_letter_queues(embedded_held: Embedded) -> None:
+    queues = {m[3] for m in dashboard_metrics(embedded_held) if m[0] == "AWS/SQS"}
+    urls = boto3.client("sqs").list_queues()["QueueUrls"]
+    ours = ("ControllerStatusDeadLetterQueue", "NodeEventDeadLetterQueue")
+    assert queues == {url.rsplit("/", 1)[-1] for url in urls if url.endswith(ours)}

@@ -1,0 +1,138 @@
+"""FailoverDrillFunction's steps on the embedded stack: the lease, the report and its records."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+
+from hyperpod_ha.embedded.functions import FunctionError
+from hyperpod_ha.status_records import StatusRecords
+from tests.conftest import Embedded, subscribed_inbox
+from tests.functions.test_controller_status import only_record, sns_event
+
+EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-FailoverDrillStateMachine:d1"
+REQUEST = {"cluster": "ml-cluster", "to": "auto", "hand_back": True, "dry_run": False}
+
+
+def begin(embedded: Embedded, execution: str = EXECUTION) -> dict[str, Any]:
+    result: dict[str, Any] = embedded.stack.invoke(
+        "FailoverDrillFunction", {"action": "begin", "request": REQUEST, "execution_id": execution}
+    )
+    return result
+
+
+def finish_event(lease: dict[str, Any], **state: Any) -> dict[str, Any]:
+    phase = {"target": "ctl2", "active_seconds": 3.1, "verified_seconds": 4.2, "checks": 2}
+    return {
+        "action": "finish",
+        "request": REQUEST,
+        "execution_id": EXECUTION,
+        "lease": lease,
+        "plan": {"refused": None, "primary": {"name": "ctl1"}, "target": {"name": "ctl2"}},
+        "check_verdict": "HEALTHY",
+        "takeover_started": True,
+        "takeover": {**phase, "verdict": "FAILED_OVER", "verified": True},
+        "jobs": {"before": ["4"], "survived": ["4"], "lost": {}, "all_survived": True},
+        "test_job": {"id": "100", "state": "COMPLETED", "ran": True, "seconds": 2.0, "next": "done"},
+        "hand_back": {**phase, "target": "ctl1", "verdict": "HEALTHY", "verified": True},
+        "error": None,
+        **state,
+    }
+
+
+def lease_item(embedded: Embedded) -> dict[str, Any] | None:
+    item: dict[str, Any] | None = (
+        boto3.client("dynamodb")
+        .get_item(TableName=embedded.stack.ref("StateTable"), Key={"pk": {"S": "lease#ml-cluster"}})
+        .get("Item")
+    )
+    return item
+
+
+def test_the_drill_takes_the_lease_and_a_second_drill_is_refused(embedded: Embedded) -> None:
+    taken = begin(embedded)
+    assert taken["taken"] is True
+    assert begin(embedded)["taken"] is True  # a retried step keeps its own lease
+    other = begin(embedded, EXECUTION + "-other")
+    assert other["taken"] is False
+    assert other["holder"] == EXECUTION
+    assert "holds the cluster" in other["reason"]
+
+
+def test_a_trigger_during_the_drill_joins_it(embedded: Embedded) -> None:
+    lease = begin(embedded)
+    record = only_record(embedded.stack.invoke("ControllerStatusFunction", sns_event()))
+    assert (record["outcome"], record["execution_arn"]) == ("joined", EXECUTION)
+    assert embedded.executions() == []  # no verification run beside the drill
+    report = embedded.stack.invoke("FailoverDrillFunction", finish_event(lease))
+    assert report["joined_triggers"] == 1
+    assert report["lease_released"] is True
+    assert lease_item(embedded) is None
+
+
+def test_a_completed_drill_is_reported_on_record_and_in_the_status(embedded: Embedded) -> None:
+    inbox = subscribed_inbox(str(embedded.stack.outputs["NotificationTopicArn"]))
+    report = embedded.stack.invoke("FailoverDrillFunction", finish_event(begin(embedded)))
+    assert report["outcome"] == "completed"
+    assert (report["takeover_seconds"], report["verified_seconds"], report["jobs_survived"]) == (
+        3.1,
+        4.2,
+        True,
+    )
+    assert report["hand_back"]["verified_seconds"] == 4.2
+    assert report["incident"] is None
+    (message,) = boto3.client("sqs").receive_message(QueueUrl=inbox)["Messages"]
+    body = json.loads(message["Body"])
+    assert body["Subject"] == "HyperPod cluster ml-cluster: failover drill completed"
+    assert "verified FAILED_OVER after 4.2 s" in body["Message"]
+    item = boto3.client("ssm").get_ops_item(OpsItemId=report["ops_item_id"])["OpsItem"]
+    assert item["Status"] == "Resolved"
+    records = StatusRecords(boto3.client("dynamodb"), embedded.stack.ref("StateTable")).read("ml-cluster")
+    assert records["drill"]["outcome"] == "completed"
+    assert records["verdict"]["verdict"] == "HEALTHY"
+
+
+def test_a_drill_leaving_the_cluster_not_verified_opens_an_incident(embedded: Embedded) -> None:
+    not_back = {"target": "ctl1", "verdict": "FAILED_OVER", "verified": False, "checks": 10}
+    report = embedded.stack.invoke("FailoverDrillFunction", finish_event(begin(embedded), hand_back=not_back))
+    assert (report["outcome"], report["verified"]) == ("failed", False)
+    assert "the hand-back was not verified HEALTHY (last verdict FAILED_OVER)" in report["reasons"]
+    incident = boto3.client("ssm").get_ops_item(OpsItemId=report["incident"]["ops_item_id"])["OpsItem"]
+    assert incident["Status"] == "Open"
+    assert incident["OperationalData"]["hyperpod-ha:kind"]["Value"] == "drill-not-verified"
+
+
+def test_a_refused_drill_leaves_the_holder_s_lease_alone(embedded: Embedded) -> None:
+    begin(embedded, EXECUTION + "-holder")
+    refused = begin(embedded)
+    report = embedded.stack.invoke(
+        "FailoverDrillFunction",
+        finish_event(
+            refused, takeover=None, jobs=None, test_job=None, hand_back=None, takeover_started=False
+        ),
+    )
+    assert (report["outcome"], report["verified"], report["incident"]) == ("refused", None, None)
+    assert "lease_released" not in report
+    held = lease_item(embedded)
+    assert held is not None
+    assert held["execution_arn"]["S"] == EXECUTION + "-holder"
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"action": "reboot"},
+        {"action": "begin", "request": {"cluster": "ml-cluster; id"}, "execution_id": EXECUTION},
+        {"action": "takeover", "phase": "sideways", "request": REQUEST, "plan": {}},
+    ],
+)
+def test_a_bad_step_is_rejected_with_a_typed_error_and_changes_nothing(
+    embedded: Embedded, event: dict[str, Any]
+) -> None:
+    with pytest.raises(FunctionError) as raised:
+        embedded.stack.invoke("FailoverDrillFunction", event)
+    assert raised.value.error_type == "InvalidDrillRequest"
+    assert lease_item(embedded) is None

@@ -1,0 +1,62 @@
+"""Status records: one item per cluster and kind, read back together; a failed write is not fatal."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from hyperpod_ha.status_records import StatusRecords, verdict_metric
+
+
+@pytest.fixture
+def table() -> Iterator[str]:
+    with mock_aws():
+        boto3.client("dynamodb").create_table(
+            TableName="state",
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield "state"
+
+
+def test_the_last_record_of_each_kind_is_kept_per_cluster(table: str) -> None:
+    records = StatusRecords(boto3.client("dynamodb"), table, clock=lambda: 1000.0)
+    assert records.put("a", "verdict", {"verdict": "DOWN"})
+    assert records.put("a", "verdict", {"verdict": "HEALTHY"})
+    assert records.put("a", "drill", {"outcome": "completed", "takeover_seconds": 3.5})
+    assert records.put("b", "snapshot", {"id": "backup-1"})
+    assert records.read("a") == {
+        "verdict": {"recorded_at": 1000, "verdict": "HEALTHY"},
+        "drill": {"recorded_at": 1000, "outcome": "completed", "takeover_seconds": 3.5},
+    }
+    assert records.read("c") == {}
+
+
+def test_a_failed_write_is_logged_not_raised(table: str) -> None:
+    assert StatusRecords(boto3.client("dynamodb"), "no-such-table").put("a", "verdict", {}) is False
+
+
+def test_an_oversized_record_is_cut_to_its_keys(table: str) -> None:
+    records = StatusRecords(boto3.client("dynamodb"), table)
+    records.put("a", "rotation", {"controllers": ["x" * 100] * 400})
+    assert records.read("a")["rotation"]["truncated"] is True
+
+
+@pytest.mark.parametrize(
+    ("verdict", "metric"),
+    [
+        ("HEALTHY", "VerdictHealthy"),
+        ("FAILED_OVER", "VerdictFailedOver"),
+        ("SPLIT_BRAIN", "VerdictSplitBrain"),
+    ],
+)
+def test_verdict_metric_names(verdict: str, metric: str) -> None:
+    assert verdict_metric(verdict) == metric
+
+
+def test_a_name_that_is_not_a_verdict_has_no_metric() -> None:
+    assert verdict_metric("rollout-failed") is None

@@ -1,4 +1,4 @@
-"""The ``hyperpod-ha`` command: invoke a function, simulate a scenario, run the runbook."""
+"""The ``hyperpod-ha`` command: invoke, simulate, the runbook, the local stand-in for sam local."""
 
 from __future__ import annotations
 
@@ -69,11 +69,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
 
+    from hyperpod_ha.cli.local import add_parser as add_local_parser
+
+    add_local_parser(commands)
+
     args = parser.parse_args(argv)
     if args.command == "invoke":
         from hyperpod_ha.cli.invoke import run_invoke
 
         return run_invoke(args)
+    if args.command == "local":
+        from hyperpod_ha.cli.local import run_local
+
+        return run_local(args)
     if args.command == "simulate":
         from hyperpod_ha.cli.simulate import run_simulate
 

@@ -155,14 +155,7 @@ def run_scenario(scenario: Scenario, root: Path) -> ScenarioResult:
 def simulated_run(scenario: Scenario, root: Path) -> Iterator[EmbeddedRun]:
     """The embedded stack with the scenario's simulated controllers answering the probe."""
     register_transport(TRANSPORT, _runner)
-    captures = root / "tests" / "fixtures" / "captures"
-    cluster = SimulatedCluster(
-        (
-            SimulatedController(CTL1, CTL1_INSTANCE, scenario.ctl1),
-            SimulatedController(CTL2, CTL2_INSTANCE, scenario.ctl2),
-        ),
-        captures,
-    )
+    cluster = cluster_for(scenario, root)
     _current.cluster = cluster
     try:
         with embedded_run(root, SITE_CONTROLLERS, TRANSPORT, scenario.parameters) as run:
@@ -170,6 +163,17 @@ def simulated_run(scenario: Scenario, root: Path) -> Iterator[EmbeddedRun]:
     finally:
         _current.cluster = None
         cluster.close()
+
+
+def cluster_for(scenario: Scenario, root: Path) -> SimulatedCluster:
+    """The scenario's two controllers, answering from the captures of a real Slurm pair."""
+    return SimulatedCluster(
+        (
+            SimulatedController(CTL1, CTL1_INSTANCE, scenario.ctl1),
+            SimulatedController(CTL2, CTL2_INSTANCE, scenario.ctl2),
+        ),
+        root / "tests" / "fixtures" / "captures",
+    )
 
 
 def _storm(scenario: Scenario, stack: EmbeddedStack) -> None:

@@ -122,6 +122,15 @@ def built(tmp_path_factory: pytest.TempPathFactory, container_runtime: None) -> 
     return where / "build"
 
 
+def running(pid: int) -> bool:
+    """Alive, not a zombie: a stand-in outlives `local up`, so init reaps it (if it does)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -155,7 +164,7 @@ def stand_in(tmp_path_factory: pytest.TempPathFactory, container_runtime: None) 
         down = timed("hyperpod-ha local down", [str(BIN / "hyperpod-ha"), "local", "down"], 120, cwd=ROOT)
         assert down.returncode == 0, down.stderr
         # Down leaves nothing: no process, no state, log or env-vars file, no listening server.
-        assert not Path(f"/proc/{summary['pid']}").exists()
+        assert not running(int(summary["pid"]))
         assert not (ROOT / ".hyperpod-ha-local.json").exists()
         assert not (ROOT / ".hyperpod-ha-local.log").exists()
         assert not env_vars.exists()

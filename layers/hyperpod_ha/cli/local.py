@@ -128,10 +128,11 @@ def _down(root: Path) -> int:
     pid = int(state["pid"])
     if _is_stand_in(pid):
         os.kill(pid, signal.SIGTERM)
+        # Until it has exited: an exiting process has no command line left to recognise it by.
         deadline = time.monotonic() + DOWN_SECONDS
-        while _is_stand_in(pid) and time.monotonic() < deadline:
+        while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.2)
-        if _is_stand_in(pid):
+        if _alive(pid):
             os.kill(pid, signal.SIGKILL)
     for written in (state.get("env_vars"), str(root / LOG_FILE), str(state_path)):
         if written:
@@ -154,8 +155,11 @@ def _is_stand_in(pid: int) -> bool:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    if b"serve" not in cmdline or b"hyperpod_ha.cli" not in cmdline:
-        return False
+    return b"serve" in cmdline and b"hyperpod_ha.cli" in cmdline and _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    """Exists and is not a zombie (the stand-in outlives ``up``; whoever adopts it reaps it)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:

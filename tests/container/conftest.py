@@ -97,7 +97,7 @@ def container_runtime() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def local_image(container_runtime: None) -> str:
+def local_image(container_runtime: None) -> Iterator[str]:
     if (
         shutil.which("debootstrap") is None
         and subprocess.run(["docker", "image", "inspect", IMAGE], capture_output=True, check=False).returncode
@@ -107,7 +107,15 @@ def local_image(container_runtime: None) -> str:
         )
     done = timed("make local-image", [str(ROOT / "images/lambda-python/build.sh"), sys.executable], 1800)
     assert done.returncode == 0, done.stdout + done.stderr
-    return IMAGE
+    yield IMAGE
+    # sam local builds an image with the layer at every invoke; the ones replaced are left
+    # untagged. Only those made from our base image (they inherit its label) are removed.
+    subprocess.run(
+        ["docker", "image", "prune", "--force", "--filter", "label=hyperpod-ha.recipe"],
+        capture_output=True,
+        timeout=600,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="session")

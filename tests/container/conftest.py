@@ -159,7 +159,9 @@ class StandIn:
 
 @pytest.fixture(scope="session")
 def stand_in(tmp_path_factory: pytest.TempPathFactory, container_runtime: None) -> Iterator[StandIn]:
-    env_vars = tmp_path_factory.mktemp("local") / "env.json"
+    state = tmp_path_factory.mktemp("local")
+    os.environ["HYPERPOD_HA_LOCAL_DIR"] = str(state)  # not beside a developer's own stand-in
+    env_vars = state / "env.json"
     lambda_port = free_port()
     command = [str(BIN / "hyperpod-ha"), "local", "up", "--env-vars", str(env_vars)]
     command += ["--lambda-endpoint", f"http://127.0.0.1:{lambda_port}"]
@@ -170,11 +172,11 @@ def stand_in(tmp_path_factory: pytest.TempPathFactory, container_runtime: None) 
         yield StandIn(summary, env_vars, lambda_port)
     finally:
         down = timed("hyperpod-ha local down", [str(BIN / "hyperpod-ha"), "local", "down"], 120, cwd=ROOT)
+        os.environ.pop("HYPERPOD_HA_LOCAL_DIR", None)
         assert down.returncode == 0, down.stderr
         # Down leaves nothing: no process, no state, log or env-vars file, no listening server.
         assert not running(int(summary["pid"]))
-        assert not (ROOT / ".hyperpod-ha-local.json").exists()
-        assert not (ROOT / ".hyperpod-ha-local.log").exists()
+        assert sorted(p.name for p in state.glob(".hyperpod-ha-local.*")) == []
         assert not env_vars.exists()
         with socket.socket() as probe:
             port = int(summary["endpoint"].rsplit(":", 1)[1])

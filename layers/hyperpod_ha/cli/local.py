@@ -3,7 +3,8 @@
 ``up`` starts the stand-in in its own process (its own session, so the shell that ran ``up``
 may go away), waits until the stack is created, writes the ``--env-vars`` file with the
 stand-in's names and endpoint, and prints what ``sam local`` needs as JSON. ``down`` stops
-that process and removes what ``up`` wrote. The state file in the checkout ties them together.
+that process and removes what ``up`` wrote. The state file in the checkout (or in
+``$HYPERPOD_HA_LOCAL_DIR``) ties them together.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def add_parser(commands: Any) -> None:
     serve.add_argument("--lambda-endpoint")
 
 
+def state_dir(root: Path) -> Path:
+    return Path(os.environ.get("HYPERPOD_HA_LOCAL_DIR") or root)
+
+
 def run_local(args: argparse.Namespace) -> int:
     root = project_root()
     if args.local_command == "serve":
@@ -64,7 +69,8 @@ def _up(root: Path, args: argparse.Namespace) -> int:
     if args.scenario not in SCENARIOS:
         print(f"hyperpod-ha: unknown scenario {args.scenario!r}; known: {sorted(SCENARIOS)}", file=sys.stderr)
         return 2
-    state_path = root / STATE_FILE
+    state_path = state_dir(root) / STATE_FILE
+    log_path = state_dir(root) / LOG_FILE
     running = _read_state(state_path)
     if running is not None and _is_stand_in(int(running["pid"])):
         print(f"hyperpod-ha: already up (pid {running['pid']}); run hyperpod-ha local down", file=sys.stderr)
@@ -74,7 +80,7 @@ def _up(root: Path, args: argparse.Namespace) -> int:
     command += ["--scenario", args.scenario, "--port", str(args.port)]
     if args.lambda_endpoint:
         command += ["--lambda-endpoint", args.lambda_endpoint]
-    with (root / LOG_FILE).open("wb") as log:
+    with log_path.open("wb") as log:
         process = subprocess.Popen(  # its own session: it outlives this command
             command,
             cwd=root,
@@ -89,9 +95,9 @@ def _up(root: Path, args: argparse.Namespace) -> int:
             if process.poll() is None:
                 process.terminate()
                 process.wait(DOWN_SECONDS)
-            tail = (root / LOG_FILE).read_text(errors="replace")[-2000:]
+            tail = log_path.read_text(errors="replace")[-2000:]
             print(f"hyperpod-ha: the stand-in did not come up:\n{tail}", file=sys.stderr)
-            (root / LOG_FILE).unlink(missing_ok=True)
+            log_path.unlink(missing_ok=True)
             return 1
         time.sleep(0.2)
     state = json.loads(state_path.read_text())
@@ -119,11 +125,12 @@ def _up(root: Path, args: argparse.Namespace) -> int:
 
 
 def _down(root: Path) -> int:
-    state_path = root / STATE_FILE
+    state_path = state_dir(root) / STATE_FILE
+    log_path = state_dir(root) / LOG_FILE
     state = _read_state(state_path)
     if state is None:
         print("hyperpod-ha: the local stand-in is not up", file=sys.stderr)
-        (root / LOG_FILE).unlink(missing_ok=True)
+        log_path.unlink(missing_ok=True)
         return 0
     pid = int(state["pid"])
     if _is_stand_in(pid):
@@ -134,7 +141,7 @@ def _down(root: Path) -> int:
             time.sleep(0.2)
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
-    for written in (state.get("env_vars"), str(root / LOG_FILE), str(state_path)):
+    for written in (state.get("env_vars"), str(log_path), str(state_path)):
         if written:
             Path(written).unlink(missing_ok=True)
     print(f"hyperpod-ha: the local stand-in (pid {pid}) is down", file=sys.stderr)

@@ -167,6 +167,22 @@ def test_the_health_check_runs_the_probe_through_session_manager(built: Path, st
     assert result["role"]["logged"] == "primary"
 
 
+def test_the_incident_sample_opens_an_ops_item_on_the_stand_in(built: Path, stand_in: StandIn) -> None:
+    result, _ = sam_invoke("IncidentFunction", "incident_open.json", built, stand_in)
+    assert (result["created"], result["notified"]) == (True, True)
+    found = stand_in.client("ssm").describe_ops_items(
+        OpsItemFilters=[{"Key": "OpsItemId", "Values": [result["ops_item_id"]], "Operator": "Equal"}]
+    )["OpsItemSummaries"]
+    assert [item["Status"] for item in found] == ["Open"]
+
+
+def test_the_snapshot_sample_starts_a_backup_on_the_stand_in(built: Path, stand_in: StandIn) -> None:
+    result, _ = sam_invoke("SnapshotStateFunction", "snapshot_state_start.json", built, stand_in)
+    assert result["kind"] == "backup"
+    (backup,) = stand_in.client("fsx").describe_backups(BackupIds=[result["id"]])["Backups"]
+    assert {"Key": "created-by", "Value": "hyperpod-ha"} in backup["Tags"]
+
+
 def test_the_abandoned_run_sample(built: Path, stand_in: StandIn) -> None:
     result, _ = sam_invoke("AbandonedRunFunction", "eventbridge_execution_aborted.json", built, stand_in)
     assert result["outcome"] == "handled"

@@ -15,13 +15,19 @@ export AWS_DEFAULT_REGION ?= us-east-1
 export PYTHONDONTWRITEBYTECODE := 1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help venv demo test lint checkov unit build bench probe-document lab-up lab-down clean
+# sam local on this machine: functions and layer for its own instruction set (deployed: arm64).
+LOCAL_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
+ARCH ?= arm64
+
+.PHONY: help venv demo test lint checkov unit build local-build local-image bench probe-document lab-up lab-down clean
 
 help:
 	@echo "make demo            the failover scenario end to end on the embedded stack"
 	@echo "make test            ruff, mypy, cfn-lint, sam validate --lint, checkov and the whole test suite"
 	@echo "make checkov         checkov on the template as SAM translates it (own tool venv)"
-	@echo "make build           sam build (arm64, python3.13)"
+	@echo "make build           sam build (arm64, python3.13; ARCH=x86_64 for the other)"
+	@echo "make local-build     sam build for this machine's architecture, for sam local"
+	@echo "make local-image     the local Lambda base image hyperpod-ha/lambda-python:3.13 (root, Docker)"
 	@echo "make bench           cold start, package size, event storm, hostile input, workflow cost"
 	@echo "make probe-document  write the probe and roll-out commands into template.yaml"
 	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces)"
@@ -61,16 +67,26 @@ lint: venv
 
 # The non-lab suite runs with the host's Slurm, munge, their users and the lab's leftovers
 # hidden (tests/fresh_host.sh), as on a new user's machine. The lab's tests time real Slurm
-# failovers: they run alone, after the rest ran on both cores.
+# failovers and the container tier runs Lambda containers: each runs alone, after the rest
+# ran on both cores.
 test: lint
-	tests/fresh_host.sh $(BIN)/python -m pytest -n 2 -m "not lab"
+	tests/fresh_host.sh $(BIN)/python -m pytest -n 2 -m "not lab and not container"
+	$(BIN)/python -m pytest -m container
 	$(BIN)/python -m pytest -m lab
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit -q
 
 build: venv
-	PATH="$(dir $(PYTHON)):$$PATH" $(BIN)/sam build --template template.yaml
+	PATH="$(dir $(PYTHON)):$$PATH" $(BIN)/sam build --template template.yaml \
+		--parameter-overrides FunctionArchitecture=$(ARCH)
+
+local-build:
+	$(MAKE) build ARCH=$(LOCAL_ARCH)
+
+# Built from Debian trixie with debootstrap; rebuilt only when images/lambda-python/ changes.
+local-image: venv
+	images/lambda-python/build.sh $(BIN)/python
 
 bench: venv build
 	$(BIN)/python -m bench

@@ -96,10 +96,29 @@ def test_the_session_documents_hold_the_current_commands() -> None:
 @pytest.mark.parametrize("logical_id", sorted(FUNCTIONS))
 def test_every_function_is_arm64_python313_with_a_handler(logical_id: str) -> None:
     globals_ = TEMPLATE["Globals"]["Function"]
-    assert (globals_["Runtime"], globals_["Architectures"]) == ("python3.13", ["arm64"])
+    assert (globals_["Runtime"], globals_["Architectures"]) == (
+        "python3.13",
+        [{"Ref": "FunctionArchitecture"}],
+    )
+    assert "Architectures" not in FUNCTIONS[logical_id]["Properties"]
     code = ROOT / FUNCTIONS[logical_id]["Properties"]["CodeUri"]
     assert (code / "app.py").is_file()
     assert "def lambda_handler(" in (code / "app.py").read_text()
+
+
+def test_the_architecture_is_arm64_unless_chosen_and_the_layer_follows_it() -> None:
+    parameter = TEMPLATE["Parameters"]["FunctionArchitecture"]
+    assert (parameter["Default"], parameter["AllowedValues"]) == ("arm64", ["arm64", "x86_64"])
+    layer = TEMPLATE["Resources"]["HyperpodHaLayer"]
+    assert layer["Properties"]["CompatibleArchitectures"] == [{"Ref": "FunctionArchitecture"}]
+    # sam build resolves it and writes it to build.toml, where layers/Makefile reads it.
+    assert layer["Metadata"]["BuildArchitecture"] == {"Ref": "FunctionArchitecture"}
+
+
+def test_the_local_endpoint_is_absent_unless_given() -> None:
+    endpoint = TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]["AWS_ENDPOINT_URL"]
+    assert endpoint == {"Fn::If": ["UsesLocalEndpoint", {"Ref": "LocalEndpointUrl"}, {"Ref": "AWS::NoValue"}]}
+    assert TEMPLATE["Parameters"]["LocalEndpointUrl"]["Default"] == ""
 
 
 def test_events_env_json_covers_every_function_and_its_variables() -> None:
@@ -110,6 +129,7 @@ def test_events_env_json_covers_every_function_and_its_variables() -> None:
             **TEMPLATE["Globals"]["Function"]["Environment"]["Variables"],
             **resource["Properties"].get("Environment", {}).get("Variables", {}),
         }
+        declared.pop("AWS_ENDPOINT_URL")  # only with LocalEndpointUrl (sam local)
         assert set(env[logical_id]) == set(declared), logical_id
 
 

@@ -1,4 +1,4 @@
-"""The ``hyperpod-ha`` command: invoke a function, simulate a scenario, run the runbook."""
+"""The ``hyperpod-ha`` command: invoke, simulate, the runbook, the local stand-in for sam local."""
 
 from __future__ import annotations
 
@@ -69,26 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
 
-    drill = commands.add_parser("drill", help="failover drills")
-    drill_commands = drill.add_subparsers(dest="drill_command", required=True)
-    drill_start = drill_commands.add_parser("start", help="start a failover drill in the deployed stack")
-    where = drill_start.add_mutually_exclusive_group(required=True)
-    where.add_argument("--cluster", help="the cluster the deployed stack watches")
-    where.add_argument("--lab", action="store_true", help="against the Slurm lab (not wired yet)")
-    drill_start.add_argument("--to", default="auto", metavar="HOST|auto", help="the backup to take control")
-    drill_start.add_argument("--hand-back", action="store_true", help="then hand control back to the primary")
-    drill_start.add_argument("--dry-run", action="store_true", help="check and plan only: no takeover")
-    drill_start.add_argument("--follow", action="store_true", help="show the states as they run")
-    drill_start.add_argument("--json", action="store_true", help="wait and print the drill report as JSON")
-    drill_start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+    from hyperpod_ha.cli import drill, local, status
 
-    status = commands.add_parser("status", help="one view of a cluster's HA")
-    status.add_argument("--cluster", required=True)
-    source = status.add_mutually_exclusive_group()
-    source.add_argument("--embedded", action="store_true", help="the embedded stack (moto, in process)")
-    source.add_argument("--lab", action="store_true", help="the Slurm lab (not wired yet)")
-    status.add_argument("--json", action="store_true")
-    status.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+    for module in (drill, status, local):
+        module.add_parser(commands)
 
     args = parser.parse_args(argv)
     if args.command == "drill":
@@ -103,6 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from hyperpod_ha.cli.invoke import run_invoke
 
         return run_invoke(args)
+    if args.command == "local":
+        from hyperpod_ha.cli.local import run_local
+
+        return run_local(args)
     if args.command == "simulate":
         from hyperpod_ha.cli.simulate import run_simulate
 

@@ -36,6 +36,22 @@ class UnknownCluster(ValueError):
     """The stack does not watch the cluster named."""
 
 
+def add_parser(commands: Any) -> None:
+    """`hyperpod-ha drill start`: its arguments."""
+    drill = commands.add_parser("drill", help="failover drills")
+    drill_commands = drill.add_subparsers(dest="drill_command", required=True)
+    drill_start = drill_commands.add_parser("start", help="start a failover drill in the deployed stack")
+    where = drill_start.add_mutually_exclusive_group(required=True)
+    where.add_argument("--cluster", help="the cluster the deployed stack watches")
+    where.add_argument("--lab", action="store_true", help="against the Slurm lab (not wired yet)")
+    drill_start.add_argument("--to", default="auto", metavar="HOST|auto", help="the backup to take control")
+    drill_start.add_argument("--hand-back", action="store_true", help="then hand control back to the primary")
+    drill_start.add_argument("--dry-run", action="store_true", help="check and plan only: no takeover")
+    drill_start.add_argument("--follow", action="store_true", help="show the states as they run")
+    drill_start.add_argument("--json", action="store_true", help="wait and print the drill report as JSON")
+    drill_start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+
+
 def stack_for_cluster(stack_name: str, cluster: str) -> dict[str, str]:
     outputs = deployed_stack(stack_name)
     watched = outputs.get("ClusterName")

@@ -31,6 +31,17 @@ LAB_NOT_READY = (
 )
 
 
+def add_parser(commands: Any) -> None:
+    """`hyperpod-ha status`: its arguments."""
+    status = commands.add_parser("status", help="one view of a cluster's HA")
+    status.add_argument("--cluster", required=True)
+    source = status.add_mutually_exclusive_group()
+    source.add_argument("--embedded", action="store_true", help="the embedded stack (moto, in process)")
+    source.add_argument("--lab", action="store_true", help="the Slurm lab (not wired yet)")
+    status.add_argument("--json", action="store_true")
+    status.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+
+
 def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
     region = boto3.client("dynamodb").meta.region_name
     table = outputs["StateTableName"]

@@ -161,14 +161,7 @@ def simulated_run(
     """The embedded stack with the scenario's simulated controllers answering the probe
     (and, for a drill, the drill's commands: ``cluster_type`` decides how they change)."""
     register_transport(TRANSPORT, _runner)
-    captures = root / "tests" / "fixtures" / "captures"
-    cluster = cluster_type(
-        (
-            SimulatedController(CTL1, CTL1_INSTANCE, scenario.ctl1),
-            SimulatedController(CTL2, CTL2_INSTANCE, scenario.ctl2),
-        ),
-        captures,
-    )
+    cluster = cluster_for(scenario, root, cluster_type)
     _current.cluster = cluster
     try:
         with embedded_run(
@@ -182,6 +175,19 @@ def simulated_run(
     finally:
         _current.cluster = None
         cluster.close()
+
+
+def cluster_for(
+    scenario: Scenario, root: Path, cluster_type: type[SimulatedCluster] = SimulatedCluster
+) -> SimulatedCluster:
+    """The scenario's two controllers, answering from the captures of a real Slurm pair."""
+    return cluster_type(
+        (
+            SimulatedController(CTL1, CTL1_INSTANCE, scenario.ctl1),
+            SimulatedController(CTL2, CTL2_INSTANCE, scenario.ctl2),
+        ),
+        root / "tests" / "fixtures" / "captures",
+    )
 
 
 def _storm(scenario: Scenario, stack: EmbeddedStack) -> None:

@@ -33,6 +33,7 @@ class NodeHealthEvent:
     health_status: str
     reason: str
     repair_action: str
+    time: str = ""  # the event's own time (EventBridge ``time``)
 
     @property
     def healthy(self) -> bool:
@@ -46,6 +47,7 @@ class ClusterStateChange:
     cluster_arn: str
     status: str
     failure_message: str
+    time: str = ""
 
     @property
     def alarming(self) -> bool:
@@ -62,6 +64,7 @@ class ClusterEvent:
     description: str
     group: str | None
     instance_id: str | None
+    time: str = ""
 
 
 HyperPodEvent = NodeHealthEvent | ClusterStateChange | ClusterEvent
@@ -78,6 +81,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
     if not isinstance(detail, Mapping):
         raise EventRejected("detail is missing or not an object")
     event_id = _text(event, "id", "event")
+    time = _optional_text(event, "time")
     if detail_type == NODE_HEALTH:
         summary = detail.get("HealthSummary")
         if not isinstance(summary, Mapping):
@@ -90,6 +94,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
             health_status=_text(summary, "HealthStatus", "HealthSummary"),
             reason=_optional_text(summary, "HealthStatusReason"),
             repair_action=_optional_text(summary, "RepairAction") or "None",
+            time=time,
         )
     if detail_type == CLUSTER_STATE:
         return ClusterStateChange(
@@ -98,6 +103,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
             cluster_arn=_optional_text(detail, "ClusterArn"),
             status=_text(detail, "ClusterStatus", "detail"),
             failure_message=_optional_text(detail, "FailureMessage"),
+            time=time,
         )
     if detail_type == CLUSTER_EVENT:
         details = detail.get("EventDetails")
@@ -113,6 +119,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
             description=_optional_text(details, "Description"),
             group=_optional_text(details, "InstanceGroupName") or None,
             instance_id=_optional_text(details, "InstanceId") or None,
+            time=time,
         )
     raise EventRejected(f"detail-type {str(detail_type)[:80]!r} is not a HyperPod event")
 

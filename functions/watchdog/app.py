@@ -36,19 +36,22 @@ def _deadline() -> float:
 
 @cache
 def _watchdog() -> Watchdog:
+    import time
+
     import boto3
 
     from hyperpod_ha.cluster import discover_controllers
     from hyperpod_ha.commands import runner_for
     from hyperpod_ha.health import ControllerNode, ControllerReport, check_controller
     from hyperpod_ha.verification_runs import RunSettings, VerificationRuns
-    from hyperpod_ha.watchdog import Watchdog
+    from hyperpod_ha.watchdog import FoundFailures, Watchdog
 
     cluster, group = setting("CLUSTER_NAME"), setting("CONTROLLER_GROUP")
     runner = runner_for(setting("COMMAND_TRANSPORT", "session-manager"))
     document, deadline = setting("PROBE_DOCUMENT"), _deadline()
+    dynamodb = boto3.client("dynamodb")
     runs = VerificationRuns(
-        boto3.client("dynamodb"),
+        dynamodb,
         boto3.client("stepfunctions"),
         setting("STATE_TABLE"),
         setting("STATE_MACHINE_ARN"),
@@ -59,7 +62,14 @@ def _watchdog() -> Watchdog:
     def check(node: ControllerNode) -> ControllerReport:
         return check_controller(node, runner, document=document, deadline_seconds=deadline)
 
-    return Watchdog(cluster, lambda: discover_controllers(sagemaker, cluster, group), check, runs)
+    return Watchdog(
+        cluster,
+        lambda: discover_controllers(sagemaker, cluster, group),
+        check,
+        runs,
+        FoundFailures(dynamodb, setting("STATE_TABLE")),
+        time.time,
+    )
 
 
 def _failed(metric: str, message: str, error: Exception) -> None:

@@ -43,10 +43,11 @@ class Step:
     slurmctld_timeout: int
 
     def to_json(self) -> dict[str, object]:
+        converged_by = self.converged_by.isoformat().replace("+00:00", "Z") if self.converged_by else None
         return {
             "next": self.next,
             "wait_seconds": self.wait_seconds,
-            "converged_by": self.converged_by.isoformat().replace("+00:00", "Z") if self.converged_by else None,
+            "converged_by": converged_by,
             "slurmctld_timeout": self.slurmctld_timeout,
         }
 
@@ -111,7 +112,7 @@ def next_step(
         return Step("not-verified", 0, converged_by, timeout)
     # Short waits first (a takeover may be seconds away), never past the convergence time.
     grown = backoff_seconds * 2 ** min(attempt - 1, 16)
-    wait = min(grown, max(backoff_seconds, MAX_WAIT_SECONDS), math.ceil(left))
+    wait = math.ceil(min(grown, max(backoff_seconds, MAX_WAIT_SECONDS), left))
     if now + dt.timedelta(seconds=wait) >= started + dt.timedelta(seconds=deadline_seconds):
         return Step("not-verified", 0, converged_by, timeout)
-    return Step("check-again", int(math.ceil(wait)), converged_by, timeout)
+    return Step("check-again", wait, converged_by, timeout)

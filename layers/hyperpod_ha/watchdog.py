@@ -6,7 +6,8 @@ can go down with no trigger at all. On each tick the watchdog runs the same prob
 workflow on every controller, at once, and decides the verdict with the same rules. Verified:
 nothing else happens (no Standard workflow execution). Not verified: the verification workflow
 is started through the cluster's lease like any other trigger, so one run and one incident
-follow, and a later verified run resolves it.
+follow. The watchdog remembers that; its first verified tick afterwards starts one more run,
+whose verified verdict resolves the incident even when the recovery published nothing either.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from hyperpod_ha.cluster import ClusterControllers
 from hyperpod_ha.convergence import trigger_time
 from hyperpod_ha.health import ControllerCheckThrottled, ControllerNode, ControllerReport, ReportStatus
 from hyperpod_ha.verdict import Verdict, VerdictPolicy, evaluate
 from hyperpod_ha.verification_runs import Trigger, VerificationRuns
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 # The schedule's Input names its source; Scheduler fills in the context attributes.
 TICK_SOURCE: Final = "hyperpod-ha.watchdog"
@@ -62,10 +66,12 @@ class TickResult:
     verdict: Verdict
     controllers: int
     execution_arn: str | None = None
+    recovery: bool = False  # verified again after a failure the watchdog found
 
     def to_json(self) -> dict[str, Any]:
         return {
             "outcome": self.outcome,
+            "recovery": self.recovery,
             "verdict": self.verdict.name.value,
             "reasons": list(self.verdict.reasons[:5]),
             "controllers": self.controllers,
@@ -98,6 +104,35 @@ def _checked(node: ControllerNode, check: Callable[[ControllerNode], ControllerR
         )
 
 
+class FoundFailures:
+    """The watchdog's memory (one item in the state table): it found the cluster not verified."""
+
+    def __init__(self, dynamodb: DynamoDBClient, table: str, ttl_seconds: int = 14 * 86400) -> None:
+        self._ddb = dynamodb
+        self._table = table
+        self._ttl_seconds = ttl_seconds
+
+    @staticmethod
+    def _key(cluster: str) -> dict[str, Any]:
+        return {"pk": {"S": f"watchdog#{cluster}"}}
+
+    def remember(self, cluster: str, tick: Tick, verdict: str, now: float) -> None:
+        item = {
+            **self._key(cluster),
+            "tick_id": {"S": tick.id},
+            "verdict": {"S": verdict},
+            "expires_at": {"N": str(int(now) + self._ttl_seconds)},
+        }
+        self._ddb.put_item(TableName=self._table, Item=item)
+
+    def pending(self, cluster: str) -> bool:
+        found = self._ddb.get_item(TableName=self._table, Key=self._key(cluster), ConsistentRead=True)
+        return "Item" in found
+
+    def forget(self, cluster: str) -> None:
+        self._ddb.delete_item(TableName=self._table, Key=self._key(cluster))
+
+
 class Watchdog:
     def __init__(
         self,
@@ -105,27 +140,43 @@ class Watchdog:
         discover: Callable[[], ClusterControllers],
         check: Callable[[ControllerNode], ControllerReport],
         runs: VerificationRuns,
+        found: FoundFailures,
+        clock: Callable[[], float],
         policy: VerdictPolicy | None = None,
     ) -> None:
         self._cluster = cluster
         self._discover = discover
         self._check = check
         self._runs = runs
+        self._found = found
+        self._clock = clock
         self._policy = policy or VerdictPolicy()
 
     def tick(self, tick: Tick) -> TickResult:
         reports = check_every_controller(self._discover(), self._check)
         verdict = evaluate(reports, self._policy)
         if verdict.verified:
-            return TickResult("verified", verdict, len(reports))
-        trigger = Trigger(
+            if not self._found.pending(self._cluster):
+                return TickResult("verified", verdict, len(reports))
+            # Recovered: a verified run is what resolves the incident the failure opened.
+            reason = f"watchdog: {verdict.name.value} again after a failure it found"
+            decision = self._runs.start_or_join(self._cluster, self._trigger(tick, verdict), reason)
+            self._found.forget(self._cluster)
+            return TickResult(decision.outcome, verdict, len(reports), decision.execution_arn, recovery=True)
+        decision = self._runs.start_or_join(
+            self._cluster, self._trigger(tick, verdict), _reason(verdict, reports)
+        )
+        self._found.remember(self._cluster, tick, verdict.name.value, self._clock())
+        return TickResult(decision.outcome, verdict, len(reports), decision.execution_arn)
+
+    @staticmethod
+    def _trigger(tick: Tick, verdict: Verdict) -> Trigger:
+        return Trigger(
             source="watchdog",
             id=tick.id,
             summary={"verdict": verdict.name.value, "reasons": list(verdict.reasons[:3])},
             time=tick.scheduled_time,
         )
-        decision = self._runs.start_or_join(self._cluster, trigger, _reason(verdict, reports))
-        return TickResult(decision.outcome, verdict, len(reports), decision.execution_arn)
 
 
 def _reason(verdict: Verdict, reports: Sequence[ControllerReport]) -> str:

@@ -138,7 +138,9 @@ def embedded_run(
         stack = create_stack(root, site.stack_parameters())
         for checking in ("HealthCheckFunction", "WatchdogFunction"):
             if checking in stack.functions:
-                stack.override_environment(checking, COMMAND_TRANSPORT=transport, **(function_environment or {}))
+                stack.override_environment(
+                    checking, COMMAND_TRANSPORT=transport, **(function_environment or {})
+                )
         delivery.deliveries.clear()
         yield EmbeddedRun(site, stack, time.time())
 

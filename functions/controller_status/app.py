@@ -4,27 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
-from aws_lambda_powertools.utilities.data_classes import SNSEvent
-from aws_lambda_powertools.utilities.data_classes.sns_event import SNSEventRecord
-from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hyperpod_ha.ingestion import RejectedInputs, controller_notification_record
-from hyperpod_ha.notifications import (
-    ControllerNotification,
-    NotificationRejected,
-    parse_controller_notification,
-)
 from hyperpod_ha.observability import logger, metrics, tracer
 from hyperpod_ha.settings import setting
-from hyperpod_ha.verification_runs import RunSettings, VerificationRuns
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.data_classes.sns_event import SNSEventRecord
+    from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from hyperpod_ha.ingestion import RejectedInputs
+    from hyperpod_ha.notifications import ControllerNotification
+
+# The modules below the observability set-up are imported on the first invocation, which
+# needs them anyway: INIT stays close to a boto3-only function (see bench/cold_start.py).
 
 
 @cache
 def _rejected() -> RejectedInputs:
+    from hyperpod_ha.ingestion import RejectedInputs
+
     return RejectedInputs(boto3.client("sqs"), setting("REJECTED_QUEUE_URL"))
 
 
@@ -36,6 +38,9 @@ def _handle_once() -> tuple[Callable[..., dict[str, Any]], Any]:
         IdempotencyConfig,
         idempotent_function,
     )
+
+    from hyperpod_ha.ingestion import controller_notification_record
+    from hyperpod_ha.verification_runs import RunSettings, VerificationRuns
 
     runs = VerificationRuns(
         boto3.client("dynamodb"),
@@ -72,6 +77,8 @@ def _replayed(response: Any, idempotent_data: DataRecord) -> Any:
 
 
 def _record(record: SNSEventRecord) -> dict[str, Any]:
+    from hyperpod_ha.notifications import NotificationRejected, parse_controller_notification
+
     message_id = record.sns.message_id
     try:
         notification = parse_controller_notification(record.sns.subject, record.sns.message)
@@ -89,6 +96,10 @@ def _record(record: SNSEventRecord) -> dict[str, Any]:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    # Powertools' event data classes load every event class they know: imported on first use,
+    # with the idempotency utility (_handle_once), not at INIT.
+    from aws_lambda_powertools.utilities.data_classes import SNSEvent
+
     _, config = _handle_once()
     config.register_lambda_context(context)
     return {"records": [_record(record) for record in SNSEvent(event).records]}

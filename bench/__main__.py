@@ -17,7 +17,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import BUILD_DIR, RESULTS, ROOT, cold_start, lab_verdict, package_size, storm, workflow_cost
+from bench import (
+    BUILD_DIR,
+    RESULTS,
+    ROOT,
+    cold_start,
+    lab_verdict,
+    package_size,
+    storm,
+    watchdog_cost,
+    workflow_cost,
+)
 from bench.console import quiet_stdout
 from bench.report import assemble, errors, format_table, problems
 
@@ -60,6 +70,7 @@ def main() -> int:
         "cold_start": _run("cold start", cold_start.measure),
         "storm": _run("event storm", storm.measure),
         "workflow_cost": _run("workflow cost", workflow_cost.measure),
+        "watchdog_cost": _run("watchdog cost", watchdog_cost.measure),
         "lab_verdict": _run("lab time to verdict", lab_verdict.measure),
     }
     meta = {

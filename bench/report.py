@@ -12,6 +12,7 @@
                 "sns_notifications": {..., "dynamodb_writes": <check>},
                 "executions_started": <check>, "notifications_sent": <check>},
       "workflow_cost": {"skipped": "..."} | {"prices": {...}, "scenarios": {"failover": {...}, ...}},
+      "watchdog_cost": {"skipped": "..."} | <check, USD per cluster-month>,
       "lab_verdict": {"skipped": "..."} | <check>
     }
 
@@ -26,7 +27,16 @@ from typing import Any
 
 from bench.stats import human_bytes
 
-SECTIONS = ("meta", "functions", "cold_start", "layers", "storm", "workflow_cost", "lab_verdict")
+SECTIONS = (
+    "meta",
+    "functions",
+    "cold_start",
+    "layers",
+    "storm",
+    "workflow_cost",
+    "watchdog_cost",
+    "lab_verdict",
+)
 
 
 def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,6 +64,7 @@ def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any
         "layers": layers,
         "storm": parts["storm"],
         "workflow_cost": parts["workflow_cost"],
+        "watchdog_cost": parts.get("watchdog_cost", {"skipped": "not measured"}),
         "lab_verdict": parts["lab_verdict"],
     }
 
@@ -211,6 +222,19 @@ def _workflow_lines(workflow: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _watchdog_lines(watchdog: Mapping[str, Any]) -> list[str]:
+    status = _status(watchdog)
+    if status:
+        return [f"Watchdog cost: {status}"]
+    ceiling = watchdog["ceiling_per_month_usd"]["total"]
+    return [
+        f"Watchdog cost: ${watchdog['value']:.4f} per cluster-month, a tick every {watchdog['rate_minutes']} "
+        f"min ({watchdog['ticks_per_month']} ticks, {watchdog['tick_ms']['cold']:.0f} ms each, "
+        f"{watchdog['executions_started']} executions); at most ${ceiling:.4f}; "
+        f"target <= ${watchdog['target']:g} {_mark(watchdog)}"
+    ]
+
+
 def _lab_lines(lab: Mapping[str, Any]) -> list[str]:
     status = _status(lab)
     if status:
@@ -228,6 +252,7 @@ def format_table(results: Mapping[str, Any]) -> str:
         *_layer_lines(results),
         *_storm_lines(results.get("storm", {})),
         *_workflow_lines(results.get("workflow_cost", {})),
+        *_watchdog_lines(results.get("watchdog_cost", {})),
         *_lab_lines(results.get("lab_verdict", {})),
         f"{len(missed)} target(s) missed" + (": " + ", ".join(missed) if missed else ""),
     ]

@@ -33,6 +33,7 @@ from bench.storm import (
     sns_writes_note,
     tables_of,
 )
+from bench.watchdog_cost import cost_report, price_per_month, ticks_per_month
 from bench.workflow_cost import (
     PRICES,
     count_transitions,
@@ -489,6 +490,7 @@ def _results() -> dict[str, Any]:
             "package_size": package,
             "storm": {"skipped": "not this time"},
             "workflow_cost": {"skipped": "simulation not available"},
+            "watchdog_cost": {"skipped": "the template has no WatchdogFunction"},
             "lab_verdict": {"skipped": "the Slurm lab needs root"},
         },
     )
@@ -532,5 +534,40 @@ def test_the_table_shows_figures_misses_and_skips() -> None:
     assert "IncidentFunction                 1.60     320 MISSED   error" in table
     assert "Layer HyperpodHaLayer: 8.2 MiB unzipped (target 15.0 MiB) yes" in table
     assert "Workflow cost: skipped: simulation not available" in table
+    assert "Watchdog cost: skipped: the template has no WatchdogFunction" in table
     assert "Lab time to verdict: skipped: the Slurm lab needs root" in table
     assert table.endswith("1 target(s) missed: functions.IncidentFunction.cold_start")
+
+
+def _tick(ms: float, outcome: str = "verified") -> dict[str, Any]:
+    calls = {"sagemaker.DescribeCluster": 1, "dynamodb.GetItem": 1}
+    return {"outcome": outcome, "error": None, "ms": ms, "log_bytes": 800, "calls": calls}
+
+
+def test_the_watchdog_month_is_priced_from_list_prices() -> None:
+    # 8,760 ticks of 2,000 ms at 128 MB: 2,190 GB-s.
+    price = price_per_month(8760, 128, 2000.0, {"dynamodb.GetItem": 1.0}, 1000)
+    assert price["lambda_duration"] == pytest.approx(2190 * 0.0000133334)
+    assert price["lambda_requests"] == pytest.approx(8760 * 0.20 / 1e6)
+    assert price["scheduler"] == pytest.approx(8760 * 1.00 / 1e6)
+    assert price["xray_traces"] == pytest.approx(8760 * 5.00 / 1e6)
+    assert price["dynamodb"] == pytest.approx(8760 * 0.125 / 1e6)
+    assert price["logs"] == pytest.approx(8760 * 1000 / 1e9 * 0.50)
+    assert price["total"] == pytest.approx(sum(v for k, v in price.items() if k != "total"))
+    assert ticks_per_month(5) == 8760
+    assert ticks_per_month(0) == 0
+
+
+def test_the_watchdog_cost_is_a_check_per_cluster_month() -> None:
+    report = cost_report({"ticks": [_tick(2500), _tick(2000), _tick(2100)], "executions": 0}, 128, 40, 5)
+    assert report["met"] is True
+    assert report["tick_ms"] == {"cold": 2500, "warm_median": 2050}
+    assert report["aws_calls_per_tick"] == {"dynamodb.GetItem": 1.0, "sagemaker.DescribeCluster": 1.0}
+    assert report["value"] == pytest.approx(report["price_per_month_usd"]["total"], abs=1e-4)
+    assert report["ceiling_per_month_usd"]["total"] > report["value"]
+
+
+def test_a_healthy_tick_that_starts_a_run_is_an_error_not_a_price() -> None:
+    report = cost_report({"ticks": [_tick(2000, outcome="started")], "executions": 1}, 128, 40, 5)
+    assert "error" in report
+    assert "1 executions started" in report["error"]

@@ -239,10 +239,18 @@ def _lab_lines(lab: Mapping[str, Any]) -> list[str]:
     status = _status(lab)
     if status:
         return [f"Lab time to verdict: {status}"]
-    return [
-        f"Lab time to verdict: {lab['value']} s from SIGKILL to FAILED_OVER (runs {lab['runs']}); "
-        f"SlurmctldTimeout {lab['slurmctld_timeout']} s; target <= {lab['target']} s {_mark(lab)}"
-    ]
+    lines = []
+    for scenario, check in lab.get("scenarios", {}).items():
+        if "error" in check:
+            lines.append(f"Lab time to verdict, {scenario}: error: {check['error']}")
+            continue
+        timeout = check["slurmctld_timeout_seconds"]
+        lines.append(
+            f"Lab time to verdict, {scenario} (defaults): {check['value']} s to the final verdict "
+            f"(runs {check['fault_to_verdict_seconds']}); SlurmctldTimeout {timeout} s, "
+            f"Slurm {check['slurm_version']}; target <= {check['target']} s {_mark(check)}"
+        )
+    return lines
 
 
 def format_table(results: Mapping[str, Any]) -> str:

@@ -130,11 +130,14 @@ def embedded_run(
     transport: str,
     parameters: Mapping[str, Any],
     function_environment: Mapping[str, str] | None = None,
+    *,
+    fast: bool = True,
 ) -> Iterator[EmbeddedRun]:
-    """The embedded stack, its site listing ``controllers``, health checks through ``transport``."""
+    """The embedded stack, its site listing ``controllers``, health checks through ``transport``.
+    ``fast``: :data:`RUN_PARAMETERS` under ``parameters``; otherwise the template's defaults."""
     with embedded_aws():
         site = create_site(controllers=tuple(controllers))
-        site.extra_parameters.update({**RUN_PARAMETERS, **parameters})
+        site.extra_parameters.update({**(RUN_PARAMETERS if fast else {}), **parameters})
         stack = create_stack(root, site.stack_parameters())
         for checking in ("HealthCheckFunction", "WatchdogFunction"):
             if checking in stack.functions:

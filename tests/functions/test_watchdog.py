@@ -178,3 +178,24 @@ def test_the_schedule_invokes_only_the_watchdog(healthy: EmbeddedRun) -> None:
         healthy.stack.function("WatchdogFunction").arn,
     )
     assert dead_letter["Action"] == "sqs:SendMessage"
+
+
+@pytest.mark.parametrize(("rate", "expression"), [(0, None), (1, "rate(1 minute)"), (15, "rate(15 minutes)")])
+def test_the_rate_sets_the_schedule_and_zero_turns_it_off(rate: int, expression: str | None) -> None:
+    from hyperpod_ha.embedded.site import create_site, embedded_aws
+    from hyperpod_ha.embedded.stack import create_stack
+
+    with embedded_aws():
+        site = create_site()
+        site.extra_parameters["WatchdogRateMinutes"] = rate
+        stack = create_stack(ROOT, site.stack_parameters())
+        schedules = boto3.client("scheduler").list_schedules()["Schedules"]
+        if expression is None:
+            assert "WatchdogFunction" not in stack.functions
+            assert "WatchdogScheduleName" not in stack.outputs
+            assert schedules == []
+        else:
+            (schedule,) = schedules
+            described = boto3.client("scheduler").get_schedule(Name=schedule["Name"])
+            assert described["ScheduleExpression"] == expression
+            assert stack.outputs["WatchdogScheduleName"] == schedule["Name"]

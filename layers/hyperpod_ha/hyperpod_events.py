@@ -81,7 +81,8 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
     if not isinstance(detail, Mapping):
         raise EventRejected("detail is missing or not an object")
     event_id = _text(event, "id", "event")
-    time = _optional_text(event, "time")
+    # The event's own time, when it is text; the run's start stands in otherwise (never a reason to reject).
+    time = event["time"] if isinstance(event.get("time"), str) else ""
     if detail_type == NODE_HEALTH:
         summary = detail.get("HealthSummary")
         if not isinstance(summary, Mapping):

@@ -106,3 +106,13 @@ json_values = st.recursive(
 def test_arbitrary_json_gives_a_result_or_a_typed_error(raw: dict[str, Any]) -> None:
     with contextlib.suppress(EventRejected):
         parse_hyperpod_event(raw)
+
+
+@pytest.mark.parametrize(
+    ("time", "kept"), [("2026-11-29T23:30:41Z", "2026-11-29T23:30:41Z"), (1796067130.5, ""), (None, "")]
+)
+def test_the_event_time_is_kept_and_never_a_reason_to_reject(time: object, kept: str) -> None:
+    raw = json.loads((EVENTS / "eventbridge_node_health_controller.json").read_text())
+    raw["time"] = time
+    parsed = parse_hyperpod_event(raw)
+    assert parsed.time == kept

@@ -26,6 +26,7 @@ from bench import (
     lab_verdict,
     package_size,
     storm,
+    watchdog_cost,
     workflow_cost,
 )
 from bench.console import quiet_stdout
@@ -71,6 +72,7 @@ def main() -> int:
         "storm": _run("event storm", storm.measure),
         "input_parsing": _run("hostile input parsing", input_parsing.measure),
         "workflow_cost": _run("workflow cost", workflow_cost.measure),
+        "watchdog_cost": _run("watchdog cost", watchdog_cost.measure),
         "lab_verdict": _run("lab time to verdict", lab_verdict.measure),
     }
     meta = {

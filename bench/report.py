@@ -14,6 +14,7 @@
       "input_parsing": {"worst": <check, with "input">, "largest_rejected_body_bytes",
                         "inputs": {"sns/<name>" | "eventbridge/<name>": {"median_ms", ...}}},
       "workflow_cost": {"skipped": "..."} | {"prices": {...}, "scenarios": {"failover": {...}, ...}},
+      "watchdog_cost": {"skipped": "..."} | <check, USD per cluster-month>,
       "lab_verdict": {"skipped": "..."} | <check>
     }
 
@@ -36,6 +37,7 @@ SECTIONS = (
     "storm",
     "input_parsing",
     "workflow_cost",
+    "watchdog_cost",
     "lab_verdict",
 )
 
@@ -66,6 +68,7 @@ def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any
         "storm": parts["storm"],
         "input_parsing": parts.get("input_parsing", {"skipped": "not measured"}),
         "workflow_cost": parts["workflow_cost"],
+        "watchdog_cost": parts.get("watchdog_cost", {"skipped": "not measured"}),
         "lab_verdict": parts["lab_verdict"],
     }
 
@@ -235,14 +238,35 @@ def _workflow_lines(workflow: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _watchdog_lines(watchdog: Mapping[str, Any]) -> list[str]:
+    status = _status(watchdog)
+    if status:
+        return [f"Watchdog cost: {status}"]
+    ceiling = watchdog["ceiling_per_month_usd"]["total"]
+    return [
+        f"Watchdog cost: ${watchdog['value']:.4f} per cluster-month, a tick every {watchdog['rate_minutes']} "
+        f"min ({watchdog['ticks_per_month']} ticks, {watchdog['tick_ms']['cold']:.0f} ms each, "
+        f"{watchdog['executions_started']} executions); at most ${ceiling:.4f}; "
+        f"target <= ${watchdog['target']:g} {_mark(watchdog)}"
+    ]
+
+
 def _lab_lines(lab: Mapping[str, Any]) -> list[str]:
     status = _status(lab)
     if status:
         return [f"Lab time to verdict: {status}"]
-    return [
-        f"Lab time to verdict: {lab['value']} s from SIGKILL to FAILED_OVER (runs {lab['runs']}); "
-        f"SlurmctldTimeout {lab['slurmctld_timeout']} s; target <= {lab['target']} s {_mark(lab)}"
-    ]
+    lines = []
+    for scenario, check in lab.get("scenarios", {}).items():
+        if "error" in check:
+            lines.append(f"Lab time to verdict, {scenario}: error: {check['error']}")
+            continue
+        timeout = check["slurmctld_timeout_seconds"]
+        lines.append(
+            f"Lab time to verdict, {scenario} (defaults): {check['value']} s to the final verdict "
+            f"(runs {check['fault_to_verdict_seconds']}); SlurmctldTimeout {timeout} s, "
+            f"Slurm {check['slurm_version']}; target <= {check['target']} s {_mark(check)}"
+        )
+    return lines
 
 
 def format_table(results: Mapping[str, Any]) -> str:
@@ -253,6 +277,7 @@ def format_table(results: Mapping[str, Any]) -> str:
         *_storm_lines(results.get("storm", {})),
         *_input_lines(results.get("input_parsing", {})),
         *_workflow_lines(results.get("workflow_cost", {})),
+        *_watchdog_lines(results.get("watchdog_cost", {})),
         *_lab_lines(results.get("lab_verdict", {})),
         f"{len(missed)} target(s) missed" + (": " + ", ".join(missed) if missed else ""),
     ]

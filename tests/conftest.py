@@ -89,8 +89,10 @@ class Embedded:
         return self.stack.executions()  # type: ignore[no-any-return]
 
 
-FAST_RUNS = {"SettleSeconds": 0, "BackoffSeconds": 0, "MaxAttempts": 2}
-# Runs that stay in their settle wait, for tests about what happens while a run is active.
+# The first check runs at once by default; no wait between checks, two checks at most.
+FAST_RUNS = {"BackoffSeconds": 0, "MaxAttempts": 2}
+# Runs held before their first check, for tests about what happens while a run is active:
+# SettleSeconds is 0 by default but stays a parameter, so a test can still hold a run.
 HELD_RUNS = {"SettleSeconds": 600}
 
 

@@ -4,27 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
-from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hyperpod_ha.ingestion import RejectedInputs, controller_notification_record
-from hyperpod_ha.notifications import (
-    ControllerNotification,
-    NotificationRejected,
-    check_sns_record,
-    parse_controller_notification,
-    sns_records,
-)
 from hyperpod_ha.observability import logger, metrics, tracer
 from hyperpod_ha.settings import setting
-from hyperpod_ha.verification_runs import RunSettings, VerificationRuns
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from hyperpod_ha.ingestion import RejectedInputs
+    from hyperpod_ha.notifications import ControllerNotification
+
+# The modules below the observability set-up are imported on the first invocation, which
+# needs them anyway: INIT stays close to a boto3-only function (see bench/cold_start.py).
 
 
 @cache
 def _rejected() -> RejectedInputs:
+    from hyperpod_ha.ingestion import RejectedInputs
+
     return RejectedInputs(boto3.client("sqs"), setting("REJECTED_QUEUE_URL"))
 
 
@@ -36,6 +37,9 @@ def _handle_once() -> tuple[Callable[..., dict[str, Any]], Any]:
         IdempotencyConfig,
         idempotent_function,
     )
+
+    from hyperpod_ha.ingestion import controller_notification_record
+    from hyperpod_ha.verification_runs import RunSettings, VerificationRuns
 
     runs = VerificationRuns(
         boto3.client("dynamodb"),
@@ -72,6 +76,12 @@ def _replayed(response: Any, idempotent_data: DataRecord) -> Any:
 
 
 def _record(raw: object) -> dict[str, Any]:
+    from hyperpod_ha.notifications import (
+        NotificationRejected,
+        check_sns_record,
+        parse_controller_notification,
+    )
+
     try:
         sns = check_sns_record(raw)
     except NotificationRejected as error:
@@ -97,6 +107,8 @@ def _reject(raw: object, message_id: str, reason: str) -> dict[str, Any]:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    from hyperpod_ha.notifications import NotificationRejected, sns_records
+
     _, config = _handle_once()
     config.register_lambda_context(context)
     try:

@@ -10,12 +10,6 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import boto3
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from hyperpod_ha.incidents import (
     Incidents,
@@ -29,6 +23,8 @@ from hyperpod_ha.settings import setting
 from hyperpod_ha.status_records import StatusRecords, from_environment, verdict_metric
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+    from aws_lambda_powertools.utilities.typing import LambdaContext
     from mypy_boto3_sns import SNSClient
     from mypy_boto3_ssm import SSMClient
     from mypy_boto3_ssm_incidents import SSMIncidentsClient
@@ -62,12 +58,17 @@ def _incidents() -> Incidents:
 
 @cache
 def _idempotency() -> IdempotencyConfig:
+    # Imported on first use (resolve only): the idempotency utility is a large import.
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
     return IdempotencyConfig(event_key_jmespath="[cluster, execution_id]", raise_on_no_idempotency_key=True)
 
 
 @cache
 def _announce_verified() -> Callable[[ResolveRequest], bool]:
     """The "verified" message, once per execution: nothing in OpsCenter records it."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, idempotent_function
+
     incidents = _incidents()
     table = setting("IDEMPOTENCY_TABLE", "").strip()
     if not table:

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import time
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
-from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
-from hyperpod_ha.ingestion import NodeEventTriage, Notices, RejectedInputs
 from hyperpod_ha.observability import logger, metrics, tracer
 from hyperpod_ha.settings import int_setting, setting
-from hyperpod_ha.verification_runs import RunSettings, VerificationRuns
-from hyperpod_ha.worker_failures import MassFailurePolicy, WorkerFailures
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from hyperpod_ha.ingestion import NodeEventTriage, RejectedInputs
+
+# The triage's modules are imported on the first invocation, which needs them anyway: INIT
+# stays close to a boto3-only function (see bench/cold_start.py).
 
 
 @cache
@@ -37,6 +41,10 @@ def _sagemaker() -> Any:
 
 @cache
 def _triage() -> tuple[NodeEventTriage, RejectedInputs]:
+    from hyperpod_ha.ingestion import NodeEventTriage, Notices, RejectedInputs
+    from hyperpod_ha.verification_runs import RunSettings, VerificationRuns
+    from hyperpod_ha.worker_failures import MassFailurePolicy, WorkerFailures
+
     dynamodb = boto3.client("dynamodb")
     table = setting("STATE_TABLE")
     runs = VerificationRuns(

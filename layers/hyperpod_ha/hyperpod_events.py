@@ -34,6 +34,7 @@ class NodeHealthEvent:
     health_status: str
     reason: str
     repair_action: str
+    time: str = ""  # the event's own time (EventBridge ``time``)
 
     @property
     def healthy(self) -> bool:
@@ -47,6 +48,7 @@ class ClusterStateChange:
     cluster_arn: str
     status: str
     failure_message: str
+    time: str = ""
 
     @property
     def alarming(self) -> bool:
@@ -63,6 +65,7 @@ class ClusterEvent:
     description: str
     group: str | None
     instance_id: str | None
+    time: str = ""
 
 
 HyperPodEvent = NodeHealthEvent | ClusterStateChange | ClusterEvent
@@ -82,6 +85,8 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
     if len(event_id) > MAX_EVENT_ID_CHARS:
         # EventBridge ids are UUIDs; a longer one would be copied into every log line.
         raise EventRejected(f"event.id is longer than {MAX_EVENT_ID_CHARS} characters")
+    # The event's own time, when it is text; the run's start stands in otherwise (never a reason to reject).
+    time = event["time"] if isinstance(event.get("time"), str) else ""
     if detail_type == NODE_HEALTH:
         summary = detail.get("HealthSummary")
         if not isinstance(summary, Mapping):
@@ -94,6 +99,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
             health_status=_text(summary, "HealthStatus", "HealthSummary"),
             reason=_optional_text(summary, "HealthStatusReason"),
             repair_action=_optional_text(summary, "RepairAction") or "None",
+            time=time,
         )
     if detail_type == CLUSTER_STATE:
         return ClusterStateChange(
@@ -102,6 +108,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
             cluster_arn=_optional_text(detail, "ClusterArn"),
             status=_text(detail, "ClusterStatus", "detail"),
             failure_message=_optional_text(detail, "FailureMessage"),
+            time=time,
         )
     if detail_type == CLUSTER_EVENT:
         details = detail.get("EventDetails")
@@ -117,6 +124,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
             description=_optional_text(details, "Description"),
             group=_optional_text(details, "InstanceGroupName") or None,
             instance_id=_optional_text(details, "InstanceId") or None,
+            time=time,
         )
     raise EventRejected(f"detail-type {str(detail_type)[:80]!r} is not a HyperPod event")
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from hyperpod_ha.convergence import trigger_time
 from hyperpod_ha.hyperpod_events import (
     KNOWN_HEALTH_STATUSES,
     KNOWN_REPAIR_ACTIONS,
@@ -165,6 +166,7 @@ def controller_notification_record(
             "role": notification.role,
             "timestamp": timestamp,
         },
+        time=trigger_time(timestamp),
     )
     reason = f"slurmctld {notification.status} on {notification.address} ({notification.role} script)"
     decision = runs.start_or_join(cluster, trigger, reason)
@@ -324,7 +326,10 @@ class NodeEventTriage:
 
     def _verify(self, event: HyperPodEvent, reason: str, summary: dict[str, Any]) -> dict[str, Any]:
         trigger = Trigger(
-            source="eventbridge", id=event.event_id, summary={"kind": type(event).__name__, **summary}
+            source="eventbridge",
+            id=event.event_id,
+            summary={"kind": type(event).__name__, **summary},
+            time=trigger_time(event.time),
         )
         decision = self._runs.start_or_join(event.cluster_name, trigger, reason)
         return self._result(event, decision.outcome, execution_arn=decision.execution_arn)

@@ -33,11 +33,14 @@ MAX_RECORDED_JOINS = 100
 
 @dataclass(frozen=True)
 class Trigger:
-    """What asked for a verification: an SNS message, an EventBridge event or an operator."""
+    """What asked for a verification: an SNS message, an EventBridge event, the watchdog or an
+    operator. ``time`` is the trigger's own time (ISO 8601 UTC, or "" for the run's start): the
+    run checks until SlurmctldTimeout plus a margin has passed since then."""
 
-    source: Literal["sns", "eventbridge", "operator"]
+    source: Literal["sns", "eventbridge", "watchdog", "operator"]
     id: str
     summary: Mapping[str, Any] = field(default_factory=dict)
+    time: str = ""
 
     @property
     def key(self) -> str:
@@ -57,9 +60,9 @@ class RunSettings:
     @classmethod
     def from_environment(cls) -> RunSettings:
         return cls(
-            settle_seconds=int_setting("SETTLE_SECONDS", 150),
-            max_attempts=int_setting("MAX_ATTEMPTS", 4),
-            backoff_seconds=int_setting("BACKOFF_SECONDS", 30),
+            settle_seconds=int_setting("SETTLE_SECONDS", 0),
+            max_attempts=int_setting("MAX_ATTEMPTS", 30),
+            backoff_seconds=int_setting("BACKOFF_SECONDS", 5),
             lease_seconds=int_setting("LEASE_SECONDS", 3600),
         )
 
@@ -226,7 +229,12 @@ class VerificationRuns:
         run_input = {
             "cluster": cluster,
             "reason": reason,
-            "trigger": {"source": trigger.source, "id": trigger.id, "summary": dict(trigger.summary)},
+            "trigger": {
+                "source": trigger.source,
+                "id": trigger.id,
+                "time": trigger.time,
+                "summary": dict(trigger.summary),
+            },
             "lease_id": lease_id,
             "dry_run": self._settings.dry_run,
             "settle_seconds": self._settings.settle_seconds,

@@ -10,6 +10,8 @@ import boto3
 
 from tests.conftest import EVENTS, Embedded
 
+TIMESTAMP = "2026-11-29T23:30:42.527Z"  # the sample record's SNS Timestamp
+
 
 def sns_event(name: str = "sns_controller_on_primary.json") -> dict[str, Any]:
     loaded: dict[str, Any] = json.loads((EVENTS / name).read_text())
@@ -39,6 +41,8 @@ def test_a_notification_starts_a_run(embedded_held: Embedded) -> None:
     assert run_input["cluster"] == "ml-cluster"
     assert run_input["trigger"]["source"] == "sns"
     assert run_input["trigger"]["summary"]["address"] == "10.1.0.12"
+    # The SNS Timestamp: the run checks until SlurmctldTimeout + margin after it.
+    assert run_input["trigger"]["time"] == TIMESTAMP
     assert run_input["lease_id"]
 
 

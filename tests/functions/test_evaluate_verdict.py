@@ -215,6 +215,57 @@ def test_the_workflow_counters_decide_whether_to_check_again(app: ModuleType) ->
     assert invoke(app, {**unchecked, **counters, "attempt": 3})["next"] == "not-verified"
 
 
+def test_a_down_cluster_is_checked_until_its_own_slurmctld_timeout_plus_the_margin(app: ModuleType) -> None:
+    import datetime as dt
+
+    now = dt.datetime.now(dt.UTC)
+    dbd = "sacctmgr_cluster_ctl1.txt"
+    down = [
+        report("ctl1", "slurmctld_log_ctl1_primary.txt", "ping_both_down.txt", 0, dbd),
+        report("ctl2", "slurmctld_log_ctl2_standby.txt", "ping_both_down.txt", 0, dbd),
+    ]
+    counters = {
+        "max_attempts": 30,
+        "started_at": now.isoformat(),
+        "margin_seconds": 20,
+        "deadline_seconds": 1800,
+        "backoff_seconds": 5,
+        "attempt": 1,
+    }
+    # The captures' SlurmctldTimeout is 10 s: a trigger 5 s ago converges 25 s from now.
+    recent = {"time": (now - dt.timedelta(seconds=5)).isoformat()}
+    first = invoke(app, {"reports": down, **counters, "trigger": recent})
+    assert first["verified"] is False
+    assert (first["next"], first["wait_seconds"], first["slurmctld_timeout"]) == ("check-again", 5, 10)
+    # A trigger 40 s old: SlurmctldTimeout + margin has passed, this verdict is final.
+    old = {"time": (now - dt.timedelta(seconds=40)).isoformat()}
+    final = invoke(app, {"reports": down, **counters, "trigger": old})
+    assert (final["next"], final["verdict"]) == ("not-verified", first["verdict"])
+    # No trigger time (an operator's run): from the run's start.
+    assert invoke(app, {"reports": down, **counters, "trigger": {}})["next"] == "check-again"
+
+
+def test_no_report_says_slurmctld_timeout_so_slurms_default_applies(app: ModuleType) -> None:
+    import datetime as dt
+
+    now = dt.datetime.now(dt.UTC)
+    out = invoke(
+        app,
+        {
+            "reports": [unreachable("ctl1"), unreachable("ctl2")],
+            "attempt": 1,
+            "max_attempts": 30,
+            "started_at": now.isoformat(),
+            "trigger": {"time": (now - dt.timedelta(seconds=100)).isoformat()},
+            "margin_seconds": 20,
+            "backoff_seconds": 5,
+        },
+    )
+    assert (out["verdict"], out["slurmctld_timeout"], out["next"]) == ("UNKNOWN", 120, "check-again")
+
+
 def test_bad_counters_are_a_typed_error(app: ModuleType) -> None:
     with pytest.raises(ConvergenceInputError):
         invoke(app, {"reports": [], "attempt": 1, "max_attempts": "many"})
+    with pytest.raises(ConvergenceInputError):
+        invoke(app, {"reports": [], "attempt": 1, "max_attempts": 3, "trigger": {"time": 5}})

@@ -59,6 +59,8 @@ def test_an_unhealthy_controller_starts_a_run(watching: Embedded) -> None:
         "source": "eventbridge",
         "id": "7c2d5e8f-1a2b-4c3d-9e8f-000000000001",
         "summary": {"kind": "NodeHealthEvent", "instance_id": CONTROLLER, "health": "Unhealthy"},
+        # The event's own time: the run checks until SlurmctldTimeout + margin after it.
+        "time": "2026-11-29T23:30:41.000Z",
     }
 
 

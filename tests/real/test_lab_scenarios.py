@@ -46,6 +46,7 @@ ORDER = (
     "back",
     "hung-primary",
     "both-down",
+    "silent-failure",
     "slurmdbd-down",
     "isolated-primary",
     "state-unwritable",
@@ -137,6 +138,24 @@ def test_failover_is_measured_against_slurmctld_timeout(
     )
     notified = [e["detail"] for e in data["timeline"] if e["what"] == "lifecycle script publishes"]
     assert notified == [f"Slurm Controller is ON, ({lab.topology.host('ctl2').address}, Primary Node)"]
+
+
+def test_a_silent_failure_is_found_by_the_watchdog_within_one_period(
+    scenario: Callable[[str], LabScenarioResult],
+) -> None:
+    result = scenario("silent-failure")
+    data = result.to_json()
+
+    assert result.passed, _explain(result)
+    assert result.verdict == "DOWN"
+    # Nothing was published: the run was started by the watchdog's tick, within one period.
+    assert [e for e in data["timeline"] if e["what"] == "lifecycle script publishes"] == []
+    assert 0 <= data["fault_to_watchdog_tick_seconds"] <= data["watchdog_period_seconds"]
+    ticks = [e["detail"] for e in data["timeline"] if e["what"].startswith("watchdog tick")]
+    assert ticks[-1] == "DOWN: started"
+    assert all(detail == "HEALTHY: verified" for detail in ticks[:-1])
+    assert len(data["execution_results"]) == 1
+    assert len(data["incidents"]) == 1
 
 
 def test_hung_primary_is_taken_over_but_not_verified(scenario: Callable[[str], LabScenarioResult]) -> None:

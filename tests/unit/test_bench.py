@@ -17,7 +17,7 @@ import pytest
 from bench import ROOT
 from bench.__main__ import build_stale
 from bench.cold_start import ImportLine, parse_importtime, top_imports
-from bench.lab_verdict import FailoverRun
+from bench.lab_verdict import LabRun, target_seconds
 from bench.lab_verdict import report as lab_report
 from bench.lambda_functions import layer_ids, placeholder_parameters, template_functions
 from bench.package_size import extension_architectures, runtime_provided, zipped_size
@@ -33,6 +33,7 @@ from bench.storm import (
     sns_writes_note,
     tables_of,
 )
+from bench.watchdog_cost import cost_report, price_per_month, ticks_per_month
 from bench.workflow_cost import (
     PRICES,
     count_transitions,
@@ -413,45 +414,62 @@ def test_the_scenario_result_is_found_among_log_lines() -> None:
 # --- lab ------------------------------------------------------------------------------------
 
 
-def _timeline(first: float, verdict_at: float) -> list[dict[str, Any]]:
-    return [
-        {"at": first, "verdict": "DEGRADED", "reason": "ctl2 is active"},
-        {"at": verdict_at, "verdict": "FAILED_OVER", "reason": "ctl2 took over from ctl1"},
-    ]
+def _lab_run(scenario: str, seconds: float | None, verdict: str, timeout: int | None = 10) -> LabRun:
+    checks = [{"seconds": 1.0, "what": "  verdict", "detail": f"{verdict} (verified)"}]
+    return LabRun(scenario, verdict, True, seconds, timeout, "22.05.8", len(checks), checks)
 
 
-def test_the_lab_figure_is_the_median_run_next_to_slurmctld_timeout() -> None:
-    runs = [
-        FailoverRun(16.9, 10, 2.6, _timeline(15.7, 16.9)),
-        FailoverRun(31.0, 10, 2.6, _timeline(15.8, 31.0)),
-        FailoverRun(17.1, 10, 2.7, _timeline(15.9, 17.1)),
-    ]
-
-    result = lab_report(runs)
-
-    assert (result["value"], result["target"], result["met"]) == (17.1, 30, True)
-    assert result["runs"] == [16.9, 31.0, 17.1]
-    assert result["first_verdict_seconds"] == 15.8
-    assert result["slurmctld_timeout"] == 10
+def test_lab_targets_follow_slurmctld_timeout_and_the_margin() -> None:
+    assert target_seconds("failover", 10, 20) == 20
+    assert target_seconds("both-down", 10, 20) == 45
+    assert target_seconds("both-down", 120, 20) == 155
 
 
-def test_a_lab_run_without_failed_over_is_an_error_with_its_timeline() -> None:
-    stuck = [{"at": 15.7, "verdict": "DEGRADED", "reason": "ctl2 is active"}]
+def test_each_lab_scenario_is_the_median_run_with_its_timeout_and_version() -> None:
+    runs = {
+        "failover": [_lab_run("failover", s, "FAILED_OVER") for s in (13.9, 14.6, 13.1)],
+        "both-down": [_lab_run("both-down", s, "DOWN") for s in (33.0, 31.5, 47.0)],
+    }
 
-    result = lab_report(
-        [FailoverRun(17.0, 10, 2.6, _timeline(15.7, 17.0)), FailoverRun(None, 10, 2.6, stuck)]
-    )
+    result = lab_report(runs, margin=20)
 
-    assert result["error"] == "run(s) [1] reached no FAILED_OVER verdict in time"
-    assert result["timelines"][1] == stuck
+    failover, both_down = result["scenarios"]["failover"], result["scenarios"]["both-down"]
+    assert (failover["value"], failover["target"], failover["met"]) == (13.9, 20, True)
+    assert failover["fault_to_verdict_seconds"] == [13.9, 14.6, 13.1]
+    assert (failover["slurmctld_timeout_seconds"], failover["slurm_version"]) == (10, "22.05.8")
+    assert (both_down["value"], both_down["target"], both_down["met"]) == (33.0, 45, True)
+    assert result["margin_seconds"] == 20
+
+
+def test_a_lab_run_without_its_verdict_is_an_error_with_the_timelines() -> None:
+    runs = {"failover": [_lab_run("failover", 14.0, "FAILED_OVER"), _lab_run("failover", None, "DEGRADED")]}
+
+    result = lab_report(runs, margin=20)["scenarios"]["failover"]
+
+    assert result["error"] == "run(s) [1] ended without a measured FAILED_OVER verdict"
+    assert result["verdicts"] == ["FAILED_OVER", "DEGRADED"]
     assert "met" not in result
 
 
-def test_a_slow_verdict_misses_its_target_with_a_reason() -> None:
-    result = lab_report([FailoverRun(45.0, 10, 2.6, _timeline(15.7, 45.0))])
+def test_a_slow_final_verdict_misses_its_target_with_a_reason() -> None:
+    result = lab_report({"both-down": [_lab_run("both-down", 52.0, "DOWN")]}, margin=20)
 
-    assert result["met"] is False
-    assert "the verdict lags the takeover" in result["note"]
+    check = result["scenarios"]["both-down"]
+    assert check["met"] is False
+    assert "later than its target" in check["note"]
+
+
+def test_a_lab_run_reads_what_simulate_lab_json_reports() -> None:
+    data = {
+        "scenario": "both-down",
+        "verdict": "DOWN",
+        "passed": True,
+        "fault_to_verdict_seconds": 31.2,
+        "slurmctld_timeout_seconds": 10,
+        "timeline": [{"seconds": 2.0, "what": "  verdict", "detail": "DOWN"}] * 4,
+    }
+    run = LabRun.from_json(data, "24.11.5")
+    assert (run.fault_to_verdict_seconds, run.checks, run.slurm_version) == (31.2, 4, "24.11.5")
 
 
 # --- results and table -----------------------------------------------------------------------
@@ -489,6 +507,7 @@ def _results() -> dict[str, Any]:
             "package_size": package,
             "storm": {"skipped": "not this time"},
             "workflow_cost": {"skipped": "simulation not available"},
+            "watchdog_cost": {"skipped": "the template has no WatchdogFunction"},
             "lab_verdict": {"skipped": "the Slurm lab needs root"},
         },
     )
@@ -532,6 +551,7 @@ def test_the_table_shows_figures_misses_and_skips() -> None:
     assert "IncidentFunction                 1.60     320 MISSED   error" in table
     assert "Layer HyperpodHaLayer: 8.2 MiB unzipped (target 15.0 MiB) yes" in table
     assert "Workflow cost: skipped: simulation not available" in table
+    assert "Watchdog cost: skipped: the template has no WatchdogFunction" in table
     assert "Lab time to verdict: skipped: the Slurm lab needs root" in table
     assert table.endswith("1 target(s) missed: functions.IncidentFunction.cold_start")
 
@@ -590,3 +610,37 @@ def test_the_hostile_input_line_in_the_table() -> None:
         "Hostile input (SNS/EventBridge payloads up to 1 MiB, 2 kinds): slowest sns/whitespace-only "
         "12.5 ms parsed or rejected (target <= 50 ms) yes; largest dead-letter body 185.5 KiB"
     ) in format_table(results)
+
+
+def _tick(ms: float, outcome: str = "verified") -> dict[str, Any]:
+    calls = {"sagemaker.DescribeCluster": 1, "dynamodb.GetItem": 1}
+    return {"outcome": outcome, "error": None, "ms": ms, "log_bytes": 800, "calls": calls}
+
+
+def test_the_watchdog_month_is_priced_from_list_prices() -> None:
+    # 8,760 ticks of 2,000 ms at 128 MB: 2,190 GB-s.
+    price = price_per_month(8760, 128, 2000.0, {"dynamodb.GetItem": 1.0}, 1000)
+    assert price["lambda_duration"] == pytest.approx(2190 * 0.0000133334)
+    assert price["lambda_requests"] == pytest.approx(8760 * 0.20 / 1e6)
+    assert price["scheduler"] == pytest.approx(8760 * 1.00 / 1e6)
+    assert price["xray_traces"] == pytest.approx(8760 * 5.00 / 1e6)
+    assert price["dynamodb"] == pytest.approx(8760 * 0.125 / 1e6)
+    assert price["logs"] == pytest.approx(8760 * 1000 / 1e9 * 0.50)
+    assert price["total"] == pytest.approx(sum(v for k, v in price.items() if k != "total"))
+    assert ticks_per_month(5) == 8760
+    assert ticks_per_month(0) == 0
+
+
+def test_the_watchdog_cost_is_a_check_per_cluster_month() -> None:
+    report = cost_report({"ticks": [_tick(2500), _tick(2000), _tick(2100)], "executions": 0}, 128, 40, 5)
+    assert report["met"] is True
+    assert report["tick_ms"] == {"cold": 2500, "warm_median": 2050}
+    assert report["aws_calls_per_tick"] == {"dynamodb.GetItem": 1.0, "sagemaker.DescribeCluster": 1.0}
+    assert report["value"] == pytest.approx(report["price_per_month_usd"]["total"], abs=1e-4)
+    assert report["ceiling_per_month_usd"]["total"] > report["value"]
+
+
+def test_a_healthy_tick_that_starts_a_run_is_an_error_not_a_price() -> None:
+    report = cost_report({"ticks": [_tick(2000, outcome="started")], "executions": 1}, 128, 40, 5)
+    assert "error" in report
+    assert "1 executions started" in report["error"]

@@ -121,3 +121,13 @@ def test_an_event_id_longer_than_any_eventbridge_id_is_rejected() -> None:
         parse_hyperpod_event(event)
     event["id"] = "e" * MAX_EVENT_ID_CHARS
     assert parse_hyperpod_event(event).event_id == event["id"]
+
+
+@pytest.mark.parametrize(
+    ("time", "kept"), [("2026-11-29T23:30:41Z", "2026-11-29T23:30:41Z"), (1796067130.5, ""), (None, "")]
+)
+def test_the_event_time_is_kept_and_never_a_reason_to_reject(time: object, kept: str) -> None:
+    raw = json.loads((EVENTS / "eventbridge_node_health_controller.json").read_text())
+    raw["time"] = time
+    parsed = parse_hyperpod_event(raw)
+    assert parsed.time == kept

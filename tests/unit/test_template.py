@@ -28,9 +28,10 @@ def test_the_state_machine_definition_passes_cfn_lint() -> None:
     )
     substitutions.update(
         StateTableName="table",
-        SettleSeconds="150",
-        MaxAttempts="4",
-        BackoffSeconds="30",
+        SettleSeconds="0",
+        MaxAttempts="30",
+        BackoffSeconds="5",
+        ConvergenceMarginSeconds="20",
         SnapshotPollSeconds="30",
     )
     definition = re.sub(r"\$\{(\w+)\}", lambda m: substitutions[m.group(1)], ASL.read_text())
@@ -151,7 +152,7 @@ def test_the_command_documents_hold_the_current_probe_and_roll_out() -> None:
     }, "run `make probe-document`"
 
 
-@pytest.mark.parametrize("logical_id", ["HealthCheckFunction", "FailoverDrillFunction"])
+@pytest.mark.parametrize("logical_id", ["HealthCheckFunction", "FailoverDrillFunction", "WatchdogFunction"])
 def test_start_session_is_limited_to_our_documents_and_the_clusters(logical_id: str) -> None:
     statements = FUNCTIONS[logical_id]["Properties"]["Policies"][0]["Statement"]
     # A statement granted only with one transport is wrapped in Fn::If: look at what it grants.
@@ -159,6 +160,70 @@ def test_start_session_is_limited_to_our_documents_and_the_clusters(logical_id: 
     (start,) = [s for s in granted if s.get("Action") == "ssm:StartSession"]
     assert start["Condition"] == {"BoolIfExists": {"ssm:SessionDocumentAccessCheck": "true"}}
     assert "*" not in json.dumps(start["Resource"]).replace("cluster/*", "").replace("instance/*", "")
+
+
+def test_the_run_defaults_check_at_once_and_converge_on_slurmctld_timeout() -> None:
+    parameters = TEMPLATE["Parameters"]
+    defaults = {name: spec.get("Default") for name, spec in parameters.items()}
+    assert defaults["SettleSeconds"] == 0
+    assert (defaults["BackoffSeconds"], defaults["ConvergenceMarginSeconds"]) == (5, 20)
+    assert defaults["MaxAttempts"] == 30
+    # Every run setting has bounds: the state machine checks the same ones.
+    for name in ("SettleSeconds", "MaxAttempts", "BackoffSeconds", "ConvergenceMarginSeconds"):
+        assert {"MinValue", "MaxValue"} <= parameters[name].keys(), name
+
+
+def test_the_watchdog_is_scheduled_and_can_be_turned_off() -> None:
+    resources = TEMPLATE["Resources"]
+    parameter = TEMPLATE["Parameters"]["WatchdogRateMinutes"]
+    assert (parameter["Default"], parameter["MinValue"], parameter["MaxValue"]) == (5, 0, 60)
+    assert TEMPLATE["Conditions"]["WatchdogEnabled"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "WatchdogRateMinutes"}, 0]}]
+    }
+    watchdog = [k for k, v in resources.items() if v.get("Condition") == "WatchdogEnabled"]
+    assert sorted(watchdog) == [
+        "WatchdogDeadLetterQueue",
+        "WatchdogFunction",
+        "WatchdogSchedule",
+        "WatchdogScheduleRole",
+    ]
+    schedule = resources["WatchdogSchedule"]["Properties"]
+    assert schedule["Target"]["Arn"] == {"Fn::GetAtt": ["WatchdogFunction", "Arn"]}
+    assert schedule["Target"]["DeadLetterConfig"]["Arn"] == {"Fn::GetAtt": ["WatchdogDeadLetterQueue", "Arn"]}
+    tick = json.loads(schedule["Target"]["Input"])
+    assert tick == {
+        "source": "hyperpod-ha.watchdog",
+        "tick_id": "<aws.scheduler.execution-id>",
+        "scheduled_time": "<aws.scheduler.scheduled-time>",
+    }
+    function = resources["WatchdogFunction"]["Properties"]
+    assert function["DeadLetterQueue"]["TargetArn"] == {"Fn::GetAtt": ["WatchdogDeadLetterQueue", "Arn"]}
+    assert function["EventInvokeConfig"]["MaximumRetryAttempts"] == 0
+
+
+def test_the_scheduler_role_can_invoke_only_the_watchdog() -> None:
+    role = TEMPLATE["Resources"]["WatchdogScheduleRole"]["Properties"]
+    (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert trust["Condition"] == {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}}
+    (policy,) = role["Policies"]
+    invoke, dead_letter = policy["PolicyDocument"]["Statement"]
+    assert (invoke["Action"], invoke["Resource"]) == (
+        "lambda:InvokeFunction",
+        {"Fn::GetAtt": ["WatchdogFunction", "Arn"]},
+    )
+    assert (dead_letter["Action"], dead_letter["Resource"]) == (
+        "sqs:SendMessage",
+        {"Fn::GetAtt": ["WatchdogDeadLetterQueue", "Arn"]},
+    )
+
+
+def test_the_watchdog_may_start_only_the_verification_workflow() -> None:
+    statements = FUNCTIONS["WatchdogFunction"]["Properties"]["Policies"][0]["Statement"]
+    (start,) = [s for s in statements if s["Action"] == "states:StartExecution"]
+    assert start["Resource"] == {"Ref": "FailoverVerificationStateMachine"}
+    actions = json.dumps([s["Action"] for s in statements])
+    assert "*" not in actions
 
 
 def test_every_sample_event_is_used_by_a_test() -> None:

@@ -9,6 +9,7 @@ the verdict: exit 0 verified, 1 not verified, 2 error.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import sys
 import time
@@ -45,13 +46,15 @@ def start_run(
         outputs["FailoverVerificationStateMachineArn"],
         RunSettings(
             settle_seconds=settle_seconds,
-            max_attempts=int(outputs.get("MaxAttempts", 4)),
-            backoff_seconds=int(outputs.get("BackoffSeconds", 30)),
+            max_attempts=int(outputs.get("MaxAttempts", 30)),
+            backoff_seconds=int(outputs.get("BackoffSeconds", 5)),
             lease_seconds=int(outputs.get("LeaseSeconds", 3600)),
             dry_run=dry_run,
         ),
     )
-    return runs.start_or_join(cluster, Trigger("operator", uuid.uuid4().hex, {"reason": reason}), reason)
+    # An operator's run converges from now: the time it was asked for.
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return runs.start_or_join(cluster, Trigger("operator", uuid.uuid4().hex, {"reason": reason}, now), reason)
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,10 @@ def _deliver_events_to_lambda() -> Patch:
                 continue
             event = copy.deepcopy(original_event)
             event.setdefault("id", str(uuid.uuid4()))
+            if isinstance(event.get("time"), int | float):
+                # moto keeps epoch seconds here; EventBridge delivers ISO 8601 text.
+                at = dt.datetime.fromtimestamp(event["time"], dt.UTC)
+                event["time"] = at.strftime("%Y-%m-%dT%H:%M:%SZ")
             invoke_async(spec, event)
         if others:
             rest = copy.copy(self)

@@ -10,10 +10,12 @@ policies) are listed in ``_WITHOUT_EFFECT``; any other unknown type raises.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import io
 import json
 import re
 import time
+import uuid
 import warnings
 import zipfile
 from collections.abc import Mapping
@@ -50,6 +52,8 @@ _CREATION_ORDER = (
     "AWS::Serverless::StateMachine",
     "AWS::Events::Rule",
     "AWS::CloudWatch::Alarm",
+    "AWS::IAM::Role",
+    "AWS::Scheduler::Schedule",
     "AWS::SecretsManager::RotationSchedule",
     "AWS::CloudWatch::Dashboard",
 )
@@ -97,6 +101,26 @@ class EmbeddedStack:
 
     def ref(self, logical_id: str) -> str:
         return self.resources[logical_id].ref
+
+    def tick(self, schedule_logical_id: str = "WatchdogSchedule") -> Any:
+        """Deliver one tick of a schedule as EventBridge Scheduler would: its target's Input with
+        the context attributes filled in, invoked asynchronously (retries, then the DLQ)."""
+        schedule = boto3.client("scheduler").get_schedule(Name=self.ref(schedule_logical_id))
+        target = schedule["Target"]
+        spec = delivery.function_for(target["Arn"])
+        if spec is None:
+            raise TemplateError(f"{schedule_logical_id} targets {target['Arn']}, not a function of the stack")
+        now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        attributes = {
+            "<aws.scheduler.execution-id>": uuid.uuid4().hex,
+            "<aws.scheduler.scheduled-time>": now,
+            "<aws.scheduler.schedule-arn>": schedule["Arn"],
+            "<aws.scheduler.attempt-number>": "1",
+        }
+        text = str(target.get("Input", "{}"))
+        for attribute, value in attributes.items():
+            text = text.replace(attribute, value)
+        return delivery.invoke_async(spec, json.loads(text))
 
     def executions(self, output: str = "FailoverVerificationStateMachineArn") -> list[dict[str, Any]]:
         sfn = boto3.client("stepfunctions")
@@ -227,6 +251,7 @@ class _Builder:
         outputs = {
             key: self.resolver.resolve(spec["Value"])
             for key, spec in self.template.get("Outputs", {}).items()
+            if "Condition" not in spec or self.conditions[spec["Condition"]]
         }
         return EmbeddedStack(self.name, self.root, self.values, self.resources, self.functions, outputs)
 
@@ -415,6 +440,35 @@ class _Builder:
         json.loads(props["DashboardBody"])  # CloudWatch refuses a body that is not JSON
         self._client("cloudwatch").put_dashboard(DashboardName=name, DashboardBody=props["DashboardBody"])
         self.resources[logical_id] = Physical(name)
+
+    def _create_role(self, logical_id: str, properties: Mapping[str, Any]) -> None:
+        props = self.resolver.resolve(properties)
+        name = self._physical_name(logical_id)
+        iam = self._client("iam")
+        arn = iam.create_role(
+            RoleName=name, AssumeRolePolicyDocument=json.dumps(props["AssumeRolePolicyDocument"])
+        )["Role"]["Arn"]
+        for policy in props.get("Policies", []):
+            iam.put_role_policy(
+                RoleName=name,
+                PolicyName=policy["PolicyName"],
+                PolicyDocument=json.dumps(policy["PolicyDocument"]),
+            )
+        self.resources[logical_id] = Physical(name, {"Arn": arn, "RoleId": name})
+
+    def _create_schedule(self, logical_id: str, properties: Mapping[str, Any]) -> None:
+        # moto keeps schedules but never fires them: EmbeddedStack.tick delivers a tick.
+        props = self.resolver.resolve(properties)
+        name = self._physical_name(logical_id)
+        arn = self._client("scheduler").create_schedule(
+            Name=name,
+            Description=props.get("Description", ""),
+            ScheduleExpression=props["ScheduleExpression"],
+            FlexibleTimeWindow=props["FlexibleTimeWindow"],
+            State=props.get("State", "ENABLED"),
+            Target=props["Target"],
+        )["ScheduleArn"]
+        self.resources[logical_id] = Physical(name, {"Arn": arn})
 
     def _create_rotationschedule(self, logical_id: str, properties: Mapping[str, Any]) -> None:
         # Registered without rotating: CloudFormation would rotate at once only if

@@ -22,8 +22,8 @@ from hyperpod_ha.notifications import SUBJECT
 from hyperpod_ha.simulation.cluster import TRANSPORT, SimulatedCluster, SimulatedController
 from hyperpod_ha.simulation.scenarios import CTL1, CTL1_INSTANCE, CTL2, CTL2_INSTANCE, Scenario
 
-# Fast runs: no settle, one second between checks. The definition is not touched.
-RUN_PARAMETERS = {"SettleSeconds": 0, "BackoffSeconds": 1, "MaxAttempts": 3, "SnapshotPollSeconds": 0}
+# Fast runs: one second between checks, at most three. The definition is not touched.
+RUN_PARAMETERS = {"BackoffSeconds": 1, "MaxAttempts": 3, "SnapshotPollSeconds": 0}
 SITE_CONTROLLERS = (
     SiteController(CTL1_INSTANCE, CTL1.address, CTL1.name),
     SiteController(CTL2_INSTANCE, CTL2.address, CTL2.name),
@@ -131,15 +131,20 @@ def embedded_run(
     parameters: Mapping[str, Any],
     function_environment: Mapping[str, str] | None = None,
     function_transports: Mapping[str, str] | None = None,
+    *,
+    fast: bool = True,
 ) -> Iterator[EmbeddedRun]:
-    """The embedded stack, its site listing ``controllers``, health checks through ``transport``."""
+    """The embedded stack, its site listing ``controllers``, health checks through ``transport``.
+    ``fast``: :data:`RUN_PARAMETERS` under ``parameters``; otherwise the template's defaults."""
     with embedded_aws():
         site = create_site(controllers=tuple(controllers))
-        site.extra_parameters.update({**RUN_PARAMETERS, **parameters})
+        site.extra_parameters.update({**(RUN_PARAMETERS if fast else {}), **parameters})
         stack = create_stack(root, site.stack_parameters())
-        stack.override_environment(
-            "HealthCheckFunction", COMMAND_TRANSPORT=transport, **(function_environment or {})
-        )
+        for checking in ("HealthCheckFunction", "WatchdogFunction"):
+            if checking in stack.functions:
+                stack.override_environment(
+                    checking, COMMAND_TRANSPORT=transport, **(function_environment or {})
+                )
         for function, other_transport in (function_transports or {}).items():
             stack.override_environment(function, COMMAND_TRANSPORT=other_transport)
         delivery.deliveries.clear()
@@ -148,7 +153,11 @@ def embedded_run(
 
 def run_scenario(scenario: Scenario, root: Path) -> ScenarioResult:
     with simulated_run(scenario, root) as run:
-        run.notify(scenario.notification)
+        if scenario.trigger == "watchdog":
+            # Nothing is published: the failure is found at the watchdog's next tick.
+            run.stack.tick()
+        else:
+            run.notify(scenario.notification)
         if scenario.trigger == "duplicate-storm":
             _storm(scenario, run.stack)
         return run.finish(scenario)
@@ -266,6 +275,10 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
 def _delivery_entry(item: delivery.Delivery, started: float) -> TimelineEntry:
     records = (item.result or {}).get("records", [])
     outcomes = ", ".join(str(r.get("outcome")) for r in records) or f"error: {item.error}"
+    if item.function == "WatchdogFunction":
+        result = item.result or {}
+        outcome = f"{result.get('verdict')}: {result.get('outcome')}" if result else f"error: {item.error}"
+        return TimelineEntry(item.at - started, "watchdog tick -> WatchdogFunction", outcome)
     source = "SNS notification" if item.function == "ControllerStatusFunction" else "EventBridge event"
     return TimelineEntry(item.at - started, f"{source} -> {item.function}", outcomes)
 

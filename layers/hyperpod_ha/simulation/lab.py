@@ -18,6 +18,7 @@ tests take the same lock).
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import fcntl
 import json
 import os
@@ -52,6 +53,7 @@ from hyperpod_ha.simulation.agent import (
 )
 from hyperpod_ha.simulation.engine import EmbeddedRun, ScenarioResult, TimelineEntry, embedded_run
 from hyperpod_ha.simulation.scenarios import Scenario
+from hyperpod_ha.simulation.ticker import WatchdogTicker
 from hyperpod_ha.slurm import (
     SlurmOutputError,
     parse_cluster_registrations,
@@ -76,6 +78,8 @@ CONVERGING_PARAMETERS: Final = {"SettleSeconds": 0, "BackoffSeconds": 5, "MaxAtt
 # A fault that stays (both controllers down, slurmdbd stopped, ...) gives the same verdict
 # at every check: two checks show that the run checked again, and keep the lab run short.
 PERSISTENT_FAULT_PARAMETERS: Final = {"SettleSeconds": 0, "BackoffSeconds": 5, "MaxAttempts": 2}
+# The lab's watchdog schedule ticks faster than the template's fastest rate (1 minute).
+WATCHDOG_LAB_PERIOD_SECONDS: Final = 15.0
 NOT_VERIFIED: Final = frozenset({"DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN"})
 
 # A takeover needs SlurmctldTimeout without an answer plus the backup's next check; the
@@ -543,22 +547,23 @@ class Drill:
         """Start a verification as ``hyperpod-ha runbook start`` does (no notification exists
         for this fault: the lifecycle scripts only report controllers turning ON or OFF)."""
         stack = self.run.stack
-        parameters = self.scenario.parameters
+        parameters = stack.parameters  # the scenario's, or the template's defaults
         runs = VerificationRuns(
             boto3.client("dynamodb"),
             boto3.client("stepfunctions"),
             stack.ref("StateTable"),
             str(stack.outputs["FailoverVerificationStateMachineArn"]),
             RunSettings(
-                settle_seconds=parameters["SettleSeconds"],
-                max_attempts=parameters["MaxAttempts"],
-                backoff_seconds=parameters["BackoffSeconds"],
+                settle_seconds=int(parameters["SettleSeconds"]),
+                max_attempts=int(parameters["MaxAttempts"]),
+                backoff_seconds=int(parameters["BackoffSeconds"]),
                 lease_seconds=3600,
             ),
         )
+        now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         decision = runs.start_or_join(
             str(stack.parameters["ClusterName"]),
-            Trigger("operator", uuid.uuid4().hex, {"reason": reason}),
+            Trigger("operator", uuid.uuid4().hex, {"reason": reason}, now),
             reason,
         )
         self.note("operator run", f"{decision.outcome}: {reason}")
@@ -679,6 +684,41 @@ def _stop_both(drill: Drill) -> None:
     drill.inject(f"SIGTERM slurmctld on {drill.backup}, then on {drill.primary}", stop)
     # SlurmctldPrimaryOffProg runs on the primary when it shuts down.
     drill.notify(off_message(drill.address(drill.primary)))
+
+
+def _stop_both_silently(drill: Drill) -> None:
+    """Both slurmctld stopped and nothing published (an FSx outage silences the ON/OFF
+    programs): only the watchdog's schedule, ticking here every WATCHDOG_LAB_PERIOD_SECONDS
+    with its own phase, can find it."""
+    lab, period = drill.lab, WATCHDOG_LAB_PERIOD_SECONDS
+
+    def stop() -> None:
+        lab.kill_slurmctld(drill.backup, signal.SIGTERM)
+        lab.kill_slurmctld(drill.primary, signal.SIGTERM)
+
+    with WatchdogTicker(drill.run.stack, period) as ticker:
+        # The fault lands inside a period, after at least one tick found the lab healthy.
+        time.sleep(period * (1 + secrets.randbelow(60) / 100))
+        drill.inject(f"SIGTERM slurmctld on {drill.backup}, then on {drill.primary}; nothing published", stop)
+        found = ticker.wait_for_run(timeout=3 * period + 60)
+    before = [tick for tick in ticker.ticks if drill.fault_at is None or tick.at < drill.fault_at]
+    drill.check(
+        "the watchdog's ticks before the fault started nothing",
+        bool(before) and all(tick.outcome == "verified" for tick in before),
+        ", ".join(f"{tick.outcome} ({tick.verdict})" for tick in before),
+    )
+    if found is None or drill.fault_at is None:
+        drill.check(f"the watchdog found the fault within one period ({period:.0f} s)", False, "no run")
+        return
+    after = found.at - drill.fault_at
+    drill.details["watchdog_period_seconds"] = period
+    drill.details["fault_to_watchdog_tick_seconds"] = round(after, 1)
+    drill.note("the watchdog found it", f"tick {after:.1f} s after the fault: {found.verdict}", at=found.at)
+    drill.check(
+        f"the watchdog found the fault within one period ({period:.0f} s)",
+        0 <= after <= period,
+        f"{after:.1f} s",
+    )
 
 
 def _stop_slurmdbd(drill: Drill) -> None:
@@ -1107,6 +1147,17 @@ SCENARIO_LIST: Final = (
         "DOWN",
         1,
         parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+        measured=True,
+    ),
+    LabScenario(
+        "silent-failure",
+        "both slurmctld stopped and nothing published; the watchdog's next tick finds it",
+        _stop_both_silently,
+        frozenset({"DOWN"}),
+        "DOWN",
+        1,
+        parameters={**PERSISTENT_FAULT_PARAMETERS, "WatchdogRateMinutes": 1},
+        measured=True,
     ),
     LabScenario(
         "slurmdbd-down",
@@ -1269,8 +1320,11 @@ def run_lab_scenario(name: str, root: Path, *, lab: Lab | None = None) -> Scenar
     return run_lab(name, root, lab=lab)
 
 
-def run_lab(name: str, root: Path, *, lab: Lab | None = None) -> LabScenarioResult:
-    """Run one lab scenario end to end (root only); the lab is left up and clean."""
+def run_lab(name: str, root: Path, *, lab: Lab | None = None, defaults: bool = False) -> LabScenarioResult:
+    """Run one lab scenario end to end (root only); the lab is left up and clean.
+
+    ``defaults``: the stack with the template's default parameters, nothing overridden (the
+    benchmark's setting); otherwise the scenario's parameters over the quick run settings."""
     scenario = LAB_SCENARIOS.get(name)
     if scenario is None:
         raise LabScenarioUnknown(f"no lab scenario {name!r}; known: {', '.join(LAB_SCENARIOS)}")
@@ -1286,7 +1340,13 @@ def run_lab(name: str, root: Path, *, lab: Lab | None = None) -> LabScenarioResu
             before = scenario.precondition(lab) if scenario.precondition else None
             with (
                 _agent.attached(lab, secret),
-                embedded_run(root, controllers, LAB_TRANSPORT, scenario.parameters) as run,
+                embedded_run(
+                    root,
+                    controllers,
+                    LAB_TRANSPORT,
+                    {} if defaults else scenario.parameters,
+                    fast=not defaults,
+                ) as run,
             ):
                 drill = Drill(lab, run, scenario)
                 if prepared:

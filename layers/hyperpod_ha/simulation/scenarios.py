@@ -57,7 +57,7 @@ PRIMARY_DBD_DOWN = ControllerState(**_DBD_DOWN)  # type: ignore[arg-type]
 STANDBY_DBD_DOWN = ControllerState(log="slurmctld_log_ctl2_standby.txt", **_DBD_DOWN)  # type: ignore[arg-type]
 UNREACHABLE = ControllerState(reachable=False)
 
-TriggerKind = Literal["notification", "duplicate-storm"]
+TriggerKind = Literal["notification", "duplicate-storm", "watchdog"]
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class Scenario:
     summary: str
     ctl1: tuple[ControllerState, ...]
     ctl2: tuple[ControllerState, ...]
-    notification: str  # the SNS message the lifecycle scripts would publish
+    notification: str  # the SNS message the lifecycle scripts would publish ("" for none)
     expect_verdict: str
     expect_incidents: int
     expect_snapshots: int = 1
@@ -152,8 +152,18 @@ SCENARIOS: dict[str, Scenario] = {
             0,
             trigger="duplicate-storm",
             node_events=20,
-            # The storm arrives while the run settles, as it would with the default 150 s.
+            # The storm arrives while the run is active (held 5 s before its first check).
             parameters={"SettleSeconds": 5},
+        ),
+        Scenario(
+            "silent-failure",
+            "both slurmctld stopped and nothing published; the watchdog's next tick finds it",
+            (DOWN_PRIMARY,),
+            (DOWN_BACKUP,),
+            "",
+            "DOWN",
+            1,
+            trigger="watchdog",
         ),
     )
 }

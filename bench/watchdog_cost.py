@@ -1,0 +1,268 @@
+"""What the watchdog costs per cluster-month at the template's default rate, at list prices.
+
+Ticks are delivered from the template's schedule (``EmbeddedStack.tick``) to the real
+WatchdogFunction on the embedded stack, whose probe runs on the simulated ``healthy`` cluster
+(the steady state: a tick that finds a failure starts a verification run, priced by
+``bench.workflow_cost``). In a fresh interpreter, as ``bench.workflow_cost`` runs its
+scenarios, each handler run is timed, every AWS call the handler makes is counted by
+service and operation, and what it writes to stdout (its CloudWatch Logs) is counted in bytes.
+
+Priced like the workflow cost (Lambda arm64 duration and requests, :data:`bench.workflow_cost.PRICES`),
+plus what a tick adds: one EventBridge Scheduler invocation, one X-Ray trace (``Tracing:
+Active``), DynamoDB reads and log ingestion. Free tiers are ignored.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from bench import ROOT
+from bench.lambda_functions import template_functions
+from bench.stats import at_most, median
+from bench.workflow_cost import PRICES, Prices
+
+FUNCTION: Final = "WatchdogFunction"
+TICKS: Final = 8
+TARGET_USD_PER_MONTH: Final = 1.0
+HOURS_PER_MONTH: Final = 730  # AWS's own month in its price examples
+CHILD_TIMEOUT_SECONDS: Final = 300.0
+# What a tick adds beyond Lambda, us-east-1 list prices consulted 2026-11-30 (free tiers ignored).
+TICK_PRICES: Final = {
+    "scheduler_per_million_invocations": 1.00,
+    "xray_per_million_traces_recorded": 5.00,
+    "dynamodb_on_demand_per_million_read_units": 0.125,
+    "dynamodb_on_demand_per_million_write_units": 0.625,
+    "cloudwatch_logs_ingestion_per_gb": 0.50,
+}
+TICK_PRICE_SOURCES: Final = (
+    {
+        "url": "https://aws.amazon.com/eventbridge/pricing/",
+        "figure": "EventBridge Scheduler: $1.00 per million scheduled invocations (14 million free a month)",
+    },
+    {
+        "url": "https://aws.amazon.com/xray/pricing/",
+        "figure": "traces recorded: $5.00 per million (100,000 free a month)",
+    },
+    {
+        "url": "https://aws.amazon.com/dynamodb/pricing/on-demand/",
+        "figure": "on-demand, US East (N. Virginia): $0.125 per million read request units, "
+        "$0.625 per million write request units",
+    },
+    {
+        "url": "https://aws.amazon.com/cloudwatch/pricing/",
+        "figure": "Logs, standard ingestion: $0.50 per GB",
+    },
+)
+DYNAMODB_WRITES: Final = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
+
+
+def default_rate_minutes(root: Path = ROOT) -> int:
+    from hyperpod_ha.embedded.cfn import load_template
+
+    return int(load_template(root / "template.yaml")["Parameters"]["WatchdogRateMinutes"]["Default"])
+
+
+def ticks_per_month(rate_minutes: int) -> float:
+    return HOURS_PER_MONTH * 60 / rate_minutes if rate_minutes > 0 else 0.0
+
+
+def price_per_month(
+    ticks: float,
+    memory_mb: int,
+    billed_ms: float,
+    calls_per_tick: Mapping[str, float],
+    log_bytes_per_tick: float,
+    prices: Prices = PRICES,
+) -> dict[str, float]:
+    """USD a month for ``ticks`` ticks, each one invocation of ``billed_ms`` (rounded up to 1 ms)."""
+    gb_seconds = ticks * memory_mb / 1024 * math.ceil(billed_ms) / 1000
+    reads = calls_per_tick.get("dynamodb.GetItem", 0.0)
+    writes = sum(calls_per_tick.get(f"dynamodb.{operation}", 0.0) for operation in DYNAMODB_WRITES)
+    parts = {
+        "lambda_requests": ticks * prices.lambda_per_million_requests / 1e6,
+        "lambda_duration": gb_seconds * prices.lambda_arm64_per_gb_second,
+        "scheduler": ticks * TICK_PRICES["scheduler_per_million_invocations"] / 1e6,
+        "xray_traces": ticks * TICK_PRICES["xray_per_million_traces_recorded"] / 1e6,
+        # A strongly consistent read of an item under 4 KB is one read unit; a small write one unit.
+        "dynamodb": ticks
+        * (
+            reads * TICK_PRICES["dynamodb_on_demand_per_million_read_units"]
+            + writes * TICK_PRICES["dynamodb_on_demand_per_million_write_units"]
+        )
+        / 1e6,
+        "logs": ticks * log_bytes_per_tick / 1e9 * TICK_PRICES["cloudwatch_logs_ingestion_per_gb"],
+    }
+    parts["total"] = sum(parts.values())
+    return parts
+
+
+# ------------------------------------------------------------------ in the ticking process
+
+
+class _CountingStream(io.TextIOBase):
+    """stdout that counts what the handlers print (their log lines and metrics)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.written = 0
+
+    def write(self, text: str) -> int:
+        self.written += len(text.encode())
+        return int(self.inner.write(text))
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+
+def run_ticks_here(ticks: int) -> dict[str, Any]:
+    """Tick the healthy simulated cluster ``ticks`` times; call in a fresh interpreter."""
+    counting = _CountingStream(sys.stdout)
+    sys.stdout = counting
+    from botocore.client import BaseClient
+
+    from hyperpod_ha.embedded import delivery
+    from hyperpod_ha.simulation.engine import simulated_run
+    from hyperpod_ha.simulation.scenarios import SCENARIOS
+
+    calls: list[Counter[str]] = []
+    in_handler: list[bool] = []
+    make_api_call = vars(BaseClient)["_make_api_call"]
+    invoke = vars(delivery)["invoke"]
+
+    def counted(client: BaseClient, operation: str, params: Any) -> Any:
+        if in_handler:
+            calls[-1][f"{client.meta.service_model.service_name}.{operation}"] += 1
+        return make_api_call(client, operation, params)
+
+    def handled(spec: Any, event: Any) -> Any:
+        in_handler.append(True)
+        try:
+            return invoke(spec, event)
+        finally:
+            in_handler.pop()
+
+    # Only the handler's own calls count (not the harness delivering the tick).
+    setattr(BaseClient, "_make_api_call", counted)  # noqa: B010 - botocore's one call path
+    setattr(delivery, "invoke", handled)  # noqa: B010 - the module global invoke_async calls
+    results: list[dict[str, Any]] = []
+    with simulated_run(SCENARIOS["healthy"], ROOT) as run:
+        for _ in range(ticks):
+            calls.append(Counter())
+            logged = counting.written
+            started = time.perf_counter()
+            outcome = run.stack.tick()
+            elapsed_ms = 1000 * (time.perf_counter() - started)
+            last = delivery.deliveries[-1]
+            results.append(
+                {
+                    "outcome": (outcome or {}).get("outcome"),
+                    "error": last.error,
+                    "ms": elapsed_ms,
+                    "log_bytes": counting.written - logged,
+                    "calls": dict(calls[-1]),
+                }
+            )
+        executions = len(run.stack.executions())
+    return {"ticks": results, "executions": executions}
+
+
+# ------------------------------------------------------------------ in the bench's process
+
+
+def _run_in_fresh_process(ticks: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-watchdog-") as directory:
+        output = Path(directory) / "ticks.json"
+        done = subprocess.run(
+            [sys.executable, "-m", "bench.watchdog_cost", str(ticks), str(output)],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+            capture_output=True,
+            text=True,
+            timeout=CHILD_TIMEOUT_SECONDS,
+            check=False,
+        )
+        if done.returncode != 0 or not output.exists():
+            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+            raise RuntimeError(f"the watchdog ticks failed (exit {done.returncode}): {tail}")
+        loaded: dict[str, Any] = json.loads(output.read_text())
+        return loaded
+
+
+def cost_report(raw: Mapping[str, Any], memory_mb: int, timeout_s: int, rate_minutes: int) -> dict[str, Any]:
+    ticks: Sequence[Mapping[str, Any]] = raw["ticks"]
+    failed = [t for t in ticks if t.get("error") or t.get("outcome") != "verified"]
+    if failed or raw["executions"]:
+        return {
+            "error": f"healthy ticks must be verified and start nothing: {len(failed)} were not, "
+            f"{raw['executions']} executions started",
+            "ticks": list(ticks),
+        }
+    # The first tick is the container's cold start; a month of ticks 5 minutes apart is mostly
+    # cold starts too (Lambda keeps idle containers for minutes, not reliably for five).
+    cold_ms = float(ticks[0]["ms"])
+    warm_ms = median([float(t["ms"]) for t in ticks[1:]]) if len(ticks) > 1 else cold_ms
+    calls: Counter[str] = Counter()
+    for tick in ticks:
+        calls.update(tick["calls"])
+    per_tick = {name: count / len(ticks) for name, count in sorted(calls.items())}
+    log_bytes = sum(float(t["log_bytes"]) for t in ticks) / len(ticks)
+    month = ticks_per_month(rate_minutes)
+    measured = price_per_month(month, memory_mb, cold_ms, per_tick, log_bytes)
+    ceiling = price_per_month(month, memory_mb, 1000.0 * timeout_s, per_tick, log_bytes)
+    return at_most(
+        round(measured["total"], 4),
+        TARGET_USD_PER_MONTH,
+        note=(
+            "Every tick priced as a cold one (measured in process on moto, where Session Manager "
+            "answers at once: a lower bound for the probe's duration on AWS); the ceiling prices "
+            "every tick at the function's Timeout. Session Manager sessions, SageMaker reads and "
+            "CloudWatch metrics (only on problems) cost nothing here. The simulated transport reads "
+            "the Session document (ssm.GetDocument) where AWS would start a session."
+        ),
+        unit="USD per cluster-month",
+        rate_minutes=rate_minutes,
+        ticks_per_month=round(month),
+        memory_mb=memory_mb,
+        timeout_seconds=timeout_s,
+        tick_ms={"cold": round(cold_ms, 1), "warm_median": round(warm_ms, 1)},
+        aws_calls_per_tick=per_tick,
+        log_bytes_per_tick=round(log_bytes),
+        executions_started=raw["executions"],
+        price_per_month_usd={key: round(value, 5) for key, value in measured.items()},
+        ceiling_per_month_usd={key: round(value, 5) for key, value in ceiling.items()},
+        prices={
+            **PRICES.to_json(),
+            **{f"{key}_usd": value for key, value in TICK_PRICES.items()},
+            "tick_sources": list(TICK_PRICE_SOURCES),
+        },
+    )
+
+
+def measure(ticks: int = TICKS) -> dict[str, Any]:
+    functions = {f.logical_id: f for f in template_functions(ROOT)}
+    if FUNCTION not in functions:
+        return {"skipped": f"the template has no {FUNCTION}"}
+    rate = default_rate_minutes()
+    function = functions[FUNCTION]
+    return cost_report(_run_in_fresh_process(ticks), function.memory_mb, function.timeout_seconds, rate)
+
+
+def _main(argv: Sequence[str]) -> int:
+    ticks, output = argv
+    Path(output).write_text(json.dumps(run_ticks_here(int(ticks)), default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

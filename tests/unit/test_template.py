@@ -183,9 +183,13 @@ def test_the_watchdog_is_scheduled_and_can_be_turned_off() -> None:
     watchdog = [k for k, v in resources.items() if v.get("Condition") == "WatchdogEnabled"]
     assert sorted(watchdog) == [
         "WatchdogDeadLetterQueue",
+        "WatchdogDeadLetterQueueAlarm",
+        "WatchdogErrorsAlarm",
         "WatchdogFunction",
+        "WatchdogLogGroup",
         "WatchdogSchedule",
         "WatchdogScheduleRole",
+        "WatchdogThrottlesAlarm",
     ]
     schedule = resources["WatchdogSchedule"]["Properties"]
     assert schedule["Target"]["Arn"] == {"Fn::GetAtt": ["WatchdogFunction", "Arn"]}
@@ -219,7 +223,10 @@ def test_the_scheduler_role_can_invoke_only_the_watchdog() -> None:
 
 
 def test_the_watchdog_may_start_only_the_verification_workflow() -> None:
-    statements = FUNCTIONS["WatchdogFunction"]["Properties"]["Policies"][0]["Statement"]
+    statements = [
+        s["Fn::If"][1] if "Fn::If" in s else s
+        for s in FUNCTIONS["WatchdogFunction"]["Properties"]["Policies"][0]["Statement"]
+    ]
     (start,) = [s for s in statements if s["Action"] == "states:StartExecution"]
     assert start["Resource"] == {"Ref": "FailoverVerificationStateMachine"}
     actions = json.dumps([s["Action"] for s in statements])

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         CreateOpsItemRequestTypeDef,
         OpsItemDataValueTypeDef,
         OpsItemFilterTypeDef,
+        TagTypeDef,
     )
     from mypy_boto3_ssm_incidents import SSMIncidentsClient
     from mypy_boto3_ssm_incidents.type_defs import RelatedItemTypeDef, TriggerDetailsTypeDef
@@ -488,6 +489,12 @@ def operational_data(request: OpenRequest) -> dict[str, OpsItemDataValueTypeDef]
     return data
 
 
+def ops_item_tags(cluster: str) -> list[TagTypeDef]:
+    """The tags every OpsItem of ours carries: IAM lets this stack create OpsItems only with
+    them and update only OpsItems that have them (see the README, IAM)."""
+    return [{"Key": "created-by", "Value": SOURCE}, {"Key": "cluster", "Value": cluster}]
+
+
 def ops_item_request(request: OpenRequest) -> CreateOpsItemRequestTypeDef:
     severity = severity_for(request.verdict, request.kind)
     return {
@@ -498,8 +505,7 @@ def ops_item_request(request: OpenRequest) -> CreateOpsItemRequestTypeDef:
         "Priority": int(severity),
         "Category": CATEGORY,
         "OperationalData": operational_data(request),
-        # IAM lets this stack update only OpsItems carrying these tags (see the README, IAM).
-        "Tags": [{"Key": "created-by", "Value": SOURCE}, {"Key": "cluster", "Value": request.cluster}],
+        "Tags": ops_item_tags(request.cluster),
     }
 
 

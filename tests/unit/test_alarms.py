@@ -48,10 +48,10 @@ def test_every_dead_letter_queue_has_an_alarm(queue: str) -> None:
     assert len(alarms_on("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", value)) == 1
 
 
+@pytest.mark.parametrize("machine", ["FailoverVerificationStateMachine", "FailoverDrillStateMachine"])
 @pytest.mark.parametrize("metric", ["ExecutionsFailed", "ExecutionsTimedOut"])
-def test_the_workflow_has_failed_and_timed_out_alarms(metric: str) -> None:
-    machine = {"Ref": "FailoverVerificationStateMachine"}
-    assert len(alarms_on("AWS/States", metric, "StateMachineArn", machine)) == 1
+def test_the_workflows_have_failed_and_timed_out_alarms(machine: str, metric: str) -> None:
+    assert len(alarms_on("AWS/States", metric, "StateMachineArn", {"Ref": machine})) == 1
 
 
 def test_a_failed_rotation_raises_an_alarm_and_a_notice() -> None:

@@ -138,6 +138,9 @@ def test_the_functions_run_only_this_stacks_documents() -> None:
         "SlurmdbdRolloutDocument",
         "ControllerProbeCommandDocument",
         "SlurmdbdRolloutCommandDocument",
+        # The drill's own Session documents (issue 15): FailoverDrillFunction runs only these.
+        "FailoverDrillTakeoverDocument",
+        "FailoverDrillJobsDocument",
     }
     for transport in ("session-manager", "run-command"):
         for role, statement in statements(translated(transport)):
@@ -172,7 +175,7 @@ def test_sessions_end_or_resume_only_when_this_role_started_them() -> None:
             assert statement["Condition"] == {
                 "StringEquals": {"ssm:resourceTag/aws:ssmmessages:session-id": "${aws:userid}"}
             }
-    assert found == 2  # the health check and the roll-out
+    assert found == 3  # the health check, the roll-out and the drill (its takeover and jobs sessions)
 
 
 def test_backups_are_tagged_for_this_stack_and_cluster_and_only_those_are_deleted() -> None:

@@ -16,7 +16,7 @@ from hyperpod_ha.drill.node import (
     parse_node_output,
     takeover_parameters,
 )
-from hyperpod_ha.incidents import CATEGORY, SOURCE
+from hyperpod_ha.incidents import CATEGORY, SOURCE, ops_item_tags
 from hyperpod_ha.verification_runs import lease_key
 
 if TYPE_CHECKING:
@@ -165,6 +165,8 @@ class DrillRecords:
                 Category=CATEGORY,
                 Severity="4",
                 OperationalData=operational,
+                # Without them IAM refuses the create (and could not let us resolve it).
+                Tags=ops_item_tags(cluster),
             )["OpsItemId"]
         except ClientError as error:
             # A retried step: the first attempt created it and stopped before resolving it.

@@ -175,7 +175,8 @@ def test_sessions_end_or_resume_only_when_this_role_started_them() -> None:
             assert statement["Condition"] == {
                 "StringEquals": {"ssm:resourceTag/aws:ssmmessages:session-id": "${aws:userid}"}
             }
-    assert found == 3  # the health check, the roll-out and the drill (its takeover and jobs sessions)
+    # the health check, the watchdog, the roll-out and the drill (its takeover and jobs sessions)
+    assert found == 4
 
 
 def test_backups_are_tagged_for_this_stack_and_cluster_and_only_those_are_deleted() -> None:

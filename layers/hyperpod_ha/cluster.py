@@ -63,6 +63,9 @@ def requested_cluster(event: object, default: str) -> str:
     cluster = event.get("cluster") or default
     if not isinstance(cluster, str) or not _CLUSTER_NAME.fullmatch(cluster):
         raise ClusterRequestInvalid("cluster is not a HyperPod cluster name")
+    if cluster != default:
+        # One stack watches one cluster: its IAM, topic and lease are that cluster's.
+        raise ClusterRequestInvalid(f"this stack watches cluster {default}, not {cluster}")
     return cluster
 
 

@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from hyperpod_ha.commands import CommandRunner, runner_for
 from hyperpod_ha.health import ControllerNode, check_controller
 from hyperpod_ha.observability import logger, tracer
-from hyperpod_ha.settings import ConfigurationError, setting
+from hyperpod_ha.settings import positive_float_setting, setting
 
 DEFAULT_DEADLINE_SECONDS: Final = 60.0
 
@@ -35,14 +35,7 @@ def _runner(transport: str) -> CommandRunner:
 
 
 def _deadline() -> float:
-    raw = setting("PROBE_DEADLINE_SECONDS", str(DEFAULT_DEADLINE_SECONDS))
-    try:
-        seconds = float(raw)
-    except ValueError:
-        raise ConfigurationError("environment variable PROBE_DEADLINE_SECONDS is not a number") from None
-    if not seconds > 0:
-        raise ConfigurationError("environment variable PROBE_DEADLINE_SECONDS must be positive")
-    return seconds
+    return positive_float_setting("PROBE_DEADLINE_SECONDS", DEFAULT_DEADLINE_SECONDS)
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -15,7 +15,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from hyperpod_ha.observability import logger, metrics, tracer
-from hyperpod_ha.settings import ConfigurationError, setting
+from hyperpod_ha.settings import ConfigurationError, positive_float_setting, setting
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -24,14 +24,7 @@ if TYPE_CHECKING:
 
 
 def _deadline() -> float:
-    raw = setting("PROBE_DEADLINE_SECONDS", "20")
-    try:
-        seconds = float(raw)
-    except ValueError:
-        raise ConfigurationError("environment variable PROBE_DEADLINE_SECONDS is not a number") from None
-    if not seconds > 0:
-        raise ConfigurationError("environment variable PROBE_DEADLINE_SECONDS must be positive")
-    return seconds
+    return positive_float_setting("PROBE_DEADLINE_SECONDS", 20)
 
 
 @cache

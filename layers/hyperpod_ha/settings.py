@@ -24,3 +24,14 @@ def int_setting(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ConfigurationError(f"environment variable {name} is not an integer") from None
+
+
+def positive_float_setting(name: str, default: float) -> float:
+    raw = setting(name, str(default))
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigurationError(f"environment variable {name} is not a number") from None
+    if not value > 0:
+        raise ConfigurationError(f"environment variable {name} must be positive")
+    return value

@@ -132,18 +132,7 @@ class VerificationRuns:
         raise RuntimeError(f"the lease of cluster {cluster} kept changing while joining")
 
     def release(self, cluster: str, lease_id: str) -> bool:
-        try:
-            self._ddb.delete_item(
-                TableName=self._table,
-                Key={"pk": {"S": lease_key(cluster)}},
-                ConditionExpression="lease_id = :lease",
-                ExpressionAttributeValues={":lease": {"S": lease_id}},
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return release_lease(self._ddb, self._table, cluster, lease_id)
 
     def _live_lease(self, cluster: str) -> Mapping[str, Any] | None:
         item: Mapping[str, Any] | None = self._ddb.get_item(
@@ -256,3 +245,19 @@ class VerificationRuns:
             self.release(cluster, lease_id)
             raise
         return RunDecision("duplicate" if duplicate else "started", started["executionArn"], lease_id)
+
+
+def release_lease(ddb: Any, table: str, cluster: str, lease_id: str) -> bool:
+    """Delete the cluster's lease if ``lease_id`` still holds it; False when another does."""
+    try:
+        ddb.delete_item(
+            TableName=table,
+            Key={"pk": {"S": lease_key(cluster)}},
+            ConditionExpression="lease_id = :lease",
+            ExpressionAttributeValues={":lease": {"S": lease_id}},
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
+            return False
+        raise
+    return True

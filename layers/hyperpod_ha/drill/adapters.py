@@ -17,7 +17,7 @@ from hyperpod_ha.drill.node import (
     takeover_parameters,
 )
 from hyperpod_ha.incidents import CATEGORY, SOURCE, ops_item_tags
-from hyperpod_ha.verification_runs import lease_key
+from hyperpod_ha.verification_runs import lease_key, release_lease
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -81,18 +81,7 @@ class DrillLease:
         return int(item.get("joined_count", {}).get("N", "0"))
 
     def release(self, cluster: str, lease_id: str) -> bool:
-        try:
-            self._ddb.delete_item(
-                TableName=self._table,
-                Key={"pk": {"S": lease_key(cluster)}},
-                ConditionExpression="lease_id = :lease",
-                ExpressionAttributeValues={":lease": {"S": lease_id}},
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] == "ConditionalCheckFailedException":
-                return False
-            raise
-        return True
+        return release_lease(self._ddb, self._table, cluster, lease_id)
 
 
 def lease_id_for_drill(execution_arn: str) -> str:

@@ -12,7 +12,7 @@ export AWS_DEFAULT_REGION ?= us-east-1
 export PYTHONDONTWRITEBYTECODE := 1
 export SAM_CLI_TELEMETRY := 0
 
-.PHONY: help venv demo test lint unit build bench probe-document lab-up lab-down clean
+.PHONY: help venv demo test test-lab lint unit build bench probe-document lab-prepare lab-up lab-down clean
 
 help:
 	@echo "make demo            the failover scenario end to end on the embedded stack"
@@ -20,7 +20,9 @@ help:
 	@echo "make build           sam build (arm64, python3.13)"
 	@echo "make bench           cold start, package size, event storm, workflow cost"
 	@echo "make probe-document  write the probe and roll-out commands into template.yaml"
-	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces)"
+	@echo "make lab-prepare     the lab's packages, and Slurm 24.11 built once (root)"
+	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces; Slurm 24.11)"
+	@echo "make test-lab        the lab tests: all on 24.11, a smaller set on 22.05 (root)"
 
 $(BIN)/.installed: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,9 +43,20 @@ lint: venv
 	$(BIN)/sam validate --lint --template template.yaml
 
 # The lab's tests time real Slurm failovers: they run alone, after the rest ran on both cores.
+# Every lab test runs on Slurm 24.11 (HyperPod's), a smaller set on Debian's 22.05.
+LAB_2205_TESTS := test_up_builds or test_a_job_runs or test_runner_runs or test_sigkill or \
+	test_scenario_ends_with_its_expected_verdict and (failover or both-down or isolated)
 test: lint
-	$(BIN)/python -m pytest -n 2 -m "not lab"
-	$(BIN)/python -m pytest -m lab
+	time $(BIN)/python -m pytest -n 2 -m "not lab"
+	$(MAKE) --no-print-directory test-lab
+
+test-lab: venv
+	time $(BIN)/python -m pytest -m lab
+	time HYPERPOD_LAB_SLURM=22.05 $(BIN)/python -m pytest -m lab -k "$(LAB_2205_TESTS)"
+
+lab-prepare: venv
+	time $(BIN)/python -m hyperpod_lab prepare --slurm 24.11
+	time $(BIN)/python -m hyperpod_lab prepare --slurm 22.05
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit -q

@@ -717,6 +717,7 @@ def test_verdict_json() -> None:
         "writes_heartbeat": True,
         "slurmctld": "running",
         "logged_role": "primary",
+        "takeover_refusal": None,
         "slurmdbd_reachable": True,
         "state_save_writable": True,
         "heartbeat_age_seconds": 1,

@@ -1,4 +1,4 @@
-"""The ``hyperpod-ha`` command: invoke a function, simulate a scenario, run the runbook."""
+"""The ``hyperpod-ha`` command: invoke a function, simulate a scenario, run the runbook, drive the lab."""
 
 from __future__ import annotations
 
@@ -69,11 +69,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
 
+    from hyperpod_ha.cli.lab import add_lab_parser
+
+    add_lab_parser(commands)
+
     args = parser.parse_args(argv)
     if args.command == "invoke":
         from hyperpod_ha.cli.invoke import run_invoke
 
         return run_invoke(args)
+    if args.command == "lab":
+        from hyperpod_ha.cli.lab import run_lab_command
+
+        return run_lab_command(args)
     if args.command == "simulate":
         from hyperpod_ha.cli.simulate import run_simulate
 

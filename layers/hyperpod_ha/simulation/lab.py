@@ -18,6 +18,7 @@ tests take the same lock).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -236,6 +237,11 @@ _agent = LabAgent()
 register_transport(LAB_TRANSPORT, lambda: _agent)
 
 
+def attached_agent(lab: Lab, secret: NodeSecret) -> contextlib.AbstractContextManager[None]:
+    """The ``lab-agent`` transport serving ``lab`` for the length of the block."""
+    return _agent.attached(lab, secret)
+
+
 # --- the lab's state: what clean means, and getting back there --------------------------------
 
 
@@ -317,6 +323,11 @@ def _state_read_only(lab: Lab) -> bool:
     return lab.status().get("state_read_only") is True
 
 
+def _heartbeat_hidden(lab: Lab) -> list[str]:
+    hidden = lab.status().get("heartbeat_hidden_hosts")
+    return [str(name) for name in hidden] if isinstance(hidden, list) else []
+
+
 def baseline_problems(lab: Lab) -> list[str]:
     """Why the lab is not in its clean baseline (empty when it is): every host connected and
     running its daemons, the first controller active (log and heartbeat), the others in
@@ -327,6 +338,7 @@ def baseline_problems(lab: Lab) -> list[str]:
     problems = [f"{name} is cut off the network" for name in _isolated(lab)]
     if _state_read_only(lab):
         problems.append("StateSaveLocation is read-only")
+    problems += [f"{name} cannot read the heartbeat" for name in _heartbeat_hidden(lab)]
     for host in lab.topology.hosts:
         problems += [
             f"{daemon} does not run on {host.name}"
@@ -401,6 +413,9 @@ def restore_lab(lab: Lab, timeout: float = RESTORE_SECONDS) -> list[str]:
     if _state_read_only(lab):
         lab.restore_state_writable()
         repairs.append("StateSaveLocation writable again")
+    for name in _heartbeat_hidden(lab):
+        lab.show_heartbeat(name)
+        repairs.append(f"{name} reads the heartbeat again")
     for name in _isolated(lab):
         lab.reconnect(name)
         repairs.append(f"{name} reconnected")
@@ -512,7 +527,8 @@ class Drill:
         self.takeover_seconds: float | None = None
         self.details: dict[str, Any] = {}
         self.offsets: dict[str, int] = {}  # log offsets a check after the workflow reads from
-        self.primary, self.backup = _controllers(lab)[:2]
+        self.controllers = _controllers(lab)
+        self.primary, self.backup = self.controllers[:2]
 
     def address(self, host: str) -> str:
         return self.lab.topology.host(host).address
@@ -612,6 +628,8 @@ class LabScenario:
     verify: Verify | None = None  # after the workflow, before the repair
     measured: bool = False  # report the seconds from the fault to the verdict
     why: str = ""  # why this verdict is the right one, where that is not obvious
+    controllers: int = 2  # the lab's controller group for this scenario
+    min_slurm: str | None = None  # the oldest Slurm series that shows it (e.g. "24.11")
 
 
 # --- the scenarios -------------------------------------------------------------------------------
@@ -1274,7 +1292,7 @@ def run_lab(name: str, root: Path, *, lab: Lab | None = None) -> LabScenarioResu
     scenario = LAB_SCENARIOS.get(name)
     if scenario is None:
         raise LabScenarioUnknown(f"no lab scenario {name!r}; known: {', '.join(LAB_SCENARIOS)}")
-    lab = lab or Lab()
+    lab = lab_for(scenario, lab or Lab())
     with lab_lock():
         prepared = _ready(lab)
         slurmctld_timeout = _slurmctld_timeout(lab)
@@ -1304,6 +1322,21 @@ def run_lab(name: str, root: Path, *, lab: Lab | None = None) -> LabScenarioResu
         drill.note("lab repaired", "; ".join(repairs) or "nothing to repair")
         drill.note("the lab stays up", "`python -m hyperpod_lab down` removes it")
         return _result(drill, workflow, slurmctld_timeout)
+
+
+def _series(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def lab_for(scenario: LabScenario, lab: Lab) -> Lab:
+    """The lab the scenario needs: ``lab`` itself, or one like it with the scenario's controllers."""
+    if scenario.min_slurm and _series(lab.topology.slurm) < _series(scenario.min_slurm):
+        raise LabScenarioError(
+            f"{scenario.name} needs Slurm {scenario.min_slurm} or newer; this lab runs {lab.topology.slurm}"
+        )
+    if lab.topology.controllers == scenario.controllers:
+        return lab
+    return Lab(dataclasses.replace(lab.topology, controllers=scenario.controllers), admin=lab.admin)
 
 
 def _engine_scenario(scenario: LabScenario) -> Scenario:
@@ -1359,3 +1392,10 @@ def _result(drill: Drill, workflow: ScenarioResult, slurmctld_timeout: int | Non
         },
     )
     return result
+
+
+# Scenarios of their own module (three controllers, 24.11's refused takeover) join the list here,
+# once everything they use above is defined.
+from hyperpod_ha.simulation.lab_takeovers import takeover_scenarios  # noqa: E402
+
+LAB_SCENARIOS.update({s.name: s for s in takeover_scenarios()})

@@ -335,7 +335,6 @@ class Lab:
         paths.root.mkdir(mode=0o755, parents=True)
         for directory in (paths.shared_etc, paths.state_dir, paths.local):
             directory.mkdir(parents=True, exist_ok=True)
-        paths.hidden_state_dir.mkdir(mode=0o755)
         paths.slurm_conf.write_text(config.slurm_conf(topology))
         paths.cgroup_conf.write_text(config.cgroup_conf())
         paths.hosts_file.write_text(config.hosts_file(topology))
@@ -347,6 +346,7 @@ class Lab:
             for sub in ("etc", "log", "spool", "run"):
                 (paths.host_dir(host.name) / sub).mkdir(parents=True, exist_ok=True)
             munge.prepare_run_dir(paths.host_munge_run(host.name))
+            paths.hidden_state_dir(host.name).mkdir(mode=0o700)
             etc = paths.host_etc(host.name)
             (paths.host_dir(host.name) / "units").write_text(config.units(host))
             # As on HyperPod: the shared files are links, slurmdbd.conf is the host's own.
@@ -740,7 +740,7 @@ class Lab:
         self._set_state_view(self._controllers(controller), read_only=False)
 
     def hide_heartbeat(self, controller: str | None = None) -> None:
-        """The controller(s) can no longer read the heartbeat: an empty, read-only directory is
+        """The controller(s) can no longer read the heartbeat: an empty directory of their own is
         bound over StateSaveLocation in their mount namespace (as when FSx is not mounted there)."""
         self._set_state_view(self._controllers(controller), hidden=True)
 
@@ -767,9 +767,8 @@ class Lab:
             if not self._mount(state, host, ["umount", target], check=False):
                 break
         if host.name in state.heartbeat_hidden:
-            self._mount(
-                state, host, ["mount", "--bind", "-o", "ro", str(self.paths.hidden_state_dir), target]
-            )
+            hidden = str(self.paths.hidden_state_dir(host.name))
+            self._mount(state, host, ["mount", "--bind", hidden, target])
         if host.name in state.read_only:
             self._mount(state, host, ["mount", "--bind", target, target])
             self._mount(state, host, ["mount", "-o", "remount,bind,ro", target])

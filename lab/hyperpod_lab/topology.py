@@ -149,10 +149,10 @@ class LabPaths:
         (one munged for every node would see a step's launch credential once per node, a replay)."""
         return self.host_dir(host) / "munge-run"
 
-    @property
-    def hidden_state_dir(self) -> Path:
-        """An empty directory bound over StateSaveLocation on a host that must not read the heartbeat."""
-        return self.root / "unreadable-state"
+    def hidden_state_dir(self, host: str) -> Path:
+        """An empty directory of the host's own, bound over StateSaveLocation there when it must
+        not read the heartbeat (as a local directory where FSx failed to mount would be)."""
+        return self.host_dir(host) / "state-not-mounted"
 
     def host_dir(self, host: str) -> Path:
         return self.root / "hosts" / host

@@ -20,8 +20,8 @@ import boto3
 from hyperpod_ha.embedded.site import SiteController
 from hyperpod_ha.simulation.engine import ScenarioResult, embedded_run
 from hyperpod_ha.simulation.lab import (
-    CONVERGING_PARAMETERS,
     LAB_TRANSPORT,
+    PERSISTENT_FAULT_PARAMETERS,
     NodeSecret,
     attached_agent,
     lab_lock,
@@ -40,6 +40,13 @@ VERIFY: Final = Scenario(
     expect_verdict="HEALTHY",
     expect_incidents=0,
 )
+
+
+# Three checks 5 s apart: a takeover in progress (SlurmctldTimeout is 10 s in the lab) is over by
+# the last one, and a lasting fault is not checked for minutes (a check of a controller whose
+# slurmctld is gone takes its commands' time limits, about 20-35 s here).
+VERIFY_PARAMETERS: Final = {**PERSISTENT_FAULT_PARAMETERS, "MaxAttempts": 3}
+FINISH_SECONDS: Final = 300.0
 
 
 class LabNotUp(ValueError):
@@ -92,7 +99,7 @@ def verify_lab(
         controllers = [
             SiteController(c["instance_id"], c["private_ip"], c["hostname"]) for c in lab.controllers()
         ]
-        settings = {**CONVERGING_PARAMETERS, **(parameters or {})}
+        settings = {**VERIFY_PARAMETERS, **(parameters or {})}
         secret = NodeSecret()
         try:
             with attached_agent(lab, secret), embedded_run(root, controllers, LAB_TRANSPORT, settings) as run:
@@ -112,7 +119,7 @@ def verify_lab(
                 runs.start_or_join(
                     str(stack.parameters["ClusterName"]), Trigger("operator", uuid.uuid4().hex, {}), reason
                 )
-                result = run.finish(VERIFY)
+                result = run.finish(VERIFY, timeout=FINISH_SECONDS)
                 output, decided_at = _last_verdict(stack.executions())
         finally:
             secret.close()

@@ -70,7 +70,9 @@ def test_an_operator_session(lab: Lab, capfd: pytest.CaptureFixture[str]) -> Non
     finally:
         restore_lab(lab)
 
-    assert {"verdict", "active_controller", "reasons", "slurm_version", "incidents", "snapshots"} <= set(result)
+    assert {"verdict", "active_controller", "reasons", "slurm_version", "incidents", "snapshots"} <= set(
+        result
+    )
     assert result["executions"] == 1
     assert result["slurm_version"].startswith(SLURM)
     assert result["fault"]["fault"] == "kill"

@@ -44,7 +44,13 @@ def lab() -> Iterator[Lab]:
 
 
 def _run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["lab", *argv])
+    # The command points this process's stdout at stderr once it holds its result: put it back.
+    saved = os.dup(1)
+    try:
+        code = main(["lab", *argv])
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
     captured = capfd.readouterr()
     return code, captured.out, captured.err
 

@@ -462,7 +462,11 @@ class Lab:
 
     def _ping(self, from_host: str) -> dict[str, str]:
         """host -> UP/DOWN, as ``scontrol ping`` on ``from_host`` reports it."""
-        done = self.exec(from_host, ["scontrol", "ping"], timeout=10)
+        try:
+            done = self.exec(from_host, ["scontrol", "ping"], timeout=10)
+        except subprocess.TimeoutExpired:
+            # A controller taking control (back) may answer nobody for a while.
+            return {}
         states = {}
         for line in done.stdout.splitlines():
             words = line.split()

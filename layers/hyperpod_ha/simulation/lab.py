@@ -82,6 +82,7 @@ NOT_VERIFIED: Final = frozenset({"DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN"})
 TAKEOVER_WAIT_SECONDS: Final = SLURMCTLD_TIMEOUT_SECONDS + 20
 # The active controller beats every min(SlurmctldTimeout/4, 30) s: 2.5 s in the lab.
 HEARTBEAT_FRESH_SECONDS: Final = 8.0
+TAKE_BACK_SECONDS: Final = 60.0
 RESTORE_SECONDS: Final = 45.0
 
 
@@ -651,10 +652,11 @@ def _failed_over(lab: Lab) -> str:
 def _start_primary(drill: Drill) -> None:
     lab, primary, backup = drill.lab, drill.primary, drill.backup
     offsets = {name: drill.log_offset(name) for name in (primary, backup)}
-    drill.inject(f"slurmctld on {primary} started again", lambda: lab.start_slurmctld(primary))
+    drill.inject(f"slurmctld on {primary} started again", lambda: lab.start_slurmctld(primary, wait=False))
     # The primary's ON program runs when it has control again; the backup's OFF program
-    # when it is back in standby: the usual burst of a restart.
-    if drill.wait_for_role(primary, offsets[primary], "primary", 20) is not None:
+    # when it is back in standby: the usual burst of a restart. (24.11 took up to 30 s here
+    # to take control back: the active backup saves its state and steps down first.)
+    if drill.wait_for_role(primary, offsets[primary], "primary", TAKE_BACK_SECONDS) is not None:
         drill.note(f"{primary} took control back", "logged 'Running as primary controller'")
     drill.notify(on_message(drill.address(primary)))
     if drill.wait_for_role(backup, offsets[backup], "standby", 20) is not None:

@@ -20,6 +20,7 @@ from typing import Final
 from hyperpod_ha.simulation.engine import ScenarioResult
 from hyperpod_ha.simulation.lab import (
     PERSISTENT_FAULT_PARAMETERS,
+    TAKE_BACK_SECONDS,
     TAKEOVER_WAIT_SECONDS,
     Drill,
     LabScenario,
@@ -100,8 +101,8 @@ def _start_first(drill: Drill) -> None:
     lab = drill.lab
     offsets = {name: drill.log_offset(name) for name in ("ctl1", "ctl3")}
     drill.offsets.update(offsets)
-    drill.inject("slurmctld on ctl1 started again", lambda: lab.start_slurmctld("ctl1"))
-    if drill.wait_for_role("ctl1", offsets["ctl1"], "primary", 20) is not None:
+    drill.inject("slurmctld on ctl1 started again", lambda: lab.start_slurmctld("ctl1", wait=False))
+    if drill.wait_for_role("ctl1", offsets["ctl1"], "primary", TAKE_BACK_SECONDS) is not None:
         drill.note("ctl1 took control back", "logged 'Running as primary controller'")
     drill.notify(on_message(drill.address("ctl1")))
     if drill.wait_for_role("ctl3", offsets["ctl3"], "standby", 20) is not None:

@@ -112,7 +112,7 @@ def test_scenario_ends_with_its_expected_verdict(
     result = scenario(name)
 
     assert result.passed, _explain(result)
-    assert result.verdict in LAB_SCENARIOS[name].expect_verdicts
+    assert result.verdict in result.lab_scenario.expect_verdicts
     data = json.loads(json.dumps(result.to_json()))
     assert data["lab"] is True
     assert data["scenario"] == name

@@ -783,7 +783,8 @@ SCENARIO_LIST: Final = (
                 1,
                 "ctl1 takes control back (after about 30 s: ctl2 saves its state and steps down first), "
                 "but slurmdbd's registration of the cluster's controller is blank afterwards (ControlHost "
-                "empty; seen in both 24.11 runs here that took control back: back, back-3). Every controller's slurmdbd shares one database "
+                "empty; seen in both 24.11 runs here that took control back: back, back-3). "
+                "Every controller's slurmdbd shares one database "
                 "row: likely the stepping-down backup's deregistration lands after the primary's "
                 "registration (not proven). A restart of the active slurmctld registers it again",
             )

@@ -45,7 +45,7 @@ lint: venv
 # The lab's tests time real Slurm failovers: they run alone, after the rest ran on both cores.
 # Every lab test runs on Slurm 24.11 (HyperPod's), a smaller set on Debian's 22.05.
 LAB_2205_TESTS := test_up_builds or test_a_job_runs or test_runner_runs or test_sigkill or \
-	test_scenario_ends_with_its_expected_verdict and (failover or both-down or isolated)
+	test_an_operator_session or verdict[failover] or verdict[both-down] or verdict[isolated-primary]
 test: lint
 	time $(BIN)/python -m pytest -n 2 -m "not lab"
 	$(MAKE) --no-print-directory test-lab

@@ -19,7 +19,7 @@ export SAM_CLI_TELEMETRY := 0
 LOCAL_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
 ARCH ?= arm64
 
-.PHONY: help venv demo test lint checkov unit build local-build local-image bench probe-document lab-up lab-down clean
+.PHONY: help venv demo test test-lab lint checkov unit build local-build local-image bench probe-document lab-prepare lab-up lab-down clean
 
 help:
 	@echo "make demo            the failover scenario end to end on the embedded stack"
@@ -30,7 +30,9 @@ help:
 	@echo "make local-image     the local Lambda base image hyperpod-ha/lambda-python:3.13 (root, Docker)"
 	@echo "make bench           cold start, package size, event storm, hostile input, workflow cost"
 	@echo "make probe-document  write the probe and roll-out commands into template.yaml"
-	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces)"
+	@echo "make lab-prepare     the lab's packages, and Slurm 24.11 built once (root)"
+	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces; Slurm 24.11)"
+	@echo "make test-lab        the lab tests: all on 24.11, a smaller set on 22.05 (root)"
 
 $(BIN)/.installed: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -66,13 +68,23 @@ lint: venv
 	$(MAKE) --no-print-directory checkov
 
 # The non-lab suite runs with the host's Slurm, munge, their users and the lab's leftovers
-# hidden (tests/fresh_host.sh), as on a new user's machine. The lab's tests time real Slurm
-# failovers and the container tier runs Lambda containers: each runs alone, after the rest
-# ran on both cores.
+# hidden (tests/fresh_host.sh), as on a new user's machine. The container tier runs Lambda
+# containers and the lab's tests time real Slurm failovers: each runs alone, after the rest
+# ran on both cores. Every lab test runs on Slurm 24.11 (HyperPod's), a smaller set on 22.05.
+LAB_2205_TESTS := test_up_builds or test_a_job_runs or test_runner_runs or test_sigkill or \
+	test_an_operator_session or verdict[failover] or verdict[both-down] or verdict[isolated-primary]
 test: lint
-	tests/fresh_host.sh $(BIN)/python -m pytest -n 2 -m "not lab and not container"
-	$(BIN)/python -m pytest -m container
-	$(BIN)/python -m pytest -m lab
+	time tests/fresh_host.sh $(BIN)/python -m pytest -n 2 -m "not lab and not container"
+	time $(BIN)/python -m pytest -m container
+	$(MAKE) --no-print-directory test-lab
+
+test-lab: venv
+	time $(BIN)/python -m pytest -m lab
+	time HYPERPOD_LAB_SLURM=22.05 $(BIN)/python -m pytest -m lab -k "$(LAB_2205_TESTS)"
+
+lab-prepare: venv
+	time $(BIN)/python -m hyperpod_lab prepare --slurm 24.11
+	time $(BIN)/python -m hyperpod_lab prepare --slurm 22.05
 
 unit: venv
 	$(BIN)/python -m pytest tests/unit -q

@@ -1,4 +1,4 @@
-"""``python -m hyperpod_lab up|down|status``: the lab from a shell (as root).
+"""``python -m hyperpod_lab prepare|up|down|status``: the lab from a shell (as root).
 
 The database password for ``up`` comes from ``HYPERPOD_LAB_DB_PASSWORD`` when set (never
 from the command line, where every user could read it), else a random one.
@@ -10,14 +10,33 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from hyperpod_ha.observability import logger
 from hyperpod_lab.lab import Lab
+from hyperpod_lab.packages import PackageInstallError, ensure_packages
 from hyperpod_lab.processes import LabError
-from hyperpod_lab.topology import DEFAULT_NETWORK, DEFAULT_ROOT, LabConfigError, Topology
+from hyperpod_lab.releases import SlurmRelease, release
+from hyperpod_lab.slurm_source import SlurmSourceError, ensure_built
+from hyperpod_lab.topology import DEFAULT_NETWORK, DEFAULT_ROOT, DEFAULT_SLURM, LabConfigError, Topology
 
 PASSWORD_ENV = "HYPERPOD_LAB_DB_PASSWORD"  # noqa: S105 (a variable name, not a password)
+
+
+def prepare(chosen: SlurmRelease) -> dict[str, object]:
+    """What a machine needs before the lab of ``chosen`` can come up: its packages, its build."""
+    started = time.monotonic()
+    installed = ensure_packages(chosen.packages)
+    installed_at = time.monotonic()
+    prefix = ensure_built(chosen.series) if chosen.built else None
+    return {
+        "slurm": chosen.series,
+        "installed_packages": installed,
+        "packages_seconds": round(installed_at - started, 1),
+        "prefix": str(prefix) if prefix else None,
+        "build_seconds": round(time.monotonic() - installed_at, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,8 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     up = commands.add_parser("up", help="bring the lab up (idempotent)")
     up.add_argument("--controllers", type=int, default=2, help="2 or 3")
     up.add_argument("--nodes", type=int, default=2, help="1 or 2")
+    up.add_argument("--slurm", default=DEFAULT_SLURM, help="24.11 (built here once) or 22.05 (Debian's)")
     up.add_argument("--network", default=DEFAULT_NETWORK, help="a private /24 for the lab's bridge")
     up.add_argument("--no-install", action="store_true", help="do not apt-get install missing packages")
+    preparing = commands.add_parser(
+        "prepare", help="install the packages of a Slurm release's lab and build it if needed (reused)"
+    )
+    preparing.add_argument("--slurm", default=DEFAULT_SLURM, help="24.11 or 22.05")
     commands.add_parser("down", help="stop and remove everything of the lab (idempotent)")
     commands.add_parser("status", help="print the lab's state as JSON")
     args = parser.parse_args(argv)
@@ -37,16 +61,18 @@ def main(argv: list[str] | None = None) -> int:
     logger.registered_handler.setStream(sys.stderr)  # type: ignore[attr-defined]
     try:
         if args.command == "up":
-            topology = Topology(args.controllers, args.nodes, args.network, args.root)
+            topology = Topology(args.controllers, args.nodes, args.network, args.root, args.slurm)
             lab = Lab(topology)
             report = lab.up(os.environ.get(PASSWORD_ENV) or None, install_packages=not args.no_install)
             result: object = {"seconds": round(report.seconds, 2), "reused": report.reused, **lab.status()}
+        elif args.command == "prepare":
+            result = prepare(release(args.slurm))
         elif args.command == "down":
             lab = Lab(root=args.root)
             result = {"removed": lab.down(), "leftovers": lab.leftovers()}
         else:
             result = Lab(root=args.root).status()
-    except (LabError, LabConfigError) as exc:
+    except (LabError, LabConfigError, PackageInstallError, SlurmSourceError) as exc:
         print(f"hyperpod_lab {args.command}: {exc.reason}", file=sys.stderr)
         return 1
     print(json.dumps(result, indent=2))

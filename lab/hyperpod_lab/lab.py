@@ -50,6 +50,8 @@ from hyperpod_lab.processes import (
     wait_gone,
     wait_until,
 )
+from hyperpod_lab.releases import SlurmRelease, release
+from hyperpod_lab.slurm_source import SlurmSourceError, ensure_built
 from hyperpod_lab.topology import (
     CLUSTER_NAME,
     DEFAULT_ROOT,
@@ -62,6 +64,9 @@ _SLURM_PROGRAMS = frozenset({"slurmdbd", "slurmctld", "slurmd", "slurmstepd"})
 _MUNGED_GRACE_SECONDS = 2.0
 _SLURM_ETC = Path("/etc/slurm")
 _HOLDER_READY = "hplab-holder.ready"
+# The active controller replaces the heartbeat (24.11: write heartbeat.new, unlink, link):
+# a reader may find no file for an instant, so a missing file is looked for again.
+_HEARTBEAT_READS = 3
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,9 @@ class _State:
     munged: int | None = None
     created_run_munge: bool = False
     isolated: list[str] = field(default_factory=list)
-    state_read_only: bool = False
+    read_only: list[str] = field(default_factory=list)  # hosts whose StateSaveLocation is read-only
+    heartbeat_hidden: list[str] = field(default_factory=list)  # hosts that cannot read the heartbeat
+    created_etc_slurm: bool = False
     ready: bool = False
 
     def to_json(self) -> dict[str, object]:
@@ -105,7 +112,9 @@ class _State:
             "munged": self.munged,
             "created_run_munge": self.created_run_munge,
             "isolated": self.isolated,
-            "state_read_only": self.state_read_only,
+            "read_only": self.read_only,
+            "heartbeat_hidden": self.heartbeat_hidden,
+            "created_etc_slurm": self.created_etc_slurm,
             "ready": self.ready,
         }
 
@@ -117,7 +126,9 @@ class _State:
             munged=None if data["munged"] is None else int(data["munged"]),
             created_run_munge=data["created_run_munge"] is True,
             isolated=[str(host) for host in data["isolated"]],
-            state_read_only=data["state_read_only"] is True,
+            read_only=[str(host) for host in data.get("read_only", [])],
+            heartbeat_hidden=[str(host) for host in data.get("heartbeat_hidden", [])],
+            created_etc_slurm=data.get("created_etc_slurm") is True,
             ready=data["ready"] is True,
         )
 
@@ -147,6 +158,7 @@ class Lab:
         self.topology = topology
         self.paths = self.topology.paths
         self.admin = admin or AdminConnection()
+        self.release: SlurmRelease = release(topology.slurm)
 
     # ------------------------------------------------------------------ up and down
 
@@ -165,7 +177,12 @@ class Lab:
         if os.geteuid() != 0:
             raise LabError("the lab needs root (network namespaces, mounts, daemons as root)")
         if install_packages:
-            ensure_packages()
+            ensure_packages(self.release.packages)
+        if self.release.built:
+            try:
+                ensure_built(self.release.series)
+            except SlurmSourceError as exc:
+                raise LabError(f"Slurm {self.release.series} is not available: {exc.reason}") from None
         if self._healthy(db_password):
             return UpReport(time.monotonic() - started, reused=True)
         self.down()
@@ -203,6 +220,9 @@ class Lab:
             removed.append(f"munged {state.munged}")
             if state.created_run_munge:
                 shutil.rmtree(munge.RUN_DIR, ignore_errors=True)
+        if state is not None and state.created_etc_slurm:
+            with contextlib.suppress(OSError):
+                _SLURM_ETC.rmdir()  # only if still empty: the lab's mount point, nothing else
         removed += network.destroy()
         errors = []
         try:
@@ -233,12 +253,12 @@ class Lab:
         state = _read_state(self.topology.root)
         if state is None or not state.ready or state.topology != self.topology:
             return False
-        if state.isolated or state.state_read_only:
+        if state.isolated or state.read_only or state.heartbeat_hidden:
             return False
         for host in self.topology.hosts:
             if not self._is_holder(state.holders.get(host.name)):
                 return False
-            if any(self.pid(host.name, daemon) is None for daemon in host.daemons):
+            if any(self.pid(host.name, daemon) is None for daemon in (*host.daemons, "munged")):
                 return False
         if db_password is not None:
             stored = self._stored_password(self.topology.controller_hosts[0])
@@ -262,15 +282,26 @@ class Lab:
         topology = self.topology
         state = _State(topology)
         self._write_files(password)
+        # Mount points of every host's own /etc/slurm and /run/munge (Debian's packages make
+        # /etc/slurm; a lab of a built Slurm may be the first to need it).
+        state.created_etc_slurm = not _SLURM_ETC.exists()
+        _SLURM_ETC.mkdir(exist_ok=True)
         self._save(state)
+        # The machine's own munged serves the login host (client commands run there).
+        if not munge.answers():
+            state.munged, state.created_run_munge = munge.start(self.paths.munge_dir)
+            self._save(state)
         network.create(topology)
         launchers = {host.name: self._start_holder(host) for host in topology.hosts}
         for host in topology.hosts:
             state.holders[host.name] = self._wait_holder(host, launchers[host.name], deadline)
         self._save(state)
-        if not munge.answers():
-            state.munged, state.created_run_munge = munge.start(self.paths.munge_dir)
-            self._save(state)
+        for host in topology.hosts:
+            self._start_daemon(
+                state, host, "munged", munge.host_command(self.paths.host_munge_run(host.name))
+            )
+        for host in topology.hosts:
+            self._wait(partial(self._munge_answers, host), deadline, f"munged on {host.name}")
         accounting_db.create(self.admin, password)
         first, *others = topology.controller_hosts
         # One slurmdbd creates the tables before the others share them.
@@ -314,6 +345,8 @@ class Lab:
         for host in topology.hosts:
             for sub in ("etc", "log", "spool", "run"):
                 (paths.host_dir(host.name) / sub).mkdir(parents=True, exist_ok=True)
+            munge.prepare_run_dir(paths.host_munge_run(host.name))
+            paths.hidden_state_dir(host.name).mkdir(mode=0o700)
             etc = paths.host_etc(host.name)
             (paths.host_dir(host.name) / "units").write_text(config.units(host))
             # As on HyperPod: the shared files are links, slurmdbd.conf is the host's own.
@@ -348,6 +381,7 @@ class Lab:
                 f"mount --bind {shlex.quote(str(paths.hosts_file))} /etc/hosts",
                 f"mount --bind {shlex.quote(str(paths.host_dir(host.name)))} {local}",
                 f"mount --bind {shlex.quote(str(paths.host_etc(host.name)))} {_SLURM_ETC}",
+                f"mount --bind {shlex.quote(str(paths.host_munge_run(host.name)))} {munge.RUN_DIR}",
                 f"touch {local}/run/{_HOLDER_READY}",
                 "set +e",
                 "trap 'exit 0' TERM INT",
@@ -376,10 +410,10 @@ class Lab:
         # A recorded PID is only the holder if it still runs the lab's holder script.
         return pid is not None and command_name(pid) == "sh" and _HOLDER_READY in cmdline(pid)
 
-    def _start_daemon(self, state: _State, host: Host, daemon: str) -> int:
+    def _start_daemon(self, state: _State, host: Host, daemon: str, argv: Sequence[str] | None = None) -> int:
         """Start ``daemon`` in the foreground on ``host``; return the daemon's own PID."""
         launcher = spawn(
-            [*self._enter(state.holders[host.name]), daemon, "-D"],
+            [*self._enter(state.holders[host.name]), *(argv or [daemon, "-D"])],
             self.paths.launch_log(host.name, daemon),
             env=self._host_env(),
         )
@@ -393,8 +427,9 @@ class Lab:
         return wait_until(started, timeout=10, what=f"{daemon} to start on {host.name}", interval=0.01)
 
     def _host_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        """A lab host's command environment: clean, with the systemctl stand-in first."""
-        return {**CLEAN_ENV, "PATH": f"{self.paths.bin_dir}:{CLEAN_ENV['PATH']}", **(extra or {})}
+        """A lab host's command environment: clean, with the systemctl stand-in first, then
+        the lab's Slurm (so every daemon and command of the lab is of one release)."""
+        return {**CLEAN_ENV, "PATH": f"{self.paths.bin_dir}:{self.release.path()}", **(extra or {})}
 
     def _save(self, state: _State) -> None:
         tmp = self.paths.state_file.with_suffix(".tmp")
@@ -408,6 +443,10 @@ class Lab:
         wait_until(poll, timeout=max(deadline - time.monotonic(), 0.1), what=what, interval=interval)
 
     # ------------------------------------------------------------------ readiness checks
+
+    def _munge_answers(self, host: Host) -> bool:
+        done = self.exec(host.name, ["sh", "-c", "munge -n | unmunge"], timeout=10)
+        return done.returncode == 0
 
     def _dbd_answers(self, host: Host) -> bool:
         done = self.exec(host.name, ["sacctmgr", "-n", "-P", "show", "cluster", "format=cluster"], timeout=10)
@@ -423,7 +462,11 @@ class Lab:
 
     def _ping(self, from_host: str) -> dict[str, str]:
         """host -> UP/DOWN, as ``scontrol ping`` on ``from_host`` reports it."""
-        done = self.exec(from_host, ["scontrol", "ping"], timeout=10)
+        try:
+            done = self.exec(from_host, ["scontrol", "ping"], timeout=10)
+        except subprocess.TimeoutExpired:
+            # A controller taking control (back) may answer nobody for a while.
+            return {}
         states = {}
         for line in done.stdout.splitlines():
             words = line.split()
@@ -488,7 +531,7 @@ class Lab:
 
     def client(self, argv: Sequence[str], *, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
         """Run a Slurm client command on the login host (the machine's own namespace)."""
-        env = {**CLEAN_ENV, "SLURM_CONF": str(self.paths.slurm_conf)}
+        env = {**CLEAN_ENV, "PATH": self.release.path(), "SLURM_CONF": str(self.paths.slurm_conf)}
         return _run_group(list(argv), timeout, env)
 
     def _exec_checked(self, host: str, argv: Sequence[str]) -> str:
@@ -555,12 +598,17 @@ class Lab:
             return ""
 
     def heartbeat(self) -> Heartbeat | None:
-        try:
-            raw = self.paths.heartbeat.read_bytes()
-            mtime = self.paths.heartbeat.stat().st_mtime
-        except FileNotFoundError:
-            return None
-        return Heartbeat.parse(raw, mtime)
+        for attempt in range(_HEARTBEAT_READS):
+            if attempt:
+                time.sleep(0.05)
+            try:
+                with self.paths.heartbeat.open("rb") as handle:
+                    raw = handle.read()
+                    mtime = os.fstat(handle.fileno()).st_mtime
+            except FileNotFoundError:
+                continue
+            return Heartbeat.parse(raw, mtime)
+        return None
 
     def status(self) -> dict[str, object]:
         state = _read_state(self.topology.root)
@@ -588,7 +636,9 @@ class Lab:
             "root": str(self.topology.root),
             "topology": self.topology.to_json(),
             "hosts": hosts,
-            "state_read_only": bool(state and state.state_read_only),
+            "state_read_only": bool(state and state.read_only),
+            "state_read_only_hosts": list(state.read_only) if state else [],
+            "heartbeat_hidden_hosts": list(state.heartbeat_hidden) if state else [],
             "heartbeat": None
             if beat is None
             else {"beat_time": beat.beat_time, "writer_index": beat.writer_index, "mtime": beat.mtime},
@@ -668,51 +718,73 @@ class Lab:
             self._wait(ready, time.monotonic() + timeout, f"{daemon} on {host.name}")
         return pid
 
-    def isolate(self, controller: str) -> None:
-        """Cut the controller off the network; it keeps running and keeps the shared state."""
-        self._set_isolated(controller, True)
+    def isolate(self, host: str) -> None:
+        """Cut the host off the network; it keeps running and keeps the shared state."""
+        self._set_isolated(host, True)
 
-    def reconnect(self, controller: str) -> None:
-        self._set_isolated(controller, False)
+    def reconnect(self, host: str) -> None:
+        self._set_isolated(host, False)
 
-    def _set_isolated(self, controller: str, isolated: bool) -> None:
-        host = self.topology.controller(controller)
+    def _set_isolated(self, name: str, isolated: bool) -> None:
+        host = self.topology.host(name)
         state = self._running_state()
         network.set_connected(host, not isolated)
-        others = [name for name in state.isolated if name != host.name]
-        state.isolated = [*others, host.name] if isolated else others
+        state.isolated = _with(state.isolated, host.name, isolated)
         self._save(state)
 
-    def make_state_unwritable(self) -> None:
-        """Make StateSaveLocation read-only for every controller, as a failing FSx would be.
+    def make_state_unwritable(self, controller: str | None = None) -> None:
+        """Make StateSaveLocation read-only for one controller or all, as a failing FSx would be.
 
         Root ignores file modes, so each controller gets a read-only bind mount in its own
         mount namespace; the machine's view is untouched.
         """
+        self._set_state_view(self._controllers(controller), read_only=True)
+
+    def restore_state_writable(self, controller: str | None = None) -> None:
+        self._set_state_view(self._controllers(controller), read_only=False)
+
+    def hide_heartbeat(self, controller: str | None = None) -> None:
+        """The controller(s) can no longer read the heartbeat: an empty directory of their own is
+        bound over StateSaveLocation in their mount namespace (as when FSx is not mounted there)."""
+        self._set_state_view(self._controllers(controller), hidden=True)
+
+    def show_heartbeat(self, controller: str | None = None) -> None:
+        self._set_state_view(self._controllers(controller), hidden=False)
+
+    def _set_state_view(
+        self, hosts: Sequence[Host], *, read_only: bool | None = None, hidden: bool | None = None
+    ) -> None:
         state = self._running_state()
+        for host in hosts:
+            if read_only is not None:
+                state.read_only = _with(state.read_only, host.name, read_only)
+            if hidden is not None:
+                state.heartbeat_hidden = _with(state.heartbeat_hidden, host.name, hidden)
+            self._mount_state(state, host)
+        self._save(state)
+
+    def _mount_state(self, state: _State, host: Host) -> None:
+        """Put the host's view of StateSaveLocation in the state's shape: unmount whatever the
+        lab bound there, then bind again what the state asks for."""
         target = str(self.paths.state_dir)
-        if not state.state_read_only:
-            for host in self.topology.controller_hosts:
-                self._mount(state, host, ["mount", "--bind", target, target])
-                self._mount(state, host, ["mount", "-o", "remount,bind,ro", target])
-        state.state_read_only = True
-        self._save(state)
+        for _ in range(4):
+            if not self._mount(state, host, ["umount", target], check=False):
+                break
+        if host.name in state.heartbeat_hidden:
+            hidden = str(self.paths.hidden_state_dir(host.name))
+            self._mount(state, host, ["mount", "--bind", hidden, target])
+        if host.name in state.read_only:
+            self._mount(state, host, ["mount", "--bind", target, target])
+            self._mount(state, host, ["mount", "-o", "remount,bind,ro", target])
 
-    def restore_state_writable(self) -> None:
-        state = self._running_state()
-        if state.state_read_only:
-            for host in self.topology.controller_hosts:
-                self._mount(state, host, ["umount", str(self.paths.state_dir)])
-        state.state_read_only = False
-        self._save(state)
-
-    def _mount(self, state: _State, host: Host, argv: list[str]) -> None:
+    def _mount(self, state: _State, host: Host, argv: list[str], *, check: bool = True) -> bool:
         enter = ["nsenter", f"--target={state.holders[host.name]}", "--mount", "--"]
         done = subprocess.run(
             [*enter, *argv], capture_output=True, text=True, check=False, env=dict(CLEAN_ENV)
         )
-        if done.returncode != 0:
+        if check and done.returncode != 0:
             raise LabError(f"{argv[0]} on {host.name} failed: {done.stderr.strip()[:200]}")
+        return done.returncode == 0
 
     def _tail(self, host: str, what: str) -> str:
         try:
@@ -720,6 +792,11 @@ class Lab:
         except OSError:
             return "(no output)"
         return " | ".join(lines[-3:]) or "(no output)"
+
+
+def _with(names: list[str], name: str, present: bool) -> list[str]:
+    others = [other for other in names if other != name]
+    return [*others, name] if present else others
 
 
 def _run_group(argv: list[str], timeout: float, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

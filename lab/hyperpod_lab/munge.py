@@ -1,8 +1,10 @@
-"""One munged for the whole machine: its socket is a file, so every namespace reaches it.
+"""munge for the lab: one munged per lab host, plus the machine's for the login host.
 
-If a munged already answers, the lab uses it and leaves it alone. Otherwise the lab starts
-its own (as the munge user, with its PID, seed and log files under the lab's root) and
-stops it at teardown.
+Every lab host binds its own directory onto /run/munge and runs its own munged there (see
+:func:`host_command`); they share the machine's key. The login host (the machine's own
+namespace, where client commands run) uses the machine's munged: if one already answers,
+the lab uses it and leaves it alone; otherwise the lab starts its own (as the munge user,
+with its PID, seed and log files under the lab's root) and stops it at teardown.
 """
 
 from __future__ import annotations
@@ -66,3 +68,31 @@ def start(lab_dir: Path) -> tuple[int, bool]:
     except LabError:
         raise LabError("munged did not start; see munged.log under the lab's munge directory") from None
     return pid, created_run_dir
+
+
+def prepare_run_dir(run_dir: Path) -> None:
+    """A host's own /run/munge (bound there in its mount namespace), owned by the munge user."""
+    ensure_key()
+    run_dir.mkdir(mode=0o755, parents=True, exist_ok=True)
+    shutil.chown(run_dir, MUNGE_USER, MUNGE_USER)
+    RUN_DIR.mkdir(mode=0o755, parents=True, exist_ok=True)  # the mount point
+
+
+def host_command(run_dir: Path) -> list[str]:
+    """munged for one host, run inside it (its /run/munge is ``run_dir``), as the munge user.
+
+    Each instance of a cluster runs its own munged. One for every lab host would decode a job
+    step's launch credential once per node, and munge refuses the second decode as a replay
+    (Slurm 24.11's slurmd then logs ``_verify_signature: failed decode``).
+    """
+    return [
+        "setpriv",
+        f"--reuid={MUNGE_USER}",
+        f"--regid={MUNGE_USER}",
+        "--init-groups",
+        "munged",
+        "--foreground",
+        f"--pid-file={run_dir / 'munged.pid'}",
+        f"--seed-file={run_dir / 'munged.seed'}",
+        f"--log-file={run_dir / 'munged.log'}",
+    ]

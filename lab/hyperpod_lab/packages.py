@@ -11,8 +11,10 @@ import os
 import subprocess
 
 from hyperpod_ha.observability import logger
+from hyperpod_lab.releases import DEFAULT_SERIES, RELEASES
 
-REQUIRED_PACKAGES: tuple[str, ...] = ("slurmctld", "slurmd", "slurmdbd", "slurm-client", "munge", "iproute2")
+# What the default lab (Slurm 24.11, built here) needs; Lab.up installs its own release's.
+REQUIRED_PACKAGES: tuple[str, ...] = RELEASES[DEFAULT_SERIES].packages
 
 # apt must never ask a question: there is nobody to answer it in CI.
 _APT_ENV = {"DEBIAN_FRONTEND": "noninteractive", "NEEDRESTART_MODE": "a"}

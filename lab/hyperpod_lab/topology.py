@@ -32,6 +32,9 @@ DB_USER = f"{PREFIX}_slurm"
 
 MAX_CONTROLLERS = 3
 MAX_NODES = 2
+# The Slurm release series the lab can run (hyperpod_lab.releases); HyperPod's AMI ships 24.11.
+SLURM_SERIES = ("24.11", "22.05")
+DEFAULT_SLURM = "24.11"
 
 _TARGET = re.compile(r"^sagemaker-cluster:(?P<cluster>[^_]+)_(?P<group>.+)-(?P<instance>i-[0-9a-f]{8,17})$")
 
@@ -141,6 +144,16 @@ class LabPaths:
     def munge_dir(self) -> Path:
         return self.root / "munge"
 
+    def host_munge_run(self, host: str) -> Path:
+        """Bound onto the host's /run/munge: each host has its own munged, as an instance does
+        (one munged for every node would see a step's launch credential once per node, a replay)."""
+        return self.host_dir(host) / "munge-run"
+
+    def hidden_state_dir(self, host: str) -> Path:
+        """An empty directory of the host's own, bound over StateSaveLocation there when it must
+        not read the heartbeat (as a local directory where FSx failed to mount would be)."""
+        return self.host_dir(host) / "state-not-mounted"
+
     def host_dir(self, host: str) -> Path:
         return self.root / "hosts" / host
 
@@ -164,8 +177,11 @@ class Topology:
     nodes: int = 2
     network: str = DEFAULT_NETWORK
     root: Path = DEFAULT_ROOT
+    slurm: str = DEFAULT_SLURM
 
     def __post_init__(self) -> None:
+        if self.slurm not in SLURM_SERIES:
+            raise LabConfigError(f"slurm must be one of {', '.join(SLURM_SERIES)}, got {self.slurm[:20]!r}")
         if not 2 <= self.controllers <= MAX_CONTROLLERS:
             raise LabConfigError(f"controllers must be 2..{MAX_CONTROLLERS}, got {self.controllers}")
         if not 1 <= self.nodes <= MAX_NODES:
@@ -237,6 +253,7 @@ class Topology:
             "nodes": self.nodes,
             "network": self.network,
             "root": str(self.root),
+            "slurm": self.slurm,
         }
 
     @classmethod
@@ -246,4 +263,6 @@ class Topology:
             nodes=int(data["nodes"]),
             network=str(data["network"]),
             root=Path(str(data["root"])),
+            # A state file from before the lab ran several releases is a 22.05 lab.
+            slurm=str(data.get("slurm", "22.05")),
         )

@@ -168,6 +168,11 @@ class RoleEvidence:
     line_age_seconds: int | None = None
     source: str | None = None
     error: str | None = None
+    # Slurm 24.11: the standby's last reason for not taking over, logged after its last role
+    # line ("heartbeat_unreadable", "heartbeat_updating", "undetermined", "waiting_for_heartbeat").
+    refusal: str | None = None
+    refusal_message: str | None = None
+    refusal_age_seconds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -584,11 +589,18 @@ def _role(section: ProbeSection | None) -> RoleEvidence:
         return RoleEvidence(error=f"slurmctld log: {problem}")
     log = parse_role_log(section.text)
     last = log.last
+    refusal = log.last_refusal
+    refused = RoleEvidence(
+        refusal=refusal.kind if refusal else None,
+        refusal_message=refusal.message if refusal else None,
+        refusal_age_seconds=log.age_seconds(refusal) if refusal else None,
+    )
     if last is None:
-        return RoleEvidence(
-            source=log.source, error=excerpt(f"no role line found in {log.source or 'any log'}")
+        return dataclasses.replace(
+            refused, source=log.source, error=excerpt(f"no role line found in {log.source or 'any log'}")
         )
-    return RoleEvidence(
+    return dataclasses.replace(
+        refused,
         logged=last.event,
         line=last.text,
         line_age_seconds=log.age_seconds(last),

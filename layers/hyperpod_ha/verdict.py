@@ -17,6 +17,11 @@ its log last said ``Running as primary controller`` (or, with no log line found,
 names it as the writer) and not every controller sees it DOWN. The heartbeat's writer index
 says which controller last wrote it; a fresh beat from a controller nobody reaches is a
 network partition, in which the backups never take over.
+
+Slurm 24.11's standby logs why it does not take over (the heartbeat file cannot be read, is
+still being updated, or does not exist yet): with no controller active, the verdict is DOWN
+and that reason, in Slurm's words, comes first among its reasons; with one active, a standby
+that would refuse makes the cluster DEGRADED.
 """
 
 from __future__ import annotations
@@ -284,6 +289,24 @@ class _Evaluation:
     def active(self, controller: _Controller) -> bool:
         return self.claims_active(controller) and not self.hung(controller)
 
+    def refusal(self, controller: _Controller) -> str | None:
+        """A running standby's current reason for not taking over (Slurm 24.11 logs one
+        every SlurmctldTimeout/3 s while it lasts, and a wait for the heartbeat every second):
+        one older than SlurmctldTimeout plus the slack is over."""
+        report = controller.checked
+        if report is None or report.role.refusal is None or report.slurmctld.running is not True:
+            return None
+        age = report.role.refusal_age_seconds
+        if age is not None and age > self.timeout + self.policy.heartbeat_slack_seconds:
+            return None
+        when = f" ({age} s ago)" if age is not None else ""
+        if report.role.refusal == "waiting_for_heartbeat":
+            return (
+                f"{controller.key} waits for the heartbeat file to exist{when}: "
+                "it cannot take over until it reads it"
+            )
+        return f"{controller.key} refuses to take over{when}: {report.role.refusal_message}"
+
     def describe(self, controller: _Controller) -> str:
         report = controller.report
         if report is None:
@@ -350,6 +373,8 @@ class _Evaluation:
 
     def _down_reasons(self, everyone: list[_Controller]) -> list[str]:
         reasons = ["no controller is active"]
+        # The standby's own words first: Slurm 24.11 says why it does not take over.
+        reasons += [refused for c in everyone if (refused := self.refusal(c)) is not None]
         beat = self.fresh_beat
         if beat is not None and beat.writer in self.controllers:
             writer = self.controllers[beat.writer]
@@ -547,6 +572,9 @@ class _Evaluation:
         elif report.role.logged not in (None, "standby"):
             # Starting, stopping or taking over while another controller is active: in flux.
             self.problems.append(f"{self.describe(other)} while {active.key} is active")
+        elif (refused := self.refusal(other)) is not None:
+            # It would not take over now: the failover the cluster counts on is not there.
+            self.problems.append(refused)
         elif (
             other.index is not None
             and active.index is not None
@@ -589,6 +617,7 @@ class _Evaluation:
                 entry.update(
                     slurmctld=_slurmctld_state(checked),
                     logged_role=checked.role.logged,
+                    takeover_refusal=checked.role.refusal,
                     slurmdbd_reachable=checked.dbd.reachable,
                     state_save_writable=checked.state_save.effectively_writable,
                     heartbeat_age_seconds=checked.heartbeat.age_seconds,

@@ -28,6 +28,7 @@ from hyperpod_ha.simulation.lab import (
     LabScenarioResult,
     LabScenarioUnknown,
     baseline_problems,
+    lab_for,
     lab_lock,
     run_lab,
     run_lab_scenario,
@@ -35,12 +36,15 @@ from hyperpod_ha.simulation.lab import (
 from hyperpod_lab import Lab, Topology
 from hyperpod_lab.packages import ensure_packages
 from hyperpod_lab.preflight import missing_prerequisite
+from hyperpod_lab.releases import release
 from hyperpod_lab.topology import SLURMCTLD_TIMEOUT_SECONDS
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-# In the order they run: "back" follows "failover" as an operator's drill would.
+SLURM = os.environ.get("HYPERPOD_LAB_SLURM", "24.11")
+# In the order they run: "back" follows "failover" as an operator's drill would; the
+# three-controller ones last (the lab is rebuilt with a third controller for them).
 ORDER = (
     "failover",
     "back",
@@ -50,6 +54,10 @@ ORDER = (
     "slurmdbd-down",
     "isolated-primary",
     "state-unwritable",
+    "standby-refuses",
+    "failover-3",
+    "second-failover",
+    "back-3",
 )
 VERIFIED = {"HEALTHY", "FAILED_OVER"}
 
@@ -61,9 +69,9 @@ def lab() -> Iterator[Lab]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{missing} (CI=true: the lab tests must run)")
         pytest.skip(missing)
-    ensure_packages()
+    ensure_packages(release(SLURM).packages)
     with lab_lock():
-        lab = Lab(Topology(controllers=2, nodes=2))
+        lab = Lab(Topology(controllers=2, nodes=2, slurm=SLURM))
         lab.up(install_packages=False)
         try:
             yield lab
@@ -99,10 +107,13 @@ def _explain(result: LabScenarioResult) -> str:
 def test_scenario_ends_with_its_expected_verdict(
     lab: Lab, scenario: Callable[[str], LabScenarioResult], name: str
 ) -> None:
+    needs = LAB_SCENARIOS[name].min_slurm
+    if needs and needs > SLURM:
+        pytest.skip(f"{name} shows only on Slurm {needs} and newer")
     result = scenario(name)
 
     assert result.passed, _explain(result)
-    assert result.verdict in LAB_SCENARIOS[name].expect_verdicts
+    assert result.verdict in result.lab_scenario.expect_verdicts
     data = json.loads(json.dumps(result.to_json()))
     assert data["lab"] is True
     assert data["scenario"] == name
@@ -116,7 +127,7 @@ def test_scenario_ends_with_its_expected_verdict(
         assert len(data["incidents"]) == 1
     assert "PASSED" in render_timeline(result)
     # Repaired: the next scenario (and the module's teardown) finds the lab clean.
-    assert baseline_problems(lab) == []
+    assert baseline_problems(lab_for(LAB_SCENARIOS[name], lab)) == []
 
 
 def test_failover_is_measured_against_slurmctld_timeout(
@@ -272,3 +283,31 @@ def test_the_agent_fills_in_a_session_documents_parameters() -> None:
 def test_the_agent_refuses_what_ssm_would(parameters: dict[str, list[str]]) -> None:
     with pytest.raises(DocumentParametersRejected):
         agent_command_line(CommandRequest("ctl1", "own-doc", 10, parameters), _Documents(ROLLOUT_LIKE))
+
+
+def test_standby_refusal_is_the_verdicts_reason(scenario: Callable[[str], LabScenarioResult]) -> None:
+    if SLURM < "24.11":
+        pytest.skip("only Slurm 24.11 refuses a takeover it cannot check")
+    result = scenario("standby-refuses")
+    data = result.to_json()
+
+    assert result.passed, _explain(result)
+    assert result.verdict == "DOWN"
+    verdicts = [e["detail"] for e in data["timeline"] if e["what"].strip() == "verdict"]
+    assert verdicts
+    assert all(
+        "ctl2 refuses to take over" in v and "heartbeat file could not be read" in v for v in verdicts
+    ), verdicts
+
+
+def test_second_backup_takes_over_when_the_first_fails_too(
+    scenario: Callable[[str], LabScenarioResult],
+) -> None:
+    result = scenario("second-failover")
+    data = result.to_json()
+
+    assert result.passed, _explain(result)
+    assert result.verdict == "DEGRADED"  # ctl3 serves, but no standby is left
+    assert data["takeover_seconds"] >= SLURMCTLD_TIMEOUT_SECONDS / 2
+    notified = [e["detail"] for e in data["timeline"] if e["what"] == "lifecycle script publishes"]
+    assert notified == ["Slurm Controller is ON, (10.214.0.13, Primary Node)"]

@@ -116,6 +116,7 @@ class Probe:
     writable: bool | None = True  # None: the check timed out
     fstype: str = "lustre"
     config: str = field(default_factory=two_controllers)
+    now_local: str = "2026-11-29T23:40:00"  # the node's clock when the probe read the log
 
     def text_of(self, value: str) -> str:
         return capture(value) if value.endswith(".txt") else value
@@ -129,7 +130,7 @@ class Probe:
         services = "systemctl slurmctld " + ("active" if self.slurmctld else "inactive")
         if self.slurmctld:
             services += f"\nprocess slurmctld pid=7841 state={self.slurmctld} ppid=1 threads=17 same_ns=yes"
-        role = f"now_local=2026-11-29T23:40:00\nsource=file:{LOG}"
+        role = f"now_local={self.now_local}\nsource=file:{LOG}"
         if self.log:
             role += "\n" + self.text_of(self.log)
         return [
@@ -717,6 +718,7 @@ def test_verdict_json() -> None:
         "writes_heartbeat": True,
         "slurmctld": "running",
         "logged_role": "primary",
+        "takeover_refusal": None,
         "slurmdbd_reachable": True,
         "state_save_writable": True,
         "heartbeat_age_seconds": 1,

@@ -1,11 +1,12 @@
-"""The ``hyperpod-ha`` command: invoke, simulate, the runbook, the local stand-in for sam local."""
+"""The ``hyperpod-ha`` command: invoke, simulate, the runbook, drills, status, the lab, the local stand-in."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -74,27 +75,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     for module in (drill, status, local):
         module.add_parser(commands)
 
+    from hyperpod_ha.cli.lab import add_lab_parser
+
+    add_lab_parser(commands)
+
     args = parser.parse_args(argv)
-    if args.command == "drill":
-        from hyperpod_ha.cli.drill import run_drill_start
+    # Each subcommand's module is imported only when it runs (moto, SAM, the lab are heavy).
+    module_name, function_name = _COMMANDS[args.command]
+    module = importlib.import_module(f"hyperpod_ha.cli.{module_name}")
+    run: Callable[[argparse.Namespace], int] = getattr(module, function_name)
+    return run(args)
 
-        return run_drill_start(args)
-    if args.command == "status":
-        from hyperpod_ha.cli.status import run_status
 
-        return run_status(args)
-    if args.command == "invoke":
-        from hyperpod_ha.cli.invoke import run_invoke
-
-        return run_invoke(args)
-    if args.command == "local":
-        from hyperpod_ha.cli.local import run_local
-
-        return run_local(args)
-    if args.command == "simulate":
-        from hyperpod_ha.cli.simulate import run_simulate
-
-        return run_simulate(args)
-    from hyperpod_ha.cli.runbook import run_runbook_start
-
-    return run_runbook_start(args)
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "invoke": ("invoke", "run_invoke"),
+    "simulate": ("simulate", "run_simulate"),
+    "runbook": ("runbook", "run_runbook_start"),
+    "drill": ("drill", "run_drill_start"),
+    "status": ("status", "run_status"),
+    "local": ("local", "run_local"),
+    "lab": ("lab", "run_lab_command"),
+}

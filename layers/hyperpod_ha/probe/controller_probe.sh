@@ -292,15 +292,24 @@ sec_dbd_clusters() { timeout -k 2 "$1" sacctmgr -n -P show cluster format=cluste
 sec_dbd_ping() { timeout -k 2 "$1" sacctmgr -n ping; }
 
 ROLE_LINES='Running as primary controller|slurmctld running in background mode|not responding, BackupController|slurmctld version .* started|Terminate signal'
+# Slurm 24.11's standby says why it does not take over (src/slurmctld/backup.c).
+REFUSAL_LINES='Not taking control. |Waiting for heartbeat file to exist'
 
-sec_role() { # the last lines saying which role this node's slurmctld took
+last_role_lines() { # stdin: log lines, newest first -> up to 8 role lines, plus the refusals
+  # logged after the newest role line (at most 3), oldest first. Stops at the 8th role line.
+  awk -v role="$ROLE_LINES" -v refusal="$REFUSAL_LINES" '
+    $0 ~ role { print; roles++; if (roles >= 8) exit; next }
+    roles == 0 && refusals < 3 && $0 ~ refusal { print; refusals++ }' | tac
+}
+
+sec_role() { # the last lines saying which role this node's slurmctld took, and any refusal since
   local seconds=$1 log=$2 file found=""
   echo "now_local=$(date '+%Y-%m-%dT%H:%M:%S')"
   if [ -n "$log" ] && timeout -k 1 "$seconds" test -r "$log"; then
     # Read from the end: the file may be large; rotated once, the last role line may be in .1
     for file in "$log" "$log.1"; do
       timeout -k 1 "$seconds" test -r "$file" || continue
-      found=$(timeout -k 1 "$seconds" tac "$file" | grep -a -m 8 -E "$ROLE_LINES" | tac)
+      found=$(timeout -k 1 "$seconds" tac "$file" | LC_ALL=C last_role_lines)
       if [ -n "$found" ]; then
         echo "source=file:$file"
         printf '%s\n' "$found"
@@ -313,7 +322,7 @@ sec_role() { # the last lines saying which role this node's slurmctld took
   if command -v journalctl >/dev/null 2>&1; then
     echo "source=journal:slurmctld"
     found=$(timeout -k 1 "$seconds" journalctl -u slurmctld --no-pager -o short-iso -r -n 50000 2>/dev/null |
-      grep -a -m 8 -E "$ROLE_LINES" | tac)
+      LC_ALL=C last_role_lines)
     if [ -n "$found" ]; then
       printf '%s\n' "$found"
       return 0
@@ -345,8 +354,15 @@ sec_heartbeat() { # 16 bytes: big-endian time of the last beat, big-endian index
   fi
   file="$dir/heartbeat"
   echo "path=$file"
-  timeout -k 1 "$seconds" test -e "$file"
-  rc=$?
+  # Slurm 24.11 replaces the file (heartbeat.new, unlink, link): it may be missing for an
+  # instant, so a missing file is looked for twice more, as slurmctld itself does.
+  local attempt
+  for attempt in 1 2 3; do
+    timeout -k 1 "$seconds" test -e "$file"
+    rc=$?
+    [ "$rc" = 1 ] && [ "$attempt" -lt 3 ] && { sleep 0.1; continue; }
+    break
+  done
   if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
     echo "error=timed out looking for the heartbeat file"
     return 124

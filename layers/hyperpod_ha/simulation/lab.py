@@ -18,9 +18,9 @@ tests take the same lock).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import fcntl
-import json
 import os
 import secrets
 import shutil
@@ -45,7 +45,7 @@ from hyperpod_ha.commands import (
 )
 from hyperpod_ha.embedded.site import SiteController
 from hyperpod_ha.observability import logger
-from hyperpod_ha.rotation.secret import AWSCURRENT, AWSPREVIOUS, alternate_username
+from hyperpod_ha.rotation.secret import AWSCURRENT
 from hyperpod_ha.rotation.slurmdbd_credentials import CREDENTIAL_SOURCE_ENV
 from hyperpod_ha.simulation.agent import (
     NON_INTERACTIVE_DOCUMENT,
@@ -65,7 +65,7 @@ from hyperpod_ha.verification_runs import RunSettings, Trigger, VerificationRuns
 from hyperpod_lab import Lab, LabError, LabRunner
 from hyperpod_lab.config import SLURMCTLD_PORT
 from hyperpod_lab.processes import stopped
-from hyperpod_lab.topology import CLUSTER_NAME, DB_NAME, SLURMCTLD_TIMEOUT_SECONDS
+from hyperpod_lab.topology import CLUSTER_NAME, SLURMCTLD_TIMEOUT_SECONDS
 
 T = TypeVar("T")
 
@@ -87,21 +87,8 @@ NOT_VERIFIED: Final = frozenset({"DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN"})
 TAKEOVER_WAIT_SECONDS: Final = SLURMCTLD_TIMEOUT_SECONDS + 20
 # The active controller beats every min(SlurmctldTimeout/4, 30) s: 2.5 s in the lab.
 HEARTBEAT_FRESH_SECONDS: Final = 8.0
+TAKE_BACK_SECONDS: Final = 60.0
 RESTORE_SECONDS: Final = 45.0
-ACCOUNTED_SECONDS: Final = 30.0
-# Where the lab's controllers keep slurmdbd.conf (HyperPod: /opt/slurm/etc/slurmdbd.conf).
-LAB_SLURMDBD_CONF: Final = "/etc/slurm/slurmdbd.conf"
-ROLLOUT_VERIFY_SECONDS: Final = 30
-# A restart of slurmdbd as the accounting poller sees it: the stop (SIGTERM, exit), the start
-# and the seconds until it answered, which the node script reports; this bounds the first
-# two and the poll's resolution.
-RESTART_STOP_ALLOWANCE_SECONDS: Final = 5.0
-POLL_INTERVAL_SECONDS: Final = 0.1
-# The roll-out restarts one controller's slurmdbd at a time, so no moment should find them all
-# failing; this much overlap is the polls' resolution (each controller polled every 0.1 s plus
-# the time one sacctmgr takes).
-BLACKOUT_TOLERANCE_SECONDS: Final = 1.0
-ROTATION_STEPS: Final = ("createSecret", "setSecret", "testSecret", "finishSecret")
 
 
 class LabScenarioUnknown(ValueError):
@@ -240,6 +227,11 @@ _agent = LabAgent()
 register_transport(LAB_TRANSPORT, lambda: _agent)
 
 
+def attached_agent(lab: Lab, secret: NodeSecret) -> contextlib.AbstractContextManager[None]:
+    """The ``lab-agent`` transport serving ``lab`` for the length of the block."""
+    return _agent.attached(lab, secret)
+
+
 # --- the lab's state: what clean means, and getting back there --------------------------------
 
 
@@ -321,6 +313,11 @@ def _state_read_only(lab: Lab) -> bool:
     return lab.status().get("state_read_only") is True
 
 
+def _heartbeat_hidden(lab: Lab) -> list[str]:
+    hidden = lab.status().get("heartbeat_hidden_hosts")
+    return [str(name) for name in hidden] if isinstance(hidden, list) else []
+
+
 def baseline_problems(lab: Lab) -> list[str]:
     """Why the lab is not in its clean baseline (empty when it is): every host connected and
     running its daemons, the first controller active (log and heartbeat), the others in
@@ -331,6 +328,7 @@ def baseline_problems(lab: Lab) -> list[str]:
     problems = [f"{name} is cut off the network" for name in _isolated(lab)]
     if _state_read_only(lab):
         problems.append("StateSaveLocation is read-only")
+    problems += [f"{name} cannot read the heartbeat" for name in _heartbeat_hidden(lab)]
     for host in lab.topology.hosts:
         problems += [
             f"{daemon} does not run on {host.name}"
@@ -405,6 +403,9 @@ def restore_lab(lab: Lab, timeout: float = RESTORE_SECONDS) -> list[str]:
     if _state_read_only(lab):
         lab.restore_state_writable()
         repairs.append("StateSaveLocation writable again")
+    for name in _heartbeat_hidden(lab):
+        lab.show_heartbeat(name)
+        repairs.append(f"{name} reads the heartbeat again")
     for name in _isolated(lab):
         lab.reconnect(name)
         repairs.append(f"{name} reconnected")
@@ -516,7 +517,8 @@ class Drill:
         self.takeover_seconds: float | None = None
         self.details: dict[str, Any] = {}
         self.offsets: dict[str, int] = {}  # log offsets a check after the workflow reads from
-        self.primary, self.backup = _controllers(lab)[:2]
+        self.controllers = _controllers(lab)
+        self.primary, self.backup = self.controllers[:2]
 
     def address(self, host: str) -> str:
         return self.lab.topology.host(host).address
@@ -617,6 +619,19 @@ class LabScenario:
     verify: Verify | None = None  # after the workflow, before the repair
     measured: bool = False  # report the seconds from the fault to the verdict
     why: str = ""  # why this verdict is the right one, where that is not obvious
+    controllers: int = 2  # the lab's controller group for this scenario
+    min_slurm: str | None = None  # the oldest Slurm series that shows it (e.g. "24.11")
+    # Where a Slurm release ends otherwise: series -> (verdicts, label, incidents, why).
+    by_release: Mapping[str, tuple[frozenset[str], str, int, str]] = field(default_factory=dict)
+
+    def on(self, series: str) -> LabScenario:
+        """The scenario as it ends on ``series``."""
+        if series not in self.by_release:
+            return self
+        verdicts, label, incidents, why = self.by_release[series]
+        return dataclasses.replace(
+            self, expect_verdicts=verdicts, expect_label=label, expect_incidents=incidents, why=why
+        )
 
 
 # --- the scenarios -------------------------------------------------------------------------------
@@ -654,10 +669,11 @@ def _failed_over(lab: Lab) -> str:
 def _start_primary(drill: Drill) -> None:
     lab, primary, backup = drill.lab, drill.primary, drill.backup
     offsets = {name: drill.log_offset(name) for name in (primary, backup)}
-    drill.inject(f"slurmctld on {primary} started again", lambda: lab.start_slurmctld(primary))
+    drill.inject(f"slurmctld on {primary} started again", lambda: lab.start_slurmctld(primary, wait=False))
     # The primary's ON program runs when it has control again; the backup's OFF program
-    # when it is back in standby: the usual burst of a restart.
-    if drill.wait_for_role(primary, offsets[primary], "primary", 20) is not None:
+    # when it is back in standby: the usual burst of a restart. (24.11 took up to 30 s here
+    # to take control back: the active backup saves its state and steps down first.)
+    if drill.wait_for_role(primary, offsets[primary], "primary", TAKE_BACK_SECONDS) is not None:
         drill.note(f"{primary} took control back", "logged 'Running as primary controller'")
     drill.notify(on_message(drill.address(primary)))
     if drill.wait_for_role(backup, offsets[backup], "standby", 20) is not None:
@@ -783,323 +799,6 @@ def _unwritable_seen(drill: Drill, result: ScenarioResult) -> None:
     )
 
 
-def _stored_credentials(lab: Lab) -> tuple[str, str]:
-    """StorageUser and StoragePass of every controller's slurmdbd.conf (they must agree)."""
-    found: list[tuple[str, str]] = []
-    for name in _controllers(lab):
-        stored_user, stored_password, _, _ = _conf_facts(lab, name)
-        found.append((stored_user, stored_password))
-    user, password = found[0]
-    if (
-        not user
-        or not password
-        or any(
-            other != user or not secrets.compare_digest(other_password, password)
-            for other, other_password in found[1:]
-        )
-    ):
-        raise LabScenarioError("the controllers' slurmdbd.conf do not hold the same credentials")
-    return user, password
-
-
-def prepare_accounting_user(lab: Lab, user: str) -> None:
-    """Give the lab's database user the shape of the HyperPod sample stack's RDS user.
-
-    There the user logs in from anywhere (``'%'``) and may create users and pass on its
-    grants, which the alternating rotation needs (the twin gets exactly its grants). The lab
-    creates it ``@'localhost'`` with the database only; the rotation function reaches MariaDB
-    over TCP, where that account does not match (this server skips name resolution).
-    """
-    connection = lab.admin.connect()
-    try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT host FROM mysql.user WHERE user = %s", (user,))
-            hosts = {str(row[0]) for row in cursor.fetchall()}
-            if "%" not in hosts:
-                if "localhost" not in hosts:
-                    raise LabScenarioError(f"the lab's database user {user} does not exist")
-                cursor.execute("RENAME USER %s@'localhost' TO %s@'%%'", (user, user))
-            cursor.execute(f"GRANT ALL PRIVILEGES ON `{DB_NAME}`.* TO %s@'%%' WITH GRANT OPTION", (user,))
-            cursor.execute("GRANT CREATE USER ON *.* TO %s@'%%' WITH GRANT OPTION", (user,))
-    finally:
-        connection.close()
-
-
-class AccountingPoller:
-    """Asks every controller's slurmdbd (``sacctmgr show cluster``) again and again.
-
-    Each controller's slurmctld talks to its own host's slurmdbd (AccountingStorageHost=
-    localhost, as on HyperPod), so accounting is polled there; the login host has no slurmdbd.
-    """
-
-    def __init__(self, lab: Lab, hosts: Sequence[str]) -> None:
-        self._lab = lab
-        self._hosts = list(hosts)
-        self._stop = threading.Event()
-        # One thread per controller, so a slow answer on one does not hide the other.
-        self._threads = [
-            threading.Thread(target=self._loop, args=(host,), name=f"accounting-{host}", daemon=True)
-            for host in self._hosts
-        ]
-        self._lock = threading.Lock()
-        self.samples: list[tuple[float, str, bool]] = []
-
-    def __enter__(self) -> AccountingPoller:
-        for thread in self._threads:
-            thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        for thread in self._threads:
-            thread.join(timeout=30)
-        self.samples.sort()
-
-    def _loop(self, host: str) -> None:
-        while not self._stop.is_set():
-            answered = _dbd_answers(self._lab, host)
-            with self._lock:
-                self.samples.append((time.time(), host, answered))
-            self._stop.wait(POLL_INTERVAL_SECONDS)
-
-    def outages(self, host: str) -> list[tuple[float, float]]:
-        """(first failed poll, next answered poll) of every run of failures on ``host``."""
-        found: list[tuple[float, float]] = []
-        began: float | None = None
-        last = 0.0
-        for at, where, answered in self.samples:
-            if where != host:
-                continue
-            last = at
-            if not answered and began is None:
-                began = at
-            elif answered and began is not None:
-                found.append((began, at))
-                began = None
-        if began is not None:
-            found.append((began, last))
-        return found
-
-    def longest_blackout(self) -> float:
-        """The longest time no controller's slurmdbd answered."""
-        spans = [self.outages(host) for host in self._hosts]
-        longest = 0.0
-        for begin, end in spans[0]:
-            overlaps = [(begin, end)]
-            for others in spans[1:]:
-                overlaps = [
-                    (max(a, c), min(b, d)) for a, b in overlaps for c, d in others if max(a, c) < min(b, d)
-                ]
-            longest = max([longest, *(b - a for a, b in overlaps)])
-        return longest
-
-
-@contextlib.contextmanager
-def recorded_invocations(function_arn: str) -> Iterator[list[dict[str, Any]]]:
-    """What Secrets Manager's invocations of the rotation function returned (moto drops it)."""
-    from moto.awslambda_simple.models import LambdaSimpleBackend
-
-    routed = LambdaSimpleBackend.invoke
-    calls: list[dict[str, Any]] = []
-
-    def recording(
-        backend: Any,
-        function_name: str,
-        qualifier: str | None = None,
-        body: Any = None,
-        headers: Any = None,
-        response_headers: Any = None,
-    ) -> Any:
-        answer = routed(backend, function_name, qualifier, body, headers, response_headers)
-        if function_name == function_arn:
-            calls.append(
-                {
-                    "event": json.loads(body) if body else {},
-                    "error": (response_headers or {}).get("x-amz-function-error"),
-                    "result": json.loads(answer) if answer else None,
-                }
-            )
-        return answer
-
-    LambdaSimpleBackend.invoke = recording  # type: ignore[method-assign,assignment]
-    try:
-        yield calls
-    finally:
-        LambdaSimpleBackend.invoke = routed  # type: ignore[method-assign]
-
-
-def _batch_job(lab: Lab, label: str) -> str:
-    """Run a one-node job to its end; its job id."""
-    name = f"hpha-{label}-{secrets.token_hex(3)}"
-    done = lab.client(
-        [
-            "sbatch",
-            "--wait",
-            "--parsable",
-            "--output=/dev/null",
-            "-J",
-            name,
-            "--nodes=1",
-            "--wrap",
-            "hostname",
-        ],
-        timeout=60,
-    )
-    if done.returncode != 0:
-        raise LabScenarioError(f"the {label} job failed: {done.stderr.strip()[-200:]}")
-    return done.stdout.strip().split(";", 1)[0]
-
-
-def _accounted(lab: Lab, host: str, job_ids: Sequence[str]) -> dict[str, str]:
-    """Job id -> state, as ``sacct`` on ``host`` reports them once all are COMPLETED (or the last answer)."""
-    seen: dict[str, str] = {}
-
-    def completed() -> bool | None:
-        done = lab.exec(
-            host, ["sacct", "-X", "-n", "-P", "-j", ",".join(job_ids), "-o", "jobid,state"], timeout=15
-        )
-        seen.clear()
-        seen.update(
-            {job: state for job, _, state in (line.partition("|") for line in done.stdout.splitlines())}
-        )
-        return True if all(seen.get(job) == "COMPLETED" for job in job_ids) else None
-
-    _poll(completed, ACCOUNTED_SECONDS, interval=1.0)
-    return dict(seen)
-
-
-def _conf_facts(lab: Lab, host: str) -> tuple[str, str, int, int]:
-    """StorageUser, StoragePass, mode and owner of ``host``'s slurmdbd.conf."""
-    conf = lab.paths.host_etc(host) / "slurmdbd.conf"
-    values = {key: value for key, _, value in (line.partition("=") for line in conf.read_text().splitlines())}
-    info = conf.stat()
-    return values.get("StorageUser", ""), values.get("StoragePass", ""), info.st_mode & 0o777, info.st_uid
-
-
-def _rotate(drill: Drill) -> None:
-    lab, run = drill.lab, drill.run
-    controllers = _controllers(lab)
-    user, password = _stored_credentials(lab)
-    prepare_accounting_user(lab, user)
-    secretsmanager = boto3.client("secretsmanager")
-    arn = run.site.secret_arn
-    # The sample stack's secret: username and password only (compact JSON, as the lifecycle
-    # script's grep needs); host and port come from the function's DB_HOST and DB_PORT.
-    secretsmanager.put_secret_value(
-        SecretId=arn, SecretString=json.dumps({"username": user, "password": password}, separators=(",", ":"))
-    )
-    del password
-    run.stack.override_environment(
-        "RotateDbSecretFunction",
-        COMMAND_TRANSPORT=LAB_TRANSPORT,
-        SLURMDBD_CONF=LAB_SLURMDBD_CONF,
-        SLURMDBD_OWNER="root",
-        SLURMDBD_SERVICE="slurmdbd",
-        SLURMDBD_VERIFY_SECONDS=str(ROLLOUT_VERIFY_SECONDS),
-    )
-    function_arn = str(secretsmanager.describe_secret(SecretId=arn)["RotationLambdaARN"])
-    before = _batch_job(lab, "before")
-    drill.note("job before the rotation", f"job {before} completed")
-    pids = {name: lab.pid(name, "slurmdbd") for name in controllers}
-    with AccountingPoller(lab, controllers) as poller, recorded_invocations(function_arn) as calls:
-        drill.inject(
-            "database secret rotated (alternating users) and rolled out to every controller",
-            lambda: secretsmanager.rotate_secret(
-                SecretId=arn, RotationLambdaARN=function_arn, RotateImmediately=True
-            ),
-        )
-    drill.note("rotation finished", f"{len(calls)} invocations of RotateDbSecretFunction")
-    after = _batch_job(lab, "after")
-    drill.note("job after the rotation", f"job {after} completed")
-
-    steps = [(str(c["event"].get("Step")), c["error"], c["result"] or {}) for c in calls]
-    drill.check(
-        "Secrets Manager ran the four rotation steps without error",
-        tuple(step for step, _, _ in steps) == ROTATION_STEPS and all(error is None for _, error, _ in steps),
-        ", ".join(f"{step}: {result.get('outcome') or result.get('errorType')}" for step, _, result in steps),
-    )
-    current = json.loads(
-        secretsmanager.get_secret_value(SecretId=arn, VersionStage=AWSCURRENT)["SecretString"]
-    )
-    previous = json.loads(
-        secretsmanager.get_secret_value(SecretId=arn, VersionStage=AWSPREVIOUS)["SecretString"]
-    )
-    new_user = str(current.get("username"))
-    drill.check(
-        "AWSCURRENT names the other user of the pair, AWSPREVIOUS the old one",
-        new_user == alternate_username(user) and previous.get("username") == user,
-        f"{user} -> {new_user}",
-    )
-    finish = next((result for step, _, result in steps if step == "finishSecret"), {})
-    rollout = finish.get("rollout") or {"complete": False, "controllers": []}
-    outcomes = {str(c.get("instance_id")): c for c in rollout.get("controllers", [])}
-    drill.check(
-        "the roll-out updated every controller",
-        rollout.get("complete") is True
-        and len(outcomes) == len(controllers)
-        and all(c.get("storage_user") == new_user for c in outcomes.values()),
-        "; ".join(
-            f"{iid}: {c.get('outcome')} in {c.get('seconds_to_answer')} s" for iid, c in outcomes.items()
-        ),
-    )
-    restart_allowance: dict[str, float] = {}
-    for name in controllers:
-        host = lab.topology.host(name)
-        stored_user, stored_password, mode, owner = _conf_facts(lab, name)
-        pid = lab.pid(name, "slurmdbd")
-        answers = _dbd_answers(lab, name)
-        drill.check(
-            f"{name}: slurmdbd.conf holds the new credentials and slurmdbd answers with them",
-            stored_user == new_user
-            and secrets.compare_digest(stored_password, str(current.get("password")))
-            and mode == 0o600
-            and owner == 0
-            and pid not in (None, pids[name])
-            and answers,
-            f"StorageUser={stored_user}, mode {mode:o}, owner uid {owner}, "
-            f"slurmdbd pid {pids[name]} -> {pid}, sacctmgr {'answers' if answers else 'fails'}",
-        )
-        answered_in = outcomes.get(host.instance_id, {}).get("seconds_to_answer")
-        restart_allowance[name] = float(answered_in or 0.0) + RESTART_STOP_ALLOWANCE_SECONDS
-    longest = {
-        name: max((end - begin for begin, end in poller.outages(name)), default=0.0) for name in controllers
-    }
-    blackout = poller.longest_blackout()
-    drill.check(
-        "accounting answered throughout: each slurmdbd failed only for its own restart, never all at once",
-        all(longest[name] <= restart_allowance[name] for name in controllers)
-        and all(len(poller.outages(name)) <= 1 for name in controllers)
-        and blackout <= BLACKOUT_TOLERANCE_SECONDS,
-        ", ".join(
-            f"{name} failed {longest[name]:.1f} s (allowed {restart_allowance[name]:.1f} s)"
-            for name in controllers
-        )
-        + f"; none answering for {blackout:.1f} s; {len(poller.samples)} polls",
-    )
-    states = _accounted(lab, drill.primary, [before, after])
-    drill.check(
-        "sacct shows the jobs run before and after the rotation",
-        states.get(before) == "COMPLETED" and states.get(after) == "COMPLETED",
-        ", ".join(f"job {job}: {states.get(job, 'missing')}" for job in (before, after)),
-    )
-    drill.details["rotation"] = {
-        "strategy": "alternating",
-        "previous_user": user,
-        "current_user": new_user,
-        "steps": [
-            {"step": step, "outcome": result.get("outcome"), "error": error} for step, error, result in steps
-        ],
-        "rollout": rollout,
-        "accounting": {
-            "polls": len(poller.samples),
-            "longest_outage_seconds": {name: round(value, 2) for name, value in longest.items()},
-            "longest_without_any_slurmdbd_seconds": round(blackout, 2),
-        },
-        "jobs": {"before": before, "after": after, "states": states},
-    }
-    drill.operator_run("check the cluster after the database secret rotation")
-
-
 SCENARIO_LIST: Final = (
     LabScenario(
         "failover",
@@ -1118,6 +817,19 @@ SCENARIO_LIST: Final = (
         "HEALTHY",
         0,
         precondition=_failed_over,
+        by_release={
+            "24.11": (
+                frozenset({"DEGRADED"}),
+                "DEGRADED",
+                1,
+                "ctl1 takes control back (after about 30 s: ctl2 saves its state and steps down first), "
+                "but slurmdbd's registration of the cluster's controller is blank afterwards (ControlHost "
+                "empty; seen in both 24.11 runs here that took control back: back, back-3). "
+                "Every controller's slurmdbd shares one database "
+                "row: likely the stepping-down backup's deregistration lands after the primary's "
+                "registration (not proven). A restart of the active slurmctld registers it again",
+            )
+        },
     ),
     LabScenario(
         "hung-primary",
@@ -1198,14 +910,6 @@ SCENARIO_LIST: Final = (
             "neither its state nor its heartbeat, so a failover now would lose state. A serving cluster "
             "missing something it needs is DEGRADED, and the run opens an incident"
         ),
-    ),
-    LabScenario(
-        "rotation",
-        "the database secret rotated (alternating users) and rolled out to every controller's slurmdbd",
-        _rotate,
-        frozenset({"HEALTHY"}),
-        "HEALTHY",
-        0,
     ),
 )
 LAB_SCENARIOS: Final[dict[str, LabScenario]] = {s.name: s for s in SCENARIO_LIST}
@@ -1328,7 +1032,8 @@ def run_lab(name: str, root: Path, *, lab: Lab | None = None, defaults: bool = F
     scenario = LAB_SCENARIOS.get(name)
     if scenario is None:
         raise LabScenarioUnknown(f"no lab scenario {name!r}; known: {', '.join(LAB_SCENARIOS)}")
-    lab = lab or Lab()
+    lab = lab_for(scenario, lab or Lab())
+    scenario = scenario.on(lab.topology.slurm)
     with lab_lock():
         prepared = _ready(lab)
         slurmctld_timeout = _slurmctld_timeout(lab)
@@ -1364,6 +1069,21 @@ def run_lab(name: str, root: Path, *, lab: Lab | None = None, defaults: bool = F
         drill.note("lab repaired", "; ".join(repairs) or "nothing to repair")
         drill.note("the lab stays up", "`python -m hyperpod_lab down` removes it")
         return _result(drill, workflow, slurmctld_timeout)
+
+
+def _series(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def lab_for(scenario: LabScenario, lab: Lab) -> Lab:
+    """The lab the scenario needs: ``lab`` itself, or one like it with the scenario's controllers."""
+    if scenario.min_slurm and _series(lab.topology.slurm) < _series(scenario.min_slurm):
+        raise LabScenarioError(
+            f"{scenario.name} needs Slurm {scenario.min_slurm} or newer; this lab runs {lab.topology.slurm}"
+        )
+    if lab.topology.controllers == scenario.controllers:
+        return lab
+    return Lab(dataclasses.replace(lab.topology, controllers=scenario.controllers), admin=lab.admin)
 
 
 def _engine_scenario(scenario: LabScenario) -> Scenario:
@@ -1419,3 +1139,12 @@ def _result(drill: Drill, workflow: ScenarioResult, slurmctld_timeout: int | Non
         },
     )
     return result
+
+
+# Scenarios of their own modules (the rotation, three controllers, 24.11's refused takeover)
+# join the list here,
+# once everything they use above is defined.
+from hyperpod_ha.simulation.lab_rotation import rotation_scenario  # noqa: E402
+from hyperpod_ha.simulation.lab_takeovers import takeover_scenarios  # noqa: E402
+
+LAB_SCENARIOS.update({s.name: s for s in (rotation_scenario(), *takeover_scenarios())})

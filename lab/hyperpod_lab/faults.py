@@ -1,0 +1,109 @@
+"""The faults an operator injects into a running lab, by name, on one host.
+
+``inject(lab, "kill", "ctl1")`` checks the name, the host and that the lab is up before it
+touches anything (a :class:`LabFaultError`, a ``ValueError``, otherwise), applies the fault
+and records it (``<root>/last-fault.json``) so a later verification can report the seconds
+from the fault to its verdict. Every fault has its repair: ``stop``/``cont``, ``cut``/``heal``,
+``kill``/``start``, ...
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from hyperpod_lab.lab import Lab
+from hyperpod_lab.topology import LabConfigError
+
+FAULT_RECORD: Final = "last-fault.json"
+
+
+class LabFaultError(ValueError):
+    """The fault cannot be injected as asked (name, host, lab state). ``reason`` is safe to log."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Fault:
+    summary: str
+    apply: Callable[[Lab, str], object]
+    controllers_only: bool = True
+
+
+def _start(lab: Lab, host: str) -> object:
+    # No wait: a 24.11 standby that cannot read the heartbeat answers nothing until it can.
+    return lab.start_slurmctld(host, wait=False)
+
+
+FAULTS: Final[dict[str, Fault]] = {
+    "kill": Fault("SIGKILL slurmctld", lambda lab, host: lab.kill_slurmctld(host)),
+    "stop": Fault("SIGSTOP slurmctld (hung)", lambda lab, host: lab.kill_slurmctld(host, signal.SIGSTOP)),
+    "cont": Fault("SIGCONT slurmctld", lambda lab, host: lab.kill_slurmctld(host, signal.SIGCONT)),
+    "start": Fault("start slurmctld again", _start),
+    "cut": Fault("cut the host's network link", lambda lab, host: lab.isolate(host), controllers_only=False),
+    "heal": Fault(
+        "restore the host's network link", lambda lab, host: lab.reconnect(host), controllers_only=False
+    ),
+    "dbd-stop": Fault("SIGTERM slurmdbd", lambda lab, host: lab.stop_slurmdbd(host)),
+    "dbd-start": Fault("start slurmdbd again", lambda lab, host: lab.start_slurmdbd(host)),
+    "state-ro": Fault("StateSaveLocation read-only", lambda lab, host: lab.make_state_unwritable(host)),
+    "state-rw": Fault("StateSaveLocation writable again", lambda lab, host: lab.restore_state_writable(host)),
+    "heartbeat-unreadable": Fault(
+        "the heartbeat file cannot be read (StateSaveLocation hidden)",
+        lambda lab, host: lab.hide_heartbeat(host),
+    ),
+    "heartbeat-readable": Fault(
+        "the heartbeat file readable again", lambda lab, host: lab.show_heartbeat(host)
+    ),
+}
+
+
+def check(lab: Lab, fault: str, host: str) -> Fault:
+    """The fault to inject, or :class:`LabFaultError` saying why it cannot be."""
+    found = FAULTS.get(fault)
+    if found is None:
+        raise LabFaultError(f"no fault {fault[:40]!r}; known: {', '.join(FAULTS)}")
+    try:
+        target = lab.topology.host(host)
+    except LabConfigError:
+        names = ", ".join(h.name for h in lab.topology.hosts)
+        raise LabFaultError(f"no lab host {host[:40]!r}; the lab's hosts: {names}") from None
+    if found.controllers_only and target.role != "controller":
+        raise LabFaultError(f"{fault} applies to controllers; {host} is a compute node")
+    if not lab.is_up():
+        raise LabFaultError("the lab is not up (hyperpod-ha lab up)")
+    return found
+
+
+def inject(lab: Lab, fault: str, host: str) -> dict[str, Any]:
+    """Apply the fault and record when; returns the record."""
+    found = check(lab, fault, host)
+    at = time.time()
+    found.apply(lab, host)
+    record = {"fault": fault, "host": host, "summary": found.summary, "at": at}
+    path = lab.paths.root / FAULT_RECORD
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record))
+    tmp.replace(path)
+    return record
+
+
+def last_fault(root: Path) -> dict[str, Any] | None:
+    """The fault injected since the last verification, if any."""
+    try:
+        record = json.loads((root / FAULT_RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and isinstance(record.get("at"), int | float) else None
+
+
+def clear(root: Path) -> None:
+    (root / FAULT_RECORD).unlink(missing_ok=True)

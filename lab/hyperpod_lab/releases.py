@@ -1,0 +1,75 @@
+"""Which Slurm the lab runs: 24.11 (what HyperPod's AMI ships) or Debian's 22.05.
+
+24.11 is built from Debian trixie's upstream tarball into its own prefix under
+:data:`BUILD_ROOT` (see :mod:`hyperpod_lab.slurm_source`), so nothing of it mixes with
+Debian's packages: every lab daemon and client of that lab is started from that prefix, and
+its binaries find their libraries and plugins there (the build's run path and plugin
+directory). 22.05 is Debian bookworm's packages, in ``/usr``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from hyperpod_lab.topology import DEFAULT_SLURM, LabConfigError
+
+BUILD_ROOT: Final = Path("/opt/hyperpod-lab")
+DEFAULT_SERIES: Final = DEFAULT_SLURM
+SYSTEM_PATH: Final = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+# What every lab needs, whatever the Slurm: munge (one munged per host) and ip.
+_COMMON_PACKAGES: Final = ("munge", "iproute2")
+# What building 24.11 needs: a compiler, and the headers of what the lab uses (munge for
+# authentication, MariaDB for slurmdbd's storage, json-c for the JSON output of --json).
+BUILD_PACKAGES: Final = (
+    "build-essential",
+    "pkgconf",
+    "libmunge-dev",
+    "libmariadb-dev",
+    "libjson-c-dev",
+)
+_DEBIAN_SLURM: Final = ("slurmctld", "slurmd", "slurmdbd", "slurm-client")
+
+
+@dataclass(frozen=True)
+class SlurmRelease:
+    """One Slurm release series the lab can run."""
+
+    series: str  # "24.11" or "22.05"
+    built: bool  # True: built from source into ``prefix``; False: Debian's packages
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        """The Debian packages this release's lab needs installed."""
+        return _COMMON_PACKAGES + (BUILD_PACKAGES if self.built else _DEBIAN_SLURM)
+
+    def prefix(self) -> Path | None:
+        """Where the built release is installed (None for Debian's packages)."""
+        if not self.built:
+            return None
+        from hyperpod_lab.slurm_source import installed_prefix
+
+        return installed_prefix(self.series)
+
+    def path(self) -> str:
+        """The PATH of the lab's commands: the release's own binaries first."""
+        prefix = self.prefix()
+        if prefix is None:
+            return SYSTEM_PATH
+        return f"{prefix / 'sbin'}:{prefix / 'bin'}:{SYSTEM_PATH}"
+
+
+RELEASES: Final = {
+    "24.11": SlurmRelease("24.11", built=True),
+    "22.05": SlurmRelease("22.05", built=False),
+}
+
+
+def release(series: str) -> SlurmRelease:
+    """The release for ``24.11`` or ``22.05``; :class:`LabConfigError` for anything else."""
+    found = RELEASES.get(series)
+    if found is None:
+        raise LabConfigError(f"slurm must be one of {', '.join(RELEASES)}, got {series[:20]!r}")
+    return found

@@ -1,0 +1,101 @@
+"""``hyperpod-ha lab ...`` against the real lab: an operator's session, seen through the command.
+
+On Slurm 24.11 the standby is made unable to read the heartbeat, then the primary is killed:
+``lab verify --json`` must say DOWN and why, in the standby's words. On 22.05 the same faults
+end in a takeover (22.05 does not check the heartbeat file before it takes over).
+
+Needs root, network namespaces and MariaDB; skipped otherwise, failed under CI=true.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from hyperpod_ha.cli import main
+from hyperpod_ha.simulation.lab import lab_lock, restore_lab
+from hyperpod_lab import Lab, Topology
+from hyperpod_lab.packages import ensure_packages
+from hyperpod_lab.preflight import missing_prerequisite
+from hyperpod_lab.releases import release
+
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
+
+SLURM = os.environ.get("HYPERPOD_LAB_SLURM", "24.11")
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[Lab]:
+    missing = missing_prerequisite()
+    if missing is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{missing} (CI=true: the lab tests must run)")
+        pytest.skip(missing)
+    ensure_packages(release(SLURM).packages)
+    with lab_lock():
+        lab = Lab(Topology(controllers=2, nodes=2, slurm=SLURM))
+        try:
+            yield lab
+        finally:
+            lab.down()
+
+
+def _run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    # The command points this process's stdout at stderr once it holds its result: put it back.
+    saved = os.dup(1)
+    try:
+        code = main(["lab", *argv])
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    captured = capfd.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_an_operator_session(lab: Lab, capfd: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capfd, "up", "--slurm", SLURM)
+    assert code == 0
+    assert json.loads(out)["topology"]["slurm"] == SLURM
+    status_before = lab.status()
+
+    # Refused: one line, exit 2, nothing changed.
+    for argv in (("fault", "explode", "ctl1"), ("fault", "kill", "ctl9"), ("fault", "stop", "node2")):
+        code, _, err = _run(capfd, *argv)
+        assert code == 2
+        assert len(err.strip().splitlines()) == 1
+    assert lab.status()["hosts"] == status_before["hosts"]
+
+    try:
+        assert _run(capfd, "fault", "heartbeat-unreadable", "ctl2")[0] == 0
+        assert _run(capfd, "fault", "kill", "ctl1")[0] == 0
+        code, out, _ = _run(capfd, "verify", "--json")
+        result = json.loads(out)
+    finally:
+        restore_lab(lab)
+
+    assert {"verdict", "active_controller", "reasons", "slurm_version", "incidents", "snapshots"} <= set(
+        result
+    )
+    assert result["executions"] == 1
+    assert result["slurm_version"].startswith(SLURM)
+    assert result["fault"]["fault"] == "kill"
+    assert 0 < result["fault_to_verdict_seconds"] < 120
+    if SLURM == "24.11":
+        assert code == 1
+        assert result["verdict"] == "DOWN"
+        assert result["active_controller"] is None
+        assert result["reasons"][0] == "no controller is active"
+        assert result["reasons"][1].startswith("ctl2 refuses to take over")
+        assert "heartbeat file could not be read" in result["reasons"][1]
+        assert len(result["incidents"]) == 1
+    else:
+        # 22.05 takes over without checking the heartbeat file, and then cannot write it.
+        assert result["active_controller"] == "ctl2"
+        assert result["verdict"] in ("FAILED_OVER", "DEGRADED")
+
+    code, out, _ = _run(capfd, "status", "--json")
+    assert code == 0
+    assert json.loads(out)["heartbeat_hidden_hosts"] == []

@@ -1,0 +1,172 @@
+"""The lab's operator commands and its Slurm releases, where no root and no running lab are needed.
+
+A refused command must say why in one line, exit 2 and change nothing: every test here runs
+on a lab root of its own (``tmp_path``) that is never brought up, and checks it stays empty.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hyperpod_ha.cli import main
+from hyperpod_ha.cli.lab import FAULT_NAMES
+from hyperpod_lab import Lab, LabConfigError, Topology
+from hyperpod_lab.faults import FAULTS, LabFaultError, check, clear, last_fault
+from hyperpod_lab.releases import RELEASES, SYSTEM_PATH, release
+from hyperpod_lab.slurm_source import (
+    MARKER,
+    SlurmSourceError,
+    debian_entry,
+    installed_prefix,
+    source_entry,
+)
+
+
+def test_the_commands_help_names_every_fault() -> None:
+    assert tuple(FAULTS) == FAULT_NAMES
+
+
+@pytest.mark.parametrize(
+    ("fault", "host", "why"),
+    [
+        ("explode", "ctl1", "no fault 'explode'; known: kill, stop"),
+        ("kill", "ctl9", "no lab host 'ctl9'; the lab's hosts: ctl1, ctl2, node1, node2"),
+        ("kill", "node1", "kill applies to controllers; node1 is a compute node"),
+        ("kill", "ctl1", "the lab is not up"),
+        ("cut", "node2", "the lab is not up"),
+    ],
+)
+def test_a_fault_is_checked_before_anything_changes(tmp_path: Path, fault: str, host: str, why: str) -> None:
+    lab = Lab(Topology(root=tmp_path / "lab"))
+
+    with pytest.raises(LabFaultError, match=why.replace("(", r"\(").replace(")", r"\)")):
+        check(lab, fault, host)
+
+    assert not (tmp_path / "lab").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["lab", "fault", "explode", "ctl1"], "hyperpod-ha lab fault: no fault 'explode'"),
+        (["lab", "fault", "kill", "ctl7"], "hyperpod-ha lab fault: no lab host 'ctl7'"),
+        (["lab", "fault", "kill", "ctl1"], "hyperpod-ha lab fault: the lab is not up"),
+        (["lab", "verify"], "hyperpod-ha lab verify: the lab is not up"),
+        (["lab", "up", "--slurm", "23.02"], "hyperpod-ha lab up: slurm must be one of 24.11, 22.05"),
+        (["lab", "up", "--controllers", "4"], "hyperpod-ha lab up: controllers must be 2..3"),
+        (["lab", "up", "--nodes", "0"], "hyperpod-ha lab up: nodes must be 1..2"),
+    ],
+)
+def test_refused_commands_exit_2_with_one_line(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    root = tmp_path / "lab"
+
+    code = main([*argv[:2], "--root", str(root), *argv[2:]] if argv[1] != "up" else argv)
+
+    err = capfd.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err[-1].startswith(message), err
+    assert not root.exists()
+
+
+def test_status_of_a_lab_that_is_not_up(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    code = main(["lab", "status", "--root", str(tmp_path / "lab")])
+
+    out = capfd.readouterr().out
+    assert code == 0
+    assert out.startswith("lab not up: Slurm 24.11, 2 controllers, 2 nodes")
+
+
+def test_the_fault_record_is_read_and_cleared(tmp_path: Path) -> None:
+    (tmp_path / "last-fault.json").write_text('{"fault": "kill", "host": "ctl1", "at": 1795995004.5}')
+
+    assert last_fault(tmp_path) == {"fault": "kill", "host": "ctl1", "at": 1795995004.5}
+    clear(tmp_path)
+    assert last_fault(tmp_path) is None
+    (tmp_path / "last-fault.json").write_text("[1, 2]")
+    assert last_fault(tmp_path) is None
+
+
+def test_releases() -> None:
+    assert Topology().slurm == "24.11"
+    assert release("24.11").built
+    assert "libmunge-dev" in release("24.11").packages
+    assert "slurmctld" not in release("24.11").packages
+    assert not release("22.05").built
+    assert {"slurmctld", "slurmd", "slurmdbd", "slurm-client", "munge"} <= set(release("22.05").packages)
+    assert release("22.05").path() == SYSTEM_PATH
+    assert set(RELEASES) == {"24.11", "22.05"}
+    with pytest.raises(LabConfigError):
+        release("23.11")
+    with pytest.raises(LabConfigError):
+        Topology(slurm="21.08")
+
+
+def test_a_stored_topology_without_a_release_is_22_05() -> None:
+    data = Topology(controllers=3, nodes=1).to_json()
+    assert data["slurm"] == "24.11"
+    del data["slurm"]
+
+    assert Topology.from_json(data) == Topology(controllers=3, nodes=1, slurm="22.05")
+
+
+def test_the_built_prefix_is_found_only_when_complete(tmp_path: Path) -> None:
+    for version, complete in (("24.11.4", True), ("24.11.5", True), ("24.11.6", False), ("22.05.8", True)):
+        sbin = tmp_path / f"slurm-{version}" / "sbin"
+        sbin.mkdir(parents=True)
+        (sbin / "slurmctld").write_text("")
+        if complete:
+            (tmp_path / f"slurm-{version}" / MARKER).write_text("built\n")
+
+    assert installed_prefix("24.11", tmp_path) == tmp_path / "slurm-24.11.5"
+    assert installed_prefix("23.02", tmp_path) is None
+
+
+def test_the_trixie_source_entry_comes_from_the_machines_deb822_entry(tmp_path: Path) -> None:
+    (tmp_path / "debian.sources").write_text(
+        "Types: deb\n"
+        "URIs: http://mirror.example/debian-security\n"
+        "Suites: bookworm-security\nComponents: main\n\n"
+        "Types: deb deb-src\n"
+        "# a comment\n"
+        "URIs: http://mirror.example/debian/\n"
+        "Suites: bookworm bookworm-updates\n"
+        "Components: main\n"
+        "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n"
+    )
+
+    uri, keyring = debian_entry((tmp_path / "none.list", tmp_path))
+
+    assert (uri, keyring) == (
+        "http://mirror.example/debian",
+        "/usr/share/keyrings/debian-archive-keyring.gpg",
+    )
+    assert source_entry(uri, keyring) == (
+        "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://mirror.example/debian "
+        "trixie main\n"
+    )
+
+
+def test_the_trixie_source_entry_comes_from_a_one_line_entry(tmp_path: Path) -> None:
+    listed = tmp_path / "sources.list"
+    listed.write_text(
+        "# deb http://old.example/debian bookworm main\n"
+        "deb http://security.example/debian-security bookworm-security main\n"
+        "deb [arch=amd64 signed-by=/k.gpg] http://mirror.example/debian bookworm main contrib\n"
+    )
+
+    assert debian_entry((listed,)) == ("http://mirror.example/debian", "/k.gpg")
+    assert (
+        source_entry("http://mirror.example/debian", None)
+        == "deb-src http://mirror.example/debian trixie main\n"
+    )
+
+
+def test_no_debian_entry_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "other.list").write_text("deb https://packages.example/apt stable main\n")
+
+    with pytest.raises(SlurmSourceError, match="no Debian archive 'deb' entry"):
+        debian_entry((tmp_path,))

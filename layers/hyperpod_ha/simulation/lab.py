@@ -1144,7 +1144,7 @@ def _result(drill: Drill, workflow: ScenarioResult, slurmctld_timeout: int | Non
 # Scenarios of their own modules (the rotation, three controllers, 24.11's refused takeover)
 # join the list here,
 # once everything they use above is defined.
-from hyperpod_ha.simulation.lab_rotation import rotation_scenario  # noqa: E402
+from hyperpod_ha.simulation.lab_rotation import LAB_SLURMDBD_CONF, rotation_scenario  # noqa: E402, F401 (re-export)
 from hyperpod_ha.simulation.lab_takeovers import takeover_scenarios  # noqa: E402
 
 LAB_SCENARIOS.update({s.name: s for s in (rotation_scenario(), *takeover_scenarios())})

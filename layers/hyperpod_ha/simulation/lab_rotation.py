@@ -259,7 +259,6 @@ def _rotate(drill: Drill) -> None:
         COMMAND_TRANSPORT=LAB_TRANSPORT,
         SLURMDBD_CONF=LAB_SLURMDBD_CONF,
         SLURMDBD_OWNER="root",
-        SLURMDBD_SERVICE="slurmdbd",
         SLURMDBD_VERIFY_SECONDS=str(ROLLOUT_VERIFY_SECONDS),
     )
     function_arn = str(secretsmanager.describe_secret(SecretId=arn)["RotationLambdaARN"])

@@ -52,7 +52,10 @@ def _run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         os.dup2(saved, 1)
         os.close(saved)
     captured = capfd.readouterr()
-    return code, captured.out, captured.err
+    # pytest's capture also replaces sys.stdout, so the functions' metric lines (EMF, which
+    # the real command sends to stderr with everything but its result) land in ``out`` here.
+    out = "".join(line for line in captured.out.splitlines(True) if not line.startswith('{"_aws"'))
+    return code, out, captured.err
 
 
 def test_an_operator_session(lab: Lab, capfd: pytest.CaptureFixture[str]) -> None:

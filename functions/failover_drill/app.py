@@ -7,23 +7,30 @@ for the state machine's Catch, which writes the drill report with the error.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hyperpod_ha.commands import runner_for
-from hyperpod_ha.drill.adapters import DrillCommandFailed, DrillLease, DrillRecords, NodeCommands
-from hyperpod_ha.drill.models import InvalidDrillRequest
-from hyperpod_ha.drill.steps import DrillContext, run_step
-from hyperpod_ha.incidents import Incidents, IncidentSettings
 from hyperpod_ha.observability import logger, metrics, tracer
 from hyperpod_ha.settings import int_setting, setting
-from hyperpod_ha.status_records import StatusRecords
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from hyperpod_ha.drill.steps import DrillContext
+
+# The drill's modules are imported on the first invocation, which needs them anyway: INIT
+# stays close to a boto3-only function (see bench/cold_start.py).
 
 
 @cache
 def _context() -> DrillContext:
+    from hyperpod_ha.commands import runner_for
+    from hyperpod_ha.drill.adapters import DrillLease, DrillRecords, NodeCommands
+    from hyperpod_ha.drill.steps import DrillContext
+    from hyperpod_ha.incidents import Incidents, IncidentSettings
+    from hyperpod_ha.status_records import StatusRecords
+
     dynamodb = boto3.client("dynamodb")
     table = setting("STATE_TABLE")
     transport = setting("COMMAND_TRANSPORT", "session-manager")
@@ -52,6 +59,10 @@ def _context() -> DrillContext:
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    from hyperpod_ha.drill.adapters import DrillCommandFailed
+    from hyperpod_ha.drill.models import InvalidDrillRequest
+    from hyperpod_ha.drill.steps import run_step
+
     logger.append_keys(action=event.get("action") if isinstance(event, dict) else None)
     try:
         result = run_step(event, _context())

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hyperpod_ha.documents import resource_line
 from hyperpod_ha.probe import probe_command
 
 # The probe's own deadline is 90 s; the agent stops the script after this, whatever happens.
@@ -54,13 +55,7 @@ _CONTENT_LINE = re.compile(r"^(?P<indent>\s+)Content: (?P<value>.*)$", re.MULTIL
 
 
 def _content_line(template: str, logical_id: str) -> re.Match[str]:
-    start = template.index(f"\n  {logical_id}:\n")
-    following = re.search(r"\n  [A-Za-z0-9]+:\n", template[start + 1 :])
-    end = start + 1 + following.start() if following else len(template)
-    found = _CONTENT_LINE.search(template, start, end)
-    if found is None:
-        raise ValueError(f"{logical_id} in template.yaml has no 'Content:' line")
-    return found
+    return resource_line(template, logical_id, _CONTENT_LINE)
 
 
 def command_documents_in_sync(template: str) -> dict[str, bool]:

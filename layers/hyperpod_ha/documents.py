@@ -45,27 +45,24 @@ def documents_in_sync(template: str) -> dict[str, bool]:
     }
 
 
-def _section_bounds(template: str, logical_id: str) -> tuple[int, int]:
+def resource_line(template: str, logical_id: str, line: re.Pattern[str]) -> re.Match[str]:
+    """The first match of ``line`` inside the template's resource ``logical_id``."""
     start = template.index(f"\n  {logical_id}:\n")
     following = re.search(r"\n  [A-Za-z0-9]+:\n", template[start + 1 :])
     end = start + 1 + following.start() if following else len(template)
-    return start, end
+    found = line.search(template, start, end)
+    if found is None:
+        raise ValueError(f"{logical_id} in template.yaml has no line matching {line.pattern!r}")
+    return found
 
 
 def _section_command(template: str, logical_id: str) -> str:
-    start, end = _section_bounds(template, logical_id)
-    found = _COMMANDS_LINE.search(template, start, end)
-    if found is None:
-        raise ValueError(f"{logical_id} in template.yaml has no 'commands:' line")
-    return found["value"]
+    return resource_line(template, logical_id, _COMMANDS_LINE)["value"]
 
 
 def write_commands(template: str) -> str:
     for name, build in DOCUMENT_COMMANDS.items():
-        start, end = _section_bounds(template, name)
-        found = _COMMANDS_LINE.search(template, start, end)
-        if found is None:
-            raise ValueError(f"{name} in template.yaml has no 'commands:' line")
+        found = resource_line(template, name, _COMMANDS_LINE)
         replacement = f"{found['indent']}commands: {_yaml_string(build())}"
         template = template[: found.start()] + replacement + template[found.end() :]
     return template

@@ -146,29 +146,16 @@ class VerificationRuns:
         self, cluster: str, lease_id: str, trigger: Trigger, name: str
     ) -> Mapping[str, Any] | None:
         now = int(self._clock())
-        try:
-            self._ddb.put_item(
-                TableName=self._table,
-                Item={
-                    "pk": {"S": lease_key(cluster)},
-                    "lease_id": {"S": lease_id},
-                    "trigger": {"S": trigger.key},
-                    "execution_name": {"S": name},
-                    "taken_at": {"N": str(now)},
-                    "expires_at": {"N": str(now + self._settings.lease_seconds)},
-                    "joined_count": {"N": "0"},
-                },
-                # DynamoDB deletes expired items lazily, so an expired lease counts as free.
-                ConditionExpression="attribute_not_exists(pk) OR expires_at < :now",
-                ExpressionAttributeValues={":now": {"N": str(now)}},
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-            item: Mapping[str, Any] = error.response.get("Item", {})  # type: ignore[assignment]
-            return item or {"lease_id": {"S": ""}}
-        return None
+        item = {
+            "pk": {"S": lease_key(cluster)},
+            "lease_id": {"S": lease_id},
+            "trigger": {"S": trigger.key},
+            "execution_name": {"S": name},
+            "taken_at": {"N": str(now)},
+            "expires_at": {"N": str(now + self._settings.lease_seconds)},
+            "joined_count": {"N": "0"},
+        }
+        return put_lease(self._ddb, self._table, item, now)
 
     def _join(self, cluster: str, holder: Mapping[str, Any], trigger: Trigger) -> RunDecision | None:
         holder_lease = holder.get("lease_id", {}).get("S", "")
@@ -261,3 +248,31 @@ def release_lease(ddb: Any, table: str, cluster: str, lease_id: str) -> bool:
             return False
         raise
     return True
+
+
+def put_lease(
+    ddb: Any, table: str, item: Mapping[str, Any], now: int, lease_id: str = ""
+) -> Mapping[str, Any] | None:
+    """Write the cluster's lease if it is free (or expired, or already ``lease_id``'s).
+
+    ``None`` when written; otherwise the holder's item. DynamoDB deletes expired items
+    lazily, so an expired lease counts as free."""
+    condition = "attribute_not_exists(pk) OR expires_at < :now"
+    values: dict[str, Any] = {":now": {"N": str(now)}}
+    if lease_id:
+        condition += " OR lease_id = :lease"
+        values[":lease"] = {"S": lease_id}
+    try:
+        ddb.put_item(
+            TableName=table,
+            Item=item,
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+    except ClientError as error:
+        if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        holder: Mapping[str, Any] = error.response.get("Item", {})  # type: ignore[assignment]
+        return holder or {"lease_id": {"S": ""}}
+    return None

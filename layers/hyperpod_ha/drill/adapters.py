@@ -17,7 +17,7 @@ from hyperpod_ha.drill.node import (
     takeover_parameters,
 )
 from hyperpod_ha.incidents import CATEGORY, SOURCE, ops_item_tags
-from hyperpod_ha.verification_runs import lease_key, release_lease
+from hyperpod_ha.verification_runs import lease_key, put_lease, release_lease
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -47,30 +47,19 @@ class DrillLease:
     def take(self, cluster: str, lease_id: str, execution_arn: str) -> Mapping[str, Any] | None:
         """``None`` when taken (now or by this drill before); otherwise the holder's item."""
         now = int(self._clock())
-        try:
-            self._ddb.put_item(
-                TableName=self._table,
-                Item={
-                    "pk": {"S": lease_key(cluster)},
-                    "lease_id": {"S": lease_id},
-                    "trigger": {"S": f"drill:{lease_id}"},
-                    "kind": {"S": "drill"},
-                    "execution_name": {"S": execution_arn.rsplit(":", 1)[-1]},
-                    "execution_arn": {"S": execution_arn},
-                    "taken_at": {"N": str(now)},
-                    "expires_at": {"N": str(now + self._lease_seconds)},
-                    "joined_count": {"N": "0"},
-                },
-                ConditionExpression="attribute_not_exists(pk) OR expires_at < :now OR lease_id = :lease",
-                ExpressionAttributeValues={":now": {"N": str(now)}, ":lease": {"S": lease_id}},
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-            )
-        except ClientError as error:
-            if error.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
-            holder: Mapping[str, Any] = error.response.get("Item", {})  # type: ignore[assignment]
-            return holder or {"lease_id": {"S": ""}}
-        return None
+        # This drill's own lease may be taken again (a retried step).
+        item = {
+            "pk": {"S": lease_key(cluster)},
+            "lease_id": {"S": lease_id},
+            "trigger": {"S": f"drill:{lease_id}"},
+            "kind": {"S": "drill"},
+            "execution_name": {"S": execution_arn.rsplit(":", 1)[-1]},
+            "execution_arn": {"S": execution_arn},
+            "taken_at": {"N": str(now)},
+            "expires_at": {"N": str(now + self._lease_seconds)},
+            "joined_count": {"N": "0"},
+        }
+        return put_lease(self._ddb, self._table, item, now, lease_id)
 
     def joined(self, cluster: str, lease_id: str) -> int:
         item = self._ddb.get_item(

@@ -27,6 +27,7 @@ Anything that cannot be decoded raises :class:`FrameError`, a :class:`ProtocolEr
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 import time
 import uuid
@@ -121,6 +122,26 @@ class ClientMessage:
 
     def digest_is_valid(self) -> bool:
         return self.payload_digest == payload_digest(self.payload)
+
+
+def acknowledgement(message: ClientMessage, message_id: uuid.UUID, created_date: int) -> ClientMessage:
+    """The ``acknowledge`` frame for ``message``: sequence 0, SYN|FIN, compact JSON, as AWS's
+    client and agent send it."""
+    content = {
+        "AcknowledgedMessageType": message.message_type,
+        "AcknowledgedMessageId": str(message.message_id),
+        "AcknowledgedMessageSequenceNumber": message.sequence_number,
+        "IsSequentialMessage": True,
+    }
+    return ClientMessage(
+        message_type=MessageType.ACKNOWLEDGE,
+        sequence_number=0,
+        flags=Flags.SYN | Flags.FIN,
+        payload_type=PayloadType.ACKNOWLEDGE,
+        payload=json.dumps(content, separators=(",", ":")).encode(),
+        message_id=message_id,
+        created_date=created_date,
+    )
 
 
 def encode(message: ClientMessage) -> bytes:

@@ -38,6 +38,7 @@ from hyperpod_ha.commands.frames import (
     FrameError,
     MessageType,
     PayloadType,
+    acknowledgement,
     decode,
     encode,
 )
@@ -310,22 +311,7 @@ class DataChannel:
             self._expected_sequence += 1
 
     async def _acknowledge(self, message: ClientMessage) -> None:
-        content = {
-            "AcknowledgedMessageType": message.message_type,
-            "AcknowledgedMessageId": str(message.message_id),
-            "AcknowledgedMessageSequenceNumber": message.sequence_number,
-            "IsSequentialMessage": True,
-        }
-        ack = ClientMessage(
-            message_type=MessageType.ACKNOWLEDGE,
-            sequence_number=0,
-            flags=Flags.SYN | Flags.FIN,
-            payload_type=PayloadType.ACKNOWLEDGE,
-            payload=_compact(content),
-            message_id=self._new_uuid(),
-            created_date=self._now_millis(),
-        )
-        await self._send(encode(ack))
+        await self._send(encode(acknowledgement(message, self._new_uuid(), self._now_millis())))
 
     async def _process(self, message: ClientMessage) -> None:
         payload_type = message.payload_type

@@ -25,7 +25,15 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 from hyperpod_ha.commands import CommandRequest, CommandResult
-from hyperpod_ha.commands.frames import ClientMessage, Flags, MessageType, PayloadType, decode, encode
+from hyperpod_ha.commands.frames import (
+    ClientMessage,
+    Flags,
+    MessageType,
+    PayloadType,
+    acknowledgement,
+    decode,
+    encode,
+)
 
 CHUNK_BYTES = 1024
 AGENT_VERSION = "3.3.1957.0"
@@ -164,19 +172,7 @@ class _Channel:
                     self.handshake_answered.set()
 
     async def _acknowledge(self, message: ClientMessage) -> None:
-        content = {
-            "AcknowledgedMessageType": MessageType.INPUT_STREAM_DATA,
-            "AcknowledgedMessageId": str(message.message_id),
-            "AcknowledgedMessageSequenceNumber": message.sequence_number,
-            "IsSequentialMessage": True,
-        }
-        ack = ClientMessage(
-            message_type=MessageType.ACKNOWLEDGE,
-            sequence_number=0,
-            flags=Flags.SYN | Flags.FIN,
-            payload_type=PayloadType.ACKNOWLEDGE,
-            payload=json.dumps(content).encode(),
-        )
+        ack = acknowledgement(message, uuid.uuid4(), int(time.time() * 1000))
         await self.websocket.send(encode(ack))
 
     async def _chunks(self, payload_type: int, data: bytes) -> None:

@@ -109,24 +109,31 @@ def test_a_failed_run_that_released_its_lease_is_left_alone(embedded: Embedded) 
     assert boto3.client("ssm").describe_ops_items(OpsItemFilters=[])["OpsItemSummaries"] == []
 
 
-def test_a_stopped_drill_releases_its_lease_and_opens_a_drill_incident(embedded_held: Embedded) -> None:
-    drills = str(embedded_held.stack.outputs["FailoverDrillStateMachineArn"])
+def test_a_stopped_drill_releases_its_lease_and_opens_a_drill_incident(embedded: Embedded) -> None:
+    from hyperpod_ha.drill.adapters import DrillLease, lease_id_for_drill
+
+    drills = str(embedded.stack.outputs["FailoverDrillStateMachineArn"])
+    # A drill that stops at once (its settings are refused) gives a real execution and input;
+    # its lease is then written as the drill's first step writes it. A drill left running
+    # would race the stop: moto's interpreter finishes the step it is in.
     execution = boto3.client("stepfunctions").start_execution(
         stateMachineArn=drills,
         name="stopped-drill",
-        input=json.dumps({"cluster": "ml-cluster", "poll_seconds": 600}),
+        input=json.dumps({"cluster": "ml-cluster", "poll_seconds": 6000}),
     )
-    # The drill's first step takes the lease; wait for it, then stop the drill by hand.
     for _ in range(100):
-        if lease(embedded_held) is not None:
+        described = boto3.client("stepfunctions").describe_execution(executionArn=execution["executionArn"])
+        if described["status"] != "RUNNING":
             break
-        time.sleep(0.1)
-    assert lease(embedded_held) is not None
-    embedded_held.stack.stop_running_executions()
+        time.sleep(0.05)
+    assert described["status"] == "FAILED"
+    assert lease(embedded) is None
+    held = DrillLease(boto3.client("dynamodb"), embedded.stack.ref("StateTable"), 3600)
+    assert held.take("ml-cluster", lease_id_for_drill(execution["executionArn"]), execution["executionArn"]) is None
 
     put(aborted_event(execution, drills))
 
-    assert lease(embedded_held) is None
+    assert lease(embedded) is None
     (item,) = boto3.client("ssm").describe_ops_items(
         OpsItemFilters=[{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}]
     )["OpsItemSummaries"]

@@ -50,8 +50,8 @@ $(CHECKOV_VENV)/.installed: Makefile
 # checkov reads the CloudFormation SAM would deploy, for each command transport (their IAM differs).
 checkov: venv $(CHECKOV_VENV)/.installed
 	@mkdir -p .aws-sam/checkov
-	$(BIN)/python -m hyperpod_ha.embedded.sam template.yaml --output .aws-sam/checkov/session-manager.json
-	$(BIN)/python -m hyperpod_ha.embedded.sam template.yaml --parameter CommandTransport=run-command \
+	$(BIN)/python -m hyperpod_ha_dev.embedded.sam template.yaml --output .aws-sam/checkov/session-manager.json
+	$(BIN)/python -m hyperpod_ha_dev.embedded.sam template.yaml --parameter CommandTransport=run-command \
 		--output .aws-sam/checkov/run-command.json
 	$(CHECKOV_VENV)/bin/checkov --config-file .checkov.yaml \
 		-f .aws-sam/checkov/session-manager.json -f .aws-sam/checkov/run-command.json
@@ -104,8 +104,8 @@ bench: venv build
 	$(BIN)/python -m bench
 
 probe-document: venv
-	$(BIN)/python -m hyperpod_ha.documents --write template.yaml
-	$(BIN)/python -m hyperpod_ha.command_documents --write template.yaml
+	$(BIN)/python -m hyperpod_ha_dev.documents --write template.yaml
+	$(BIN)/python -m hyperpod_ha_dev.command_documents --write template.yaml
 
 lab-up: venv
 	$(BIN)/python -m hyperpod_lab up

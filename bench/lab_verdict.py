@@ -1,6 +1,6 @@
 """Time to the final verdict in the real Slurm lab, with the stack's DEFAULT parameters.
 
-Each run is a lab scenario of ``hyperpod_ha.simulation.lab`` (``hyperpod-ha simulate <name>
+Each run is a lab scenario of ``hyperpod_ha_dev.simulation.lab`` (``hyperpod-ha simulate <name>
 --lab``): a real fault on the lab's controllers, the trigger the cluster would publish, and
 the unchanged workflow on the embedded stack created with the template's defaults (nothing
 overridden: the lab's own SlurmctldTimeout of 10 s, read by the probe, is all that differs
@@ -86,7 +86,7 @@ def _services_missing() -> str | None:
 
 
 def default_margin_seconds() -> int:
-    from hyperpod_ha.embedded.cfn import load_template
+    from hyperpod_ha_dev.embedded.cfn import load_template
 
     parameters = load_template(ROOT / "template.yaml")["Parameters"]
     return int(parameters["ConvergenceMarginSeconds"]["Default"])
@@ -202,7 +202,7 @@ def measure(runs: int = RUNS) -> dict[str, Any]:
     if reason is not None:
         return {"skipped": reason}
     lab_module = importlib.import_module("hyperpod_lab")
-    run_lab = importlib.import_module("hyperpod_ha.simulation.lab").run_lab
+    run_lab = importlib.import_module("hyperpod_ha_dev.simulation.lab").run_lab
     lab = lab_module.Lab()
     by_scenario = {name: [run_with_defaults(name, lab, run_lab) for _ in range(runs)] for name in SCENARIOS}
     return report(by_scenario, default_margin_seconds())

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench import REGION
-from hyperpod_ha.embedded.cfn import Context, Resolver, evaluate_conditions, load_template
-from hyperpod_ha.embedded.stack import function_spec
+from hyperpod_ha_dev.embedded.cfn import Context, Resolver, evaluate_conditions, load_template
+from hyperpod_ha_dev.embedded.stack import function_spec
 
 ACCOUNT: Final = "123456789012"
 STACK: Final = "hyperpod-ha-bench"

@@ -1,8 +1,8 @@
 """What ships: each function's own code zipped, and the shared layer unzipped.
 
 The layer must not carry what the python3.13 runtime provides (boto3 and its dependencies),
-nor the development-only parts of ``hyperpod_ha`` (the embedded stack, the CLI, the
-simulation), and its compiled extensions must be arm64 (the template's architecture).
+its ``hyperpod_ha`` must be the runtime package's files exactly, and its compiled extensions
+must be arm64 (the template's architecture).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ LAYER_UNZIPPED_TARGET: Final = 15 * 1024 * 1024
 RUNTIME_PROVIDED: Final = re.compile(
     r"^(boto3|botocore|s3transfer|jmespath|urllib3|dateutil|python_dateutil|six)([-_.].*)?$"
 )
-DEV_ONLY: Final = ("embedded", "cli", "simulation")
+RUNTIME_PACKAGE: Final = ROOT / "layers" / "hyperpod_ha"
 # Extension modules name their platform: cpython-313-aarch64-linux-gnu.so.
 _EXTENSION_PLATFORM: Final = re.compile(r"\.cpython-\d+-(?P<arch>[a-z0-9_]+)-linux-gnu\.so$")
 
@@ -40,6 +40,23 @@ def zipped_size(directory: Path) -> int:
         for path in files_under(directory):
             archive.write(path, path.relative_to(directory))
     return len(buffer.getvalue())
+
+
+def package_files(package: Path) -> set[str]:
+    """A package's files by relative path, without bytecode."""
+    return {
+        str(path.relative_to(package))
+        for path in files_under(package)
+        if "__pycache__" not in path.parts and path.suffix != ".pyc"
+    }
+
+
+def layer_differences(layer_package: Path, runtime_package: Path = RUNTIME_PACKAGE) -> list[str]:
+    """How the layer's ``hyperpod_ha`` differs from the runtime package ('+' extra, '-' missing)."""
+    shipped, runtime = package_files(layer_package), package_files(runtime_package)
+    return [f"+{name}" for name in sorted(shipped - runtime)] + [
+        f"-{name}" for name in sorted(runtime - shipped)
+    ]
 
 
 def runtime_provided(names: Iterable[str]) -> list[str]:
@@ -68,15 +85,15 @@ def layer_report(layer: Path) -> dict[str, Any]:
         by_entry[relative.parts[0]] = by_entry.get(relative.parts[0], 0) + path.stat().st_size
     top_level = sorted(path.name for path in site.iterdir()) if site.is_dir() else []
     provided = runtime_provided(top_level)
-    dev_only = [name for name in DEV_ONLY if (site / "hyperpod_ha" / name).exists()]
+    differences = layer_differences(site / "hyperpod_ha")
     extensions = extension_architectures(files)
     foreign = sorted(name for name, arch in extensions.items() if arch != "aarch64")
     bytecode = sum(1 for path in files if path.suffix == ".pyc")
     notes = []
     if provided:
         notes.append(f"ships what the runtime provides: {', '.join(provided)}")
-    if dev_only:
-        notes.append(f"ships development-only modules: hyperpod_ha.{', hyperpod_ha.'.join(dev_only)}")
+    if differences:
+        notes.append(f"the layer's hyperpod_ha is not the runtime package: {' '.join(differences[:5])}")
     if foreign:
         notes.append(f"extensions not built for arm64: {', '.join(foreign)}")
     if unzipped > LAYER_UNZIPPED_TARGET:
@@ -97,7 +114,7 @@ def layer_report(layer: Path) -> dict[str, Any]:
             "met": not provided,
             "runtime_provided_found": provided,
         },
-        dev_only_found=dev_only,
+        differs_from_runtime_package=differences,
         extensions=extensions,
         all_extensions_arm64=not foreign,
     )

@@ -28,8 +28,8 @@ import boto3
 from bench import REGION, ROOT
 from bench.console import quiet_stdout
 from bench.stats import at_most, ratio
-from hyperpod_ha.embedded.site import create_site, embedded_aws
-from hyperpod_ha.embedded.stack import create_stack
+from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
+from hyperpod_ha_dev.embedded.stack import create_stack
 
 NODE_EVENTS: Final = 10_000
 NOTIFICATIONS: Final = 1_000

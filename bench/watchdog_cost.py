@@ -68,7 +68,7 @@ DYNAMODB_WRITES: Final = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 
 
 def default_rate_minutes(root: Path = ROOT) -> int:
-    from hyperpod_ha.embedded.cfn import load_template
+    from hyperpod_ha_dev.embedded.cfn import load_template
 
     return int(load_template(root / "template.yaml")["Parameters"]["WatchdogRateMinutes"]["Default"])
 
@@ -131,9 +131,9 @@ def run_ticks_here(ticks: int) -> dict[str, Any]:
     sys.stdout = counting
     from botocore.client import BaseClient
 
-    from hyperpod_ha.embedded import delivery
-    from hyperpod_ha.simulation.engine import simulated_run
-    from hyperpod_ha.simulation.scenarios import SCENARIOS
+    from hyperpod_ha_dev.embedded import delivery
+    from hyperpod_ha_dev.simulation.engine import simulated_run
+    from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
 
     calls: list[Counter[str]] = []
     in_handler: list[bool] = []

@@ -5,7 +5,7 @@ Each scenario runs through the lead's scenario engine by its command-line contra
 its moto state and threads stay out of the other measurements. Two hooks watch it:
 moto's Lambda invoke (which the state machine's tasks go through) counts invocations and
 times them, and the end of the outermost moto mock collects every execution's history
-before moto resets. When ``hyperpod_ha.simulation`` is not there, the measurement says so.
+before moto resets. When ``hyperpod_ha_dev.simulation`` is not there, the measurement says so.
 
 Prices are public us-east-1 list prices (free tiers ignored), see :data:`PRICES`.
 """
@@ -31,7 +31,7 @@ from typing import Any, Final
 
 from bench import ROOT
 from bench.lambda_functions import template_functions
-from hyperpod_ha.embedded import delivery
+from hyperpod_ha_dev.embedded import delivery
 
 SCENARIOS: Final = ("failover", "both-down")
 SCENARIO_TIMEOUT_SECONDS: Final = 240.0
@@ -169,7 +169,7 @@ def find_result_object(text: str, required: Iterable[str] = CONTRACT_KEYS) -> di
 
 def unavailable() -> str | None:
     """Why the scenario engine cannot run here, or None."""
-    for module in ("hyperpod_ha.simulation", "hyperpod_ha.cli.simulate"):
+    for module in ("hyperpod_ha_dev.simulation", "hyperpod_ha_dev.cli.simulate"):
         try:
             if importlib_util.find_spec(module) is None:
                 return (
@@ -247,10 +247,10 @@ def _keep_histories(histories: dict[str, dict[str, Any]]) -> None:
 
 
 def _simulate(scenario: str) -> tuple[int, dict[str, Any] | None]:
-    """One scenario through hyperpod_ha.simulation; through its CLI contract if the engine's API moved."""
+    """One scenario through hyperpod_ha_dev.simulation; through its CLI contract if the engine's API moved."""
     try:
-        run = importlib.import_module("hyperpod_ha.simulation.engine").run_scenario
-        known = importlib.import_module("hyperpod_ha.simulation.scenarios").SCENARIOS
+        run = importlib.import_module("hyperpod_ha_dev.simulation.engine").run_scenario
+        known = importlib.import_module("hyperpod_ha_dev.simulation.scenarios").SCENARIOS
     except (ImportError, AttributeError):
         return _simulate_by_cli(scenario)
     if scenario not in known:
@@ -260,7 +260,7 @@ def _simulate(scenario: str) -> tuple[int, dict[str, Any] | None]:
 
 
 def _simulate_by_cli(scenario: str) -> tuple[int, dict[str, Any] | None]:
-    main = importlib.import_module("hyperpod_ha.cli").main
+    main = importlib.import_module("hyperpod_ha_dev.cli").main
     captured = io.StringIO()
     with contextlib.redirect_stdout(captured):
         try:

@@ -42,7 +42,7 @@ def load_function_module(name: str, *, fresh: bool = False) -> ModuleType:
 
     ``fresh``: a new container, so no client or setting cached by an earlier test is reused.
     """
-    from hyperpod_ha.embedded.functions import FunctionSpec, load_handler, new_containers
+    from hyperpod_ha_dev.embedded.functions import FunctionSpec, load_handler, new_containers
 
     if fresh:
         new_containers()
@@ -97,8 +97,8 @@ HELD_RUNS = {"SettleSeconds": 600}
 
 
 def _embedded(parameters: dict[str, Any]) -> Iterator[Embedded]:
-    from hyperpod_ha.embedded.site import create_site, embedded_aws
-    from hyperpod_ha.embedded.stack import create_stack
+    from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
+    from hyperpod_ha_dev.embedded.stack import create_stack
 
     with embedded_aws():
         site = create_site()

@@ -1,37 +1,94 @@
-"""Reading a function's configuration from the environment the template gives it."""
+"""Reading a function's settings from the environment the template gives it.
+
+Each function reads one settings object at cold start (``XSettings.from_environment()`` at
+module level in its ``app.py``), so a missing or bad variable fails the first invocation with a
+:class:`~hyperpod_ha.errors.ConfigurationError` that names it, not some later code path. The
+readers below take the environment as a mapping so tests pass their own."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection, Mapping
+
+from hyperpod_ha.errors import ConfigurationError
+
+Environment = Mapping[str, str]
+
+__all__ = ["ConfigurationError", "Environment", "choice", "environment", "integer", "number", "text"]
 
 
-class ConfigurationError(RuntimeError):
-    """A setting the template should have given the function is missing or malformed."""
+def environment() -> Environment:
+    return os.environ
 
 
-def setting(name: str, default: str | None = None) -> str:
-    value = os.environ.get(name, default)
-    if value is None or value == "":
+def text(env: Environment, name: str, default: str | None = None) -> str:
+    value = env.get(name, "")
+    if value == "":
         if default is not None:
             return default
         raise ConfigurationError(f"environment variable {name} is not set")
     return value
 
 
-def int_setting(name: str, default: int) -> int:
-    raw = setting(name, str(default))
+def integer(
+    env: Environment,
+    name: str,
+    default: int | None = None,
+    *,
+    minimum: int | None = None,
+    maximum: int | None = None,
+) -> int:
+    raw = text(env, name, None if default is None else str(default))
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
         raise ConfigurationError(f"environment variable {name} is not an integer") from None
+    _check_range(name, value, minimum, maximum)
+    return value
 
 
-def positive_float_setting(name: str, default: float) -> float:
-    raw = setting(name, str(default))
+def number(
+    env: Environment,
+    name: str,
+    default: float | None = None,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+) -> float:
+    raw = text(env, name, None if default is None else str(default))
     try:
         value = float(raw)
     except ValueError:
         raise ConfigurationError(f"environment variable {name} is not a number") from None
+    _check_range(name, value, minimum, maximum)
+    return value
+
+
+def choice(env: Environment, name: str, allowed: Collection[str], default: str | None = None) -> str:
+    value = text(env, name, default)
+    if value not in allowed:
+        raise ConfigurationError(f"environment variable {name} must be one of {', '.join(sorted(allowed))}")
+    return value
+
+
+def _check_range(name: str, value: float, minimum: float | None, maximum: float | None) -> None:
+    if minimum is not None and value < minimum:
+        raise ConfigurationError(f"environment variable {name} must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise ConfigurationError(f"environment variable {name} must be at most {maximum}")
+
+
+# The readers of the first wave, read wherever used; to be replaced by settings objects.
+def setting(name: str, default: str | None = None) -> str:
+    return text(os.environ, name, default)
+
+
+def int_setting(name: str, default: int) -> int:
+    return integer(os.environ, name, default)
+
+
+def positive_float_setting(name: str, default: float) -> float:
+    value = number(os.environ, name, default)
     if not value > 0:
         raise ConfigurationError(f"environment variable {name} must be positive")
     return value

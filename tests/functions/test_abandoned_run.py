@@ -129,7 +129,10 @@ def test_a_stopped_drill_releases_its_lease_and_opens_a_drill_incident(embedded:
     assert described["status"] == "FAILED"
     assert lease(embedded) is None
     held = DrillLease(boto3.client("dynamodb"), embedded.stack.ref("StateTable"), 3600)
-    assert held.take("ml-cluster", lease_id_for_drill(execution["executionArn"]), execution["executionArn"]) is None
+    assert (
+        held.take("ml-cluster", lease_id_for_drill(execution["executionArn"]), execution["executionArn"])
+        is None
+    )
 
     put(aborted_event(execution, drills))
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-CLI = [sys.executable, "-m", "hyperpod_ha.cli"]
+CLI = [sys.executable, "-m", "hyperpod_ha_dev.cli"]
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -70,8 +70,8 @@ def moto_server() -> Iterator[str]:
 def test_invoke_against_an_endpoint(
     moto_server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hyperpod_ha.embedded.site import create_site
-    from hyperpod_ha.embedded.stack import create_stack
+    from hyperpod_ha_dev.embedded.site import create_site
+    from hyperpod_ha_dev.embedded.stack import create_stack
 
     # The stack's resources live on the server; the CLI only gets the endpoint and the environment.
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)

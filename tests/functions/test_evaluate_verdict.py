@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -11,13 +10,13 @@ import pytest
 
 from hyperpod_ha.commands import CommandResult, TargetUnreachable
 from hyperpod_ha.convergence import ConvergenceInputError
-from hyperpod_ha.embedded.functions import LambdaContext
 from hyperpod_ha.health import ControllerNode, ReportStatus, check_controller, report_from_result
 from hyperpod_ha.slurm import ProbeSection, format_probe_output
 from hyperpod_ha.verdict import VerdictInputError
+from hyperpod_ha_dev import CAPTURES
+from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import load_function_module
 
-CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 ADDRESSES = {"ctl1": "10.214.0.11", "ctl2": "10.214.0.12"}
 
 

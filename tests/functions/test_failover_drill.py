@@ -8,8 +8,8 @@ from typing import Any
 import boto3
 import pytest
 
-from hyperpod_ha.embedded.functions import FunctionError
 from hyperpod_ha.status_records import StatusRecords
+from hyperpod_ha_dev.embedded.functions import FunctionError
 from tests.conftest import Embedded, subscribed_inbox
 from tests.functions.test_controller_status import only_record, sns_event
 

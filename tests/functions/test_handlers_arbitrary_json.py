@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from hyperpod_ha.abandoned_runs import AbandonedRunRejected
 from hyperpod_ha.cluster import ClusterRequestInvalid
 from hyperpod_ha.convergence import ConvergenceInputError
-from hyperpod_ha.embedded.functions import FunctionError
 from hyperpod_ha.health import ControllerInputError
 from hyperpod_ha.incidents import InvalidIncidentRequest
 from hyperpod_ha.rotation.steps import RotationRequestInvalid
 from hyperpod_ha.snapshot import InvalidSnapshotRequest
 from hyperpod_ha.verdict import VerdictInputError
+from hyperpod_ha_dev.embedded.functions import FunctionError
 from tests.conftest import HELD_RUNS, Embedded, _embedded
 
 # The rejects each handler documents; anything else escaping is a bug. A handler not listed

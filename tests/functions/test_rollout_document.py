@@ -8,8 +8,8 @@ import pytest
 
 from hyperpod_ha.commands import CommandRequest
 from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, RolloutSettings
-from hyperpod_ha.simulation.agent import DocumentParametersRejected, agent_command_line
-from hyperpod_ha.simulation.lab import LAB_SLURMDBD_CONF
+from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
+from hyperpod_ha_dev.simulation.lab import LAB_SLURMDBD_CONF
 from tests.conftest import Embedded
 
 

@@ -18,10 +18,10 @@ import pytest
 from moto import mock_aws
 
 from hyperpod_ha.cluster import ClusterControllers, Controller
-from hyperpod_ha.embedded import opscenter
-from hyperpod_ha.embedded.functions import LambdaContext
-from hyperpod_ha.embedded.patching import applied
 from hyperpod_ha.rotation.steps import RotationRequestInvalid
+from hyperpod_ha_dev.embedded import opscenter
+from hyperpod_ha_dev.embedded.functions import LambdaContext
+from hyperpod_ha_dev.embedded.patching import applied
 from tests.conftest import CURRENT_USER, load_function_module
 from tests.unit.rotation.node_fakes import DOCUMENT, FakeNodeRunner
 from tests.unit.rotation.rotation_service import RotationService, stages, value

@@ -14,8 +14,8 @@ import boto3
 import pytest
 
 from hyperpod_ha.commands import register_transport
-from hyperpod_ha.embedded.site import create_site, embedded_aws
-from hyperpod_ha.embedded.stack import create_stack
+from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
+from hyperpod_ha_dev.embedded.stack import create_stack
 from tests.conftest import CURRENT_USER, ROOT
 from tests.real.mariadb import Account, MariaDBLab, login_works, mariadb_lab
 from tests.unit.rotation.node_fakes import FakeNodeRunner, credentials_in

@@ -13,10 +13,10 @@ from typing import Any
 import boto3
 import pytest
 
-from hyperpod_ha.embedded import delivery
-from hyperpod_ha.embedded.functions import new_containers
-from hyperpod_ha.simulation.engine import EmbeddedRun, simulated_run
-from hyperpod_ha.simulation.scenarios import (
+from hyperpod_ha_dev.embedded import delivery
+from hyperpod_ha_dev.embedded.functions import new_containers
+from hyperpod_ha_dev.simulation.engine import EmbeddedRun, simulated_run
+from hyperpod_ha_dev.simulation.scenarios import (
     DOWN_BACKUP,
     DOWN_PRIMARY,
     PRIMARY,
@@ -182,8 +182,8 @@ def test_the_schedule_invokes_only_the_watchdog(healthy: EmbeddedRun) -> None:
 
 @pytest.mark.parametrize(("rate", "expression"), [(0, None), (1, "rate(1 minute)"), (15, "rate(15 minutes)")])
 def test_the_rate_sets_the_schedule_and_zero_turns_it_off(rate: int, expression: str | None) -> None:
-    from hyperpod_ha.embedded.site import create_site, embedded_aws
-    from hyperpod_ha.embedded.stack import create_stack
+    from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
+    from hyperpod_ha_dev.embedded.stack import create_stack
 
     with embedded_aws():
         site = create_site()

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from hyperpod_ha.cli import main
-from hyperpod_ha.simulation.lab import lab_lock, restore_lab
+from hyperpod_ha_dev.cli import main
+from hyperpod_ha_dev.simulation.lab import lab_lock, restore_lab
 from hyperpod_lab import Lab, Topology
 from hyperpod_lab.packages import ensure_packages
 from hyperpod_lab.preflight import missing_prerequisite

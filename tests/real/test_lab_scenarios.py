@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha.cli.simulate import render_timeline
 from hyperpod_ha.commands import CommandRequest
-from hyperpod_ha.simulation.agent import DocumentParametersRejected, agent_command_line
-from hyperpod_ha.simulation.lab import (
+from hyperpod_ha_dev.cli.simulate import render_timeline
+from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
+from hyperpod_ha_dev.simulation.lab import (
     LAB_SCENARIOS,
     LabScenarioResult,
     LabScenarioUnknown,

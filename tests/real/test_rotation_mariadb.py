@@ -19,12 +19,12 @@ import pytest
 from moto import mock_aws
 
 from hyperpod_ha.cluster import ClusterControllers, Controller
-from hyperpod_ha.embedded.functions import LambdaContext
 from hyperpod_ha.observability import logger as powertools_logger
 from hyperpod_ha.rotation import grants
 from hyperpod_ha.rotation.database import Session, TlsPolicy, pymysql_connector
 from hyperpod_ha.rotation.secret import Endpoint
 from hyperpod_ha.rotation.steps import Rotation, RotationError, RotationEvent, RotationSettings, Strategy
+from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import CURRENT_USER, load_function_module
 from tests.real.mariadb import HOST, PORT, Account, MariaDBLab, login_works, mariadb_lab, own_grants
 from tests.unit.rotation.node_fakes import DOCUMENT, FakeNodeRunner

@@ -43,7 +43,7 @@ from bench.workflow_cost import (
     price_of_run,
     states_entered,
 )
-from hyperpod_ha.embedded.cfn import load_template
+from hyperpod_ha_dev.embedded.cfn import load_template
 
 EVENTS = ROOT / "events"
 

@@ -1,13 +1,11 @@
 """The parsers, the health report and the verdict on real Slurm 24.11.5 output from the lab.
 
-The ``*_24_11*`` files of tests/fixtures/captures were captured from the lab running the
+The ``*_24_11*`` files of hyperpod_ha_dev/captures were captured from the lab running the
 24.11.5 build (see that directory's README); the 22.05 captures beside them are tested in
 test_slurm.py and test_verdict.py.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from hyperpod_ha.slurm import (
     decode_heartbeat,
@@ -18,9 +16,8 @@ from hyperpod_ha.slurm import (
     parse_show_config,
 )
 from hyperpod_ha.verdict import DOWN, FAILED_OVER, HEALTHY
+from hyperpod_ha_dev import CAPTURES
 from tests.unit.test_verdict import Probe, verdict_of
-
-CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 
 
 def capture(name: str) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -37,8 +36,8 @@ from hyperpod_ha.health import (
 )
 from hyperpod_ha.probe import probe_command
 from hyperpod_ha.slurm import TEXT_LIMIT, ProbeSection, format_probe_output
+from hyperpod_ha_dev import CAPTURES
 
-CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 OWN_DOCUMENT = "hyperpod-ha-ControllerProbeDocument-abc"
 
 CONTROLLER_JSON = {

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha.embedded.sam import translate
+from hyperpod_ha_dev.embedded.sam import translate
 from tests.conftest import ROOT
 
 READ_VERBS = ("Get", "Describe", "List", "BatchGet", "Query", "Scan")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hyperpod_ha.cli import main
-from hyperpod_ha.cli.lab import FAULT_NAMES
+from hyperpod_ha_dev.cli import main
+from hyperpod_ha_dev.cli.lab import FAULT_NAMES
 from hyperpod_lab import Lab, LabConfigError, Topology
 from hyperpod_lab.faults import FAULTS, LabFaultError, check, clear, last_fault
 from hyperpod_lab.releases import RELEASES, SYSTEM_PATH, release

@@ -6,8 +6,8 @@ import subprocess
 import sys
 from typing import Any
 
-from hyperpod_ha.embedded.functions import LambdaContext
 from hyperpod_ha.observability import LazyTracer
+from hyperpod_ha_dev.embedded.functions import LambdaContext
 
 
 def test_importing_observability_leaves_the_xray_sdk_out() -> None:

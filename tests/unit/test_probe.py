@@ -25,8 +25,8 @@ from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.health import ControllerNode, ReportStatus, report_from_result
 from hyperpod_ha.probe import MAX_COMMAND_BYTES, probe_command, probe_script
 from hyperpod_ha.slurm import SECTIONS, parse_probe_output, parse_services
+from hyperpod_ha_dev import CAPTURES
 
-CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 SCRIPT = Path(__file__).resolve().parents[2] / "layers" / "hyperpod_ha" / "probe" / "controller_probe.sh"
 # What the probe needs from the system besides the faked commands (for the restricted PATH).
 SYSTEM_TOOLS = [

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -34,8 +33,7 @@ from hyperpod_ha.slurm import (
     parse_slurm_conf,
     parse_state_save,
 )
-
-CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
+from hyperpod_ha_dev import CAPTURES
 
 
 def capture(name: str) -> str:

@@ -2,7 +2,7 @@
 
 The log lines are Slurm 24.11.5's own strings (src/slurmctld/backup.c, ``error("%s",
 abort_msg)`` and ``warning("Waiting for heartbeat file to exist...")``) as slurmctld writes
-them to its log file (``[time] error: ...``); the 24.11 captures in tests/fixtures/captures
+them to its log file (``[time] error: ...``); the 24.11 captures in hyperpod_ha_dev/captures
 are checked the same way where they exist.
 """
 
@@ -17,6 +17,7 @@ from hyperpod_ha.health import RoleEvidence
 from hyperpod_ha.probe import probe_script
 from hyperpod_ha.slurm import parse_role_log
 from hyperpod_ha.verdict import DEGRADED, DOWN
+from hyperpod_ha_dev import CAPTURES
 from tests.unit.test_verdict import CTL1_KILLED, Probe, verdict_of
 
 UNREADABLE = (
@@ -76,7 +77,7 @@ def test_a_role_line_after_a_refusal_ends_it() -> None:
 
 
 def test_22_05_logs_have_no_refusals() -> None:
-    captures = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
+    captures = CAPTURES
     for path in sorted(captures.glob("slurmctld_log_*.txt")):
         if "24_11" not in path.name:
             assert parse_role_log(path.read_text()).refusals == (), path.name

@@ -1,14 +1,13 @@
 """From the controllers' reports to one verdict: every verdict, and the situations of the captures.
 
 Reports are built the way the health check builds them: probe sections made of captured
-Slurm output (``tests/fixtures/captures``), run through ``report_from_result``.
+Slurm output (``hyperpod_ha_dev/captures``), run through ``report_from_result``.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
@@ -36,8 +35,8 @@ from hyperpod_ha.verdict import (
     evaluate,
     reports_from_json,
 )
+from hyperpod_ha_dev import CAPTURES
 
-CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "captures"
 STATE = "/srv/hplab/shared/state"
 LOG = "/var/log/slurm/slurmctld.log"
 ADDRESSES = {"ctl1": "10.214.0.11", "ctl2": "10.214.0.12", "ctl3": "10.214.0.13"}

@@ -13,12 +13,12 @@ from typing import Any
 import boto3
 import pytest
 
-from hyperpod_ha.cli import drill as drill_cli
-from hyperpod_ha.cli import main
-from hyperpod_ha.cli import status as status_cli
-from hyperpod_ha.cli.drill import wait_for_report
-from hyperpod_ha.simulation.drill import DRILL_SCENARIOS, DrillSimulatedCluster, run_drill_scenario
-from hyperpod_ha.simulation.engine import _current, simulated_run
+from hyperpod_ha_dev.cli import drill as drill_cli
+from hyperpod_ha_dev.cli import main
+from hyperpod_ha_dev.cli import status as status_cli
+from hyperpod_ha_dev.cli.drill import wait_for_report
+from hyperpod_ha_dev.simulation.drill import DRILL_SCENARIOS, DrillSimulatedCluster, run_drill_scenario
+from hyperpod_ha_dev.simulation.engine import _current, simulated_run
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow

@@ -12,8 +12,8 @@ from typing import Any
 import boto3
 import pytest
 
-from hyperpod_ha.simulation.engine import EmbeddedRun, simulated_run
-from hyperpod_ha.simulation.scenarios import SCENARIOS, Scenario
+from hyperpod_ha_dev.simulation.engine import EmbeddedRun, simulated_run
+from hyperpod_ha_dev.simulation.scenarios import SCENARIOS, Scenario
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow

@@ -5,10 +5,10 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from hyperpod_ha.cli import main
-from hyperpod_ha.cli import runbook as runbook_module
-from hyperpod_ha.simulation.engine import simulated_run
-from hyperpod_ha.simulation.scenarios import SCENARIOS
+from hyperpod_ha_dev.cli import main
+from hyperpod_ha_dev.cli import runbook as runbook_module
+from hyperpod_ha_dev.simulation.engine import simulated_run
+from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow

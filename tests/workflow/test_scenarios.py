@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from hyperpod_ha.simulation.engine import run_scenario
-from hyperpod_ha.simulation.scenarios import SCENARIOS
+from hyperpod_ha_dev.simulation.engine import run_scenario
+from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow

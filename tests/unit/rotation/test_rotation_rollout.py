@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.commands import CommandResult
-from hyperpod_ha.embedded.cfn import Context, Resolver, load_template
 from hyperpod_ha.rotation import slurmdbd_credentials
 from hyperpod_ha.rotation.rollout import (
     DEFAULT_CONF_PATH,
@@ -33,6 +32,7 @@ from hyperpod_ha.rotation.rollout import (
     secret_arn_pattern,
     session_document,
 )
+from hyperpod_ha_dev.embedded.cfn import Context, Resolver, load_template
 from tests.conftest import CURRENT_USER as ME
 from tests.unit.rotation.node_fakes import CONF_TEMPLATE, DOCUMENT, FakeController, FakeNodeRunner
 
@@ -384,7 +384,7 @@ def test_the_document_admits_hyperpod_and_the_lab(name: str, value: str) -> None
 
 
 def test_the_lab_uses_a_path_and_owner_the_document_admits() -> None:
-    from hyperpod_ha.simulation.lab import LAB_SLURMDBD_CONF
+    from hyperpod_ha_dev.simulation.lab import LAB_SLURMDBD_CONF
 
     render_node_command({"secretId": [SECRET_ARN], "confPath": [LAB_SLURMDBD_CONF], "owner": ["root"]})
 

@@ -1,0 +1,7 @@
+"""``python -m hyperpod_ha_dev.cli``: the same as the ``hyperpod-ha`` command."""
+
+import sys
+
+from hyperpod_ha_dev.cli import main
+
+sys.exit(main())

@@ -1,0 +1,145 @@
+"""``hyperpod-ha drill start``: a failover drill on the deployed stack's cluster.
+
+The drill state machine comes from the deployed stack's outputs. ``--follow`` shows the
+states as they run; ``--json`` prints the drill report (the execution's output) when it
+ends. Exit codes: 0 completed, 1 failed, 2 error (bad input, no such stack or cluster, the
+execution itself failed), 3 refused. ``--lab`` is not wired yet: exit 2 with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, TextIO
+
+import boto3
+
+from hyperpod_ha.drill.models import DrillRequest, InvalidDrillRequest
+from hyperpod_ha.drill.report import summary
+from hyperpod_ha_dev.cli import project_root, result_stream
+from hyperpod_ha_dev.cli.runbook import POLL_SECONDS, StateView, deployed_stack
+from hyperpod_ha_dev.cli.samconfig import read_deploy_config
+
+COMPLETED, FAILED, ERROR, REFUSED = 0, 1, 2, 3
+EXIT_CODES = {"completed": COMPLETED, "failed": FAILED, "refused": REFUSED}
+LAB_NOT_READY = (
+    "hyperpod-ha: drill --lab is not supported yet: the lab's drill wiring is not built "
+    "(the lab is being rebuilt); use --cluster against a deployed stack, or `hyperpod-ha simulate drill`"
+)
+
+
+class UnknownCluster(ValueError):
+    """The stack does not watch the cluster named."""
+
+
+def add_parser(commands: Any) -> None:
+    """`hyperpod-ha drill start`: its arguments."""
+    drill = commands.add_parser("drill", help="failover drills")
+    drill_commands = drill.add_subparsers(dest="drill_command", required=True)
+    drill_start = drill_commands.add_parser("start", help="start a failover drill in the deployed stack")
+    where = drill_start.add_mutually_exclusive_group(required=True)
+    where.add_argument("--cluster", help="the cluster the deployed stack watches")
+    where.add_argument("--lab", action="store_true", help="against the Slurm lab (not wired yet)")
+    drill_start.add_argument("--to", default="auto", metavar="HOST|auto", help="the backup to take control")
+    drill_start.add_argument("--hand-back", action="store_true", help="then hand control back to the primary")
+    drill_start.add_argument("--dry-run", action="store_true", help="check and plan only: no takeover")
+    drill_start.add_argument("--follow", action="store_true", help="show the states as they run")
+    drill_start.add_argument("--json", action="store_true", help="wait and print the drill report as JSON")
+    drill_start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+
+
+def stack_for_cluster(stack_name: str, cluster: str) -> dict[str, str]:
+    outputs = deployed_stack(stack_name)
+    watched = outputs.get("ClusterName")
+    if watched != cluster:
+        raise UnknownCluster(f"stack {stack_name} watches cluster {watched!r}, not {cluster!r}")
+    return outputs
+
+
+def start_drill(outputs: Mapping[str, str], request: DrillRequest) -> str:
+    arn = outputs.get("FailoverDrillStateMachineArn")
+    if not arn:
+        raise UnknownCluster("the deployed stack has no drill state machine: deploy this version first")
+    data = {
+        "cluster": request.cluster,
+        "to": request.to,
+        "hand_back": request.hand_back,
+        "dry_run": request.dry_run,
+    }
+    started = boto3.client("stepfunctions").start_execution(
+        stateMachineArn=arn,
+        name=f"{request.cluster[:50]}-drill-{uuid.uuid4().hex[:12]}",
+        input=json.dumps(data),
+    )
+    return str(started["executionArn"])
+
+
+def wait_for_report(
+    execution_arn: str, view: StateView | None, sleep: Callable[[float], None] = time.sleep
+) -> tuple[str, dict[str, Any] | None, str | None]:
+    """The execution's status, its report (when it succeeded) and its error (when not)."""
+    sfn = boto3.client("stepfunctions")
+    seen = 0
+    while True:
+        described = sfn.describe_execution(executionArn=execution_arn)
+        if view is not None:
+            events = sfn.get_execution_history(executionArn=execution_arn, maxResults=1000)["events"]
+            for event in events[seen:]:
+                entered = event.get("stateEnteredEventDetails")
+                if entered and not entered["name"].startswith("Run the probe"):
+                    view.state(event["timestamp"].strftime("%H:%M:%S"), entered["name"])
+            seen = len(events)
+        if described["status"] != "RUNNING":
+            report = json.loads(described["output"]) if described.get("output") else None
+            return described["status"], report, described.get("error")
+        if view is not None:
+            view.waiting("drill")
+        sleep(POLL_SECONDS)
+
+
+def _start(args: argparse.Namespace) -> str:
+    """The started execution's ARN; ``DrillNotStarted`` with the reason otherwise."""
+    if args.lab:
+        raise DrillNotStarted(LAB_NOT_READY)
+    try:
+        request = DrillRequest.from_json(
+            {"cluster": args.cluster, "to": args.to, "hand_back": args.hand_back, "dry_run": args.dry_run}
+        )
+        stack_name = args.stack_name or read_deploy_config(project_root()).stack_name
+        return start_drill(stack_for_cluster(stack_name, request.cluster), request)
+    except (InvalidDrillRequest, UnknownCluster) as error:
+        raise DrillNotStarted(f"hyperpod-ha: {error}") from error
+    except Exception as error:
+        raise DrillNotStarted(f"hyperpod-ha: could not start the drill: {error}") from error
+
+
+class DrillNotStarted(Exception):
+    pass
+
+
+def run_drill_start(args: argparse.Namespace) -> int:
+    try:
+        execution_arn = _start(args)
+    except DrillNotStarted as error:
+        print(str(error), file=sys.stderr)
+        return ERROR
+    out: TextIO = result_stream() if args.json else sys.stdout
+    if not args.json:
+        print(f"started drill {execution_arn}", file=out)
+    if not (args.follow or args.json):
+        return COMPLETED
+    view = StateView(sys.stdout, sys.stdout.isatty()) if args.follow and not args.json else None
+    status, report, failure = wait_for_report(execution_arn, view)
+    if report is None:
+        print(f"hyperpod-ha: the drill execution ended {status}: {failure}", file=sys.stderr)
+        return ERROR
+    if args.json:
+        print(json.dumps(report, indent=2), file=out)
+    else:
+        print("\n" + summary(report)[1], file=out)
+    out.flush()
+    return EXIT_CODES.get(str(report.get("outcome")), ERROR)

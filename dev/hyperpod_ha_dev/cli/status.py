@@ -1,0 +1,206 @@
+"""``hyperpod-ha status``: one view of a cluster's HA.
+
+From the stack (deployed, or ``--embedded``): the last verdict, snapshot, rotation and
+drill (the state table's status records), a run or drill in progress (the cluster's lease)
+and the open incidents (OpsCenter). Exit 0, or 2 when the stack does not watch the cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+import boto3
+
+from hyperpod_ha import notices
+from hyperpod_ha.incidents import CLUSTER_KEY, KIND_KEY, SOURCE
+from hyperpod_ha.status_records import StatusRecords
+from hyperpod_ha.verification_runs import execution_arn, lease_key
+from hyperpod_ha_dev.cli import project_root, result_stream
+from hyperpod_ha_dev.cli.drill import UnknownCluster, stack_for_cluster
+from hyperpod_ha_dev.cli.samconfig import read_deploy_config
+
+ERROR = 2
+LAB_NOT_READY = (
+    "hyperpod-ha: status --lab is not supported yet (the lab is being rebuilt); "
+    "use --embedded or a deployed stack"
+)
+
+
+def add_parser(commands: Any) -> None:
+    """`hyperpod-ha status`: its arguments."""
+    status = commands.add_parser("status", help="one view of a cluster's HA")
+    status.add_argument("--cluster", required=True)
+    source = status.add_mutually_exclusive_group()
+    source.add_argument("--embedded", action="store_true", help="the embedded stack (moto, in process)")
+    source.add_argument("--lab", action="store_true", help="the Slurm lab (not wired yet)")
+    status.add_argument("--json", action="store_true")
+    status.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+
+
+def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
+    region = boto3.client("dynamodb").meta.region_name
+    table = outputs["StateTableName"]
+    records = StatusRecords(boto3.client("dynamodb"), table).read(cluster)
+    return {
+        "cluster": cluster,
+        "last_verdict": records.get("verdict"),
+        "in_progress": _in_progress(outputs, table, cluster, region),
+        "open_incidents": _open_incidents(cluster, region),
+        "last_snapshot": records.get("snapshot"),
+        "last_rotation": records.get("rotation"),
+        "last_drill": _drill_figures(records.get("drill")),
+    }
+
+
+def _in_progress(outputs: Mapping[str, str], table: str, cluster: str, region: str) -> dict[str, Any] | None:
+    item = (
+        boto3.client("dynamodb")
+        .get_item(TableName=table, Key={"pk": {"S": lease_key(cluster)}}, ConsistentRead=True)
+        .get("Item")
+    )
+    if not item or int(item.get("expires_at", {}).get("N", "0")) < int(dt.datetime.now(dt.UTC).timestamp()):
+        return None
+    kind = item.get("kind", {}).get("S", "verification")
+    arn = item.get("execution_arn", {}).get("S") or execution_arn(
+        outputs["FailoverVerificationStateMachineArn"], item.get("execution_name", {}).get("S", "")
+    )
+    return {
+        "kind": kind,
+        "lease_holder": item.get("trigger", {}).get("S"),
+        "execution_arn": arn,
+        "execution_link": notices.execution_console_url(arn, region),
+        "since": int(item.get("taken_at", {}).get("N", "0")),
+        "joined": int(item.get("joined_count", {}).get("N", "0")),
+    }
+
+
+def _open_incidents(cluster: str, region: str) -> list[dict[str, Any]]:
+    ssm = boto3.client("ssm")
+    filters: list[Any] = [
+        {"Key": "Source", "Values": [SOURCE], "Operator": "Equal"},
+        {"Key": "Status", "Values": ["Open"], "Operator": "Equal"},
+    ]
+    found = []
+    for summary in ssm.describe_ops_items(OpsItemFilters=filters).get("OpsItemSummaries", []):
+        data = summary.get("OperationalData") or {}
+        if data.get(CLUSTER_KEY, {}).get("Value") != cluster:
+            continue
+        found.append(
+            {
+                "ops_item_id": summary["OpsItemId"],
+                "title": summary.get("Title"),
+                "severity": summary.get("Severity"),
+                "kind": data.get(KIND_KEY, {}).get("Value"),
+                "link": notices.ops_item_console_url(summary["OpsItemId"], region),
+            }
+        )
+    return found
+
+
+def _drill_figures(drill: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    if not drill:
+        return None
+    keys = (
+        "recorded_at",
+        "outcome",
+        "reasons",
+        "from",
+        "to",
+        "takeover_seconds",
+        "verified_seconds",
+        "jobs_survived",
+        "test_job",
+        "hand_back",
+        "verdict",
+        "execution_link",
+        "ops_item_id",
+    )
+    return {key: drill.get(key) for key in keys}
+
+
+def _when(epoch: Any) -> str:
+    if not isinstance(epoch, int | float) or not epoch:
+        return "-"
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def render(status: Mapping[str, Any]) -> str:
+    lines = [f"cluster {status['cluster']}"]
+    verdict = status.get("last_verdict")
+    if verdict:
+        lines.append(f"last verdict: {verdict.get('verdict')} at {_when(verdict.get('recorded_at'))}")
+        lines += [f"  - {reason}" for reason in verdict.get("reasons", [])[:6]]
+    else:
+        lines.append("last verdict: none recorded")
+    running = status.get("in_progress")
+    lines.append(
+        f"in progress: {running['kind']} since {_when(running['since'])} ({running['lease_holder']}), "
+        f"{running['joined']} joined; {running['execution_link'] or running['execution_arn']}"
+        if running
+        else "in progress: nothing"
+    )
+    incidents = status.get("open_incidents") or []
+    lines.append(f"open incidents: {len(incidents)}")
+    lines += [f"  - {i['ops_item_id']} {i['title']} {i['link']}" for i in incidents]
+    snapshot = status.get("last_snapshot")
+    if snapshot:
+        what = f"{snapshot.get('kind')} {snapshot.get('id')} {snapshot.get('status')}"
+        lines.append(f"last snapshot: {what} at {_when(snapshot.get('recorded_at'))}")
+    else:
+        lines.append("last snapshot: none recorded")
+    rotation = status.get("last_rotation")
+    if rotation:
+        complete = "complete" if rotation.get("complete") else "NOT complete"
+        lines.append(f"last rotation roll-out: {complete} at {_when(rotation.get('recorded_at'))}")
+        lines += [f"  - {c.get('instance_id')}: {c.get('outcome')}" for c in rotation.get("controllers", [])]
+    else:
+        lines.append("last rotation roll-out: none recorded")
+    drill = status.get("last_drill")
+    if drill:
+        hand_back = drill.get("hand_back") or {}
+        lines += [
+            f"last drill: {drill.get('outcome')} at {_when(drill.get('recorded_at'))}, "
+            f"{drill.get('from')} -> {drill.get('to')}",
+            f"  active after {drill.get('takeover_seconds')} s, "
+            f"verified after {drill.get('verified_seconds')} s",
+            f"  jobs survived: {drill.get('jobs_survived')}; test job: {drill.get('test_job')}",
+            f"  hand-back verified after {hand_back.get('verified_seconds', '-')} s",
+        ]
+    else:
+        lines.append("last drill: none recorded")
+    return "\n".join(lines)
+
+
+def run_status(args: argparse.Namespace) -> int:
+    if args.lab:
+        print(LAB_NOT_READY, file=sys.stderr)
+        return ERROR
+    out = result_stream() if args.json else sys.stdout
+    try:
+        if args.embedded:
+            status = _embedded_status(args.cluster)
+        else:
+            stack_name = args.stack_name or read_deploy_config(project_root()).stack_name
+            status = cluster_status(stack_for_cluster(stack_name, args.cluster), args.cluster)
+    except UnknownCluster as error:
+        print(f"hyperpod-ha: {error}", file=sys.stderr)
+        return ERROR
+    print(json.dumps(status, indent=2, default=str) if args.json else render(status), file=out)
+    out.flush()
+    return 0
+
+
+def _embedded_status(cluster: str) -> dict[str, Any]:
+    """The embedded stack as created (nothing has run on it yet): what `status` shows there."""
+    from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
+    from hyperpod_ha_dev.embedded.stack import create_stack
+
+    with embedded_aws():
+        site = create_site()
+        stack = create_stack(project_root(), site.stack_parameters())
+        return cluster_status(stack_for_cluster(stack.name, cluster), cluster)

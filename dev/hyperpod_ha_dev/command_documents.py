@@ -1,0 +1,84 @@
+"""The stack's Command documents (Run Command transport), kept in ``template.yaml`` by this module.
+
+``SendCommand`` runs Command documents only, so with ``CommandTransport=run-command`` the probe
+and the slurmdbd roll-out travel in Command documents of this stack rather than in
+``AWS-RunShellScript`` (which would let the functions run anything as root). Each document's
+whole ``Content`` is generated here and written as one JSON line (JSON is YAML);
+``python -m hyperpod_ha_dev.command_documents --write template.yaml`` (``make probe-document``)
+writes them and a test fails when they differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hyperpod_ha.probe import probe_command
+from hyperpod_ha_dev.documents import resource_line
+
+# The probe's own deadline is 90 s; the agent stops the script after this, whatever happens.
+PROBE_TIMEOUT_SECONDS = "120"
+
+
+def probe_command_document() -> dict[str, Any]:
+    """The probe as a Command document: no parameters, so nothing but the fixed probe runs."""
+    return {
+        "schemaVersion": "2.2",
+        "description": "hyperpod-ha controller probe (read-only)",
+        "mainSteps": [
+            {
+                "action": "aws:runShellScript",
+                "name": "probe",
+                "inputs": {"runCommand": [probe_command()], "timeoutSeconds": PROBE_TIMEOUT_SECONDS},
+            }
+        ],
+    }
+
+
+def _rollout_command_document() -> dict[str, Any]:
+    from hyperpod_ha.rotation.rollout import command_document
+
+    return command_document()
+
+
+# Command document logical id -> its Content.
+COMMAND_DOCUMENTS: dict[str, Callable[[], dict[str, Any]]] = {
+    "ControllerProbeCommandDocument": probe_command_document,
+    "SlurmdbdRolloutCommandDocument": _rollout_command_document,
+}
+
+_CONTENT_LINE = re.compile(r"^(?P<indent>\s+)Content: (?P<value>.*)$", re.MULTILINE)
+
+
+def _content_line(template: str, logical_id: str) -> re.Match[str]:
+    return resource_line(template, logical_id, _CONTENT_LINE)
+
+
+def command_documents_in_sync(template: str) -> dict[str, bool]:
+    return {
+        name: json.loads(_content_line(template, name)["value"]) == build()
+        for name, build in COMMAND_DOCUMENTS.items()
+    }
+
+
+def write_command_documents(template: str) -> str:
+    for name, build in COMMAND_DOCUMENTS.items():
+        found = _content_line(template, name)
+        replacement = f"{found['indent']}Content: {json.dumps(build())}"
+        template = template[: found.start()] + replacement + template[found.end() :]
+    return template
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--write", type=Path, required=True, help="the template to update")
+    path = parser.parse_args().write
+    path.write_text(write_command_documents(path.read_text()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""The simulated cluster behind the ``simulated`` command transport.
+
+Each controller has a list of states, one per check: the n-th probe of a controller sees its
+n-th state (the last one repeats), so a scenario can show a failover in progress, a
+controller coming back, or a flap. The command run is the one the Session document (or the
+request's parameters) names, on a :class:`FakeController` made to look like that state.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import boto3
+
+from hyperpod_ha.commands import CommandRequest, CommandResult, CommandTimedOut, TargetUnreachable
+from hyperpod_ha_dev.simulation.agent import agent_command_line
+from hyperpod_ha_dev.simulation.fake_controller import ControllerIdentity, ControllerState, FakeController
+
+TRANSPORT = "simulated"
+
+
+@dataclass(frozen=True)
+class SimulatedController:
+    identity: ControllerIdentity
+    instance_id: str
+    states: Sequence[ControllerState]
+
+
+class SimulatedCluster:
+    """A :class:`~hyperpod_ha.commands.CommandRunner` answering from fake controllers."""
+
+    transport = TRANSPORT
+
+    def __init__(self, controllers: Sequence[SimulatedController], captures: Path) -> None:
+        self._workdir = tempfile.TemporaryDirectory(prefix="hyperpod-ha-sim-")
+        identities = tuple(c.identity for c in controllers)
+        self._controllers = {c.instance_id: c for c in controllers}
+        shared_state = Path(self._workdir.name) / "fsx" / "state"
+        self._nodes = {
+            c.instance_id: FakeController(
+                Path(self._workdir.name) / c.identity.name, c.identity, identities, captures, shared_state
+            )
+            for c in controllers
+        }
+        self._checks: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.probes: list[tuple[str, int]] = []  # (instance id, check number), for the timeline
+
+    def run(self, request: CommandRequest) -> CommandResult:
+        # sagemaker-cluster:<cluster-id>_<group>-<instance-id>; instance ids are i-<hex>.
+        instance_id = request.target[request.target.rfind("-i-") + 1 :]
+        controller = self._controllers.get(instance_id)
+        if controller is None:
+            raise TargetUnreachable(f"no simulated controller behind {request.target}")
+        with self._lock:  # a probe sees one consistent state of its node
+            check = self._checks.get(instance_id, 0)
+            self._checks[instance_id] = check + 1
+            self.probes.append((instance_id, check))
+            state = self.state_for(controller, check)
+            if not state.reachable:
+                raise TargetUnreachable(f"TargetNotConnected: {request.target} is not connected (simulated)")
+            node = self._nodes[instance_id]
+            node.apply(state)
+            started = time.monotonic()
+            try:
+                done = node.run(agent_command_line(request, boto3.client("ssm")), request.deadline_seconds)
+            except subprocess.TimeoutExpired as error:
+                raise CommandTimedOut(f"the probe ran past {request.deadline_seconds} s") from error
+            self.after_command(node)
+        return CommandResult(done.stdout, done.stderr, done.returncode, time.monotonic() - started, TRANSPORT)
+
+    def state_for(self, controller: SimulatedController, check: int) -> ControllerState:
+        """What the controller shows at its ``check``-th command: its n-th state."""
+        return controller.states[min(check, len(controller.states) - 1)]
+
+    def after_command(self, node: FakeController) -> None:
+        """Hook for clusters that change on what a command asked (a drill's takeover)."""
+
+    def close(self) -> None:
+        for node in self._nodes.values():
+            node.close()
+        self._workdir.cleanup()

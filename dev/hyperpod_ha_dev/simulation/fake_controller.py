@@ -1,0 +1,214 @@
+"""A controller on disk for the real probe to look at, built from real captured Slurm output.
+
+The probe script runs unchanged under bash; only the Slurm commands (and ``systemctl``,
+``pgrep``, ``uname``, ``ip``) are small scripts that print files captured from a real Slurm
+22.05 controller pair (``hyperpod_ha_dev/captures``). StateSaveLocation is a real directory
+with a heartbeat written now; a ``sleep`` process stands in for a running slurmctld.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import stat
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+SlurmctldState = Literal["running", "stopped", "hung"]
+
+
+@dataclass(frozen=True)
+class ControllerState:
+    """What one controller shows at one moment; every text is a capture file's name."""
+
+    slurmctld: SlurmctldState = "running"
+    log: str = "slurmctld_log_ctl1_primary.txt"
+    ping: str = "ping_all_up.txt"
+    ping_rc: int = 0
+    show_config_answers: bool = True
+    heartbeat_writer: int | None = 0  # who writes the shared heartbeat (only the active one does)
+    heartbeat_age_seconds: int = 1
+    state_writable: bool = True
+    sacctmgr: str = "sacctmgr_cluster_ctl1.txt"
+    sacctmgr_rc: int = 0
+    sinfo: str = "sinfo_idle.txt"
+    sinfo_rc: int = 0
+    dbd_queue: int = 0
+    reachable: bool = True  # False: SSM cannot reach the node at all
+
+
+@dataclass(frozen=True)
+class ControllerIdentity:
+    name: str  # the SlurmctldHost name, e.g. ctl1
+    address: str
+
+
+@dataclass
+class FakeController:
+    root: Path
+    identity: ControllerIdentity
+    controllers: tuple[ControllerIdentity, ...]
+    captures: Path
+    shared_state: Path  # StateSaveLocation, shared by every controller as FSx for Lustre is
+    cluster: str = "lab"
+    _daemon: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.shared_state
+
+    @property
+    def requests_file(self) -> Path:
+        """Takeovers and starts asked of the controllers, one line each (the cluster acts on them)."""
+        return self.shared_state.parent / "control-requests"
+
+    @property
+    def jobs_file(self) -> Path:
+        return self.shared_state.parent / "jobs"
+
+    def apply(self, state: ControllerState) -> None:
+        """Make the node look like ``state``."""
+        for directory in (self.root / "bin", self.root / "tmp", self.shared_state):
+            directory.mkdir(parents=True, exist_ok=True)
+        self.jobs_file.touch(exist_ok=True)
+        self._daemon_as(state.slurmctld)
+        log = self.root / "slurmctld.log"
+        log.write_text(self._capture(state.log))
+        state_dir = self.state_dir if state.state_writable else Path("/proc/1")
+        heartbeat = self.state_dir / "heartbeat"
+        if state.heartbeat_writer is None:
+            heartbeat.unlink(missing_ok=True)
+        else:
+            beat = int(time.time()) - state.heartbeat_age_seconds
+            heartbeat.write_bytes(beat.to_bytes(8, "big") + state.heartbeat_writer.to_bytes(8, "big"))
+            os.utime(heartbeat, (beat, beat))
+        conf = self._slurm_conf(state_dir, log)
+        (self.root / "slurm.conf").write_text(conf)
+        show_config = (
+            "".join(
+                f"SlurmctldHost[{i}]        = {c.name}({c.address})\n" for i, c in enumerate(self.controllers)
+            )
+            + "SlurmctldTimeout        = 10 sec\n"
+            + f"StateSaveLocation       = {state_dir}\n"
+            + self._capture("show_config_accounting_lab.txt")
+            + f"SlurmctldLogFile        = {log}\n"
+        )
+        (self.root / "show_config.txt").write_text(show_config)
+        unreachable = "slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)"
+        show = (
+            f"cat '{self.root / 'show_config.txt'}'; exit 0"
+            if state.show_config_answers
+            else f"echo '{unreachable}'; exit 1"
+        )
+        pid = self._daemon.pid if self._daemon else ""
+        ping = self._prints(state.ping, state.ping_rc)
+        running = "active" if pid else "inactive"
+        # A drill's takeover and start are recorded for the simulated cluster to act on.
+        takeover = f"echo \"takeover ${{2:-1}} {self.identity.name}\" >> '{self.requests_file}'; exit 0"
+        self._commands(
+            {
+                "scontrol": (
+                    f'case "$1" in\n  ping) {ping};;\n  show) {show};;\n'
+                    f"  takeover) {takeover};;\n"
+                    "esac\nexit 2\n"
+                ),
+                **self._job_commands(reachable=state.show_config_answers),
+                "sinfo": self._prints(state.sinfo, state.sinfo_rc),
+                "sdiag": f"echo 'DBD Agent queue size: {state.dbd_queue}'\necho 'Server thread count: 3'\n",
+                "sacctmgr": (
+                    f'case "$*" in\n  *ping*) {self._prints("sacctmgr_ping_invalid_keyword.txt", 1)};;\n'
+                    f"  *) {self._prints(state.sacctmgr, state.sacctmgr_rc)};;\nesac\n"
+                ),
+                "systemctl": (
+                    f'[ "$1" = start ] && [ "$2" = slurmctld ] && '
+                    f"{{ echo \"start {self.identity.name}\" >> '{self.requests_file}'; exit 0; }}\n"
+                    f'[ "$2" = slurmctld ] && {{ echo {running}; exit {0 if pid else 3}; }}\n'
+                    "echo inactive\nexit 3\n"
+                ),
+                # pgrep exits 1 when nothing matches, as the real one does.
+                "pgrep": f'[ "$2" = slurmctld ] && [ -n "{pid}" ] && {{ echo {pid}; exit 0; }}\nexit 1\n',
+                "uname": f"echo {self.identity.name}\n",
+                "hostname": f"echo {self.identity.name}\n",
+                # `ip -o addr` lines, as the probe reads them
+                "ip": (
+                    "echo '1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever'\n"
+                    f"echo '2: eth0    inet {self.identity.address}/24 scope global eth0\\       "
+                    "valid_lft forever'\n"
+                ),
+            }
+        )
+
+    def _job_commands(self, reachable: bool) -> dict[str, str]:
+        """squeue, sbatch and sacct over the shared jobs file ("<id> <state> <exit>" lines)."""
+        jobs = self.jobs_file
+        if not reachable:
+            down = "echo '{}: error: Unable to contact slurm controller (connect failure)'; exit 1\n"
+            return {"squeue": down.format("squeue"), "sbatch": down.format("sbatch"), "sacct": "exit 0\n"}
+        return {
+            "squeue": f"awk '$2 ~ /^(PENDING|RUNNING|COMPLETING)$/ {{print $1, $2}}' '{jobs}'\n",
+            "sbatch": (
+                f"next=$(awk 'BEGIN {{n = 100}} $1 >= n {{n = $1 + 1}} END {{print n}}' '{jobs}')\n"
+                f'echo "$next PENDING 0:0" >> \'{jobs}\'\necho "$next"\n'
+            ),
+            "sacct": (
+                'while [ $# -gt 0 ]; do [ "$1" = -j ] && ids=$2; shift; done\n'
+                "for id in ${ids//,/ }; do\n"
+                f'  awk -v id="$id" \'$1 == id {{print $1 "|" $2 "|" $3}}\' \'{jobs}\'\ndone\n'
+            ),
+        }
+
+    def run(self, command: str, deadline_seconds: float) -> subprocess.CompletedProcess[str]:
+        """Run the command line as the SSM agent would: split, no shell, on this node's PATH."""
+        env = {
+            "PATH": f"{self.root / 'bin'}:/usr/bin:/bin:/usr/sbin:/sbin",
+            "TMPDIR": str(self.root / "tmp"),
+            "LC_ALL": "C",
+            "SLURM_CONF": str(self.root / "slurm.conf"),
+            "HYPERPOD_HA_PROBE_TIMEOUT": "3",
+        }
+        return subprocess.run(
+            shlex.split(command),
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=deadline_seconds,
+            check=False,
+        )
+
+    def close(self) -> None:
+        self._daemon_as(None)
+
+    def _daemon_as(self, wanted: SlurmctldState | None) -> None:
+        if wanted in ("running", "hung"):
+            if self._daemon is None or self._daemon.poll() is not None:
+                self._daemon = subprocess.Popen(["sleep", "3600"])
+            os.kill(self._daemon.pid, signal.SIGSTOP if wanted == "hung" else signal.SIGCONT)
+            return
+        if self._daemon is not None:
+            os.kill(self._daemon.pid, signal.SIGCONT)
+            self._daemon.kill()
+            self._daemon.wait()
+            self._daemon = None
+
+    def _capture(self, name: str) -> str:
+        return (self.captures / name).read_text()
+
+    def _prints(self, name: str, rc: int) -> str:
+        return f"cat '{self.captures / name}'; exit {rc}"
+
+    def _slurm_conf(self, state_dir: Path, log: Path) -> str:
+        hosts = "".join(f"SlurmctldHost={c.name}({c.address})\n" for c in self.controllers)
+        return (
+            f"ClusterName={self.cluster}\n{hosts}SlurmctldTimeout=10\n"
+            f"StateSaveLocation={state_dir}\nSlurmctldLogFile={log}\n"
+        )
+
+    def _commands(self, commands: dict[str, str]) -> None:
+        for name, body in commands.items():
+            path = self.root / "bin" / name
+            path.write_text("#!/bin/bash\n" + body)
+            path.chmod(path.stat().st_mode | stat.S_IXUSR)

@@ -1,0 +1,225 @@
+"""Lab scenarios of takeovers beyond one backup: three controllers, and Slurm 24.11's refusal.
+
+* ``failover-3``: three controllers, the primary killed: the first backup takes over, the
+  second stays in standby.
+* ``second-failover``: after that, the first backup killed too: the second takes over and
+  serves, with no standby left (DEGRADED).
+* ``back-3``: after both, the primary started again: it takes control back from the second
+  backup; the first backup is still down, so one standby is missing (DEGRADED).
+* ``standby-refuses`` (24.11): the standby cannot read the heartbeat (StateSaveLocation
+  hidden from it), then the primary is killed: the standby refuses to take over and says why;
+  the verdict is DOWN with its reason.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from typing import Final
+
+from hyperpod_ha.slurm import SlurmOutputError, parse_ping, parse_role_log
+from hyperpod_ha_dev.simulation.engine import ScenarioResult
+from hyperpod_ha_dev.simulation.lab import (
+    PERSISTENT_FAULT_PARAMETERS,
+    TAKE_BACK_SECONDS,
+    TAKEOVER_WAIT_SECONDS,
+    Drill,
+    LabScenario,
+    LabScenarioError,
+    _poll,
+    final_verdict_detail,
+    last_role,
+    off_message,
+    on_message,
+)
+from hyperpod_lab import Lab
+
+REFUSAL: Final = "Not taking control"
+
+
+def _serving(lab: Lab, host: str, offset: int, down: list[str]) -> bool | None:
+    """``host`` logged taking control after ``offset`` and answers ping while ``down`` do not."""
+    if last_role(lab, host, offset) != "primary":
+        return None
+    try:
+        ping = parse_ping(lab.exec(host, ["scontrol", "ping"], timeout=10).stdout)
+    except (SlurmOutputError, subprocess.TimeoutExpired):
+        return None
+    states = {line.host: line.responding for line in ping}
+    return True if states.get(host) and all(states.get(name) is False for name in down) else None
+
+
+def _kill_and_wait(lab: Lab, victim: str, heir: str, down: list[str]) -> None:
+    offset = len(lab.log(heir))
+    lab.kill_slurmctld(victim)
+    if _poll(lambda: _serving(lab, heir, offset, down), TAKEOVER_WAIT_SECONDS) is None:
+        raise LabScenarioError(f"{heir} did not take over from {victim} within {TAKEOVER_WAIT_SECONDS} s")
+
+
+def _first_failover(lab: Lab) -> str:
+    _kill_and_wait(lab, "ctl1", "ctl2", ["ctl1"])
+    return "ctl1's slurmctld killed; ctl2 took over and serves"
+
+
+def _both_backups_used(lab: Lab) -> str:
+    _first_failover(lab)
+    _kill_and_wait(lab, "ctl2", "ctl3", ["ctl1", "ctl2"])
+    return "ctl1's slurmctld killed, ctl2 took over; ctl2's killed too, ctl3 took over and serves"
+
+
+def _kill_first(drill: Drill) -> None:
+    offset = drill.log_offset("ctl2")
+    drill.offsets["ctl3"] = drill.log_offset("ctl3")
+    drill.inject("SIGKILL slurmctld on ctl1 (the primary)", lambda: drill.lab.kill_slurmctld("ctl1"))
+    drill.notify_after_takeover("ctl2", offset)
+
+
+def _third_stays_standby(drill: Drill, result: ScenarioResult) -> None:
+    roles = [line.event for line in parse_role_log(drill.lab.log("ctl3")[drill.offsets["ctl3"] :]).lines]
+    drill.check(
+        "ctl3 stays in standby", not {"primary", "taking_over"} & set(roles), f"logged {roles or 'nothing'}"
+    )
+
+
+def _kill_second(drill: Drill) -> None:
+    offset = drill.log_offset("ctl3")
+    drill.inject(
+        "SIGKILL slurmctld on ctl2 (the active first backup)", lambda: drill.lab.kill_slurmctld("ctl2")
+    )
+    drill.notify_after_takeover("ctl3", offset)
+
+
+def _ctl3_active(drill: Drill, result: ScenarioResult) -> None:
+    verdict = final_verdict_detail(result)
+    drill.check(
+        "ctl3 (SlurmctldHost[2]) is the active controller", "ctl3 is active" in verdict, verdict[:200]
+    )
+    drill.check("the verdict names the missing standby", "standby ctl2: slurmctld not running" in verdict)
+
+
+def _start_first(drill: Drill) -> None:
+    lab = drill.lab
+    offsets = {name: drill.log_offset(name) for name in ("ctl1", "ctl3")}
+    drill.offsets.update(offsets)
+    drill.inject("slurmctld on ctl1 started again", lambda: lab.start_slurmctld("ctl1", wait=False))
+    if drill.wait_for_role("ctl1", offsets["ctl1"], "primary", TAKE_BACK_SECONDS) is not None:
+        drill.note("ctl1 took control back", "logged 'Running as primary controller'")
+    drill.notify(on_message(drill.address("ctl1")))
+    if drill.wait_for_role("ctl3", offsets["ctl3"], "standby", 20) is not None:
+        drill.notify(off_message(drill.address("ctl3"), "Backup"))
+
+
+def _control_back(drill: Drill, result: ScenarioResult) -> None:
+    verdict = final_verdict_detail(result)
+    drill.check("ctl1 is active again", "ctl1 is active" in verdict, verdict[:200])
+    drill.check("ctl3 went back to standby", last_role(drill.lab, "ctl3", drill.offsets["ctl3"]) == "standby")
+
+
+def _refused_takeover(drill: Drill) -> None:
+    lab = drill.lab
+    offset = drill.log_offset("ctl2")
+    drill.offsets["ctl2"] = offset
+
+    def fault() -> None:
+        lab.hide_heartbeat("ctl2")
+        lab.kill_slurmctld("ctl1")
+
+    drill.inject(
+        "ctl2 cannot read the heartbeat (StateSaveLocation hidden), then SIGKILL of ctl1's slurmctld", fault
+    )
+    seen = _poll(lambda: time.time() if REFUSAL in lab.log("ctl2")[offset:] else None, TAKEOVER_WAIT_SECONDS)
+    if seen is None:
+        drill.note("no refusal", f"ctl2 logged no '{REFUSAL}' within {TAKEOVER_WAIT_SECONDS} s")
+    else:
+        drill.note(
+            "ctl2 refuses to take over",
+            f"logged '{REFUSAL}' {seen - (drill.fault_at or seen):.1f} s after the fault",
+            at=seen,
+        )
+    drill.operator_run("ctl1 does not answer")
+
+
+def _refusal_in_verdict(drill: Drill, result: ScenarioResult) -> None:
+    log = drill.lab.log("ctl2")[drill.offsets["ctl2"] :]
+    drill.check(
+        "ctl2 logged that the heartbeat file could not be read",
+        "heartbeat file could not be read" in log,
+    )
+    roles = {line.event for line in parse_role_log(log).lines}
+    drill.check(
+        "ctl2 did not take over",
+        not roles & {"taking_over", "primary"},
+        f"role lines: {sorted(roles) or 'none'}",
+    )
+    verdict = final_verdict_detail(result)
+    drill.check(
+        "the verdict says why ctl2 does not take over",
+        "ctl2 refuses to take over" in verdict and "heartbeat file could not be read" in verdict,
+        verdict[:240],
+    )
+
+
+def takeover_scenarios() -> tuple[LabScenario, ...]:
+    """The scenarios of this module (a function: the list of scenarios imports this module)."""
+    return (
+        LabScenario(
+            "failover-3",
+            "three controllers: SIGKILL of ctl1's slurmctld; ctl2 takes over, ctl3 stays standby",
+            _kill_first,
+            frozenset({"FAILED_OVER"}),
+            "FAILED_OVER",
+            0,
+            verify=_third_stays_standby,
+            measured=True,
+            controllers=3,
+        ),
+        LabScenario(
+            "second-failover",
+            "three controllers, after a failover to ctl2: SIGKILL of ctl2's slurmctld too; ctl3 takes over",
+            _kill_second,
+            frozenset({"DEGRADED"}),
+            "DEGRADED",
+            1,
+            parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+            precondition=_first_failover,
+            verify=_ctl3_active,
+            measured=True,
+            controllers=3,
+            why=(
+                "ctl3 takes over and serves, but ctl1 and ctl2 are both down: no standby is left to take "
+                "over from ctl3 (the old primary's absence alone would be a verified failover, a missing "
+                "standby is not): DEGRADED, one incident"
+            ),
+        ),
+        LabScenario(
+            "back-3",
+            "three controllers, ctl1 and ctl2 killed, ctl3 active: ctl1 started again takes control back",
+            _start_first,
+            frozenset({"DEGRADED"}),
+            "DEGRADED",
+            1,
+            precondition=_both_backups_used,
+            verify=_control_back,
+            controllers=3,
+            why=(
+                "ctl1 takes control back from ctl3, which returns to standby; ctl2's slurmctld is still "
+                "down, so one of the two standbys the cluster counts on is missing: DEGRADED, one incident"
+            ),
+        ),
+        LabScenario(
+            "standby-refuses",
+            "ctl2 cannot read the heartbeat, then ctl1's slurmctld is killed: ctl2 refuses to take over",
+            _refused_takeover,
+            frozenset({"DOWN"}),
+            "DOWN",
+            1,
+            parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+            verify=_refusal_in_verdict,
+            min_slurm="24.11",
+            why=(
+                "Slurm 24.11's standby takes over only when it can read the heartbeat file; it cannot, so it "
+                "logs 'Not taking control. ... heartbeat file could not be read' and nobody is active: DOWN, "
+                "with the standby's own reason in the verdict"
+            ),
+        ),
+    )

@@ -1,0 +1,147 @@
+"""``hyperpod-ha lab verify``: the unchanged workflow against the lab as it is now.
+
+No fault is injected and nothing is repaired: an operator's run (as ``runbook start`` starts
+one) checks the lab's controllers with the real probe through the embedded stack, and the
+result says what the workflow concluded. When a fault was injected with ``hyperpod-ha lab
+fault`` since the last verification, the seconds from it to the final verdict are reported.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import boto3
+
+from hyperpod_ha.verification_runs import RunSettings, Trigger, VerificationRuns
+from hyperpod_ha_dev.embedded.site import SiteController
+from hyperpod_ha_dev.simulation.engine import ScenarioResult, embedded_run
+from hyperpod_ha_dev.simulation.lab import (
+    LAB_TRANSPORT,
+    PERSISTENT_FAULT_PARAMETERS,
+    NodeSecret,
+    attached_agent,
+    lab_lock,
+)
+from hyperpod_ha_dev.simulation.scenarios import Scenario
+from hyperpod_lab import Lab
+from hyperpod_lab.faults import clear, last_fault
+
+VERIFY: Final = Scenario(
+    name="lab-verify",
+    summary="the workflow against the lab as it is now",
+    ctl1=(),
+    ctl2=(),
+    notification="",
+    expect_verdict="HEALTHY",
+    expect_incidents=0,
+)
+
+
+# Three checks 5 s apart: a takeover in progress (SlurmctldTimeout is 10 s in the lab) is over by
+# the last one, and a lasting fault is not checked for minutes (a check of a controller whose
+# slurmctld is gone takes its commands' time limits, about 20-35 s here).
+VERIFY_PARAMETERS: Final = {**PERSISTENT_FAULT_PARAMETERS, "MaxAttempts": 3}
+FINISH_SECONDS: Final = 300.0
+
+
+class LabNotUp(ValueError):
+    """There is no lab to verify. The reason is safe to log."""
+
+
+@dataclass
+class LabVerification:
+    result: ScenarioResult
+    slurm_version: str | None
+    verdict_output: Mapping[str, Any]  # the last "Decide the verdict" output
+    fault: Mapping[str, Any] | None = None
+    fault_to_verdict_seconds: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.result.to_json()
+        return {
+            "verdict": self.result.verdict,
+            "active_controller": self.verdict_output.get("active_controller"),
+            "reasons": list(self.verdict_output.get("reasons", [])),
+            "slurm_version": self.slurm_version,
+            "incidents": data["incidents"],
+            "snapshots": data["snapshots"],
+            "executions": data["executions"],
+            "execution_results": data["execution_results"],
+            "lease_released": data["lease_released"],
+            "fault": dict(self.fault) if self.fault else None,
+            "fault_to_verdict_seconds": (
+                round(self.fault_to_verdict_seconds, 1) if self.fault_to_verdict_seconds is not None else None
+            ),
+            "timeline": data["timeline"],
+        }
+
+
+def slurm_version(lab: Lab) -> str | None:
+    """What the lab's Slurm says it is (``slurm 24.11.5`` -> ``24.11.5``)."""
+    done = lab.client(["scontrol", "--version"], timeout=15)
+    words = done.stdout.split()
+    return words[-1] if done.returncode == 0 and words else None
+
+
+def verify_lab(
+    lab: Lab, root: Path, parameters: Mapping[str, int] | None = None, reason: str = "operator verification"
+) -> LabVerification:
+    """Run the workflow once against the lab (root only); the lab is left as it is."""
+    if not lab.is_up():  # before the lock: a refusal never waits for another user of the lab
+        raise LabNotUp("the lab is not up (hyperpod-ha lab up)")
+    with lab_lock():
+        fault = last_fault(lab.paths.root)
+        controllers = [
+            SiteController(c["instance_id"], c["private_ip"], c["hostname"]) for c in lab.controllers()
+        ]
+        settings = {**VERIFY_PARAMETERS, **(parameters or {})}
+        secret = NodeSecret()
+        try:
+            with attached_agent(lab, secret), embedded_run(root, controllers, LAB_TRANSPORT, settings) as run:
+                stack = run.stack
+                runs = VerificationRuns(
+                    boto3.client("dynamodb"),
+                    boto3.client("stepfunctions"),
+                    stack.ref("StateTable"),
+                    str(stack.outputs["FailoverVerificationStateMachineArn"]),
+                    RunSettings(
+                        settle_seconds=settings["SettleSeconds"],
+                        max_attempts=settings["MaxAttempts"],
+                        backoff_seconds=settings["BackoffSeconds"],
+                        lease_seconds=3600,
+                    ),
+                )
+                runs.start_or_join(
+                    str(stack.parameters["ClusterName"]), Trigger("operator", uuid.uuid4().hex, {}), reason
+                )
+                result = run.finish(VERIFY, timeout=FINISH_SECONDS)
+                output, decided_at = _last_verdict(stack.executions())
+        finally:
+            secret.close()
+        seconds = None
+        if fault is not None and decided_at is not None:
+            seconds = decided_at - float(fault["at"])
+            clear(lab.paths.root)
+        return LabVerification(result, slurm_version(lab), output, fault, seconds)
+
+
+def _last_verdict(executions: list[dict[str, Any]]) -> tuple[dict[str, Any], float | None]:
+    """The output of the last "Decide the verdict" state of the runs, and when it ended."""
+    sfn = boto3.client("stepfunctions")
+    found: dict[str, Any] = {}
+    at: float | None = None
+    for execution in sorted(executions, key=lambda e: e["startDate"]):
+        history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)
+        for event in history["events"]:
+            exited = event.get("stateExitedEventDetails")
+            if exited and exited["name"] == "Decide the verdict":
+                output = json.loads(exited.get("output") or "null")
+                value = (output or {}).get("verdict", {}).get("value")
+                if isinstance(value, dict):
+                    found, at = value, event["timestamp"].timestamp()
+    return found, at

@@ -1,0 +1,115 @@
+"""The layout's rules: which package may import which, how long a module and a handler may be,
+and that the Lambda layer is the runtime package exactly."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bench.package_size import layer_differences
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME = ROOT / "layers" / "hyperpod_ha"
+DEV = ROOT / "dev" / "hyperpod_ha_dev"
+LAB = ROOT / "lab" / "hyperpod_lab"
+FUNCTIONS = ROOT / "functions"
+# What the lab may use of the runtime package: the command transports' interface and the logger.
+LAB_PUBLIC_INTERFACE = frozenset({"hyperpod_ha.commands", "hyperpod_ha.observability"})
+FIRST_PARTY = ("hyperpod_ha", "hyperpod_ha_dev", "hyperpod_lab", "tests", "bench")
+# Who may import whom; a package not listed imports none of the first-party packages above.
+ALLOWED = {
+    "runtime": {"hyperpod_ha"},
+    "functions": {"hyperpod_ha"},
+    "lab": {"hyperpod_lab", "hyperpod_ha"},
+    "dev": {"hyperpod_ha_dev", "hyperpod_ha", "hyperpod_lab"},
+}
+MODULE_LINES = 400
+HANDLER_LINES = 45
+
+
+def python_files(directory: Path) -> Iterator[Path]:
+    yield from (path for path in sorted(directory.rglob("*.py")) if "__pycache__" not in path.parts)
+
+
+def imported_modules(path: Path) -> Iterator[str]:
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def forbidden_imports(package: str, directory: Path) -> list[str]:
+    found = []
+    for path in python_files(directory):
+        for module in imported_modules(path):
+            top = module.split(".")[0]
+            allowed = top not in FIRST_PARTY or top in ALLOWED[package]
+            if package == "lab" and top == "hyperpod_ha":
+                allowed = _public(module)
+            if not allowed:
+                found.append(f"{path.relative_to(directory)}: {module}")
+    return found
+
+
+def _public(module: str) -> bool:
+    return any(module == name or module.startswith(f"{name}.") for name in LAB_PUBLIC_INTERFACE) or (
+        module == "hyperpod_ha"
+    )
+
+
+@pytest.mark.parametrize(
+    ("package", "directory"),
+    [("runtime", RUNTIME), ("functions", FUNCTIONS), ("lab", LAB), ("dev", DEV)],
+)
+def test_each_package_imports_only_in_its_direction(package: str, directory: Path) -> None:
+    assert forbidden_imports(package, directory) == []
+
+
+def test_the_direction_check_finds_an_import_against_it(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text(
+        "from hyperpod_ha_dev.embedded import stack\nimport hyperpod_ha.verdict\n"
+    )
+    assert [line.split(": ")[1] for line in forbidden_imports("runtime", tmp_path)] == [
+        "hyperpod_ha_dev.embedded",
+        "hyperpod_ha_dev.embedded.stack",
+    ]
+    (tmp_path / "bad.py").write_text("from hyperpod_ha.verdict import decide\n")
+    assert forbidden_imports("lab", tmp_path) != []
+
+
+def test_no_module_is_longer_than_the_limit() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}: {lines}"
+        for directory in ("layers", "dev", "lab", "functions", "tests", "bench")
+        for path in python_files(ROOT / directory)
+        if (lines := len(path.read_text().splitlines())) > MODULE_LINES
+    ]
+    assert long == []
+
+
+def test_handlers_are_wiring() -> None:
+    long = [
+        f"{path.relative_to(ROOT)}: {lines}"
+        for path in sorted(FUNCTIONS.glob("*/app.py"))
+        if (lines := len(path.read_text().splitlines())) > HANDLER_LINES
+    ]
+    assert long == []
+
+
+def test_the_built_layer_is_the_runtime_package(tmp_path: Path) -> None:
+    # The layer's own build (x86_64 wheels: whichever, the package part is the same).
+    subprocess.run(
+        ["make", "-C", str(ROOT / "layers"), "build-HyperpodHaLayer", f"ARTIFACTS_DIR={tmp_path}"],
+        check=True,
+        capture_output=True,
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LAYER_ARCHITECTURE": "x86_64", "HOME": str(tmp_path)},
+    )
+    assert layer_differences(tmp_path / "python" / "hyperpod_ha") == []
+    (tmp_path / "python" / "hyperpod_ha" / "extra.py").write_text("")
+    assert layer_differences(tmp_path / "python" / "hyperpod_ha") == ["+extra.py"]

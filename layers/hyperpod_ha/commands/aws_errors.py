@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import AccessDenied, CommandError, TargetUnreachable, Throttled
 
 _MAX_MESSAGE = 300
@@ -31,16 +32,12 @@ THROTTLED_CODES = frozenset(
 )
 
 
-def client_error_code(error: ClientError) -> str:
-    return str(error.response.get("Error", {}).get("Code", "Unknown"))
-
-
 def command_error(error: ClientError | BotoCoreError, operation: str, target: str) -> CommandError:
     """The typed error for a failed SSM call (to be raised ``from`` the original)."""
     if isinstance(error, BotoCoreError):
         # Connection and credential problems: the class name says enough and holds no secret.
         return CommandError(f"{operation} for {target} could not reach the SSM API ({type(error).__name__})")
-    code = client_error_code(error)
+    code = error_code(error)
     message = str(error.response.get("Error", {}).get("Message", ""))[:_MAX_MESSAGE]
     reason = f"{operation} for {target} failed: {code}: {message}".rstrip(": ")
     if code in UNREACHABLE_CODES:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import (
     AccessDenied,
     CommandError,
@@ -24,7 +25,7 @@ from hyperpod_ha.commands import (
     InvalidCommandRequest,
     TargetUnreachable,
 )
-from hyperpod_ha.commands.aws_errors import client_error_code, command_error
+from hyperpod_ha.commands.aws_errors import command_error
 from hyperpod_ha.observability import logger
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ class RunCommandRunner:
         try:
             return self._ssm.get_command_invocation(CommandId=command_id, InstanceId=target)
         except ClientError as error:
-            if client_error_code(error) == "InvocationDoesNotExist":
+            if error_code(error) == "InvocationDoesNotExist":
                 return None  # usual for a moment right after SendCommand
             raise command_error(error, "GetCommandInvocation", target) from error
         except BotoCoreError as error:
@@ -125,7 +126,7 @@ class RunCommandRunner:
         except ClientError as error:
             logger.warning(
                 "could not cancel command",
-                extra={"command_id": command_id, "error_code": client_error_code(error)},
+                extra={"command_id": command_id, "error_code": error_code(error)},
             )
         except BotoCoreError as error:
             logger.warning(

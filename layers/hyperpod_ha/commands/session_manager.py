@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import (
     CommandRequest,
     CommandResult,
@@ -23,7 +24,7 @@ from hyperpod_ha.commands import (
     HandshakeTimedOut,
     ProtocolError,
 )
-from hyperpod_ha.commands.aws_errors import client_error_code, command_error
+from hyperpod_ha.commands.aws_errors import command_error
 from hyperpod_ha.commands.session_channel import CLIENT_VERSION, MAX_OUTPUT_BYTES, DataChannel, StartedSession
 from hyperpod_ha.commands.session_output import SessionOutput
 from hyperpod_ha.observability import logger
@@ -139,7 +140,7 @@ class SessionManagerRunner:
         except ClientError as error:
             logger.warning(
                 "could not terminate session",
-                extra={"session_id": session.session_id, "error_code": client_error_code(error)},
+                extra={"session_id": session.session_id, "error_code": error_code(error)},
             )
         except BotoCoreError as error:
             logger.warning(

@@ -1,118 +1,29 @@
-"""Whether a run checks again: a failover in progress must not be reported as a failure too early.
+"""Kept for its importers: convergence is now :mod:`hyperpod_ha.verdict.convergence`."""
 
-The first check runs at once: the backup's "Slurm Controller is ON" message is published once
-it already runs as primary. A verdict other than HEALTHY or FAILED_OVER may still be a failover
-in progress: a backup takes over only after SlurmctldTimeout without an answer (plus its next
-poll and its start-up), and a restarted controller takes control back within seconds. So such a
-verdict is checked again, with short growing waits, until the cluster's own SlurmctldTimeout
-plus a margin has passed since the trigger's own time; the verdict seen then is final.
-"""
+from hyperpod_ha.verdict import (
+    DEFAULT_SLURMCTLD_TIMEOUT,
+    MAX_SLURMCTLD_TIMEOUT,
+    MAX_WAIT_SECONDS,
+    VERIFIED,
+    ConvergenceInputError,
+    Next,
+    Step,
+    configured_timeout,
+    next_step,
+    parse_time,
+    trigger_time,
+)
 
-from __future__ import annotations
-
-import datetime as dt
-import math
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Literal
-
-if TYPE_CHECKING:
-    from hyperpod_ha.health import ControllerReport
-
-Next = Literal["verified", "check-again", "not-verified"]
-VERIFIED = frozenset({"HEALTHY", "FAILED_OVER"})
-# Slurm's default, used when no controller could say its configured SlurmctldTimeout.
-DEFAULT_SLURMCTLD_TIMEOUT: Final = 120
-# Waits double from backoff_seconds up to this (or backoff_seconds, if larger).
-MAX_WAIT_SECONDS: Final = 30
-MAX_SLURMCTLD_TIMEOUT: Final = 86_400
-
-
-class ConvergenceInputError(ValueError):
-    """The attempt counters, times or durations are not what the workflow sends."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """What the run does after a verdict: ``next``, after ``wait_seconds`` when checking again.
-    ``converged_by`` is when the cluster must have converged (trigger + timeout + margin)."""
-
-    next: Next
-    wait_seconds: int
-    converged_by: dt.datetime | None
-    slurmctld_timeout: int
-
-    def to_json(self) -> dict[str, object]:
-        converged_by = self.converged_by.isoformat().replace("+00:00", "Z") if self.converged_by else None
-        return {
-            "next": self.next,
-            "wait_seconds": self.wait_seconds,
-            "converged_by": converged_by,
-            "slurmctld_timeout": self.slurmctld_timeout,
-        }
-
-
-def parse_time(text: str, what: str) -> dt.datetime:
-    """An ISO 8601 time (``Z`` accepted; no zone means UTC)."""
-    try:
-        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except (ValueError, AttributeError):
-        raise ConvergenceInputError(f"{what} {str(text)[:40]!r} is not an ISO 8601 time") from None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
-
-
-def trigger_time(text: object) -> str:
-    """The trigger's own time as the execution input carries it: ISO 8601 UTC, or "" when the
-    trigger's time is missing or unreadable (the run's start is used then)."""
-    if not isinstance(text, str) or not text:
-        return ""
-    try:
-        parsed = parse_time(text, "trigger time")
-    except ConvergenceInputError:
-        return ""
-    return parsed.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def configured_timeout(reports: Iterable[ControllerReport]) -> int | None:
-    """SlurmctldTimeout as the checked controllers' running configuration says it."""
-    return next(
-        (r.config.slurmctld_timeout for r in reports if r.checked and r.config.slurmctld_timeout is not None),
-        None,
-    )
-
-
-def next_step(
-    verdict: str,
-    *,
-    attempt: int,
-    max_attempts: int,
-    started_at: str,
-    trigger_at: str,
-    slurmctld_timeout: int | None,
-    margin_seconds: float,
-    deadline_seconds: float,
-    backoff_seconds: float,
-    now: dt.datetime,
-) -> Step:
-    timeout = DEFAULT_SLURMCTLD_TIMEOUT if slurmctld_timeout is None else slurmctld_timeout
-    if not 0 < timeout <= MAX_SLURMCTLD_TIMEOUT:
-        raise ConvergenceInputError(f"slurmctld_timeout {timeout} is outside 1-{MAX_SLURMCTLD_TIMEOUT}")
-    if verdict in VERIFIED:
-        return Step("verified", 0, None, timeout)
-    if attempt < 1 or max_attempts < 1:
-        raise ConvergenceInputError("attempt and max_attempts must be at least 1")
-    if margin_seconds < 0 or backoff_seconds < 0 or deadline_seconds <= 0:
-        raise ConvergenceInputError("margin and backoff must not be negative, the deadline positive")
-    started = parse_time(started_at, "started_at")
-    # A trigger stamped after the run began (clock skew) counts from the run's start.
-    base = min(parse_time(trigger_at, "trigger time"), started) if trigger_at else started
-    converged_by = base + dt.timedelta(seconds=timeout + margin_seconds)
-    left = (converged_by - now).total_seconds()
-    if attempt >= max_attempts or left <= 0:
-        return Step("not-verified", 0, converged_by, timeout)
-    # Short waits first (a takeover may be seconds away), never past the convergence time.
-    grown = backoff_seconds * 2 ** min(attempt - 1, 16)
-    wait = math.ceil(min(grown, max(backoff_seconds, MAX_WAIT_SECONDS), left))
-    if now + dt.timedelta(seconds=wait) >= started + dt.timedelta(seconds=deadline_seconds):
-        return Step("not-verified", 0, converged_by, timeout)
-    return Step("check-again", wait, converged_by, timeout)
+__all__ = [
+    "DEFAULT_SLURMCTLD_TIMEOUT",
+    "MAX_SLURMCTLD_TIMEOUT",
+    "MAX_WAIT_SECONDS",
+    "VERIFIED",
+    "ConvergenceInputError",
+    "Next",
+    "Step",
+    "configured_timeout",
+    "next_step",
+    "parse_time",
+    "trigger_time",
+]

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.commands import CommandResult, TargetUnreachable
-from hyperpod_ha.convergence import ConvergenceInputError
+from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.health import ControllerNode, ReportStatus, check_controller, report_from_result
 from hyperpod_ha.slurm import ProbeSection, format_probe_output
-from hyperpod_ha.verdict import VerdictInputError
+from hyperpod_ha.verdict import ConvergenceInputError, VerdictInputError, VerdictPolicy
 from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import load_function_module
@@ -80,7 +80,7 @@ def unreachable(name: str) -> dict[str, Any]:
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     monkeypatch.delenv("EXPECTED_STATE_FSTYPES", raising=False)
-    return load_function_module("evaluate_verdict")
+    return load_function_module("evaluate_verdict", fresh=True)
 
 
 def invoke(app: ModuleType, event: Any) -> dict[str, Any]:
@@ -189,17 +189,34 @@ def test_the_output_is_bounded(app: ModuleType) -> None:
     assert len(json.dumps(out)) <= 32 * 1024
 
 
-def test_an_expected_file_system_type_for_state(app: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_expected_file_system_type_for_state(monkeypatch: pytest.MonkeyPatch) -> None:
     reports = [
         report("ctl1", "slurmctld_log_ctl1_primary.txt", "ping_all_up.txt", 0, "sacctmgr_cluster_ctl1.txt"),
         report("ctl2", "slurmctld_log_ctl2_standby.txt", "ping_all_up.txt", 0, "sacctmgr_cluster_ctl1.txt"),
     ]
     monkeypatch.setenv("EXPECTED_STATE_FSTYPES", "lustre, nfs4")
+    app = load_function_module("evaluate_verdict", fresh=True)
     assert invoke(app, {"reports": reports})["verdict"] == "HEALTHY"
     monkeypatch.setenv("EXPECTED_STATE_FSTYPES", "nfs4")
+    app = load_function_module("evaluate_verdict", fresh=True)  # settings are read once per container
     out = invoke(app, {"reports": reports})
     assert out["verdict"] == "DEGRADED"
     assert "ctl1: StateSaveLocation is on lustre, expected nfs4" in out["reasons"]
+
+
+def test_the_settings_default_when_missing_and_name_a_malformed_variable() -> None:
+    assert VerdictPolicy.from_environment({}) == VerdictPolicy()
+    given = VerdictPolicy.from_environment({"EXPECTED_STATE_FSTYPES": " lustre,nfs4, "})
+    assert given.expected_state_fstypes == {"lustre", "nfs4"}
+    with pytest.raises(ConfigurationError, match="EXPECTED_STATE_FSTYPES"):
+        VerdictPolicy.from_environment({"EXPECTED_STATE_FSTYPES": "lustre nfs4"})
+
+
+def test_a_malformed_setting_fails_the_first_invocation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EXPECTED_STATE_FSTYPES", "lustre;nfs4")
+    app = load_function_module("evaluate_verdict", fresh=True)
+    with pytest.raises(ConfigurationError, match="EXPECTED_STATE_FSTYPES"):
+        invoke(app, {"reports": []})
 
 
 def test_the_workflow_counters_decide_whether_to_check_again(app: ModuleType) -> None:

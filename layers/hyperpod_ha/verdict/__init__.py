@@ -1,0 +1,72 @@
+"""The verdict: from every controller's health report to one verdict (HEALTHY, FAILED_OVER,
+DEGRADED, SPLIT_BRAIN, DOWN, UNKNOWN) with its reasons and evidence, and whether a verification
+run checks again before that verdict is final. Pure logic, no AWS calls: it imports only
+``hyperpod_ha.health`` (the reports), ``hyperpod_ha.slurm``, ``hyperpod_ha.errors`` and
+``hyperpod_ha.settings``. ``models`` holds the results; ``inputs`` decodes the workflow's JSON;
+``observation`` is the cluster as the reports show it, which the rules read, one module per
+concern (``activity``: who is active; ``takeover``: why no backup took over; ``accounting``,
+``state_save``, ``scheduling``, ``standbys``, gathered by ``degradation``); ``evaluation``
+gives the verdict, ``evidence`` its per-controller summary, ``convergence`` when to check
+again, ``decision`` one step of a run. The names below are a public contract."""
+
+from hyperpod_ha.verdict.convergence import (
+    MAX_SLURMCTLD_TIMEOUT,
+    MAX_WAIT_SECONDS,
+    next_step,
+    parse_time,
+    trigger_time,
+)
+from hyperpod_ha.verdict.decision import decide
+from hyperpod_ha.verdict.evaluation import evaluate
+from hyperpod_ha.verdict.inputs import Counters, VerdictRequest, reports_from_json
+from hyperpod_ha.verdict.models import (
+    DEFAULT_SLURMCTLD_TIMEOUT,
+    DEGRADED,
+    DOWN,
+    FAILED_OVER,
+    HEALTHY,
+    MAX_REASONS,
+    MAX_REPORTS,
+    SPLIT_BRAIN,
+    UNKNOWN,
+    VERIFIED,
+    ConvergenceInputError,
+    Next,
+    Step,
+    Verdict,
+    VerdictInputError,
+    VerdictName,
+    VerdictPolicy,
+)
+from hyperpod_ha.verdict.observation import configured_timeout
+
+__all__ = [
+    "DEFAULT_SLURMCTLD_TIMEOUT",
+    "DEGRADED",
+    "DOWN",
+    "FAILED_OVER",
+    "HEALTHY",
+    "MAX_REASONS",
+    "MAX_REPORTS",
+    "MAX_SLURMCTLD_TIMEOUT",
+    "MAX_WAIT_SECONDS",
+    "SPLIT_BRAIN",
+    "UNKNOWN",
+    "VERIFIED",
+    "ConvergenceInputError",
+    "Counters",
+    "Next",
+    "Step",
+    "Verdict",
+    "VerdictInputError",
+    "VerdictName",
+    "VerdictPolicy",
+    "VerdictRequest",
+    "configured_timeout",
+    "decide",
+    "evaluate",
+    "next_step",
+    "parse_time",
+    "reports_from_json",
+    "trigger_time",
+]

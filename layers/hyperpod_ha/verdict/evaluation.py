@@ -1,0 +1,55 @@
+"""From every controller's report to one verdict, with reasons and the evidence per controller."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hyperpod_ha.health import ControllerReport
+from hyperpod_ha.slurm import excerpt
+from hyperpod_ha.verdict.activity import active_controllers, split_brain_reasons
+from hyperpod_ha.verdict.degradation import one_active
+from hyperpod_ha.verdict.evidence import evidence
+from hyperpod_ha.verdict.models import (
+    DOWN,
+    MAX_REASONS,
+    MAX_REPORTS,
+    SPLIT_BRAIN,
+    UNKNOWN,
+    Verdict,
+    VerdictName,
+    VerdictPolicy,
+)
+from hyperpod_ha.verdict.observation import Controller, Observation, observe
+from hyperpod_ha.verdict.phrases import describe
+from hyperpod_ha.verdict.takeover import down_reasons
+
+
+def evaluate(
+    reports: Sequence[ControllerReport], policy: VerdictPolicy | None = None, *, attempt: int | None = None
+) -> Verdict:
+    """One verdict from the controllers' reports."""
+    seen = observe(reports[:MAX_REPORTS], policy or VerdictPolicy())
+    name, reasons, active = _judge(seen)
+    return Verdict(
+        name=name,
+        reasons=tuple(excerpt(reason) for reason in dict.fromkeys(reasons))[:MAX_REASONS],
+        active_controller=active[0].key if len(active) == 1 else None,
+        configured_primary=seen.hosts[0].name if seen.hosts else None,
+        evidence=evidence(seen, {c.key for c in active}),
+        attempt=attempt,
+    )
+
+
+def _judge(seen: Observation) -> tuple[VerdictName, list[str], list[Controller]]:
+    """The verdict, its reasons and the controllers taken as active."""
+    if not seen.checked:
+        reasons = ["no controller could be checked"]
+        reasons += [describe(seen, c) for c in seen.everyone if c.report is not None]
+        return UNKNOWN, reasons, []
+    active = active_controllers(seen)
+    if len(active) >= 2:
+        return SPLIT_BRAIN, split_brain_reasons(seen, active), active
+    if not active:
+        return DOWN, down_reasons(seen), []
+    name, reasons = one_active(seen, active[0])
+    return name, reasons, active

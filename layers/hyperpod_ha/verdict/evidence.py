@@ -1,0 +1,51 @@
+"""The evidence per controller that goes with a verdict: what each report says, in a few fields."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hyperpod_ha.health import LIST_LIMIT, ControllerReport
+from hyperpod_ha.slurm import TEXT_LIMIT
+from hyperpod_ha.verdict.observation import Controller, Observation
+from hyperpod_ha.verdict.phrases import slurmctld_state
+
+
+def evidence(seen: Observation, active_keys: set[str]) -> dict[str, dict[str, Any]]:
+    summary: dict[str, dict[str, Any]] = {}
+    for controller in seen.everyone[:LIST_LIMIT]:
+        report = controller.report
+        entry = _entry(seen, controller, active_keys)
+        if (checked := controller.checked) is not None:
+            entry.update(_checked_entry(seen, checked))
+        key = controller.key
+        if key in summary and report is not None:
+            key = f"{key} [{report.instance_id}]"
+        summary[key[:TEXT_LIMIT]] = entry
+    return summary
+
+
+def _entry(seen: Observation, controller: Controller, active_keys: set[str]) -> dict[str, Any]:
+    report, index, beat = controller.report, controller.index, seen.fresh_beat
+    return {
+        "position": index,
+        "instance_id": report.instance_id if report else None,
+        "status": report.status.value if report else "NO_REPORT",
+        "reason": report.reason if report else None,
+        "active": controller.key in active_keys,
+        "answers_ping": seen.responding(index) if index is not None else None,
+        "writes_heartbeat": beat.writer == index if beat and index is not None else None,
+    }
+
+
+def _checked_entry(seen: Observation, checked: ControllerReport) -> dict[str, Any]:
+    writer = checked.heartbeat.writer_index
+    return {
+        "slurmctld": slurmctld_state(checked),
+        "logged_role": checked.role.logged,
+        "takeover_refusal": checked.role.refusal,
+        "slurmdbd_reachable": checked.dbd.reachable,
+        "state_save_writable": checked.state_save.effectively_writable,
+        "heartbeat_age_seconds": checked.heartbeat.age_seconds,
+        "heartbeat_writer": seen.name(writer) if writer is not None else None,
+        "sinfo_answers": checked.scheduler.answers,
+    }

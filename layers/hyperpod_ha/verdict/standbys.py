@@ -1,0 +1,77 @@
+"""The other controllers while one is active: each must be a standby ready to take over.
+
+The configured primary after a failover is not a standby the cluster counts on: that it is
+stopped or unreachable is a note, not a problem."""
+
+from __future__ import annotations
+
+from hyperpod_ha.health import ControllerReport
+from hyperpod_ha.verdict.activity import hung
+from hyperpod_ha.verdict.observation import Controller, Findings, Observation
+from hyperpod_ha.verdict.phrases import describe, why_unchecked
+from hyperpod_ha.verdict.takeover import refusal
+
+
+def standby_findings(seen: Observation, active: Controller) -> Findings:
+    found = Findings()
+    for index in sorted(seen.controllers):
+        other = seen.controllers[index]
+        if other is active:
+            continue
+        old_primary = index == 0 and active.index != 0
+        report = other.checked
+        if report is None:
+            found.extend(_unchecked(seen, other, old_primary))
+            continue
+        if active.index is not None and seen.seen_by(index, active.index) is False:
+            found.problems.append(
+                f"{other.key} cannot reach the active controller {active.key} (ping says DOWN)"
+            )
+        found.extend(_checked(seen, other, report, active, old_primary))
+    return found
+
+
+def _checked(
+    seen: Observation, other: Controller, report: ControllerReport, active: Controller, old_primary: bool
+) -> Findings:
+    found = Findings()
+    if hung(seen, other):
+        what = "stopped" if report.slurmctld.stopped else "running but not answering"
+        text = f"{other.key}: slurmctld {what} (process state {report.slurmctld.process_state or '?'})"
+        if old_primary:
+            found.notes.append(f"{text}: the old primary asks for control back when it answers again")
+        else:
+            found.problems.append(text)
+    elif report.slurmctld.running is not True:
+        if old_primary:
+            found.notes.append(f"{other.key} (the configured primary): slurmctld not running")
+        else:
+            found.problems.append(f"standby {other.key}: slurmctld not running")
+    elif report.role.logged not in (None, "standby"):
+        # Starting, stopping or taking over while another controller is active: in flux.
+        found.problems.append(f"{describe(seen, other)} while {active.key} is active")
+    elif (refused := refusal(seen, other)) is not None:
+        # It would not take over now: the failover the cluster counts on is not there.
+        found.problems.append(refused)
+    elif (
+        other.index is not None
+        and active.index is not None
+        and seen.seen_by(active.index, other.index) is False
+    ):
+        found.problems.append(f"standby {other.key} does not answer ping from {active.key}")
+    else:
+        found.notes.append(f"{describe(seen, other)} (standby)")
+    return found
+
+
+def _unchecked(seen: Observation, other: Controller, old_primary: bool) -> Findings:
+    found = Findings()
+    why = why_unchecked(other.report)
+    up = seen.responding(other.index) if other.index is not None else None
+    if up:
+        found.notes.append(f"{other.key} could not be checked ({why}) but answers ping")
+    elif old_primary:
+        found.notes.append(f"{other.key} (the configured primary) is not active: {why}")
+    else:
+        found.problems.append(f"standby {other.key} could not be checked ({why}) and does not answer ping")
+    return found

@@ -1,0 +1,69 @@
+"""Why no backup took over: its own refusal, in Slurm's words, and what the heartbeat says.
+
+Slurm 24.11's standby logs why it does not take over (the heartbeat file cannot be read, is
+still being updated, or does not exist yet). With no controller active, the verdict is DOWN
+and that reason comes first among its reasons. A fresh beat from a controller nobody reaches is
+a network partition, in which the backups never take over."""
+
+from __future__ import annotations
+
+from hyperpod_ha.verdict.activity import hung
+from hyperpod_ha.verdict.observation import Controller, Observation
+from hyperpod_ha.verdict.phrases import describe, why_unchecked
+
+
+def refusal(seen: Observation, controller: Controller) -> str | None:
+    """A running standby's current reason for not taking over (Slurm 24.11 logs one
+    every SlurmctldTimeout/3 s while it lasts, and a wait for the heartbeat every second):
+    one older than SlurmctldTimeout plus the slack is over."""
+    report = controller.checked
+    if report is None or report.role.refusal is None or report.slurmctld.running is not True:
+        return None
+    age = report.role.refusal_age_seconds
+    if age is not None and age > seen.fresh_seconds:
+        return None
+    when = f" ({age} s ago)" if age is not None else ""
+    if report.role.refusal == "waiting_for_heartbeat":
+        return (
+            f"{controller.key} waits for the heartbeat file to exist{when}: "
+            "it cannot take over until it reads it"
+        )
+    return f"{controller.key} refuses to take over{when}: {report.role.refusal_message}"
+
+
+def down_reasons(seen: Observation) -> list[str]:
+    """The reasons of a cluster with no active controller."""
+    everyone = seen.everyone
+    reasons = ["no controller is active"]
+    # The standby's own words first: Slurm 24.11 says why it does not take over.
+    reasons += [refused for c in everyone if (refused := refusal(seen, c)) is not None]
+    reasons.append(_heartbeat_reason(seen))
+    reasons += [describe(seen, c) for c in everyone]
+    return reasons + list(seen.conflicts)
+
+
+def _heartbeat_reason(seen: Observation) -> str:
+    beat = seen.fresh_beat
+    if beat is not None and beat.writer in seen.controllers:
+        writer = seen.controllers[beat.writer]
+        if writer.checked is None:
+            return (
+                f"{writer.key} writes the heartbeat (last beat {beat.age} s ago) but no checked "
+                f"controller reaches it ({why_unchecked(writer.report)}): network partition? "
+                "The backups do not take over while its heartbeat stays fresh"
+            )
+        if hung(seen, writer):
+            return (
+                f"{writer.key} still holds the heartbeat (last beat {beat.age} s ago) but its slurmctld "
+                f"does not answer: a backup takes over after SlurmctldTimeout ({seen.timeout} s)"
+            )
+        return (
+            f"heartbeat written {beat.age} s ago by {writer.key}, which is not active: "
+            f"a backup takes over after SlurmctldTimeout ({seen.timeout} s)"
+        )
+    if seen.last_beat is not None:
+        return (
+            f"nobody writes the heartbeat: last beat {seen.last_beat.age} s ago "
+            f"by {seen.name(seen.last_beat.writer)}"
+        )
+    return "the heartbeat could not be read on any controller"

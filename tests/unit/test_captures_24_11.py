@@ -17,7 +17,7 @@ from hyperpod_ha.slurm import (
 )
 from hyperpod_ha.verdict import DOWN, FAILED_OVER, HEALTHY
 from hyperpod_ha_dev import CAPTURES
-from tests.unit.test_verdict import Probe, verdict_of
+from tests.unit.verdict_probes import Probe, verdict_of
 
 
 def capture(name: str) -> str:

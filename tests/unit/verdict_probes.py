@@ -1,0 +1,204 @@
+"""Controllers' reports built the way the health check builds them, for the verdict's tests.
+
+Probe sections made of captured Slurm output (``hyperpod_ha_dev/captures``), run through
+``report_from_result``; a controller SSM cannot reach, through ``check_controller``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from hyperpod_ha.commands import CommandRequest, CommandResult, TargetUnreachable
+from hyperpod_ha.health import ControllerNode, ControllerReport, check_controller, report_from_result
+from hyperpod_ha.slurm import ProbeSection, format_probe_output
+from hyperpod_ha.verdict import Verdict, VerdictName, VerdictPolicy, evaluate
+from hyperpod_ha_dev import CAPTURES
+
+STATE = "/srv/hplab/shared/state"
+LOG = "/var/log/slurm/slurmctld.log"
+ADDRESSES = {"ctl1": "10.214.0.11", "ctl2": "10.214.0.12", "ctl3": "10.214.0.13"}
+
+
+def capture(name: str) -> str:
+    return (CAPTURES / name).read_text().rstrip("\n")
+
+
+def node(name: str, status: str = "Running") -> ControllerNode:
+    instance_id = f"i-0{name}{'0' * (16 - len(name))}"
+    return ControllerNode(
+        instance_id=instance_id,
+        group="controller-machine",
+        status=status,
+        private_ip=ADDRESSES[name],
+        hostname=f"ip-{ADDRESSES[name].replace('.', '-')}",
+        target=f"sagemaker-cluster:hplab0000001_controller-machine-{instance_id}",
+    )
+
+
+def two_controllers() -> str:
+    return capture("show_config_lab.txt") + "\n" + capture("show_config_accounting_lab.txt")
+
+
+def three_controllers() -> str:
+    return (
+        "SlurmctldHost[0]        = ctl1(10.214.0.11)\n"
+        "SlurmctldHost[1]        = ctl2(10.214.0.12)\n"
+        "SlurmctldHost[2]        = ctl3(10.214.0.13)\n"
+        "SlurmctldTimeout        = 10 sec\n"
+        f"StateSaveLocation       = {STATE}\n"
+        "ClusterName             = lab"
+    )
+
+
+def ping_of_three(*up: bool) -> str:
+    # scontrol's own format for three controllers: primary, backup1, backup2
+    labels = ("primary", "backup1", "backup2")
+    lines = [f"Slurmctld({labels[i]}) at ctl{i + 1} is {'UP' if u else 'DOWN'}" for i, u in enumerate(up)]
+    if not all(up):
+        lines += ["*" * 41, "** RESTORE SLURMCTLD DAEMON TO SERVICE **", "*" * 41]
+    return "\n".join(lines)
+
+
+def heartbeat_bytes(writer: int) -> tuple[int, str]:
+    """The captured heartbeat of that writer (02: writer 0, 04b: writer 1); others built alike."""
+    fixture = CAPTURES / f"heartbeat_writer{writer}.bin"
+    data = (
+        fixture.read_bytes()
+        if fixture.exists()
+        else (1795995100).to_bytes(8, "big") + writer.to_bytes(8, "big")
+    )
+    return int.from_bytes(data[:8], "big"), " ".join(str(b) for b in data)
+
+
+def s(name: str, text: str, rc: int = 0, timed_out: bool = False) -> ProbeSection:
+    return ProbeSection(name=name, text=text, exit_code=rc, millis=10, timed_out=timed_out, truncated=False)
+
+
+@dataclass
+class Probe:
+    """What one controller's probe saw; the defaults are a healthy primary (captures 01 and 03)."""
+
+    name: str = "ctl1"
+    slurmctld: str | None = "S"  # /proc state of slurmctld, None: not running
+    log: str | None = "slurmctld_log_ctl1_primary.txt"  # fixture name or text; None: no role line
+    ping: str | None = "ping_all_up.txt"  # fixture name or text; None: timed out
+    ping_rc: int = 0
+    heartbeat: tuple[int, int] | str = (0, 1)  # (writer, age) or "missing" / "timeout"
+    dbd: str = "sacctmgr_cluster_ctl1.txt"
+    dbd_rc: int = 0
+    sdiag: str = "sdiag_dbd_queue_empty.txt"
+    sinfo: str = "sinfo_idle.txt"
+    sinfo_rc: int = 0
+    writable: bool | None = True  # None: the check timed out
+    fstype: str = "lustre"
+    config: str = field(default_factory=two_controllers)
+    now_local: str = "2026-11-29T23:40:00"  # the node's clock when the probe read the log
+
+    def text_of(self, value: str) -> str:
+        return capture(value) if value.endswith(".txt") else value
+
+    def sections(self) -> list[ProbeSection]:
+        def s(name: str, text: str, rc: int = 0, timed_out: bool = False) -> ProbeSection:
+            return ProbeSection(
+                name=name, text=text, exit_code=rc, millis=10, timed_out=timed_out, truncated=False
+            )
+
+        services = "systemctl slurmctld " + ("active" if self.slurmctld else "inactive")
+        if self.slurmctld:
+            services += f"\nprocess slurmctld pid=7841 state={self.slurmctld} ppid=1 threads=17 same_ns=yes"
+        role = f"now_local={self.now_local}\nsource=file:{LOG}"
+        if self.log:
+            role += "\n" + self.text_of(self.log)
+        return [
+            s("identity", f"hostname={self.name}\naddress={ADDRESSES[self.name]}\nnow=1795995200"),
+            s("services", services + "\nsystemctl slurmdbd inactive"),
+            s("slurm_conf", "path=", 1),
+            s("config", self.config + f"\nSlurmctldLogFile        = {LOG}"),
+            s("ping", "", 124, True)
+            if self.ping is None
+            else s("ping", self.text_of(self.ping), self.ping_rc),
+            s("sinfo", capture(self.sinfo), self.sinfo_rc),
+            s("sdiag", capture(self.sdiag)),
+            s("dbd_clusters", self.text_of(self.dbd), self.dbd_rc),
+            s("dbd_ping", capture("sacctmgr_ping_invalid_keyword.txt"), 1),
+            s("role", role, 0 if self.log else 1),
+            self.heartbeat_section(),
+            self.state_save_section(),
+        ]
+
+    def heartbeat_section(self) -> ProbeSection:
+        if self.heartbeat == "timeout":
+            return s("heartbeat", "", 124, True)
+        if self.heartbeat == "missing":
+            return s("heartbeat", f"path={STATE}/heartbeat\nexists=no\nnow=1795995200", 1)
+        assert isinstance(self.heartbeat, tuple)
+        writer, age = self.heartbeat
+        beat, data = heartbeat_bytes(writer)
+        text = f"path={STATE}/heartbeat\nexists=yes\nsize=16\nmtime={beat}\nnow={beat + age}\nbytes={data}"
+        return s("heartbeat", text)
+
+    def state_save_section(self) -> ProbeSection:
+        if self.writable is None:
+            return s("state_save", f"path={STATE}\nexists=yes\nerror=timed out creating a file", 124)
+        text = f"path={STATE}\nexists=yes\nowner=slurm\nmount_target=/srv\nfstype={self.fstype}\nsource=fsx"
+        text += "\nwritable=yes" if self.writable else "\nwritable=no\nwrite_error=Read-only file system"
+        return s("state_save", text)
+
+    def report(self) -> ControllerReport:
+        output = format_probe_output(self.sections())
+        return report_from_result(node(self.name), CommandResult(output, "", 0, 1.5, "test"))
+
+
+@dataclass
+class Unreachable:
+    """A controller SSM cannot reach."""
+
+    name: str
+
+    def report(self) -> ControllerReport:
+        class Runner:
+            transport = "session-manager"
+
+            def run(self, request: CommandRequest) -> CommandResult:
+                raise TargetUnreachable(f"TargetNotConnected: {request.target} is not connected")
+
+        return check_controller(node(self.name), Runner(), document="ProbeDocument", deadline_seconds=60)
+
+
+def verdict_of(*controllers: Probe | Unreachable, policy: VerdictPolicy | None = None) -> Verdict:
+    verdict = evaluate([c.report() for c in controllers], policy)
+    # the verdict always survives its own JSON
+    assert json.loads(json.dumps(verdict.to_json()))["verdict"] == verdict.name.value
+    return verdict
+
+
+# Standby ctl2 in the all-up cluster of 01/03: its log says background mode; ping says UP.
+STANDBY = Probe(name="ctl2", log="slurmctld_log_ctl2_standby.txt")
+# ctl1 after SIGKILL (04): no process; ping sees it DOWN; the heartbeat is ctl2's.
+CTL1_KILLED = Probe(
+    name="ctl1",
+    slurmctld=None,
+    ping="ping_primary_down.txt",
+    heartbeat=(1, 1),
+    dbd="sacctmgr_cluster_ctl2.txt",
+)
+# ctl2 after its takeover (04): its log ends "Running as primary controller".
+CTL2_TOOK_OVER = Probe(
+    name="ctl2",
+    log="slurmctld_log_ctl2_takeover.txt",
+    ping="ping_primary_down.txt",
+    heartbeat=(1, 1),
+    dbd="sacctmgr_cluster_ctl2.txt",
+    sinfo="sinfo_mixed_idle.txt",
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    controllers: tuple[Probe | Unreachable, ...]
+    verdict: VerdictName
+    active: str | None
+    reasons: tuple[str, ...] = ()  # each must appear in some reason
+    policy: VerdictPolicy | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -47,7 +48,7 @@ MAX_REPORTS: Final = 32
 # Slurm's default SlurmctldTimeout, used when no report says the configured one.
 DEFAULT_SLURMCTLD_TIMEOUT: Final = 120
 # A file system type as the kernel names it (lustre, nfs4, fuse.sshfs, ...).
-_FSTYPE_CHARACTERS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+_FSTYPE_CHARACTERS: Final = frozenset(string.ascii_letters + string.digits + "._-")
 
 
 class VerdictInputError(InputRejected):

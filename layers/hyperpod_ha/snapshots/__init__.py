@@ -6,7 +6,8 @@ verification); old backups of this project are pruned. ``errors`` (the names the
 matches), ``settings`` (the function's settings), ``models`` (requests and results), the rules
 ``naming`` (request tokens, tags, whose backup), ``plan`` (what to copy), ``retention`` (which
 backups to keep, at most one per interval) and ``progress`` (a backup's or task's state), the
-adapter ``fsx`` (the FSx calls) and ``service`` (start, describe, retain). It may import
-``hyperpod_ha.errors``, ``settings``, ``aws_errors``, ``observability`` and ``status_records``;
+adapter ``fsx`` (the FSx calls), ``service`` (start, describe, retain) and ``actions`` (the
+function's requests, recorded for ``hyperpod-ha status``). It may import ``hyperpod_ha``'s
+``errors``, ``settings``, ``aws_errors``, ``observability``, ``cluster`` and ``status_records``;
 never the development tools.
 """

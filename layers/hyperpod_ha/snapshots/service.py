@@ -67,9 +67,13 @@ class Snapshots:
                 str(existing.get("Lifecycle")),
                 "backup of this run already made",
             )
-        interval = self.settings.min_backup_interval_minutes
         reused = reused_backup(
-            backups, file_system_id, request.cluster, self._clock(), interval, self.settings.stack_name
+            backups,
+            file_system_id,
+            request.cluster,
+            self._clock(),
+            self.settings.min_backup_interval_minutes,
+            self.settings.stack_name,
         )
         if reused is not None:
             logger.info(

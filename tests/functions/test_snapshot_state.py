@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 import boto3
 import pytest
-from botocore.awsrequest import AWSResponse
 from botocore.stub import ANY, Stubber
 from moto import mock_aws
 from moto.fsx.models import fsx_backends
 
-from hyperpod_ha.snapshot import InvalidSnapshotRequest, SnapshotBusy
+from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest, SnapshotBusy
 from tests.conftest import load_function_module
+from tests.unit.snapshot_support import answer
 
 REGION = "us-west-2"
 ACCOUNT = "123456789012"  # moto's default account
@@ -30,13 +32,9 @@ class Context:
     aws_request_id: str = "request-1"
 
 
-def _answer_associations(fsx: Any, associations: list[dict[str, Any]]) -> None:
-    """moto has no DescribeDataRepositoryAssociations; botocore still validates our request."""
-
-    def reply(**_: Any) -> tuple[AWSResponse, dict[str, Any]]:
-        return AWSResponse("", 200, {}, None), {"Associations": associations}  # type: ignore[arg-type]
-
-    fsx.meta.events.register("before-call.fsx.DescribeDataRepositoryAssociations", reply)
+def _fsx(app: ModuleType) -> Any:
+    """The container's FSx client (made with its settings on first use)."""
+    return app._actions().snapshots.fsx.client
 
 
 @pytest.fixture
@@ -80,7 +78,7 @@ def test_start_describe_and_retain_through_the_handler(env: pytest.MonkeyPatch) 
     fs = _file_system()
     env.setenv("FILE_SYSTEM_ID", fs)
     app = load_function_module("snapshot_state", fresh=True)
-    _answer_associations(app._fsx(), [])
+    answer(_fsx(app), "DescribeDataRepositoryAssociations", {"Associations": []})
 
     started = app.lambda_handler(_start_event(), Context())
     assert started["kind"] == "backup"
@@ -115,7 +113,7 @@ def test_start_describe_and_retain_through_the_handler(env: pytest.MonkeyPatch) 
 def test_busy_file_system_raises_snapshot_busy_for_the_retry(env: pytest.MonkeyPatch) -> None:
     env.setenv("FILE_SYSTEM_ID", "fs-0123456789abcdef0")
     app = load_function_module("snapshot_state", fresh=True)
-    with Stubber(app._fsx()) as stub:
+    with Stubber(_fsx(app)) as stub:
         stub.add_response(
             "describe_file_systems",
             {
@@ -143,7 +141,7 @@ def test_export_uses_the_configured_paths(env: pytest.MonkeyPatch) -> None:
     )
     env.setenv("EXPORT_REPORT_PATH", "s3://reports/hyperpod")
     app = load_function_module("snapshot_state", fresh=True)
-    with Stubber(app._fsx()) as stub:
+    with Stubber(_fsx(app)) as stub:
         stub.add_response(
             "describe_file_systems",
             {
@@ -216,3 +214,23 @@ def test_bad_requests_are_typed_rejections(env: pytest.MonkeyPatch, event: dict[
     app = load_function_module("snapshot_state", fresh=True)
     with pytest.raises(InvalidSnapshotRequest):
         app.lambda_handler(event, Context())
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"CLUSTER_NAME": None}, "CLUSTER_NAME is not set"),
+        ({"BACKUP_RETENTION": "seven"}, "BACKUP_RETENTION is not an integer"),
+    ],
+)
+def test_a_missing_or_malformed_variable_fails_before_the_event(
+    env: pytest.MonkeyPatch, change: dict[str, str | None], message: str
+) -> None:
+    for name, value in change.items():
+        if value is None:
+            env.delenv(name)
+        else:
+            env.setenv(name, value)
+    app = load_function_module("snapshot_state", fresh=True)
+    with pytest.raises(ConfigurationError, match=message):
+        app.lambda_handler({"action": "delete"}, Context())  # a bad request: the settings come first

@@ -9,21 +9,20 @@ from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
 
-from hyperpod_ha.settings import ConfigurationError
-from hyperpod_ha.snapshot import Snapshots, SnapshotSettings, StartRequest, recent_backup
-from tests.unit.test_snapshot import EXECUTION, REGION, _moto_file_system, answer
+from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.snapshots.models import StartRequest
+from hyperpod_ha.snapshots.retention import recent_backup
+from hyperpod_ha.snapshots.service import Snapshots
+from hyperpod_ha.snapshots.settings import SnapshotSettings
+from tests.unit.snapshot_support import EXECUTION, answer, moto_aws, moto_file_system
 
 STACK = "hyperpod-ha"
 
 
 @pytest.fixture
 def fsx(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    with mock_aws():
+    with moto_aws(monkeypatch):
         client = boto3.client("fsx")
         answer(client, "DescribeDataRepositoryAssociations", {"Associations": []})
         yield client
@@ -42,7 +41,7 @@ def start(number: int) -> StartRequest:
 
 
 def test_a_flood_inside_the_interval_makes_one_backup_and_evicts_nothing(fsx: Any) -> None:
-    fs = _moto_file_system(fsx)
+    fs = moto_file_system(fsx)
     clock = Clock()
     settings = SnapshotSettings(fs, retention=7, min_backup_interval_minutes=60, stack_name=STACK)
     snapshots = Snapshots(fsx, settings, clock=clock)
@@ -62,7 +61,7 @@ def test_a_flood_inside_the_interval_makes_one_backup_and_evicts_nothing(fsx: An
 
 
 def test_interval_zero_makes_a_backup_per_verification(fsx: Any) -> None:
-    fs = _moto_file_system(fsx)
+    fs = moto_file_system(fsx)
     snapshots = Snapshots(fsx, SnapshotSettings(fs, min_backup_interval_minutes=0))
     ids = {snapshots.start(start(n)).id for n in range(3)}
     assert len(ids) == 3
@@ -100,8 +99,7 @@ def test_a_negative_interval_is_refused() -> None:
         SnapshotSettings("fs-1", min_backup_interval_minutes=-1)
 
 
-def test_the_interval_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MIN_BACKUP_INTERVAL_MINUTES", "15")
-    monkeypatch.setenv("STACK_NAME", STACK)
-    settings = SnapshotSettings.from_environment()
+def test_the_interval_comes_from_the_environment() -> None:
+    env = {"CLUSTER_NAME": "ml-cluster", "MIN_BACKUP_INTERVAL_MINUTES": "15", "STACK_NAME": STACK}
+    settings = SnapshotSettings.from_environment(env)
     assert (settings.min_backup_interval_minutes, settings.stack_name) == (15, STACK)

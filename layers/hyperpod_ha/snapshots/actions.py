@@ -1,0 +1,43 @@
+"""SnapshotStateFunction's three actions (``start``, ``describe``, ``retain``), each result
+kept as the cluster's last snapshot for ``hyperpod-ha status``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hyperpod_ha.cluster import requested_cluster
+from hyperpod_ha.observability import logger
+from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest
+from hyperpod_ha.snapshots.models import DescribeRequest, StartRequest
+from hyperpod_ha.snapshots.service import Snapshots
+from hyperpod_ha.status_records import StatusRecords
+
+
+class SnapshotActions:
+    def __init__(self, snapshots: Snapshots, records: StatusRecords | None) -> None:
+        self.snapshots = snapshots
+        self._records = records
+
+    def handle(self, event: object) -> dict[str, Any]:
+        if not isinstance(event, dict):
+            raise InvalidSnapshotRequest("the request is not a JSON object")
+        action = event.get("action")
+        logger.append_keys(action=action)
+        cluster = self.snapshots.settings.cluster_name
+        if action == "start":
+            request = StartRequest.from_event(event)
+            started = self.snapshots.start(request).to_json()
+            return self._recorded(request.cluster, started, execution_id=event.get("execution_id"))
+        if action == "describe":
+            return self._recorded(
+                cluster, self.snapshots.describe(DescribeRequest.from_event(event)).to_json()
+            )
+        if action == "retain":
+            return {"retention": self.snapshots.retain(requested_cluster(event, cluster)).to_json()}
+        raise InvalidSnapshotRequest("action must be start, describe or retain")
+
+    def _recorded(self, cluster: str, result: dict[str, Any], **more: Any) -> dict[str, Any]:
+        """The result unchanged, kept as the cluster's last snapshot."""
+        if self._records is not None:
+            self._records.put(cluster, "snapshot", {**result, **more})
+        return result

@@ -1,0 +1,113 @@
+"""What SnapshotStateFunction is asked (start, describe) and what it answers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest
+
+Kind = Literal["backup", "export", "unsupported"]
+KINDS: tuple[Kind, ...] = ("backup", "export", "unsupported")
+
+_CLUSTER = re.compile(r"^[A-Za-z0-9](-*[A-Za-z0-9]){0,62}$")
+
+
+def _text(event: Mapping[str, Any], name: str, *, required: bool = True) -> str:
+    value = event.get(name)
+    if value is None or value == "":
+        if required:
+            raise InvalidSnapshotRequest(f"{name} is required")
+        return ""
+    if not isinstance(value, str):
+        raise InvalidSnapshotRequest(f"{name} must be a string")
+    return value.strip()
+
+
+@dataclass(frozen=True)
+class StartRequest:
+    cluster: str
+    reason: str
+    verdict: str
+    execution_id: str
+
+    @classmethod
+    def from_event(cls, event: Mapping[str, Any]) -> StartRequest:
+        cluster = _text(event, "cluster")
+        if not _CLUSTER.match(cluster):
+            raise InvalidSnapshotRequest("cluster is not a HyperPod cluster name")
+        return cls(
+            cluster=cluster,
+            reason=_text(event, "reason", required=False),
+            verdict=_text(event, "verdict", required=False),
+            execution_id=_text(event, "execution_id"),
+        )
+
+
+@dataclass(frozen=True)
+class DescribeRequest:
+    kind: Kind
+    id: str | None
+
+    @classmethod
+    def from_event(cls, event: Mapping[str, Any]) -> DescribeRequest:
+        kind = event.get("kind")
+        if kind not in KINDS:
+            raise InvalidSnapshotRequest(f"kind must be one of {', '.join(KINDS)}")
+        snapshot_id = _text(event, "id", required=kind != "unsupported") or None
+        prefix = {"backup": "backup-", "export": "task-"}.get(str(kind))
+        if prefix and not (snapshot_id or "").startswith(prefix):
+            raise InvalidSnapshotRequest(f"id of a {kind} starts with {prefix!r}")
+        return cls(kind=kind, id=snapshot_id)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A snapshot just started (or found started by an earlier attempt)."""
+
+    kind: Kind
+    id: str | None
+    status: str
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Retention:
+    keep: int
+    kept: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    # Backups we wanted to delete but FSx refused for now (in use), with the error code.
+    skipped: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "keep": self.keep,
+            "kept": list(self.kept),
+            "deleted": list(self.deleted),
+            "skipped": [{"id": backup, "reason": reason} for backup, reason in self.skipped],
+        }
+
+
+@dataclass(frozen=True)
+class SnapshotState:
+    """Where a snapshot stands when the workflow polls it."""
+
+    kind: Kind
+    id: str | None
+    status: str
+    done: bool
+    succeeded: bool
+    detail: str
+    retention: Retention | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        result = asdict(self)
+        del result["retention"]  # present only when retention ran
+        if self.retention is not None:
+            result["retention"] = self.retention.to_json()
+        return result

@@ -13,6 +13,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 from moto import mock_aws
 
+from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.incidents import (
     CLUSTER_KEY,
     EXECUTION_KEY,
@@ -259,3 +260,10 @@ def test_bad_requests_are_typed_rejections(stack: Stack, event: dict[str, Any]) 
     app = load_function_module("incident", fresh=True)
     with pytest.raises(InvalidIncidentRequest):
         app.lambda_handler(event, Context())
+
+
+def test_a_malformed_setting_fails_the_first_invocation_naming_it(stack: Stack) -> None:
+    stack.env.setenv("INCIDENT_RESPONSE_PLAN_ARN", "hyperpod")
+    app = load_function_module("incident", fresh=True)
+    with pytest.raises(ConfigurationError, match="INCIDENT_RESPONSE_PLAN_ARN"):
+        app.lambda_handler(dict(OPEN_EVENT), Context())

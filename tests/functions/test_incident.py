@@ -13,6 +13,7 @@ import pytest
 from botocore.stub import ANY, Stubber
 from moto import mock_aws
 
+from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.incidents import (
     CLUSTER_KEY,
     EXECUTION_KEY,
@@ -96,7 +97,10 @@ OPEN_EVENT = {
 def test_open_through_the_handler(stack: Stack) -> None:
     stack.env.setenv("INCIDENT_RESPONSE_PLAN_ARN", PLAN)
     app = load_function_module("incident", fresh=True)
-    with Stubber(app._ssm()) as ssm, Stubber(app._incident_manager()) as im:
+    with (
+        Stubber(app._service().incidents.ssm) as ssm,
+        Stubber(app._service().incidents.incident_manager) as im,
+    ):
         ssm.add_response("create_ops_item", {"OpsItemId": OPS_ITEM})
         ssm.add_response(
             "get_ops_item",
@@ -136,7 +140,7 @@ def test_open_through_the_handler(stack: Stack) -> None:
 
 def test_open_without_incident_manager_never_calls_it(stack: Stack) -> None:
     app = load_function_module("incident", fresh=True)
-    with Stubber(app._ssm()) as ssm:
+    with Stubber(app._service().incidents.ssm) as ssm:
         ssm.add_response("create_ops_item", {"OpsItemId": OPS_ITEM})
         ssm.add_response(
             "get_ops_item",
@@ -149,7 +153,7 @@ def test_open_without_incident_manager_never_calls_it(stack: Stack) -> None:
         )
         result = app.lambda_handler(dict(OPEN_EVENT), Context())
     assert (result["incident_arn"], result["notified"]) == (None, True)
-    assert app._incidents().incident_manager is None
+    assert app._service().incidents.incident_manager is None
     assert stack.messages() == []  # this execution's message went out on an earlier attempt
 
 
@@ -175,7 +179,7 @@ def test_verified_is_announced_once_even_when_resolve_is_retried(stack: Stack) -
         "execution_id": EXECUTION,
         "snapshot": snapshot,
     }
-    with Stubber(app._ssm()) as ssm:
+    with Stubber(app._service().incidents.ssm) as ssm:
         _expect_nothing_open(ssm)
         _expect_nothing_open(ssm)
         first = app.lambda_handler(dict(event), Context())
@@ -185,7 +189,7 @@ def test_verified_is_announced_once_even_when_resolve_is_retried(stack: Stack) -
     assert message["Subject"] == "hyperpod-ha ml-cluster: verified (HEALTHY)"
     assert "Snapshot:  backup backup-0123456789abcdef0 AVAILABLE (ok)" in message["Message"]
     # Another run is a new verification and says so.
-    with Stubber(app._ssm()) as ssm:
+    with Stubber(app._service().incidents.ssm) as ssm:
         _expect_nothing_open(ssm)
         app.lambda_handler({**event, "execution_id": EXECUTION + "-next"}, Context())
     assert len(stack.messages()) == 1
@@ -194,7 +198,7 @@ def test_verified_is_announced_once_even_when_resolve_is_retried(stack: Stack) -
 def test_verified_without_an_idempotency_table_still_announces(stack: Stack) -> None:
     stack.env.delenv("IDEMPOTENCY_TABLE")
     app = load_function_module("incident", fresh=True)
-    with Stubber(app._ssm()) as ssm:
+    with Stubber(app._service().incidents.ssm) as ssm:
         _expect_nothing_open(ssm)
         result = app.lambda_handler(
             {
@@ -217,7 +221,7 @@ def test_resolve_through_the_handler(stack: Stack) -> None:
         "Status": "Open",
         "OperationalData": _searchable(**{CLUSTER_KEY: "ml-cluster", "hyperpod-ha:kind": "DOWN"}),
     }
-    with Stubber(app._ssm()) as ssm:
+    with Stubber(app._service().incidents.ssm) as ssm:
         ssm.add_response("describe_ops_items", {"OpsItemSummaries": []})
         ssm.add_response("describe_ops_items", {"OpsItemSummaries": [open_item]})
         ssm.add_response(
@@ -256,3 +260,10 @@ def test_bad_requests_are_typed_rejections(stack: Stack, event: dict[str, Any]) 
     app = load_function_module("incident", fresh=True)
     with pytest.raises(InvalidIncidentRequest):
         app.lambda_handler(event, Context())
+
+
+def test_a_malformed_setting_fails_the_first_invocation_naming_it(stack: Stack) -> None:
+    stack.env.setenv("INCIDENT_RESPONSE_PLAN_ARN", "hyperpod")
+    app = load_function_module("incident", fresh=True)
+    with pytest.raises(ConfigurationError, match="INCIDENT_RESPONSE_PLAN_ARN"):
+        app.lambda_handler(dict(OPEN_EVENT), Context())

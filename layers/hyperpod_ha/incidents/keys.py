@@ -1,0 +1,44 @@
+"""The names incidents are found by: source, kinds, operational-data keys, and the stable keys
+that make a retried call have no second effect (the OpsItem's dedup string, Incident Manager's
+client token)."""
+
+from __future__ import annotations
+
+import hashlib
+
+SOURCE = "hyperpod-ha"
+CATEGORY = "Availability"
+
+KIND_VERIFICATION_ERROR = "verification-error"
+KIND_ROLLOUT_FAILED = "rollout-failed"
+# A verified failover says nothing about the database secret on every controller: a
+# roll-out failure is only resolved when the caller names it.
+KINDS_NOT_RESOLVED_BY_DEFAULT = frozenset({KIND_ROLLOUT_FAILED})
+
+# Operational-data keys. Custom keys must not start with aws, amazon, amzn or ssm.
+DEDUP_KEY = "/aws/dedup"
+RESOURCES_KEY = "/aws/resources"
+_PREFIX = "hyperpod-ha:"
+CLUSTER_KEY = _PREFIX + "cluster"
+KIND_KEY = _PREFIX + "kind"
+VERDICT_KEY = _PREFIX + "verdict"
+EXECUTION_KEY = _PREFIX + "execution"  # the execution that opened the OpsItem
+NOTIFIED_KEY = _PREFIX + "notified-execution"  # the last execution whose message went out
+INCIDENT_KEY = _PREFIX + "incident"
+REASONS_KEY = _PREFIX + "reasons"
+ERROR_KEY = _PREFIX + "error"
+SNAPSHOT_KEY = _PREFIX + "snapshot"
+RESOLVED_BY_KEY = _PREFIX + "resolved-by"
+RESOLUTION_KEY = _PREFIX + "resolution"
+RECOVERY_NOTIFIED_KEY = _PREFIX + "recovery-notified-execution"
+EVIDENCE_PREFIX = _PREFIX + "evidence:"
+
+
+def dedup_string(cluster: str, kind: str) -> str:
+    """OpsCenter creates no second open OpsItem with the same one."""
+    return f"{SOURCE}:{cluster}:{kind}"
+
+
+def incident_client_token(execution_id: str, kind: str) -> str:
+    digest = hashlib.sha256(f"incident\n{execution_id}\n{kind}".encode()).hexdigest()
+    return f"{SOURCE}-{digest[:48]}"

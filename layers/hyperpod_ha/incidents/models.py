@@ -1,0 +1,178 @@
+"""What IncidentFunction is asked (open, resolve), read from the event and redacted, and what it answers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hyperpod_ha.incidents.errors import InvalidIncidentRequest
+from hyperpod_ha.incidents.keys import KINDS_NOT_RESOLVED_BY_DEFAULT
+from hyperpod_ha.incidents.limits import bounded_chars
+from hyperpod_ha.notices import Links
+from hyperpod_ha.redaction import redact, scrub_text
+
+_KIND = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+# SageMaker HyperPod cluster names.
+_CLUSTER = re.compile(r"^[A-Za-z0-9](-*[A-Za-z0-9]){0,62}$")
+_CLUSTER_ARN = re.compile(r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9-]+$")
+
+
+def _text(event: Mapping[str, Any], name: str, *, required: bool = True) -> str:
+    value = event.get(name)
+    if value is None or value == "":
+        if required:
+            raise InvalidIncidentRequest(f"{name} is required")
+        return ""
+    if not isinstance(value, str):
+        raise InvalidIncidentRequest(f"{name} must be a string")
+    return value.strip()
+
+
+def _cluster(value: str) -> str:
+    if not _CLUSTER.match(value):
+        raise InvalidIncidentRequest("cluster is not a HyperPod cluster name")
+    return value
+
+
+def _kind(value: str) -> str:
+    if not value:
+        raise InvalidIncidentRequest("verdict or kind is required")
+    if not _KIND.match(value):
+        raise InvalidIncidentRequest("kind must be 1-64 letters, digits, '_', '.' or '-'")
+    return value
+
+
+def _snapshot(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    snapshot = event.get("snapshot")
+    if snapshot is not None and not isinstance(snapshot, Mapping):
+        raise InvalidIncidentRequest("snapshot must be an object")
+    return redact(snapshot) if snapshot else None
+
+
+def _cluster_arn(event: Mapping[str, Any], evidence: Mapping[str, Any]) -> str | None:
+    """The cluster's ARN from the request, or from the evidence (discovery reports carry it)."""
+    candidates: list[Any] = [
+        event.get("cluster_arn"),
+        evidence.get("cluster_arn"),
+        evidence.get("ClusterArn"),
+    ]
+    candidates += [item.get("cluster_arn") for item in evidence.values() if isinstance(item, Mapping)]
+    for candidate in candidates:
+        if isinstance(candidate, str) and _CLUSTER_ARN.match(candidate):
+            return candidate
+    return None
+
+
+@dataclass(frozen=True)
+class WorkflowError:
+    error: str
+    cause: str
+
+    def summary(self, limit: int) -> str:
+        return bounded_chars(scrub_text(f"{self.error}: {self.cause}" if self.cause else self.error), limit)
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    cluster: str
+    verdict: str
+    kind: str
+    execution_id: str
+    reasons: tuple[str, ...] = ()
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    error: WorkflowError | None = None
+    cluster_arn: str | None = None
+    # The run's snapshot (SnapshotStateFunction's result), when the workflow took one.
+    snapshot: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_event(cls, event: Mapping[str, Any]) -> OpenRequest:
+        cluster = _cluster(_text(event, "cluster"))
+        verdict = _text(event, "verdict", required=False)
+        kind = _kind(_text(event, "kind", required=False) or verdict)
+        reasons = event.get("reasons") or []
+        if not isinstance(reasons, list):
+            raise InvalidIncidentRequest("reasons must be a list of strings")
+        evidence = event.get("evidence") or {}
+        if isinstance(evidence, list):
+            evidence = {"reports": evidence}
+        if not isinstance(evidence, Mapping):
+            raise InvalidIncidentRequest("evidence must be an object")
+        error = event.get("error")
+        if error is not None and not isinstance(error, Mapping):
+            raise InvalidIncidentRequest("error must be an object with Error and Cause")
+        return cls(
+            cluster=cluster,
+            verdict=verdict,
+            kind=kind,
+            execution_id=_text(event, "execution_id"),
+            reasons=tuple(scrub_text(str(reason)) for reason in reasons),
+            evidence=redact(evidence),
+            error=WorkflowError(str(error.get("Error") or "Error"), str(error.get("Cause") or ""))
+            if error
+            else None,
+            cluster_arn=_cluster_arn(event, evidence),
+            snapshot=_snapshot(event),
+        )
+
+
+@dataclass(frozen=True)
+class ResolveRequest:
+    cluster: str
+    verdict: str
+    execution_id: str
+    # None: every kind but those in KINDS_NOT_RESOLVED_BY_DEFAULT.
+    kinds: frozenset[str] | None = None
+    snapshot: Mapping[str, Any] | None = None
+
+    @classmethod
+    def from_event(cls, event: Mapping[str, Any]) -> ResolveRequest:
+        kinds = event.get("kinds")
+        if kinds is not None and not (isinstance(kinds, list) and all(isinstance(k, str) for k in kinds)):
+            raise InvalidIncidentRequest("kinds must be a list of strings")
+        return cls(
+            cluster=_cluster(_text(event, "cluster")),
+            verdict=_text(event, "verdict"),
+            execution_id=_text(event, "execution_id"),
+            kinds=frozenset(_kind(kind) for kind in kinds) if kinds is not None else None,
+            snapshot=_snapshot(event),
+        )
+
+    def covers(self, kind: str | None) -> bool:
+        if self.kinds is not None:
+            return kind in self.kinds
+        return kind not in KINDS_NOT_RESOLVED_BY_DEFAULT
+
+
+@dataclass(frozen=True)
+class OpenResult:
+    ops_item_id: str | None
+    created: bool
+    incident_arn: str | None
+    notified: bool
+    links: Links
+    incident_error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "ops_item_id": self.ops_item_id,
+            "created": self.created,
+            "incident_arn": self.incident_arn,
+            "notified": self.notified,
+            "links": self.links.to_json(),
+        }
+        if self.incident_error:
+            result["incident_error"] = self.incident_error
+        return result
+
+
+@dataclass(frozen=True)
+class ResolveResult:
+    resolved: tuple[str, ...]
+    notified: bool
+    message: Literal["recovered", "verified"] | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"resolved": list(self.resolved), "notified": self.notified, "message": self.message}

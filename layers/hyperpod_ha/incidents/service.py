@@ -1,0 +1,91 @@
+"""IncidentFunction's service: ``{"action": "open" | "resolve", ...}`` handled, counted on the
+dashboard, and the run's verdict kept for ``hyperpod-ha status``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import boto3
+
+from hyperpod_ha.incidents.adapter import Incidents
+from hyperpod_ha.incidents.errors import InvalidIncidentRequest
+from hyperpod_ha.incidents.models import OpenRequest, ResolveRequest
+from hyperpod_ha.incidents.verified_once import announce_verified_once, idempotency_config
+from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.status_records import StatusRecords, verdict_metric
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from hyperpod_ha.incidents.settings import IncidentFunctionSettings
+
+
+class IncidentService:
+    def __init__(
+        self, incidents: Incidents, idempotency_table: str | None, status: StatusRecords | None
+    ) -> None:
+        self.incidents = incidents
+        self._table = idempotency_table
+        self._status = status
+
+    @classmethod
+    def from_settings(cls, settings: IncidentFunctionSettings) -> IncidentService:
+        """The service with its clients: Incident Manager's only when a response plan is set."""
+        incidents = Incidents(
+            boto3.client("ssm"),
+            boto3.client("sns"),
+            settings.incidents,
+            incident_manager=boto3.client("ssm-incidents") if settings.incidents.response_plan_arn else None,
+        )
+        status = (
+            StatusRecords(boto3.client("dynamodb"), settings.state_table) if settings.state_table else None
+        )
+        return cls(incidents, settings.idempotency_table, status)
+
+    @cached_property
+    def _idempotency(self) -> IdempotencyConfig:
+        return idempotency_config()
+
+    @cached_property
+    def _announce_verified(self) -> Callable[[ResolveRequest], bool]:
+        return announce_verified_once(self.incidents, self._table, self._idempotency)
+
+    def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
+        if not isinstance(event, dict):
+            raise InvalidIncidentRequest("the request is not a JSON object")
+        action = event.get("action")
+        logger.append_keys(action=action)
+        if action == "open":
+            opened = self.incidents.open(OpenRequest.from_event(event))
+            if opened.created:
+                metrics.add_metric(name="IncidentsOpened", unit="Count", value=1)
+            self._record_verdict(event)
+            return opened.to_json()
+        if action == "resolve":
+            # Lets Powertools expire an in-progress record when this invocation times out.
+            self._idempotency.register_lambda_context(context)
+            resolved = self.incidents.resolve(ResolveRequest.from_event(event), self._announce_verified)
+            if resolved.resolved:
+                metrics.add_metric(name="IncidentsResolved", unit="Count", value=len(resolved.resolved))
+            self._record_verdict(event)
+            return resolved.to_json()
+        raise InvalidIncidentRequest("action must be open or resolve")
+
+    def _record_verdict(self, event: dict[str, Any]) -> None:
+        """The run's verdict: kept for `hyperpod-ha status` and counted for the dashboard."""
+        verdict = event.get("verdict")
+        name = verdict_metric(verdict) if isinstance(verdict, str) else None
+        if name is None:
+            return
+        metrics.add_metric(name=name, unit="Count", value=1)
+        if self._status is not None:
+            given = event.get("reasons")
+            reasons = [str(reason) for reason in given] if isinstance(given, list) else []
+            self._status.put(
+                str(event["cluster"]),
+                "verdict",
+                {"verdict": verdict, "reasons": reasons[:12], "execution_id": event.get("execution_id")},
+            )

@@ -19,7 +19,7 @@ from hyperpod_ha.health import (
     check_controller,
     report_from_result,
 )
-from hyperpod_ha.slurm import ProbeSection, format_probe_output
+from hyperpod_ha.slurm import ProbeSection
 from hyperpod_ha.verdict import (
     DEGRADED,
     DOWN,
@@ -36,6 +36,7 @@ from hyperpod_ha.verdict import (
     reports_from_json,
 )
 from hyperpod_ha_dev import CAPTURES
+from tests.fakes.probe_output import format_probe_output
 
 STATE = "/srv/hplab/shared/state"
 LOG = "/var/log/slurm/slurmctld.log"

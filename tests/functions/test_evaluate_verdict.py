@@ -11,11 +11,12 @@ import pytest
 from hyperpod_ha.commands import CommandResult, TargetUnreachable
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.health import ControllerNode, ReportStatus, check_controller, report_from_result
-from hyperpod_ha.slurm import ProbeSection, format_probe_output
+from hyperpod_ha.slurm import ProbeSection
 from hyperpod_ha.verdict import ConvergenceInputError, VerdictInputError, VerdictPolicy
 from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import load_function_module
+from tests.fakes.probe_output import format_probe_output
 
 ADDRESSES = {"ctl1": "10.214.0.11", "ctl2": "10.214.0.12"}
 

@@ -8,9 +8,10 @@ from typing import Any
 import boto3
 import pytest
 
+from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.status_records import StatusRecords
-from hyperpod_ha_dev.embedded.functions import FunctionError
-from tests.conftest import Embedded, subscribed_inbox
+from hyperpod_ha_dev.embedded.functions import FunctionError, LambdaContext
+from tests.conftest import Embedded, load_function_module, subscribed_inbox
 from tests.functions.test_controller_status import only_record, sns_event
 
 EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-FailoverDrillStateMachine:d1"
@@ -136,3 +137,15 @@ def test_a_bad_step_is_rejected_with_a_typed_error_and_changes_nothing(
         embedded.stack.invoke("FailoverDrillFunction", event)
     assert raised.value.error_type == "InvalidDrillRequest"
     assert lease_item(embedded) is None
+
+
+def test_a_missing_setting_fails_the_first_step_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    app = load_function_module("failover_drill", fresh=True)
+    monkeypatch.setenv("STATE_TABLE", "state")
+    monkeypatch.delenv("TAKEOVER_DOCUMENT", raising=False)
+    context = LambdaContext(
+        "FailoverDrillFunction", "arn:aws:lambda:us-east-1:123456789012:function:d", 256, 120
+    )
+    event = {"action": "begin", "request": REQUEST, "execution_id": EXECUTION}
+    with pytest.raises(ConfigurationError, match="TAKEOVER_DOCUMENT"):
+        app.lambda_handler(event, context)

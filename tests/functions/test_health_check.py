@@ -29,10 +29,11 @@ from hyperpod_ha.commands import (
 from hyperpod_ha.health import REPORT_JSON_LIMIT, ControllerCheckThrottled, ControllerInputError
 from hyperpod_ha.probe import probe_command
 from hyperpod_ha.settings import ConfigurationError
-from hyperpod_ha.slurm import ProbeSection, format_probe_output
+from hyperpod_ha.slurm import ProbeSection
 from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import load_function_module
+from tests.fakes.probe_output import format_probe_output
 
 TRANSPORT = "test-captured-probe"
 OWN_DOCUMENT = "hyperpod-ha-ControllerProbeDocument-1A2B3C"

@@ -35,8 +35,9 @@ from hyperpod_ha.health import (
     report_from_result,
 )
 from hyperpod_ha.probe import probe_command
-from hyperpod_ha.slurm import TEXT_LIMIT, ProbeSection, format_probe_output
+from hyperpod_ha.slurm import TEXT_LIMIT, ProbeSection
 from hyperpod_ha_dev import CAPTURES
+from tests.fakes.probe_output import format_probe_output
 
 OWN_DOCUMENT = "hyperpod-ha-ControllerProbeDocument-abc"
 

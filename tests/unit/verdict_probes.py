@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 
 from hyperpod_ha.commands import CommandRequest, CommandResult, TargetUnreachable
 from hyperpod_ha.health import ControllerNode, ControllerReport, check_controller, report_from_result
-from hyperpod_ha.slurm import ProbeSection, format_probe_output
+from hyperpod_ha.slurm import ProbeSection
 from hyperpod_ha.verdict import Verdict, VerdictName, VerdictPolicy, evaluate
 from hyperpod_ha_dev import CAPTURES
+from tests.fakes.probe_output import format_probe_output
 
 STATE = "/srv/hplab/shared/state"
 LOG = "/var/log/slurm/slurmctld.log"

@@ -1,7 +1,11 @@
 """Failover drills: a planned ``scontrol takeover`` with the recovery measured and recorded.
 
 ``models`` (what a drill is asked and reports), ``rules`` (pure decisions: refuse or plan,
-measure, judge the jobs), ``node`` (the fixed commands the drill runs on controllers),
-``adapters`` (the lease, SNS, OpsCenter, the state table) and ``steps`` (one function per
-step of the drill state machine).
+measure, judge the jobs), ``report`` (the drill's report and summary), ``node`` (the fixed
+commands the drill runs on controllers), ``adapters`` (the lease, SNS, OpsCenter, the state
+table), ``steps`` (one function per step of the drill state machine), ``settings``
+(FailoverDrillFunction's environment) and ``drill_function`` (its wiring and one logged
+step). It imports the runtime package's shared modules (commands, incidents, verdict, status
+records, verification runs' lease) and boto3 only in ``drill_function``; nothing imports it
+but the drill's handler and the development tools.
 """

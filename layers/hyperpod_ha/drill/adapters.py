@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import CommandError, CommandRequest, CommandRunner
 from hyperpod_ha.drill.node import (
     NodeOutput,
@@ -16,6 +17,7 @@ from hyperpod_ha.drill.node import (
     parse_node_output,
     takeover_parameters,
 )
+from hyperpod_ha.errors import HyperpodHaError
 from hyperpod_ha.incidents import CATEGORY, SOURCE, ops_item_tags
 from hyperpod_ha.verification_runs import lease_key, put_lease, release_lease
 
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from mypy_boto3_ssm import SSMClient
 
 
-class DrillCommandFailed(Exception):
+class DrillCommandFailed(HyperpodHaError):
     """A drill command could not run, or Slurm refused it; the drill fails with this reason."""
 
 
@@ -149,7 +151,7 @@ class DrillRecords:
         except ClientError as error:
             # A retried step: the first attempt created it and stopped before resolving it.
             existing = error.response.get("OpsItemId")
-            if error.response["Error"]["Code"] != "OpsItemAlreadyExistsException" or not existing:
+            if error_code(error) != "OpsItemAlreadyExistsException" or not existing:
                 raise
             ops_item_id = str(existing)
         self._ssm.update_ops_item(OpsItemId=ops_item_id, Status="Resolved")

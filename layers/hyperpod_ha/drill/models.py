@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Final, Literal
 
+from hyperpod_ha.errors import InputRejected
+
 Outcome = Literal["completed", "refused", "failed"]
 PhaseName = Literal["takeover", "hand-back"]
 
@@ -17,8 +19,8 @@ MAX_CHECKS: Final = 60
 MAX_POLL_SECONDS: Final = 600
 
 
-class InvalidDrillRequest(ValueError):
-    """The drill's input is not what the state machine takes; the reason is safe to log."""
+class InvalidDrillRequest(InputRejected):
+    """The drill's input is not what the state machine takes (a ``ValueError`` too); safe to log."""
 
 
 @dataclass(frozen=True)

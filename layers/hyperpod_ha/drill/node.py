@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Final
 
+from hyperpod_ha.drill.models import InvalidDrillRequest
+from hyperpod_ha.errors import InputRejected
+
 SCRIPT_NAME: Final = "drill_node.sh"
 RESULT_MARK: Final = "HYPERPOD_HA_DRILL_RESULT"
 INDEX_PATTERN: Final = "^[0-9]$"
@@ -47,18 +50,18 @@ def jobs_command() -> str:
 def takeover_parameters(index: int) -> dict[str, list[str]]:
     value = str(index)
     if not re.fullmatch(INDEX_PATTERN, value):
-        raise ValueError(f"controller index {index} is not 0-9")
+        raise InvalidDrillRequest(f"controller index {index} is not 0-9")
     return {"controllerIndex": [value]}
 
 
 def jobs_parameters(action: str, job_ids: list[str] | None = None) -> dict[str, list[str]]:
     ids = ",".join(job_ids or []) or "none"
     if not re.fullmatch(JOBS_ACTION_PATTERN, action) or not re.fullmatch(JOB_IDS_PATTERN, ids):
-        raise ValueError("jobs action must be list or submit, job ids numeric (at most 100)")
+        raise InvalidDrillRequest("jobs action must be list or submit, job ids numeric (at most 100)")
     return {"action": ["list" if action == "list" else "submit"], "jobIds": [ids]}
 
 
-class NodeOutputRejected(ValueError):
+class NodeOutputRejected(InputRejected):
     """The script's output does not end with its result line: it did not finish."""
 
 

@@ -1,0 +1,41 @@
+"""FailoverDrillFunction's settings, read once from the environment the template gives it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hyperpod_ha.incidents import IncidentSettings
+from hyperpod_ha.settings import Environment, environment, integer, text
+
+# The template's values where it gives one; LEASE_SECONDS is the verification runs' default.
+DEFAULT_TRANSPORT = "session-manager"
+DEFAULT_COMMAND_DEADLINE_SECONDS = 60
+DEFAULT_LEASE_SECONDS = 3600
+
+
+@dataclass(frozen=True)
+class DrillSettings:
+    state_table: str
+    # Checked by the transports' registry (runner_for), which knows the names; the plan step
+    # refuses a transport that cannot run the drill's Session documents.
+    command_transport: str
+    takeover_document: str
+    jobs_document: str
+    command_deadline_seconds: float
+    lease_seconds: int
+    incidents: IncidentSettings  # its topic also gets the drill's summary
+
+    @classmethod
+    def from_environment(cls, env: Environment | None = None) -> DrillSettings:
+        env = environment() if env is None else env
+        return cls(
+            state_table=text(env, "STATE_TABLE"),
+            command_transport=text(env, "COMMAND_TRANSPORT", DEFAULT_TRANSPORT),
+            takeover_document=text(env, "TAKEOVER_DOCUMENT"),
+            jobs_document=text(env, "JOBS_DOCUMENT"),
+            command_deadline_seconds=float(
+                integer(env, "DRILL_COMMAND_DEADLINE_SECONDS", DEFAULT_COMMAND_DEADLINE_SECONDS, minimum=1)
+            ),
+            lease_seconds=integer(env, "LEASE_SECONDS", DEFAULT_LEASE_SECONDS, minimum=1),
+            incidents=IncidentSettings.from_environment(env),
+        )

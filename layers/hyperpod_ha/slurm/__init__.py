@@ -1,0 +1,109 @@
+"""Parsing what Slurm's commands print on a controller, and the controller probe's output.
+
+One module per family of output: :mod:`.ping` (``scontrol ping``), :mod:`.config`
+(``scontrol show config``, slurm.conf), :mod:`.accounting` (``sacctmgr``, ``sdiag``'s slurmdbd
+queue), :mod:`.node_states` (``sinfo``), :mod:`.role_log` (slurmctld's log: roles and takeover
+refusals), :mod:`.heartbeat`, :mod:`.state_save`, :mod:`.host` (the node's identity and
+daemons); :mod:`.probe_output` splits the probe's output into those sections; :mod:`.text`
+holds what they share. Every parser takes text from outside and either returns typed values
+or raises :class:`SlurmOutputError` (an :class:`~hyperpod_ha.errors.InputRejected`, so a
+``ValueError``) with a reason that is safe to log; none crashes on arbitrary text. Formats
+are those of Slurm 22.05.8 and 24.11 (the captures in ``hyperpod_ha_dev``) and newer Slurm's
+source. Pure parsing: imports only :mod:`hyperpod_ha.errors` and the standard library.
+Every name is re-exported here: ``from hyperpod_ha.slurm import parse_ping`` is a contract.
+"""
+
+from __future__ import annotations
+
+from hyperpod_ha.slurm.accounting import (
+    ClusterRegistration,
+    DbdPing,
+    parse_agent_queue_size,
+    parse_cluster_registrations,
+    parse_dbd_ping,
+)
+from hyperpod_ha.slurm.config import ControllerHost, SlurmConfig, parse_show_config, parse_slurm_conf
+from hyperpod_ha.slurm.errors import ProbeOutputError, SlurmOutputError
+from hyperpod_ha.slurm.heartbeat import (
+    HEARTBEAT_SIZE,
+    MAX_CONTROLLER_INDEX,
+    Heartbeat,
+    decode_heartbeat,
+    parse_heartbeat,
+)
+from hyperpod_ha.slurm.host import DaemonProcess, NodeIdentity, Services, parse_identity, parse_services
+from hyperpod_ha.slurm.node_states import NodeStateCount, parse_node_states
+from hyperpod_ha.slurm.ping import PingLine, label_index, parse_ping
+from hyperpod_ha.slurm.probe_output import (
+    NOT_FOUND_CODE,
+    PROBE_MARK,
+    PROBE_RESULT_PREFIX,
+    SECTIONS,
+    TIMED_OUT_CODES,
+    ProbeOutput,
+    ProbeSection,
+    parse_probe_output,
+)
+from hyperpod_ha.slurm.role_log import (
+    REFUSAL_EVENTS,
+    ROLE_EVENTS,
+    RefusalLine,
+    RoleLine,
+    RoleLog,
+    classify_refusal_line,
+    classify_role_line,
+    parse_role_log,
+)
+from hyperpod_ha.slurm.state_save import StateSave, parse_state_save
+from hyperpod_ha.slurm.text import ERROR_LIMIT, TEXT_LIMIT, excerpt, first_error
+
+__all__ = [
+    "ERROR_LIMIT",
+    "HEARTBEAT_SIZE",
+    "MAX_CONTROLLER_INDEX",
+    "NOT_FOUND_CODE",
+    "PROBE_MARK",
+    "PROBE_RESULT_PREFIX",
+    "REFUSAL_EVENTS",
+    "ROLE_EVENTS",
+    "SECTIONS",
+    "TEXT_LIMIT",
+    "TIMED_OUT_CODES",
+    "ClusterRegistration",
+    "ControllerHost",
+    "DaemonProcess",
+    "DbdPing",
+    "Heartbeat",
+    "NodeIdentity",
+    "NodeStateCount",
+    "PingLine",
+    "ProbeOutput",
+    "ProbeOutputError",
+    "ProbeSection",
+    "RefusalLine",
+    "RoleLine",
+    "RoleLog",
+    "Services",
+    "SlurmConfig",
+    "SlurmOutputError",
+    "StateSave",
+    "classify_refusal_line",
+    "classify_role_line",
+    "decode_heartbeat",
+    "excerpt",
+    "first_error",
+    "label_index",
+    "parse_agent_queue_size",
+    "parse_cluster_registrations",
+    "parse_dbd_ping",
+    "parse_heartbeat",
+    "parse_identity",
+    "parse_node_states",
+    "parse_ping",
+    "parse_probe_output",
+    "parse_role_log",
+    "parse_services",
+    "parse_show_config",
+    "parse_slurm_conf",
+    "parse_state_save",
+]

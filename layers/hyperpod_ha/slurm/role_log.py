@@ -1,0 +1,115 @@
+"""slurmctld's log: which role a controller took last, and why a standby refuses to take over.
+
+The probe's ``role`` section gives ``source=``, ``now_local=`` and the log's lines that name a
+role (``Running as primary controller``, ...) or, on Slurm 24.11, a standby's reason for not
+taking over (``src/slurmctld/backup.c``; 22.05 logs none).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from hyperpod_ha.slurm.text import excerpt, split_lines
+
+ROLE_EVENTS: Final = {
+    "Running as primary controller": "primary",
+    "slurmctld running in background mode": "standby",
+    "not responding, BackupController": "taking_over",
+    "Terminate signal": "stopping",
+}
+REFUSAL_EVENTS: Final = {
+    "heartbeat file could not be read": "heartbeat_unreadable",
+    "still updating the heartbeat file": "heartbeat_updating",
+    "not yet able to determine if primary may actually be running": "undetermined",
+    "Waiting for heartbeat file to exist": "waiting_for_heartbeat",
+}
+_STARTED = re.compile(r"slurmctld version .* started")
+# "[time] error: <message>" (file) or "<time> <host> slurmctld[pid]: error: <message>" (journal)
+_MESSAGE = re.compile(r"(?:^|\s)(?:error|warning): (?P<message>.*)$")
+_LOG_TIME = re.compile(r"\[(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.\d+)?\]")
+_JOURNAL_TIME = re.compile(r"(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:[+-]\d{4})?\s")
+
+
+@dataclass(frozen=True)
+class RoleLine:
+    event: str  # "primary", "standby", "taking_over", "stopping" or "starting"
+    timestamp: str | None  # as logged: local time, no zone
+    text: str
+
+
+@dataclass(frozen=True)
+class RefusalLine:
+    """A standby's reason for not taking over (Slurm 24.11), logged after its last role line."""
+
+    kind: str  # "heartbeat_unreadable", "heartbeat_updating", "undetermined", "waiting_for_heartbeat"
+    timestamp: str | None
+    message: str  # Slurm's own words, without the time and level
+
+
+@dataclass(frozen=True)
+class RoleLog:
+    source: str | None  # "file:<path>", "journal:slurmctld" or "none"
+    now_local: str | None  # the node's local time when the probe looked
+    lines: tuple[RoleLine, ...]
+    refusals: tuple[RefusalLine, ...] = ()  # logged after the last role line, oldest first
+
+    @property
+    def last_refusal(self) -> RefusalLine | None:
+        return self.refusals[-1] if self.refusals else None
+
+    @property
+    def last(self) -> RoleLine | None:
+        return self.lines[-1] if self.lines else None
+
+    def age_seconds(self, line: RoleLine | RefusalLine) -> int | None:
+        """How long before the probe the line was logged (both times are the node's local time)."""
+        if line.timestamp is None or self.now_local is None:
+            return None
+        try:
+            then = datetime.fromisoformat(line.timestamp)
+            now = datetime.fromisoformat(self.now_local)
+        except ValueError:
+            return None
+        return int((now - then).total_seconds())
+
+
+def classify_role_line(line: str) -> str | None:
+    for needle, event in ROLE_EVENTS.items():
+        if needle in line:
+            return event
+    return "starting" if _STARTED.search(line) else None
+
+
+def classify_refusal_line(line: str) -> str | None:
+    return next((kind for needle, kind in REFUSAL_EVENTS.items() if needle in line), None)
+
+
+def parse_role_log(text: str) -> RoleLog:
+    source: str | None = None
+    now_local: str | None = None
+    found: list[RoleLine] = []
+    refusals: list[RefusalLine] = []
+    for line in split_lines(text):
+        if not line:
+            continue
+        if line.startswith("source="):
+            source = line[7:] or None
+        elif line.startswith("now_local="):
+            now_local = line[10:] or None
+        elif (event := classify_role_line(line)) is not None:
+            found.append(RoleLine(event=event, timestamp=_timestamp(line), text=excerpt(line)))
+            refusals = []  # a new role ends what the standby said before it
+        elif (kind := classify_refusal_line(line)) is not None:
+            match = _MESSAGE.search(line)
+            message = match["message"] if match else line
+            refusals.append(RefusalLine(kind=kind, timestamp=_timestamp(line), message=excerpt(message)))
+        # Anything else (a read error of tac or journalctl) says nothing about the role.
+    return RoleLog(source=source, now_local=now_local, lines=tuple(found), refusals=tuple(refusals))
+
+
+def _timestamp(line: str) -> str | None:
+    match = _LOG_TIME.match(line) or _JOURNAL_TIME.match(line)
+    return match["ts"] if match else None

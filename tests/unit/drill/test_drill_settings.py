@@ -1,0 +1,50 @@
+"""FailoverDrillFunction's settings: the template's environment, and errors naming a bad variable."""
+
+from __future__ import annotations
+
+import pytest
+
+from hyperpod_ha.drill.settings import DrillSettings
+from hyperpod_ha.errors import ConfigurationError
+
+ENVIRONMENT = {
+    "STATE_TABLE": "state",
+    "NOTIFICATION_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:topic",
+    "INCIDENT_RESPONSE_PLAN_ARN": "",
+    "COMMAND_TRANSPORT": "session-manager",
+    "TAKEOVER_DOCUMENT": "takeover-doc",
+    "JOBS_DOCUMENT": "jobs-doc",
+    "DRILL_COMMAND_DEADLINE_SECONDS": "60",
+    "AWS_REGION": "eu-west-1",
+}
+
+
+def test_the_template_s_environment() -> None:
+    settings = DrillSettings.from_environment(ENVIRONMENT)
+    assert (settings.state_table, settings.takeover_document, settings.jobs_document) == (
+        "state",
+        "takeover-doc",
+        "jobs-doc",
+    )
+    assert (settings.command_deadline_seconds, settings.lease_seconds) == (60.0, 3600)
+    assert settings.incidents.topic_arn == "arn:aws:sns:us-east-1:123456789012:topic"
+    assert (settings.incidents.region, settings.incidents.response_plan_arn) == ("eu-west-1", None)
+
+
+@pytest.mark.parametrize("name", ["STATE_TABLE", "TAKEOVER_DOCUMENT", "JOBS_DOCUMENT"])
+def test_a_missing_variable_is_named(name: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"{name} is not set"):
+        DrillSettings.from_environment({**ENVIRONMENT, name: ""})
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        ("DRILL_COMMAND_DEADLINE_SECONDS", "soon", "is not an integer"),
+        ("DRILL_COMMAND_DEADLINE_SECONDS", "0", "must be at least 1"),
+        ("LEASE_SECONDS", "1h", "is not an integer"),
+    ],
+)
+def test_a_malformed_variable_is_named(name: str, value: str, reason: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"{name} {reason}"):
+        DrillSettings.from_environment({**ENVIRONMENT, name: value})

@@ -4,17 +4,25 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+# setuptools builds in the source tree (build/, *.egg-info): it builds from a copy, never leaving
+# files in the checkout nor shipping stale ones from an earlier build.
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git", ".venv*", ".aws-sam", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis"
+)
 
 
 def test_simulate_failover_from_an_installed_wheel_outside_the_checkout(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, symlinks=True, ignore=NOT_SOURCE)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run(
-        [*pip, "wheel", "--no-deps", "--no-build-isolation", str(ROOT), "-w", str(tmp_path)], check=True
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", str(source), "-w", str(tmp_path)], check=True
     )
     (wheel,) = tmp_path.glob("hyperpod_ha-*.whl")
     site = tmp_path / "site"

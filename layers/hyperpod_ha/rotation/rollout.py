@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperpod_ha.commands import CommandError, CommandRequest, CommandResult, CommandRunner
+from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.observability import logger
 
 NODE_SCRIPT = Path(__file__).with_name("slurmdbd_credentials.py")
@@ -83,7 +84,7 @@ def node_command() -> str:
     return f'/bin/sh -c "echo {_encoded_script()} | base64 -d | gzip -dc | python3 - {arguments}"'
 
 
-class DocumentParametersInvalid(ValueError):
+class DocumentParametersInvalid(InputRejected):
     """A parameter value the document's ``allowedPattern`` refuses (SSM would refuse it too)."""
 
 
@@ -133,11 +134,11 @@ def command_document() -> dict[str, Any]:
     }
 
 
-class InvalidControllers(ValueError):
+class InvalidControllers(InputRejected):
     """The controllers list is empty or a controller lacks ``instance_id``/``target``."""
 
 
-class NodeReportInvalid(ValueError):
+class NodeReportInvalid(InputRejected):
     """The node script's output has no report line we can read."""
 
 

@@ -1,7 +1,7 @@
-"""Rotating the Slurm accounting database's secret, and rolling it out to slurmdbd.
-
-It may import the rest of the runtime package (``hyperpod_ha``); :mod:`.slurmdbd_credentials`
-imports nothing but the standard library: it is the script that runs on the controller.
+"""Rotating the Slurm accounting database's secret, and rolling it out to slurmdbd. It may
+import the rest of the runtime package (``hyperpod_ha``), never the development tools;
+:mod:`.slurmdbd_credentials` imports nothing but the standard library: it is the script that
+runs on the controller.
 
 - :mod:`.secret`: the secret's JSON (the HyperPod sample's short ``username``/``password``
   form and the full RDS form), written back compact and with every key it had.

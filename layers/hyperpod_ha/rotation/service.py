@@ -18,14 +18,14 @@ from hyperpod_ha.rotation.errors import RotationRequestInvalid
 from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
 from hyperpod_ha.rotation.rollout_coordination import RolloutCoordinator
 from hyperpod_ha.rotation.steps import Rotation
-from hyperpod_ha.rotation.versions import rotation_in_progress
+from hyperpod_ha.rotation.versions import SecretVersions, rotation_in_progress
 from hyperpod_ha.rotation.wiring import Collaborators
 
 
 class SecretRotation:
     def __init__(self, settings: RotateDbSecretSettings, collaborators: Collaborators) -> None:
         self.settings = settings
-        self._secrets = collaborators.secrets
+        self._versions = SecretVersions(collaborators.secrets)
         self._rotation = Rotation(collaborators.secrets, collaborators.connector, settings.rotation)
         self._rollout = RolloutCoordinator(settings, collaborators)
 
@@ -47,12 +47,10 @@ class SecretRotation:
         secret_id = event.get("SecretId") or self.settings.secret_arn
         if not secret_id:
             raise ConfigurationError("environment variable DB_SECRET_ARN is not set")
-        description = self._secrets.describe_secret(SecretId=secret_id)
+        description = self._versions.describe(secret_id)
+        arn = description["ARN"]
         if rotation_in_progress(description.get("VersionIdsToStages", {})):
             # Mid-rotation, AWSCURRENT may already be dead (single user): the nodes would fetch it.
-            raise RotationRequestInvalid(
-                f"a rotation of {description['ARN']} is in progress: roll out after it"
-            )
-        arn = description["ARN"]
+            raise RotationRequestInvalid(f"a rotation of {arn} is in progress: roll out after it")
         report = self._rollout.roll_out(arn, self._rollout.controllers(event.get("controllers")))
         return {"action": "rollout", "secret_arn": arn, "rollout": report.to_json()}

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Collaborators:
+    """The clients and factories the service calls; tests replace the runner and the discovery."""
+
     secrets: SecretsManagerClient
     connector: Connector
     runner: Callable[[], CommandRunner]

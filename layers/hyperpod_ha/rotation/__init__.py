@@ -13,7 +13,8 @@ runs on the controller.
   :mod:`.step_set_alternating` (with :mod:`.grant_copy`), :mod:`.step_check`,
   :mod:`.step_finish`: the four steps.
 - :mod:`.rollout`: rewriting slurmdbd.conf and restarting slurmdbd, controller by controller,
-  through the command runner; :mod:`.slurmdbd_credentials` is the script that runs on the node.
+  through the command runner; :mod:`.rollout_document`: the SSM documents that run
+  :mod:`.slurmdbd_credentials`, the script on the node.
 - :mod:`.service`: RotateDbSecretFunction's one service, with :mod:`.function_settings`,
   :mod:`.wiring`, :mod:`.rollout_coordination`, :mod:`.controller_order`,
   :mod:`.rollout_incident` and :mod:`.sdk_logs`.

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from hyperpod_ha.rotation import slurmdbd_credentials
-from hyperpod_ha.rotation.rollout import (
+from hyperpod_ha.rotation.rollout import RolloutSettings
+from hyperpod_ha.rotation.rollout_document import (
     DEFAULT_CONF_PATH,
     DOCUMENT_PARAMETERS,
     DocumentParametersInvalid,
-    RolloutSettings,
     command_document,
     node_command,
     render_node_command,

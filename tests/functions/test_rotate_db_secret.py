@@ -23,6 +23,7 @@ from hyperpod_ha_dev.embedded import opscenter
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from hyperpod_ha_dev.embedded.patching import applied
 from tests.conftest import CURRENT_USER, load_function_module
+from tests.unit.rotation.function_fakes import Discover, fake_commands
 from tests.unit.rotation.node_fakes import DOCUMENT, FakeNodeRunner
 from tests.unit.rotation.rotation_service import RotationService, stages, value
 
@@ -39,9 +40,13 @@ class Rig:
     arn: str
     runner: FakeNodeRunner
     discovery_calls: list[tuple[str, str]] = field(default_factory=list)
+    discover: Discover = field(default=lambda cluster, group: pytest.fail("discovery is not faked"))
 
     def lambda_handler(self, event: dict[str, Any], context: Any) -> Any:
         return self.module.lambda_handler(event, context)
+
+    def discover_controllers(self, cluster: str, group: str) -> ClusterControllers:
+        return self.discover(cluster, group)  # what discovered() set, when the function asks
 
 
 @pytest.fixture
@@ -49,8 +54,7 @@ def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
     # moto has no OpsCenter: the embedded stack's double takes the roll-out's incidents.
     with mock_aws(), applied(opscenter.patches()):
         module = load_function_module("rotate_db_secret")
-        monkeypatch.setattr(module, "_secrets", lambda: boto3.client("secretsmanager"))
-        module._rotation.cache_clear()
+        module._service.cache_clear()
         arn = boto3.client("secretsmanager").create_secret(
             Name="slurmdbd", SecretString=json.dumps(OLD, separators=(",", ":"))
         )["ARN"]
@@ -62,7 +66,6 @@ def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
             ],
             accepts=lambda user, password: (user, password) in valid,
         )
-        monkeypatch.setattr(module, "_runner", lambda: runner)
         for name, setting in {
             "DB_SECRET_ARN": arn,
             "DB_HOST": "db.example.internal",
@@ -73,11 +76,13 @@ def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
             "CONTROLLER_GROUP": "controller-machine",
         }.items():
             monkeypatch.setenv(name, setting)
-        yield Rig(module, arn, runner)
-        module._rotation.cache_clear()
+        rig = Rig(module, arn, runner)
+        fake_commands(module, monkeypatch, runner, rig.discover_controllers)
+        yield rig
+        module._service.cache_clear()
 
 
-def discovered(app: Rig, monkeypatch: pytest.MonkeyPatch, controllers: list[dict[str, Any]]) -> None:
+def discovered(app: Rig, controllers: list[dict[str, Any]]) -> None:
     found = ClusterControllers(
         cluster="lab",
         cluster_arn="arn:aws:sagemaker:us-east-1:123456789012:cluster/abc123",
@@ -87,11 +92,11 @@ def discovered(app: Rig, monkeypatch: pytest.MonkeyPatch, controllers: list[dict
     )
     asked: list[tuple[str, str]] = []
 
-    def discover(sagemaker: Any, cluster: str, group: str) -> ClusterControllers:
+    def discover(cluster: str, group: str) -> ClusterControllers:
         asked.append((cluster, group))
         return found
 
-    monkeypatch.setattr(app.module, "discover_controllers", discover)
+    app.discover = discover
     app.discovery_calls = asked
 
 
@@ -117,7 +122,7 @@ def test_the_rollout_action_discovers_controllers_running_ones_first(
     replaced = runner.add("replaced", OLD["username"], OLD["password"])
     replaced.unreachable = True
     healthy = runner.add("healthy", OLD["username"], OLD["password"])
-    discovered(app, monkeypatch, [{**replaced.as_json(), "status": "Pending"}, healthy.as_json()])
+    discovered(app, [{**replaced.as_json(), "status": "Pending"}, healthy.as_json()])
 
     result = app.lambda_handler({"action": "rollout", "SecretId": "slurmdbd"}, CONTEXT)
 
@@ -143,7 +148,7 @@ def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
 ) -> None:
     runner: FakeNodeRunner = app.runner
     nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b")]
-    discovered(app, monkeypatch, [n.as_json() for n in nodes])
+    discovered(app, [n.as_json() for n in nodes])
     token = RotationService(monkeypatch, handler=None).start(app.arn)
     boto3.client("secretsmanager").put_secret_value(
         SecretId=app.arn,
@@ -177,7 +182,7 @@ def test_a_failing_controller_is_reported_and_finish_still_completes(
     broken = runner.add("broken", OLD["username"], OLD["password"])
     broken.fail_restarts()
     untouched = runner.add("untouched", OLD["username"], OLD["password"])
-    discovered(app, monkeypatch, [broken.as_json(), untouched.as_json()])
+    discovered(app, [broken.as_json(), untouched.as_json()])
     token = RotationService(monkeypatch, handler=None).start(app.arn)
     boto3.client("secretsmanager").put_secret_value(
         SecretId=app.arn,
@@ -232,5 +237,5 @@ def test_the_master_secret_reaches_the_rotation_only_when_configured(
     master = "arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!db-0a1b-AbCdEf"
     for configured, expected in (("", None), (master, master)):
         monkeypatch.setenv("MASTER_SECRET_ARN", configured)
-        app.module._rotation.cache_clear()
-        assert app.module._rotation()._settings.master_secret_arn == expected
+        app.module._service.cache_clear()
+        assert app.module._service().settings.rotation.master_secret_arn == expected

@@ -1,12 +1,23 @@
-"""Rotating the Slurm accounting database's secret, and rolling it out to slurmdbd.
+"""Rotating the Slurm accounting database's secret, and rolling it out to slurmdbd. It may
+import the rest of the runtime package (``hyperpod_ha``), never the development tools;
+:mod:`.slurmdbd_credentials` imports nothing but the standard library: it is the script that
+runs on the controller.
 
 - :mod:`.secret`: the secret's JSON (the HyperPod sample's short ``username``/``password``
   form and the full RDS form), written back compact and with every key it had.
 - :mod:`.grants`: reading ``SHOW GRANTS`` lines and re-aiming them at another account.
 - :mod:`.database`: PyMySQL logins, password changes and grant copies on MariaDB.
-- :mod:`.steps`: the four steps of the Secrets Manager rotation contract.
+- :mod:`.contract` and :mod:`.errors`: the rotation contract's steps, event and result.
+- :mod:`.versions`: the secret's versions in Secrets Manager (the AWS adapter).
+- :mod:`.steps`: which step runs; :mod:`.step_create`, :mod:`.step_set`,
+  :mod:`.step_set_alternating` (with :mod:`.grant_copy`), :mod:`.step_check`,
+  :mod:`.step_finish`: the four steps.
 - :mod:`.rollout`: rewriting slurmdbd.conf and restarting slurmdbd, controller by controller,
-  through the command runner; :mod:`.slurmdbd_credentials` is the script that runs on the node.
+  through the command runner; :mod:`.rollout_document`: the SSM documents that run
+  :mod:`.slurmdbd_credentials`, the script on the node.
+- :mod:`.service`: RotateDbSecretFunction's one service, with :mod:`.function_settings`,
+  :mod:`.wiring`, :mod:`.rollout_coordination`, :mod:`.controller_order`,
+  :mod:`.rollout_incident` and :mod:`.sdk_logs`.
 
 No password, secret string or password hash ever reaches a log line, an exception, a return
 value or an incident: errors carry reasons that were built to be safe to log.

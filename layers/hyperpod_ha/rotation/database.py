@@ -19,6 +19,7 @@ from typing import Any
 
 import pymysql
 
+from hyperpod_ha.errors import ConfigurationError, HyperpodHaError
 from hyperpod_ha.observability import logger
 from hyperpod_ha.rotation.grants import Account
 from hyperpod_ha.rotation.secret import Endpoint
@@ -38,7 +39,7 @@ _PRIVILEGE_MISSING = {1044, 1142, 1143, 1227, 1410, 1698}
 _PASSWORD_HASH = re.compile(r"\*[0-9A-Fa-f]{40}")
 
 
-class DatabaseError(Exception):
+class DatabaseError(HyperpodHaError):
     """A database operation failed. ``reason`` is safe to log (no password, no hash)."""
 
     def __init__(self, reason: str) -> None:
@@ -62,7 +63,7 @@ class StatementFailed(DatabaseError):
     """Any other error from the server."""
 
 
-class TlsConfigurationError(ValueError):
+class TlsConfigurationError(ConfigurationError, ValueError):
     """DB_CA_BUNDLE names a file that does not exist."""
 
 

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from hyperpod_ha.errors import InputRejected
+
 _TOKEN = re.compile(
     r"""
     (?P<space>\s+)
@@ -33,7 +35,7 @@ _TOKEN = re.compile(
 )
 
 
-class GrantParseError(ValueError):
+class GrantParseError(InputRejected):
     """A ``SHOW GRANTS`` line this module does not understand. The reason never quotes the line
     (the line may carry a password hash)."""
 

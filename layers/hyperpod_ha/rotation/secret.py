@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hyperpod_ha.errors import InputRejected
+
 AWSCURRENT = "AWSCURRENT"
 AWSPENDING = "AWSPENDING"
 AWSPREVIOUS = "AWSPREVIOUS"
@@ -36,11 +38,11 @@ EXCLUDED_CHARACTERS = "".join(c for c in string.punctuation if c not in SAFE_PUN
 _ALLOWED_PASSWORD_CHARACTERS = frozenset(string.ascii_letters + string.digits + SAFE_PUNCTUATION)
 
 
-class SecretFormatError(ValueError):
+class SecretFormatError(InputRejected):
     """The secret's value is not the JSON this rotation understands. The reason never quotes it."""
 
 
-class UnsafePassword(ValueError):
+class UnsafePassword(InputRejected):
     """A generated password holds a character slurmdbd.conf or a shell would misread."""
 
 

@@ -52,6 +52,7 @@ from hyperpod_ha.rotation.rollout import (
 from hyperpod_ha.rotation.slurmdbd_credentials import CREDENTIAL_SOURCE_ENV
 
 DOCUMENT = "HyperPodHA-SlurmdbdCredentials"
+SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hyperpod-slurmdbd-AbCdEf"
 ME = pwd.getpwuid(os.getuid()).pw_name
 SLURM_USER = "slurm"
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 import os
-import re
 import shutil
 import stat
 from pathlib import Path
@@ -15,28 +12,23 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.commands import CommandResult
-from hyperpod_ha.rotation import slurmdbd_credentials
 from hyperpod_ha.rotation.rollout import (
-    DEFAULT_CONF_PATH,
-    DOCUMENT_PARAMETERS,
     GENERIC_DOCUMENT,
-    DocumentParametersInvalid,
     InvalidControllers,
     NodeReportInvalid,
     RolloutSettings,
-    command_document,
-    node_command,
     parse_node_report,
-    render_node_command,
     roll_out,
-    secret_arn_pattern,
-    session_document,
 )
-from hyperpod_ha_dev.embedded.cfn import Context, Resolver, load_template
 from tests.conftest import CURRENT_USER as ME
-from tests.unit.rotation.node_fakes import CONF_TEMPLATE, DOCUMENT, FakeController, FakeNodeRunner
+from tests.unit.rotation.node_fakes import (
+    CONF_TEMPLATE,
+    DOCUMENT,
+    SECRET_ARN,
+    FakeController,
+    FakeNodeRunner,
+)
 
-SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hyperpod-slurmdbd-AbCdEf"
 OLD = ("admin", "Old-Password-1")
 NEW = ("admin_clone", "New-Password-2:x@y")
 
@@ -309,125 +301,3 @@ def test_unreadable_reports_are_failures(
     with pytest.raises(NodeReportInvalid) as caught:
         parse_node_report(result(stdout, exit_code, stderr))
     assert reason in str(caught.value)
-
-
-def _decoded(command: str) -> bytes:
-    encoded = re.search(r"echo ([A-Za-z0-9+/=]+) \| base64 -d \| gzip -dc \| python3 - ", command)
-    assert encoded is not None
-    return gzip.decompress(base64.b64decode(encoded.group(1)))
-
-
-def test_both_documents_carry_exactly_the_node_script() -> None:
-    script = Path(slurmdbd_credentials.__file__).read_bytes()
-    session = session_document()
-    assert session["sessionType"] == "NonInteractiveCommands"
-    assert session["properties"]["linux"]["runAsElevated"] is True
-    assert _decoded(session["properties"]["linux"]["commands"]) == script
-    (step,) = command_document()["mainSteps"]
-    assert step["inputs"]["runCommand"] == [node_command()]
-    assert node_command().endswith('python3 - {{ secretId }} {{ confPath }} {{ owner }} {{ verifySeconds }}"')
-    assert session_document() == session  # deterministic: the template can be checked for drift
-
-
-def test_rendering_fills_defaults_and_enforces_the_allowed_patterns() -> None:
-    rendered = render_node_command({"secretId": [SECRET_ARN]})
-    assert rendered.endswith(f'python3 - {SECRET_ARN} {DEFAULT_CONF_PATH} slurm 45"')
-    for name, bad in [
-        ("secretId", SECRET_ARN + ";reboot"),
-        ("confPath", "/etc/x y"),
-        ("verifySeconds", "1000"),
-    ]:
-        with pytest.raises(DocumentParametersInvalid, match=name):
-            render_node_command({"secretId": [SECRET_ARN], name: [bad]})
-    with pytest.raises(DocumentParametersInvalid, match="unknown"):
-        render_node_command({"secretId": [SECRET_ARN], "password": ["x"]})
-    assert set(settings().document_parameters()) == set(DOCUMENT_PARAMETERS)
-
-
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        # Root on the controller rewrites and chowns this file: only slurmdbd.conf itself.
-        ("confPath", "/etc/shadow"),
-        ("confPath", "/root/.ssh/authorized_keys"),
-        ("confPath", "/tmp/slurmdbd.conf"),
-        ("confPath", "/opt/slurm/etc/slurm.conf"),
-        ("confPath", "/opt/slurm/etc/../../../etc/slurmdbd.conf"),
-        ("confPath", "/opt/slurm/etc/slurmdbd.conf.d/slurmdbd.conf"),
-        ("confPath", "/opt/slurm/etc/slurmdbdXconf"),
-        # Whoever owns it reads the database password.
-        ("owner", "nobody"),
-        ("owner", "ubuntu"),
-        ("owner", "slurm2"),
-        ("owner", "$(id)"),
-        # The service is fixed: no parameter restarts another unit.
-        ("service", "sshd"),
-        ("service", "slurmdbd"),
-    ],
-)
-def test_the_document_admits_only_what_the_roll_out_needs(name: str, value: str) -> None:
-    with pytest.raises(DocumentParametersInvalid, match=name):
-        render_node_command({"secretId": [SECRET_ARN], name: [value]})
-
-
-@pytest.mark.parametrize(
-    ("name", "value"),
-    [
-        ("confPath", "/opt/slurm/etc/slurmdbd.conf"),
-        ("confPath", "/etc/slurm/slurmdbd.conf"),  # the lab's controllers (simulation/lab.py)
-        ("owner", "slurm"),
-        ("owner", "root"),  # the lab's slurmdbd.conf
-    ],
-)
-def test_the_document_admits_hyperpod_and_the_lab(name: str, value: str) -> None:
-    assert f" {value} " in render_node_command({"secretId": [SECRET_ARN], name: [value]})
-
-
-def test_the_lab_uses_a_path_and_owner_the_document_admits() -> None:
-    from hyperpod_ha_dev.simulation.lab import LAB_SLURMDBD_CONF
-
-    render_node_command({"secretId": [SECRET_ARN], "confPath": [LAB_SLURMDBD_CONF], "owner": ["root"]})
-
-
-def test_the_template_document_is_the_one_this_code_builds(root: Path) -> None:
-    resources = load_template(root / "template.yaml")["Resources"]
-    document = resources["SlurmdbdRolloutDocument"]["Properties"]
-    assert document["DocumentType"] == "Session"
-    content = document["Content"]
-    assert content["properties"] == session_document()["properties"], "run `make probe-document`"
-    # SSM refuses a session whose parameters the document does not declare, and a document
-    # whose command names parameters it does not declare.
-    parameters = dict(content["parameters"])
-    secret = parameters.pop("secretId")
-    assert parameters == {k: v for k, v in DOCUMENT_PARAMETERS.items() if k != "secretId"}
-    assert {k: v for k, v in secret.items() if k != "allowedPattern"} == {
-        k: v for k, v in DOCUMENT_PARAMETERS["secretId"].items() if k != "allowedPattern"
-    }
-
-
-@pytest.mark.parametrize(
-    "arn",
-    [
-        SECRET_ARN,
-        "arn:aws:secretsmanager:us-east-1:123456789012:secret:slurm.db+x/acct_1=@-AbCdEf",
-        "arn:aws-us-gov:secretsmanager:us-gov-west-1:123456789012:secret:db-AbCdEf",
-    ],
-)
-def test_the_template_admits_only_the_stacks_own_secret(root: Path, arn: str) -> None:
-    template = load_template(root / "template.yaml")
-    spec = template["Resources"]["SlurmdbdRolloutDocument"]["Properties"]["Content"]["parameters"]["secretId"]
-    context = Context(
-        parameters={"DbSecretArn": arn}, pseudo={}, ref=lambda n: n, get_att=lambda *a: a, conditions={}
-    )
-    pattern = Resolver(template, context).resolve(spec["allowedPattern"])
-    assert pattern == secret_arn_pattern(arn)
-    assert re.fullmatch(pattern, arn)
-    assert re.fullmatch(template["Parameters"]["DbSecretArn"]["AllowedPattern"], arn)
-    for other in [
-        arn[:-1] + ("x" if arn[-1] != "x" else "y"),  # another secret's suffix
-        arn + "x",
-        arn.replace(":secret:", ":secret:other-"),
-        arn.replace(".", "X").replace("+", "Y") if ("." in arn or "+" in arn) else arn + "/",
-        arn.replace("+", "++") if "+" in arn else "x" + arn,
-    ]:
-        assert not re.fullmatch(pattern, other), other

@@ -1,0 +1,85 @@
+"""The Secrets Manager rotation contract as data: the steps, the event, the strategy, the result.
+
+Secrets Manager calls the function with ``{"Step", "SecretId", "ClientRequestToken"}`` and
+retries a failed rotation from the start with the same token.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from hyperpod_ha.rotation.errors import RotationRequestInvalid
+
+
+class Strategy(Enum):
+    ALTERNATING = "alternating"
+    SINGLE = "single"
+
+    @classmethod
+    def parse(cls, value: str) -> Strategy:
+        try:
+            return cls(value.strip().lower())
+        except ValueError:
+            raise RotationRequestInvalid(
+                f"ROTATION_STRATEGY must be one of {[s.value for s in cls]}, got {value!r}"
+            ) from None
+
+
+class Step(Enum):
+    CREATE = "createSecret"
+    SET = "setSecret"
+    TEST = "testSecret"
+    FINISH = "finishSecret"
+
+
+@dataclass(frozen=True)
+class RotationEvent:
+    step: Step
+    secret_id: str
+    token: str
+
+    @classmethod
+    def parse(cls, event: Mapping[str, Any], default_secret_id: str | None = None) -> RotationEvent:
+        try:
+            step = Step(event.get("Step"))
+        except ValueError:
+            raise RotationRequestInvalid(
+                f"Step must be one of {[s.value for s in Step]}, got {event.get('Step')!r}"
+            ) from None
+        secret_id = event.get("SecretId") or default_secret_id
+        token = event.get("ClientRequestToken")
+        if not isinstance(secret_id, str) or not secret_id:
+            raise RotationRequestInvalid("the event has no SecretId and DB_SECRET_ARN is not set")
+        if not isinstance(token, str) or not token:
+            raise RotationRequestInvalid("the event has no ClientRequestToken")
+        return cls(step, secret_id, token)
+
+
+@dataclass(frozen=True)
+class RotationSettings:
+    strategy: Strategy
+    default_host: str | None  # DB_HOST, for secrets without "host" (the HyperPod sample's)
+    default_port: int = 3306
+    # MASTER_SECRET_ARN: the secret of a user that creates and grants the twin (alternating).
+    master_secret_arn: str | None = None
+
+
+@dataclass(frozen=True)
+class StepResult:
+    step: Step
+    secret_arn: str
+    token: str
+    outcome: str
+    strategy: Strategy
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "step": self.step.value,
+            "secret_arn": self.secret_arn,
+            "token": self.token,
+            "outcome": self.outcome,
+            "strategy": self.strategy.value,
+        }

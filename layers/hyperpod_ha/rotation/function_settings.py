@@ -1,0 +1,82 @@
+"""RotateDbSecretFunction's settings: every variable the function, the rotation and the
+roll-out read, read once from the environment the template gives it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from hyperpod_ha.rotation.contract import RotationSettings, Strategy
+from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, RolloutSettings
+from hyperpod_ha.settings import Environment, environment, integer, text
+
+if TYPE_CHECKING:
+    from hyperpod_ha.incidents import IncidentSettings
+
+
+def _optional(env: Environment, name: str) -> str | None:
+    return text(env, name, "").strip() or None
+
+
+@dataclass(frozen=True)
+class RotateDbSecretSettings:
+    rotation: RotationSettings
+    secret_arn: str | None  # DB_SECRET_ARN: the secret when the event names none
+    ca_bundle: str | None  # DB_CA_BUNDLE, see rotation.database.TlsPolicy
+    cluster: str
+    controller_group: str
+    command_transport: str
+    rollout_document: str
+    rollout_deadline_seconds: float
+    conf_path: str
+    owner: str
+    verify_seconds: int
+    region: str
+    topic_arn: str | None
+    response_plan_arn: str | None
+    state_table: str | None  # the status records for `hyperpod-ha status`
+
+    @classmethod
+    def from_environment(cls, env: Environment | None = None) -> RotateDbSecretSettings:
+        env = environment() if env is None else env
+        return cls(
+            rotation=RotationSettings(
+                # Its own error (RotationRequestInvalid) names ROTATION_STRATEGY.
+                strategy=Strategy.parse(text(env, "ROTATION_STRATEGY", Strategy.ALTERNATING.value)),
+                default_host=_optional(env, "DB_HOST"),
+                default_port=integer(env, "DB_PORT", 3306),
+                master_secret_arn=_optional(env, "MASTER_SECRET_ARN"),
+            ),
+            secret_arn=_optional(env, "DB_SECRET_ARN"),
+            ca_bundle=_optional(env, "DB_CA_BUNDLE"),
+            cluster=text(env, "CLUSTER_NAME"),
+            controller_group=text(env, "CONTROLLER_GROUP"),
+            command_transport=text(env, "COMMAND_TRANSPORT", "session-manager"),
+            rollout_document=text(env, "ROLLOUT_DOCUMENT"),
+            rollout_deadline_seconds=float(integer(env, "ROLLOUT_DEADLINE_SECONDS", 180)),
+            conf_path=text(env, "SLURMDBD_CONF", DEFAULT_CONF_PATH),
+            owner=text(env, "SLURMDBD_OWNER", "slurm"),
+            verify_seconds=integer(env, "SLURMDBD_VERIFY_SECONDS", 45),
+            region=text(env, "AWS_REGION", env.get("AWS_DEFAULT_REGION", "us-east-1")),
+            topic_arn=_optional(env, "NOTIFICATION_TOPIC_ARN"),
+            response_plan_arn=_optional(env, "INCIDENT_RESPONSE_PLAN_ARN"),
+            state_table=_optional(env, "STATE_TABLE"),
+        )
+
+    def rollout(self, secret_arn: str) -> RolloutSettings:
+        return RolloutSettings(
+            secret_arn=secret_arn,
+            document=self.rollout_document,
+            deadline_seconds=self.rollout_deadline_seconds,
+            conf_path=self.conf_path,
+            owner=self.owner,
+            verify_seconds=self.verify_seconds,
+        )
+
+    def incidents(self) -> IncidentSettings:
+        # Imported here: only a failed roll-out opens an incident.
+        from hyperpod_ha.incidents import IncidentSettings
+
+        return IncidentSettings(
+            region=self.region, topic_arn=self.topic_arn, response_plan_arn=self.response_plan_arn
+        )

@@ -1,0 +1,23 @@
+"""The incident of a failed roll-out: one controller kept its old slurmdbd.conf."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hyperpod_ha.incidents import OpenRequest, redact, scrub_text
+
+
+def rollout_failed(cluster: str, secret_arn: str, controller: dict[str, Any], reason: str) -> OpenRequest:
+    instance = controller.get("instance_id") or controller.get("target") or "a controller"
+    return OpenRequest(
+        cluster=cluster,
+        verdict="",
+        kind="rollout-failed",
+        execution_id=f"{secret_arn}:{controller.get('instance_id', '')}",
+        reasons=(
+            scrub_text(f"slurmdbd on {instance} did not take the rotated database credentials: {reason}"),
+            "the controllers after it were left as they were; fix it, then run the roll-out again "
+            '(invoke RotateDbSecretFunction with {"action": "rollout"})',
+        ),
+        evidence=redact({"controller": controller}),
+    )

@@ -4,14 +4,11 @@ roll-out read, read once from the environment the template gives it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from hyperpod_ha.incidents.settings import IncidentSettings
 from hyperpod_ha.rotation.contract import RotationSettings, Strategy
 from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, RolloutSettings
 from hyperpod_ha.settings import Environment, environment, integer, text
-
-if TYPE_CHECKING:
-    from hyperpod_ha.incidents import IncidentSettings
 
 
 def _optional(env: Environment, name: str) -> str | None:
@@ -31,9 +28,7 @@ class RotateDbSecretSettings:
     conf_path: str
     owner: str
     verify_seconds: int
-    region: str
-    topic_arn: str | None
-    response_plan_arn: str | None
+    incidents: IncidentSettings  # a failed roll-out opens one
     state_table: str | None  # the status records for `hyperpod-ha status`
 
     @classmethod
@@ -57,9 +52,7 @@ class RotateDbSecretSettings:
             conf_path=text(env, "SLURMDBD_CONF", DEFAULT_CONF_PATH),
             owner=text(env, "SLURMDBD_OWNER", "slurm"),
             verify_seconds=integer(env, "SLURMDBD_VERIFY_SECONDS", 45),
-            region=text(env, "AWS_REGION", env.get("AWS_DEFAULT_REGION", "us-east-1")),
-            topic_arn=_optional(env, "NOTIFICATION_TOPIC_ARN"),
-            response_plan_arn=_optional(env, "INCIDENT_RESPONSE_PLAN_ARN"),
+            incidents=IncidentSettings.from_environment(env),
             state_table=_optional(env, "STATE_TABLE"),
         )
 
@@ -71,12 +64,4 @@ class RotateDbSecretSettings:
             conf_path=self.conf_path,
             owner=self.owner,
             verify_seconds=self.verify_seconds,
-        )
-
-    def incidents(self) -> IncidentSettings:
-        # Imported here: only a failed roll-out opens an incident.
-        from hyperpod_ha.incidents import IncidentSettings
-
-        return IncidentSettings(
-            region=self.region, topic_arn=self.topic_arn, response_plan_arn=self.response_plan_arn
         )

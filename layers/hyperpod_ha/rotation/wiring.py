@@ -44,7 +44,7 @@ def aws_collaborators(settings: RotateDbSecretSettings) -> Collaborators:
     def incidents() -> Incidents:
         from hyperpod_ha.incidents import Incidents
 
-        return Incidents(boto3.client("ssm"), boto3.client("sns"), settings.incidents())
+        return Incidents(boto3.client("ssm"), boto3.client("sns"), settings.incidents)
 
     def records() -> StatusRecords | None:
         from hyperpod_ha.status_records import StatusRecords

@@ -43,7 +43,7 @@ def test_the_templates_environment_is_read_with_the_code_defaults() -> None:
         "slurm",
     )
     assert (rollout.deadline_seconds, rollout.verify_seconds) == (180.0, 45)
-    incidents = settings.incidents()
+    incidents = settings.incidents
     assert (incidents.region, incidents.response_plan_arn) == ("eu-west-1", None)
 
 

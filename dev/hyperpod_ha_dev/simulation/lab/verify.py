@@ -20,13 +20,10 @@ import boto3
 from hyperpod_ha.verification_runs import RunSettings, Trigger, VerificationRuns
 from hyperpod_ha_dev.embedded.site import SiteController
 from hyperpod_ha_dev.simulation.engine import ScenarioResult, embedded_run
-from hyperpod_ha_dev.simulation.lab import (
-    LAB_TRANSPORT,
-    PERSISTENT_FAULT_PARAMETERS,
-    NodeSecret,
-    attached_agent,
-    lab_lock,
-)
+from hyperpod_ha_dev.simulation.lab.lock import lab_lock
+from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
+from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS
+from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
 from hyperpod_ha_dev.simulation.scenarios import Scenario
 from hyperpod_lab import Lab
 from hyperpod_lab.faults import clear, last_fault

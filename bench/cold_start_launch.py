@@ -134,7 +134,7 @@ def baseline_launch(layer_paths: Sequence[Path], runtime: Path, cwd: Path) -> La
     return Launch(BASELINE, (*layer_paths, runtime), "boto3", "", cwd, environment)
 
 
-def child_command(launch: Launch, *flags: str) -> list[str]:
+def _child_command(launch: Launch, *flags: str) -> list[str]:
     paths = os.pathsep.join(str(path) for path in launch.paths)
     return [
         sys.executable,
@@ -151,11 +151,10 @@ def child_command(launch: Launch, *flags: str) -> list[str]:
     ]
 
 
-def run_once(launch: Launch) -> tuple[float, float, dict[str, str | None]]:
-    """One fresh process: (wall ms, in-process import ms, where the watched packages came from)."""
-    started = time.perf_counter()
-    done = subprocess.run(
-        child_command(launch),
+def run_child(launch: Launch, *flags: str) -> subprocess.CompletedProcess[str]:
+    """One fresh interpreter of ``launch`` (with interpreter ``flags``), its output captured."""
+    return subprocess.run(
+        _child_command(launch, *flags),
         cwd=launch.cwd,
         env=dict(launch.environment),
         capture_output=True,
@@ -163,6 +162,12 @@ def run_once(launch: Launch) -> tuple[float, float, dict[str, str | None]]:
         timeout=CHILD_TIMEOUT_SECONDS,
         check=False,
     )
+
+
+def run_once(launch: Launch) -> tuple[float, float, dict[str, str | None]]:
+    """One fresh process: (wall ms, in-process import ms, where the watched packages came from)."""
+    started = time.perf_counter()
+    done = run_child(launch)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])

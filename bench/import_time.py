@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from bench.cold_start_launch import (
-    CHILD_TIMEOUT_SECONDS,
     ColdStartError,
     Launch,
-    child_command,
+    run_child,
 )
 from bench.stats import median
 
@@ -71,15 +69,7 @@ def top_imports(runs: Sequence[Sequence[ImportLine]], count: int = TOP_IMPORTS) 
 
 def importtime(launch: Launch) -> list[ImportLine]:
     """One ``-X importtime`` run: the imports that succeeded (failed attempts are logged too)."""
-    done = subprocess.run(
-        child_command(launch, "-X", "importtime"),
-        cwd=launch.cwd,
-        env=dict(launch.environment),
-        capture_output=True,
-        text=True,
-        timeout=CHILD_TIMEOUT_SECONDS,
-        check=False,
-    )
+    done = run_child(launch, "-X", "importtime")
     if done.returncode != 0:
         raise ColdStartError(f"{launch.name}: the import failed under -X importtime")
     loaded = set(json.loads(done.stdout.strip().splitlines()[-1])["modules"])

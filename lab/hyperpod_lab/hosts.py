@@ -98,7 +98,6 @@ class LabHosts:
 
         wait_until(poll, timeout=max(deadline - time.monotonic(), 0.1), what=what, interval=interval)
 
-
     def _enter(self, holder: int) -> list[str]:
         return ["nsenter", f"--target={holder}", "--net", "--mount", "--uts", "--pid", "--"]
 

@@ -86,13 +86,6 @@ class LabViews(LabHosts):
             raise LabError(f"{argv[0]} on {host.name} failed: {done.stderr.strip()[:200]}")
         return done.returncode == 0
 
-    def _tail(self, host: str, what: str) -> str:
-        try:
-            lines = self.paths.launch_log(host, what).read_text(errors="replace").strip().splitlines()
-        except OSError:
-            return "(no output)"
-        return " | ".join(lines[-3:]) or "(no output)"
-
 
 def _with(names: list[str], name: str, present: bool) -> list[str]:
     others = [other for other in names if other != name]

@@ -9,13 +9,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-import boto3
-
 from hyperpod_ha.slurm import (
     parse_role_log,
 )
-from hyperpod_ha.verification_runs import RunSettings, Trigger, VerificationRuns
+from hyperpod_ha.verification_runs import Trigger
 from hyperpod_ha_dev.simulation.engine import EmbeddedRun, TimelineEntry
+from hyperpod_ha_dev.simulation.lab.operator_run import operator_runs
 from hyperpod_ha_dev.simulation.lab.polling import poll
 from hyperpod_ha_dev.simulation.lab.probes import (
     controller_names,
@@ -95,19 +94,8 @@ class Drill:
         """Start a verification as ``hyperpod-ha runbook start`` does (no notification exists
         for this fault: the lifecycle scripts only report controllers turning ON or OFF)."""
         stack = self.run.stack
-        parameters = stack.parameters  # the scenario's, or the template's defaults
-        runs = VerificationRuns(
-            boto3.client("dynamodb"),
-            boto3.client("stepfunctions"),
-            stack.ref("StateTable"),
-            str(stack.outputs["FailoverVerificationStateMachineArn"]),
-            RunSettings(
-                settle_seconds=int(parameters["SettleSeconds"]),
-                max_attempts=int(parameters["MaxAttempts"]),
-                backoff_seconds=int(parameters["BackoffSeconds"]),
-                lease_seconds=3600,
-            ),
-        )
+        # The scenario's parameters, or the template's defaults.
+        runs = operator_runs(stack, stack.parameters)
         now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         decision = runs.start_or_join(
             str(stack.parameters["ClusterName"]),

@@ -8,19 +8,15 @@ to it) and the DynamoDB write calls per event, counted at moto's DynamoDB front 
 count per API call, failed conditional writes included: DynamoDB bills those too).
 
 Runs are held in their settle wait (SettleSeconds=600) so the run started by the first
-controller event stays active for the whole storm; they are stopped at the end.
-"""
+controller event stays active for the whole storm; they are stopped at the end."""
 
 from __future__ import annotations
 
-import copy
 import json
-import random
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 import boto3
@@ -28,173 +24,20 @@ import boto3
 from bench import REGION, ROOT
 from bench.console import quiet_stdout
 from bench.stats import at_most, ratio
+from bench.storm_plan import WORKERS, StormEvent, node_event_plan, sns_plan
+from bench.storm_writes import (
+    WriteCounter,
+    by_table,
+    counting_dynamodb_writes,
+    delta,
+)
 from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
 from hyperpod_ha_dev.embedded.stack import create_stack
 
 NODE_EVENTS: Final = 10_000
 NOTIFICATIONS: Final = 1_000
-WORKERS: Final = 16
-CONTROLLER: Final = "i-0a1b2c3d4e5f60001"
-# A storm as a failing rack or switch gives it: mostly unhealthy workers, a few of them
-# healthy again, the controller affected now and then, and EventBridge delivering again
-# events whose target invocation it did not see succeed.
-NODE_MIX: Final = (
-    ("worker-unhealthy", 0.85),
-    ("worker-healthy", 0.03),
-    ("controller-unhealthy", 0.02),
-    ("redelivery", 0.10),
-)
-SNS_REDELIVERY_SHARE: Final = 0.2
-CONTROLLER_MESSAGES: Final = (
-    "Slurm Controller is OFF (10.1.0.11, Primary Node)",
-    "Slurm Controller is ON, (10.1.0.12, Primary Node)",
-    "Slurm Controller is OFF (10.1.0.12, Backup Node)",
-    "Slurm Controller is ON, (10.1.0.11, Backup Node)",
-)
-WRITE_ACTIONS: Final = {
-    "put_item": "PutItem",
-    "update_item": "UpdateItem",
-    "delete_item": "DeleteItem",
-    "batch_write_item": "BatchWriteItem",
-    "transact_write_items": "TransactWriteItems",
-}
 WRITES_PER_EVENT_TARGET: Final = 1.0
 BASELINE_PUT_ITEMS: Final = 300
-
-
-@dataclass(frozen=True)
-class StormEvent:
-    kind: str
-    event: Mapping[str, Any]
-    redelivery_of: str | None = None
-
-
-def _pick(mix: Sequence[tuple[str, float]], draw: float) -> str:
-    total = 0.0
-    for kind, share in mix:
-        total += share
-        if draw < total:
-            return kind
-    return mix[-1][0]
-
-
-def node_event_plan(
-    count: int, seed: int, worker_template: Mapping[str, Any], controller_template: Mapping[str, Any]
-) -> list[StormEvent]:
-    """``count`` EventBridge node events in the storm's mix, the same for the same seed."""
-    rng = random.Random(seed)
-    plan: list[StormEvent] = []
-    for index in range(count):
-        kind = _pick(NODE_MIX, rng.random())
-        if kind == "redelivery" and plan:
-            original = rng.choice(plan)
-            plan.append(StormEvent("redelivery", original.event, original.redelivery_of or original.kind))
-            continue
-        if kind == "controller-unhealthy":
-            event = copy.deepcopy(dict(controller_template))
-            event["detail"]["InstanceId"] = CONTROLLER
-        else:
-            event = copy.deepcopy(dict(worker_template))
-            event["detail"]["InstanceId"] = f"i-0f0f0f0f0f0f{rng.randint(1, WORKERS):05d}"
-            if kind == "worker-healthy":
-                event["detail"]["HealthSummary"].update(HealthStatus="Healthy", RepairAction="None")
-            else:
-                kind = "worker-unhealthy"
-        event["id"] = f"storm-{index:05d}"
-        plan.append(StormEvent(kind, event))
-    return plan
-
-
-def sns_plan(count: int, seed: int, template: Mapping[str, Any]) -> list[StormEvent]:
-    """``count`` SNS deliveries of controller notifications, some delivered again (same MessageId)."""
-    rng = random.Random(seed)
-    plan: list[StormEvent] = []
-    for index in range(count):
-        if plan and rng.random() < SNS_REDELIVERY_SHARE:
-            original = rng.choice(plan)
-            plan.append(StormEvent("redelivery", original.event, original.redelivery_of or original.kind))
-            continue
-        event = copy.deepcopy(dict(template))
-        event["Records"][0]["Sns"].update(
-            MessageId=f"storm-sns-{index:05d}", Message=rng.choice(CONTROLLER_MESSAGES)
-        )
-        plan.append(StormEvent("notification", event))
-    return plan
-
-
-@dataclass
-class WriteCounter:
-    """DynamoDB write calls by action and table; failed ones (conditions) counted apart."""
-
-    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
-    failed: Counter[tuple[str, str]] = field(default_factory=Counter)
-
-    @property
-    def total(self) -> int:
-        return sum(self.calls.values())
-
-    def snapshot(self) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
-        return Counter(self.calls), Counter(self.failed)
-
-
-def tables_of(action: str, body: Mapping[str, Any]) -> list[str]:
-    """The tables one write request touches."""
-    if action == "BatchWriteItem":
-        return sorted(body.get("RequestItems", {}))
-    if action == "TransactWriteItems":
-        tables = set()
-        for item in body.get("TransactItems", []):
-            for operation in item.values():
-                if isinstance(operation, Mapping) and "TableName" in operation:
-                    tables.add(str(operation["TableName"]))
-        return sorted(tables)
-    return [str(body.get("TableName", "?"))]
-
-
-@contextmanager
-def counting_dynamodb_writes() -> Iterator[WriteCounter]:
-    """Count every write call that reaches moto's DynamoDB, whichever client sent it."""
-    from moto.dynamodb.responses import DynamoHandler
-
-    counter = WriteCounter()
-    originals = {name: getattr(DynamoHandler, name) for name in WRITE_ACTIONS}
-
-    def counted(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
-        action = WRITE_ACTIONS[name]
-
-        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-            # moto has parsed the request into a dict by the time it calls the action.
-            body = self.body if isinstance(self.body, Mapping) else {}
-            tables = tables_of(action, body)
-            for table in tables:
-                counter.calls[(action, table)] += 1
-            try:
-                return original(self, *args, **kwargs)
-            except Exception:
-                for table in tables:
-                    counter.failed[(action, table)] += 1
-                raise
-
-        return wrapper
-
-    for name, original in originals.items():
-        setattr(DynamoHandler, name, counted(name, original))
-    try:
-        yield counter
-    finally:
-        for name, original in originals.items():
-            setattr(DynamoHandler, name, original)
-
-
-def _delta(after: Counter[tuple[str, str]], before: Counter[tuple[str, str]]) -> Counter[tuple[str, str]]:
-    return Counter({key: after[key] - before[key] for key in after if after[key] - before[key]})
-
-
-def _by_table(delta: Counter[tuple[str, str]], names: Mapping[str, str]) -> dict[str, dict[str, int]]:
-    tables: dict[str, dict[str, int]] = {}
-    for (action, table), calls in sorted(delta.items()):
-        tables.setdefault(names.get(table, table), {})[action] = calls
-    return tables
 
 
 @dataclass
@@ -226,7 +69,7 @@ def run_phase(
             outcomes[f"error:{getattr(error, 'error_type', type(error).__name__)}"] += 1
         kinds[item.kind] += 1
         spent = writes_by_kind.setdefault(item.kind, Counter())
-        for (action, _table), calls in _delta(counter.calls, before).items():
+        for (action, _table), calls in delta(counter.calls, before).items():
             spent[action] += calls
     seconds = time.perf_counter() - started
     calls_after, failed_after = counter.snapshot()
@@ -235,8 +78,8 @@ def run_phase(
         seconds,
         outcomes,
         kinds,
-        _delta(calls_after, calls_before),
-        _delta(failed_after, failed_before),
+        delta(calls_after, calls_before),
+        delta(failed_after, failed_before),
         writes_by_kind,
     )
 
@@ -263,8 +106,8 @@ def phase_report(phase: PhaseResult, put_item_ms: float, table_names: Mapping[st
             WRITES_PER_EVENT_TARGET,
             calls=calls,
             failed_conditional=sum(phase.failed.values()),
-            per_table=_by_table(phase.calls, table_names),
-            failed_per_table=_by_table(phase.failed, table_names),
+            per_table=by_table(phase.calls, table_names),
+            failed_per_table=by_table(phase.failed, table_names),
             per_kind=per_kind,
         ),
     }

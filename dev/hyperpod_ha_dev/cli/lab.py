@@ -57,7 +57,7 @@ def add_lab_parser(commands: Any) -> None:
 
 def run_lab_command(args: argparse.Namespace) -> int:
     from hyperpod_ha_dev.simulation.lab import lab_lock
-    from hyperpod_ha_dev.simulation.lab_verify import LabNotUp
+    from hyperpod_ha_dev.simulation.lab.verify import LabNotUp
     from hyperpod_lab import Lab, LabConfigError, LabError, Topology
     from hyperpod_lab.faults import LabFaultError
 
@@ -111,7 +111,7 @@ def _fault(out: Any, lab: Any, fault: str, host: str) -> int:
 
 
 def _verify(out: Any, lab: Any, *, as_json: bool) -> int:
-    from hyperpod_ha_dev.simulation.lab_verify import verify_lab
+    from hyperpod_ha_dev.simulation.lab.verify import verify_lab
 
     verification = verify_lab(lab, project_root())
     data = verification.to_json()

@@ -1,5 +1,7 @@
-"""Whole scenarios on the embedded stack, with a simulated cluster answering the real probe.
+"""Whole scenarios on the embedded stack, with a simulated cluster answering the real probe, or
+(``lab/``) the real Slurm lab's controllers with real faults.
 
 Development tooling (``hyperpod-ha simulate``, ``make demo``, the workflow tests); kept out of
-the Lambda layer.
+the Lambda layer. It may import :mod:`hyperpod_ha`, the rest of :mod:`hyperpod_ha_dev` and
+:mod:`hyperpod_lab`.
 """

@@ -19,19 +19,18 @@ from typing import Final
 
 from hyperpod_ha.slurm import SlurmOutputError, parse_ping, parse_role_log
 from hyperpod_ha_dev.simulation.engine import ScenarioResult
-from hyperpod_ha_dev.simulation.lab import (
-    PERSISTENT_FAULT_PARAMETERS,
+from hyperpod_ha_dev.simulation.lab.errors import LabScenarioError
+from hyperpod_ha_dev.simulation.lab.polling import poll
+from hyperpod_ha_dev.simulation.lab.probes import last_role
+from hyperpod_ha_dev.simulation.lab.progress import (
     TAKE_BACK_SECONDS,
     TAKEOVER_WAIT_SECONDS,
     Drill,
-    LabScenario,
-    LabScenarioError,
-    _poll,
-    final_verdict_detail,
-    last_role,
     off_message,
     on_message,
 )
+from hyperpod_ha_dev.simulation.lab.result import final_verdict_detail
+from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS, LabScenario
 from hyperpod_lab import Lab
 
 REFUSAL: Final = "Not taking control"
@@ -52,7 +51,7 @@ def _serving(lab: Lab, host: str, offset: int, down: list[str]) -> bool | None:
 def _kill_and_wait(lab: Lab, victim: str, heir: str, down: list[str]) -> None:
     offset = len(lab.log(heir))
     lab.kill_slurmctld(victim)
-    if _poll(lambda: _serving(lab, heir, offset, down), TAKEOVER_WAIT_SECONDS) is None:
+    if poll(lambda: _serving(lab, heir, offset, down), TAKEOVER_WAIT_SECONDS) is None:
         raise LabScenarioError(f"{heir} did not take over from {victim} within {TAKEOVER_WAIT_SECONDS} s")
 
 
@@ -127,7 +126,7 @@ def _refused_takeover(drill: Drill) -> None:
     drill.inject(
         "ctl2 cannot read the heartbeat (StateSaveLocation hidden), then SIGKILL of ctl1's slurmctld", fault
     )
-    seen = _poll(lambda: time.time() if REFUSAL in lab.log("ctl2")[offset:] else None, TAKEOVER_WAIT_SECONDS)
+    seen = poll(lambda: time.time() if REFUSAL in lab.log("ctl2")[offset:] else None, TAKEOVER_WAIT_SECONDS)
     if seen is None:
         drill.note("no refusal", f"ctl2 logged no '{REFUSAL}' within {TAKEOVER_WAIT_SECONDS} s")
     else:
@@ -159,67 +158,65 @@ def _refusal_in_verdict(drill: Drill, result: ScenarioResult) -> None:
     )
 
 
-def takeover_scenarios() -> tuple[LabScenario, ...]:
-    """The scenarios of this module (a function: the list of scenarios imports this module)."""
-    return (
-        LabScenario(
-            "failover-3",
-            "three controllers: SIGKILL of ctl1's slurmctld; ctl2 takes over, ctl3 stays standby",
-            _kill_first,
-            frozenset({"FAILED_OVER"}),
-            "FAILED_OVER",
-            0,
-            verify=_third_stays_standby,
-            measured=True,
-            controllers=3,
+TAKEOVER_SCENARIOS: Final = (
+    LabScenario(
+        "failover-3",
+        "three controllers: SIGKILL of ctl1's slurmctld; ctl2 takes over, ctl3 stays standby",
+        _kill_first,
+        frozenset({"FAILED_OVER"}),
+        "FAILED_OVER",
+        0,
+        verify=_third_stays_standby,
+        measured=True,
+        controllers=3,
+    ),
+    LabScenario(
+        "second-failover",
+        "three controllers, after a failover to ctl2: SIGKILL of ctl2's slurmctld too; ctl3 takes over",
+        _kill_second,
+        frozenset({"DEGRADED"}),
+        "DEGRADED",
+        1,
+        parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+        precondition=_first_failover,
+        verify=_ctl3_active,
+        measured=True,
+        controllers=3,
+        why=(
+            "ctl3 takes over and serves, but ctl1 and ctl2 are both down: no standby is left to take "
+            "over from ctl3 (the old primary's absence alone would be a verified failover, a missing "
+            "standby is not): DEGRADED, one incident"
         ),
-        LabScenario(
-            "second-failover",
-            "three controllers, after a failover to ctl2: SIGKILL of ctl2's slurmctld too; ctl3 takes over",
-            _kill_second,
-            frozenset({"DEGRADED"}),
-            "DEGRADED",
-            1,
-            parameters=dict(PERSISTENT_FAULT_PARAMETERS),
-            precondition=_first_failover,
-            verify=_ctl3_active,
-            measured=True,
-            controllers=3,
-            why=(
-                "ctl3 takes over and serves, but ctl1 and ctl2 are both down: no standby is left to take "
-                "over from ctl3 (the old primary's absence alone would be a verified failover, a missing "
-                "standby is not): DEGRADED, one incident"
-            ),
+    ),
+    LabScenario(
+        "back-3",
+        "three controllers, ctl1 and ctl2 killed, ctl3 active: ctl1 started again takes control back",
+        _start_first,
+        frozenset({"DEGRADED"}),
+        "DEGRADED",
+        1,
+        precondition=_both_backups_used,
+        verify=_control_back,
+        controllers=3,
+        why=(
+            "ctl1 takes control back from ctl3, which returns to standby; ctl2's slurmctld is still "
+            "down, so one of the two standbys the cluster counts on is missing: DEGRADED, one incident"
         ),
-        LabScenario(
-            "back-3",
-            "three controllers, ctl1 and ctl2 killed, ctl3 active: ctl1 started again takes control back",
-            _start_first,
-            frozenset({"DEGRADED"}),
-            "DEGRADED",
-            1,
-            precondition=_both_backups_used,
-            verify=_control_back,
-            controllers=3,
-            why=(
-                "ctl1 takes control back from ctl3, which returns to standby; ctl2's slurmctld is still "
-                "down, so one of the two standbys the cluster counts on is missing: DEGRADED, one incident"
-            ),
+    ),
+    LabScenario(
+        "standby-refuses",
+        "ctl2 cannot read the heartbeat, then ctl1's slurmctld is killed: ctl2 refuses to take over",
+        _refused_takeover,
+        frozenset({"DOWN"}),
+        "DOWN",
+        1,
+        parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+        verify=_refusal_in_verdict,
+        min_slurm="24.11",
+        why=(
+            "Slurm 24.11's standby takes over only when it can read the heartbeat file; it cannot, so it "
+            "logs 'Not taking control. ... heartbeat file could not be read' and nobody is active: DOWN, "
+            "with the standby's own reason in the verdict"
         ),
-        LabScenario(
-            "standby-refuses",
-            "ctl2 cannot read the heartbeat, then ctl1's slurmctld is killed: ctl2 refuses to take over",
-            _refused_takeover,
-            frozenset({"DOWN"}),
-            "DOWN",
-            1,
-            parameters=dict(PERSISTENT_FAULT_PARAMETERS),
-            verify=_refusal_in_verdict,
-            min_slurm="24.11",
-            why=(
-                "Slurm 24.11's standby takes over only when it can read the heartbeat file; it cannot, so it "
-                "logs 'Not taking control. ... heartbeat file could not be read' and nobody is active: DOWN, "
-                "with the standby's own reason in the verdict"
-            ),
-        ),
-    )
+    ),
+)

@@ -17,16 +17,14 @@ from typing import Any, Final
 
 import boto3
 
-from hyperpod_ha.verification_runs import RunSettings, Trigger, VerificationRuns
+from hyperpod_ha.verification_runs import Trigger
 from hyperpod_ha_dev.embedded.site import SiteController
 from hyperpod_ha_dev.simulation.engine import ScenarioResult, embedded_run
-from hyperpod_ha_dev.simulation.lab import (
-    LAB_TRANSPORT,
-    PERSISTENT_FAULT_PARAMETERS,
-    NodeSecret,
-    attached_agent,
-    lab_lock,
-)
+from hyperpod_ha_dev.simulation.lab.lock import lab_lock
+from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
+from hyperpod_ha_dev.simulation.lab.operator_run import operator_runs
+from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS
+from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
 from hyperpod_ha_dev.simulation.scenarios import Scenario
 from hyperpod_lab import Lab
 from hyperpod_lab.faults import clear, last_fault
@@ -104,18 +102,7 @@ def verify_lab(
         try:
             with attached_agent(lab, secret), embedded_run(root, controllers, LAB_TRANSPORT, settings) as run:
                 stack = run.stack
-                runs = VerificationRuns(
-                    boto3.client("dynamodb"),
-                    boto3.client("stepfunctions"),
-                    stack.ref("StateTable"),
-                    str(stack.outputs["FailoverVerificationStateMachineArn"]),
-                    RunSettings(
-                        settle_seconds=settings["SettleSeconds"],
-                        max_attempts=settings["MaxAttempts"],
-                        backoff_seconds=settings["BackoffSeconds"],
-                        lease_seconds=3600,
-                    ),
-                )
+                runs = operator_runs(stack, settings)
                 runs.start_or_join(
                     str(stack.parameters["ClusterName"]), Trigger("operator", uuid.uuid4().hex, {}), reason
                 )

@@ -20,15 +20,12 @@ from typing import Any, Final
 import boto3
 
 from hyperpod_ha.rotation.secret import AWSCURRENT, AWSPREVIOUS, alternate_username
-from hyperpod_ha_dev.simulation.lab import (
-    LAB_TRANSPORT,
-    Drill,
-    LabScenario,
-    LabScenarioError,
-    _controllers,
-    _dbd_answers,
-    _poll,
-)
+from hyperpod_ha_dev.simulation.lab.errors import LabScenarioError
+from hyperpod_ha_dev.simulation.lab.polling import poll
+from hyperpod_ha_dev.simulation.lab.probes import controller_names, dbd_answers
+from hyperpod_ha_dev.simulation.lab.progress import Drill
+from hyperpod_ha_dev.simulation.lab.scenario import LabScenario
+from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT
 from hyperpod_lab import Lab
 from hyperpod_lab.topology import DB_NAME
 
@@ -51,7 +48,7 @@ ROTATION_STEPS: Final = ("createSecret", "setSecret", "testSecret", "finishSecre
 def _stored_credentials(lab: Lab) -> tuple[str, str]:
     """StorageUser and StoragePass of every controller's slurmdbd.conf (they must agree)."""
     found: list[tuple[str, str]] = []
-    for name in _controllers(lab):
+    for name in controller_names(lab):
         stored_user, stored_password, _, _ = _conf_facts(lab, name)
         found.append((stored_user, stored_password))
     user, password = found[0]
@@ -122,7 +119,7 @@ class AccountingPoller:
 
     def _loop(self, host: str) -> None:
         while not self._stop.is_set():
-            answered = _dbd_answers(self._lab, host)
+            answered = dbd_answers(self._lab, host)
             with self._lock:
                 self.samples.append((time.time(), host, answered))
             self._stop.wait(POLL_INTERVAL_SECONDS)
@@ -229,7 +226,7 @@ def _accounted(lab: Lab, host: str, job_ids: Sequence[str]) -> dict[str, str]:
         )
         return True if all(seen.get(job) == "COMPLETED" for job in job_ids) else None
 
-    _poll(completed, ACCOUNTED_SECONDS, interval=1.0)
+    poll(completed, ACCOUNTED_SECONDS, interval=1.0)
     return dict(seen)
 
 
@@ -243,7 +240,7 @@ def _conf_facts(lab: Lab, host: str) -> tuple[str, str, int, int]:
 
 def _rotate(drill: Drill) -> None:
     lab, run = drill.lab, drill.run
-    controllers = _controllers(lab)
+    controllers = controller_names(lab)
     user, password = _stored_credentials(lab)
     prepare_accounting_user(lab, user)
     secretsmanager = boto3.client("secretsmanager")
@@ -311,7 +308,7 @@ def _rotate(drill: Drill) -> None:
         host = lab.topology.host(name)
         stored_user, stored_password, mode, owner = _conf_facts(lab, name)
         pid = lab.pid(name, "slurmdbd")
-        answers = _dbd_answers(lab, name)
+        answers = dbd_answers(lab, name)
         drill.check(
             f"{name}: slurmdbd.conf holds the new credentials and slurmdbd answers with them",
             stored_user == new_user
@@ -364,13 +361,11 @@ def _rotate(drill: Drill) -> None:
     drill.operator_run("check the cluster after the database secret rotation")
 
 
-def rotation_scenario() -> LabScenario:
-    """This module's scenario (a function: the list of scenarios imports this module)."""
-    return LabScenario(
-        "rotation",
-        "the database secret rotated (alternating users) and rolled out to every controller's slurmdbd",
-        _rotate,
-        frozenset({"HEALTHY"}),
-        "HEALTHY",
-        0,
-    )
+ROTATION_SCENARIO: Final = LabScenario(
+    "rotation",
+    "the database secret rotated (alternating users) and rolled out to every controller's slurmdbd",
+    _rotate,
+    frozenset({"HEALTHY"}),
+    "HEALTHY",
+    0,
+)

@@ -1,0 +1,135 @@
+"""Every lab scenario by name."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from hyperpod_ha_dev.simulation.lab import injections
+from hyperpod_ha_dev.simulation.lab.rotation_scenario import ROTATION_SCENARIO
+from hyperpod_ha_dev.simulation.lab.scenario import (
+    CONVERGING_PARAMETERS,
+    PERSISTENT_FAULT_PARAMETERS,
+    LabScenario,
+)
+from hyperpod_ha_dev.simulation.lab.takeover_scenarios import TAKEOVER_SCENARIOS
+
+NOT_VERIFIED: Final = frozenset({"DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN"})
+
+
+SCENARIO_LIST: Final = (
+    LabScenario(
+        "failover",
+        "SIGKILL of ctl1's slurmctld; ctl2 takes over after SlurmctldTimeout",
+        injections.kill_primary,
+        frozenset({"FAILED_OVER"}),
+        "FAILED_OVER",
+        0,
+        measured=True,
+    ),
+    LabScenario(
+        "back",
+        "after a failover, ctl1's slurmctld starts again and takes control back",
+        injections.start_primary,
+        frozenset({"HEALTHY"}),
+        "HEALTHY",
+        0,
+        precondition=injections.failed_over,
+        by_release={
+            "24.11": (
+                frozenset({"DEGRADED"}),
+                "DEGRADED",
+                1,
+                "ctl1 takes control back (after about 30 s: ctl2 saves its state and steps down first), "
+                "but slurmdbd's registration of the cluster's controller is blank afterwards (ControlHost "
+                "empty; seen in both 24.11 runs here that took control back: back, back-3). "
+                "Every controller's slurmdbd shares one database "
+                "row: likely the stepping-down backup's deregistration lands after the primary's "
+                "registration (not proven). A restart of the active slurmctld registers it again",
+            )
+        },
+    ),
+    LabScenario(
+        "hung-primary",
+        "SIGSTOP of ctl1's slurmctld; ctl2 takes over after SlurmctldTimeout, clients still wait on ctl1",
+        injections.stop_primary,
+        frozenset({"DEGRADED"}),
+        "DEGRADED",
+        1,
+        # The takeover is over when the run starts; what stays wrong stays wrong (seen for
+        # 90 s and more): three checks show it.
+        parameters={**CONVERGING_PARAMETERS, "MaxAttempts": 3},
+        measured=True,
+        why=(
+            "ctl2 takes over after SlurmctldTimeout, but the stopped slurmctld's socket still accepts "
+            "connections (the kernel completes them), so every Slurm client (sinfo, squeue, srun, on the "
+            "login host and on ctl2 itself) connects to the first SlurmctldHost, waits MessageTimeout "
+            "and fails with 'Socket timed out' instead of trying ctl2: Slurm's clients only move on "
+            "when the connection is refused. An active controller nobody can use is DEGRADED, not a "
+            "verified failover; it lasts until ctl1 is killed or continued"
+        ),
+    ),
+    LabScenario(
+        "both-down",
+        "both slurmctld stopped",
+        injections.stop_both,
+        frozenset({"DOWN"}),
+        "DOWN",
+        1,
+        parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+        measured=True,
+    ),
+    LabScenario(
+        "silent-failure",
+        "both slurmctld stopped and nothing published; the watchdog's next tick finds it",
+        injections.stop_both_silently,
+        frozenset({"DOWN"}),
+        "DOWN",
+        1,
+        parameters={**PERSISTENT_FAULT_PARAMETERS, "WatchdogRateMinutes": 1},
+        measured=True,
+    ),
+    LabScenario(
+        "slurmdbd-down",
+        "slurmdbd stopped on every controller; scheduling goes on",
+        injections.stop_slurmdbd,
+        frozenset({"DEGRADED"}),
+        "DEGRADED",
+        1,
+        parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+    ),
+    LabScenario(
+        "isolated-primary",
+        "ctl1 cut off the network: its heartbeat stays fresh, so ctl2 never takes over",
+        injections.isolate_primary,
+        NOT_VERIFIED,
+        "neither HEALTHY nor FAILED_OVER",
+        1,
+        parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+        verify=injections.no_takeover,
+        why=(
+            "ctl1 cannot be reached and ctl2 sees it DOWN, but ctl1 keeps writing the heartbeat on the "
+            "shared state: no backup takes over while it is fresh, so no reachable controller is "
+            "active (a network partition, not a failover)"
+        ),
+    ),
+    LabScenario(
+        "state-unwritable",
+        "StateSaveLocation read-only, as a failing FSx would be; ctl1 keeps serving",
+        injections.state_unwritable,
+        frozenset({"DEGRADED"}),
+        "DEGRADED",
+        1,
+        parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+        verify=injections.unwritable_seen,
+        why=(
+            "ctl1 stays active and keeps answering and scheduling, so the cluster is not DOWN; but no "
+            "controller can create a file in StateSaveLocation (Read-only file system): slurmctld can save "
+            "neither its state nor its heartbeat, so a failover now would lose state. A serving cluster "
+            "missing something it needs is DEGRADED, and the run opens an incident"
+        ),
+    ),
+)
+# The rotation and the takeovers beyond one backup have modules of their own.
+LAB_SCENARIOS: Final[dict[str, LabScenario]] = {
+    s.name: s for s in (*SCENARIO_LIST, ROTATION_SCENARIO, *TAKEOVER_SCENARIOS)
+}

@@ -1,0 +1,226 @@
+"""Bringing the lab up: its files, its hosts' holders, then munge, slurmdbd, slurmctld, slurmd."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import time
+from functools import partial
+from pathlib import Path
+
+from hyperpod_ha.observability import logger
+from hyperpod_lab import accounting_db, config, munge, network
+from hyperpod_lab.hosts import HOLDER_READY, SLURM_ETC
+from hyperpod_lab.lab_state import LabState, UpReport, read_state
+from hyperpod_lab.packages import ensure_packages
+from hyperpod_lab.processes import (
+    LabError,
+    alive,
+    first_child,
+    spawn,
+    wait_until,
+)
+from hyperpod_lab.readiness import LabReadiness
+from hyperpod_lab.slurm_source import SlurmSourceError, ensure_built
+from hyperpod_lab.teardown import LabTeardown
+from hyperpod_lab.topology import (
+    CLUSTER_NAME,
+    Host,
+)
+
+
+class LabBuild(LabTeardown, LabReadiness):
+    def up(
+        self, db_password: str | None = None, *, install_packages: bool = True, timeout: float = 90.0
+    ) -> UpReport:
+        """Bring the lab up (or confirm it is up); on any failure tear down and re-raise.
+
+        ``db_password`` is the lab database user's password (in the embedded stack, the
+        secret's); a random one when None. It is written only to each controller's
+        slurmdbd.conf (mode 600) and never logged.
+        """
+        started = time.monotonic()
+        password = db_password if db_password is not None else secrets.token_urlsafe(24)
+        config.check_db_password(password)
+        if os.geteuid() != 0:
+            raise LabError("the lab needs root (network namespaces, mounts, daemons as root)")
+        if install_packages:
+            ensure_packages(self.release.packages)
+        if self.release.built:
+            try:
+                ensure_built(self.release.series)
+            except SlurmSourceError as exc:
+                raise LabError(f"Slurm {self.release.series} is not available: {exc.reason}") from None
+        if self._healthy(db_password):
+            return UpReport(time.monotonic() - started, reused=True)
+        self.down()
+        try:
+            self._build(password, started + timeout)
+        except BaseException as exc:
+            reason = exc.reason if isinstance(exc, LabError) else type(exc).__name__
+            logger.warning("lab up failed; tearing down", extra={"reason": reason})
+            try:
+                self.down()
+            except LabError as cleanup:
+                # The set-up failure is the one to report; the teardown's is logged.
+                logger.warning("teardown after failed up incomplete", extra={"reason": cleanup.reason})
+            raise
+        seconds = time.monotonic() - started
+        logger.info("lab up", extra={"seconds": round(seconds, 2), "topology": self.topology.to_json()})
+        return UpReport(seconds, reused=False)
+
+    def _healthy(self, db_password: str | None) -> bool:
+        state = read_state(self.topology.root)
+        if state is None or not state.ready or state.topology != self.topology:
+            return False
+        if state.isolated or state.read_only or state.heartbeat_hidden:
+            return False
+        for host in self.topology.hosts:
+            if not self._is_holder(state.holders.get(host.name)):
+                return False
+            if any(self.pid(host.name, daemon) is None for daemon in (*host.daemons, "munged")):
+                return False
+        if db_password is not None:
+            stored = self._stored_password(self.topology.controller_hosts[0])
+            if stored is None or not secrets.compare_digest(stored, db_password):
+                return False
+        return self._controllers_answer()
+
+    def _stored_password(self, host: Host) -> str | None:
+        try:
+            text = (self.paths.host_etc(host.name) / "slurmdbd.conf").read_text()
+        except OSError:
+            return None
+        for line in text.splitlines():
+            if line.startswith("StoragePass="):
+                return line.split("=", 1)[1]
+        return None
+
+    def _build(self, password: str, deadline: float) -> None:
+        topology = self.topology
+        state = LabState(topology)
+        self._write_files(password)
+        # Mount points of every host's own /etc/slurm and /run/munge (Debian's packages make
+        # /etc/slurm; a lab of a built Slurm may be the first to need it).
+        state.created_etc_slurm = not SLURM_ETC.exists()
+        SLURM_ETC.mkdir(exist_ok=True)
+        self._save(state)
+        # The machine's own munged serves the login host (client commands run there).
+        if not munge.answers():
+            state.munged, state.created_run_munge = munge.start(self.paths.munge_dir)
+            self._save(state)
+        network.create(topology)
+        launchers = {host.name: self._start_holder(host) for host in topology.hosts}
+        for host in topology.hosts:
+            state.holders[host.name] = self._wait_holder(host, launchers[host.name], deadline)
+        self._save(state)
+        for host in topology.hosts:
+            self._start_daemon(
+                state, host, "munged", munge.host_command(self.paths.host_munge_run(host.name))
+            )
+        for host in topology.hosts:
+            self._wait(partial(self._munge_answers, host), deadline, f"munged on {host.name}")
+        accounting_db.create(self.admin, password)
+        first, *others = topology.controller_hosts
+        # One slurmdbd creates the tables before the others share them.
+        self._start_daemon(state, first, "slurmdbd")
+        self._wait(partial(self._dbd_answers, first), deadline, f"slurmdbd on {first.name}")
+        self._exec_checked(first.name, ["sacctmgr", "-i", "add", "cluster", CLUSTER_NAME])
+        for host in others:
+            self._start_daemon(state, host, "slurmdbd")
+        # A starting slurmdbd asks the registered controller (localhost:6817, seen from its
+        # own host) to register again, and blanks the registration when nobody answers: so
+        # every slurmdbd must be up before the first slurmctld registers.
+        for host in others:
+            self._wait(partial(self._dbd_answers, host), deadline, f"slurmdbd on {host.name}")
+        # The primary first: a backup that starts alone would take over after SlurmctldTimeout.
+        self._start_daemon(state, first, "slurmctld")
+        self._wait(partial(self._controller_up, first.name, first), deadline, f"slurmctld on {first.name}")
+        for host in others:
+            self._start_daemon(state, host, "slurmctld")
+        for host in topology.compute_hosts:
+            self._start_daemon(state, host, "slurmd")
+        for host in others:
+            self._wait(partial(self._controller_up, first.name, host), deadline, f"slurmctld on {host.name}")
+        self._wait(self._registered, deadline, "the primary's registration with slurmdbd")
+        self._wait(self._nodes_idle, deadline, "compute nodes to be idle")
+        self._wait(self._job_runs, deadline, "a job to run on every compute node", interval=0.5)
+        state.ready = True
+        self._save(state)
+
+    def _write_files(self, password: str) -> None:
+        topology, paths = self.topology, self.paths
+        paths.root.mkdir(mode=0o755, parents=True)
+        for directory in (paths.shared_etc, paths.state_dir, paths.local):
+            directory.mkdir(parents=True, exist_ok=True)
+        paths.slurm_conf.write_text(config.slurm_conf(topology))
+        paths.cgroup_conf.write_text(config.cgroup_conf())
+        paths.hosts_file.write_text(config.hosts_file(topology))
+        paths.bin_dir.mkdir()
+        shim = paths.bin_dir / "systemctl"
+        shim.write_text(config.systemctl_shim(topology))
+        shim.chmod(0o755)
+        for host in topology.hosts:
+            for sub in ("etc", "log", "spool", "run"):
+                (paths.host_dir(host.name) / sub).mkdir(parents=True, exist_ok=True)
+            munge.prepare_run_dir(paths.host_munge_run(host.name))
+            paths.hidden_state_dir(host.name).mkdir(mode=0o700)
+            etc = paths.host_etc(host.name)
+            (paths.host_dir(host.name) / "units").write_text(config.units(host))
+            # As on HyperPod: the shared files are links, slurmdbd.conf is the host's own.
+            for shared in (paths.slurm_conf, paths.cgroup_conf):
+                (etc / shared.name).symlink_to(shared)
+            if host.role == "controller":
+                self.write_slurmdbd_conf(host.name, password)
+
+    def write_slurmdbd_conf(self, controller: str, password: str) -> Path:
+        """Write a controller's local slurmdbd.conf (mode 600, created that way)."""
+        config.check_db_password(password)
+        host = self.topology.controller(controller)
+        target = self.paths.host_etc(host.name) / "slurmdbd.conf"
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(config.slurmdbd_conf(self.topology, host, password))
+        return target
+
+    def _start_holder(self, host: Host) -> int:
+        """Start the process that owns the host's namespaces; return the launcher's PID.
+
+        The holder is PID 1 of the host's own PID namespace, so the host's commands see
+        only its processes (as ``ps`` on an instance does), orphans there are reaped, and
+        its end takes every process of the host with it.
+        """
+        paths = self.paths
+        local = shlex.quote(str(paths.local))
+        script = "\n".join(
+            [
+                "set -e",
+                f"hostname {shlex.quote(host.name)}",
+                f"mount --bind {shlex.quote(str(paths.hosts_file))} /etc/hosts",
+                f"mount --bind {shlex.quote(str(paths.host_dir(host.name)))} {local}",
+                f"mount --bind {shlex.quote(str(paths.host_etc(host.name)))} {SLURM_ETC}",
+                f"mount --bind {shlex.quote(str(paths.host_munge_run(host.name)))} {munge.RUN_DIR}",
+                f"touch {local}/run/{HOLDER_READY}",
+                "set +e",
+                "trap 'exit 0' TERM INT",
+                # `wait` reaps any child, orphans of the host's daemons included.
+                "while :; do sleep 3600 & wait $!; done",
+            ]
+        )
+        namespaces = ["unshare", "--uts", "--pid", "--fork", "--mount-proc", "--"]
+        return spawn(
+            ["ip", "netns", "exec", host.netns, *namespaces, "sh", "-c", script],
+            paths.launch_log(host.name, "holder"),
+        )
+
+    def _wait_holder(self, host: Host, launcher: int, deadline: float) -> int:
+        ready = self.paths.host_dir(host.name) / "run" / HOLDER_READY
+
+        def holder() -> int | None:
+            if not alive(launcher):
+                raise LabError(f"host {host.name} failed to start: {self._tail(host.name, 'holder')}")
+            pid = first_child(launcher)
+            return pid if pid is not None and ready.exists() else None
+
+        return wait_until(holder, timeout=max(deadline - time.monotonic(), 0.1), what=f"host {host.name}")

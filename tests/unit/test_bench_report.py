@@ -1,0 +1,213 @@
+"""The benchmark's results: the lab verdicts, the results' shape, the table, hostile inputs.
+
+Nothing here is timed; the measurements themselves run with ``make bench``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench.lab_verdict import LabRun, target_seconds
+from bench.lab_verdict import report as lab_report
+from bench.report import assemble, checks, errors, format_table, problems
+from bench.stats import at_most
+
+# --- lab ------------------------------------------------------------------------------------
+
+
+def _lab_run(scenario: str, seconds: float | None, verdict: str, timeout: int | None = 10) -> LabRun:
+    checks = [{"seconds": 1.0, "what": "  verdict", "detail": f"{verdict} (verified)"}]
+    return LabRun(scenario, verdict, True, seconds, timeout, "22.05.8", len(checks), checks)
+
+
+def test_lab_targets_follow_slurmctld_timeout_and_the_margin() -> None:
+    assert target_seconds("failover", 10, 20) == 20
+    assert target_seconds("both-down", 10, 20) == 45
+    assert target_seconds("both-down", 120, 20) == 155
+
+
+def test_each_lab_scenario_is_the_median_run_with_its_timeout_and_version() -> None:
+    runs = {
+        "failover": [_lab_run("failover", s, "FAILED_OVER") for s in (13.9, 14.6, 13.1)],
+        "both-down": [_lab_run("both-down", s, "DOWN") for s in (33.0, 31.5, 47.0)],
+    }
+
+    result = lab_report(runs, margin=20)
+
+    failover, both_down = result["scenarios"]["failover"], result["scenarios"]["both-down"]
+    assert (failover["value"], failover["target"], failover["met"]) == (13.9, 20, True)
+    assert failover["fault_to_verdict_seconds"] == [13.9, 14.6, 13.1]
+    assert (failover["slurmctld_timeout_seconds"], failover["slurm_version"]) == (10, "22.05.8")
+    assert (both_down["value"], both_down["target"], both_down["met"]) == (33.0, 45, True)
+    assert result["margin_seconds"] == 20
+
+
+def test_a_lab_run_without_its_verdict_is_an_error_with_the_timelines() -> None:
+    runs = {"failover": [_lab_run("failover", 14.0, "FAILED_OVER"), _lab_run("failover", None, "DEGRADED")]}
+
+    result = lab_report(runs, margin=20)["scenarios"]["failover"]
+
+    assert result["error"] == "run(s) [1] ended without a measured FAILED_OVER verdict"
+    assert result["verdicts"] == ["FAILED_OVER", "DEGRADED"]
+    assert "met" not in result
+
+
+def test_a_slow_final_verdict_misses_its_target_with_a_reason() -> None:
+    result = lab_report({"both-down": [_lab_run("both-down", 52.0, "DOWN")]}, margin=20)
+
+    check = result["scenarios"]["both-down"]
+    assert check["met"] is False
+    assert "later than its target" in check["note"]
+
+
+def test_a_lab_run_reads_what_simulate_lab_json_reports() -> None:
+    data = {
+        "scenario": "both-down",
+        "verdict": "DOWN",
+        "passed": True,
+        "fault_to_verdict_seconds": 31.2,
+        "slurmctld_timeout_seconds": 10,
+        "timeline": [{"seconds": 2.0, "what": "  verdict", "detail": "DOWN"}] * 4,
+    }
+    run = LabRun.from_json(data, "24.11.5")
+    assert (run.fault_to_verdict_seconds, run.checks, run.slurm_version) == (31.2, 4, "24.11.5")
+
+
+# --- results and table -----------------------------------------------------------------------
+
+
+def _results() -> dict[str, Any]:
+    cold = {
+        "target": 1.3,
+        "rounds": 7,
+        "baseline": {"wall_ms_median": 200.0},
+        "functions": {
+            "NodeEventFunction": at_most(1.2, 1.3, wall_ms_median=240.0),
+            "IncidentFunction": at_most(1.6, 1.3, "compile the layer", wall_ms_median=320.0),
+        },
+    }
+    package = {
+        "functions": {
+            "NodeEventFunction": at_most(2100, 102400, unit="bytes zipped"),
+            "IncidentFunction": {"error": "functions/incident is not built"},
+        },
+        "layers": {
+            "HyperpodHaLayer": at_most(
+                8_600_000,
+                15 * 1024 * 1024,
+                zipped_bytes=3_000_000,
+                boto3_excluded={"value": True, "target": True, "met": True},
+                all_extensions_arm64=True,
+            )
+        },
+    }
+    return assemble(
+        {"generated_at": "now"},
+        {
+            "cold_start": cold,
+            "package_size": package,
+            "storm": {"skipped": "not this time"},
+            "workflow_cost": {"skipped": "simulation not available"},
+            "watchdog_cost": {"skipped": "the template has no WatchdogFunction"},
+            "lab_verdict": {"skipped": "the Slurm lab needs root"},
+        },
+    )
+
+
+def test_results_put_each_function_s_figures_together() -> None:
+    results = _results()
+
+    node = results["functions"]["NodeEventFunction"]
+    assert node["cold_start_ratio"] == 1.2
+    assert node["cold_start"]["met"] is True
+    assert node["package"]["value"] == 2100
+    assert "functions" not in results["cold_start"]
+    assert problems(results) == []
+    assert errors(results) == ["functions.IncidentFunction.package: functions/incident is not built"]
+
+
+def test_every_missed_target_is_listed() -> None:
+    missed = [path for path, check in checks(_results()) if not check["met"]]
+
+    assert missed == ["functions.IncidentFunction.cold_start"]
+
+
+def test_a_check_that_contradicts_its_numbers_is_a_problem() -> None:
+    results = _results()
+    results["functions"]["NodeEventFunction"]["cold_start"]["met"] = False
+    del results["lab_verdict"]
+    results["layers"]["HyperpodHaLayer"].pop("target")
+
+    assert problems(results) == [
+        "section lab_verdict is missing",
+        "functions.NodeEventFunction.cold_start: met does not follow from value and target",
+        "layers.HyperpodHaLayer: check without target",
+    ]
+
+
+def test_the_table_shows_figures_misses_and_skips() -> None:
+    table = format_table(_results())
+
+    assert "NodeEventFunction                1.20     240    yes     2.1 KiB    yes" in table
+    assert "IncidentFunction                 1.60     320 MISSED   error" in table
+    assert "Layer HyperpodHaLayer: 8.2 MiB unzipped (target 15.0 MiB) yes" in table
+    assert "Workflow cost: skipped: simulation not available" in table
+    assert "Watchdog cost: skipped: the template has no WatchdogFunction" in table
+    assert "Lab time to verdict: skipped: the Slurm lab needs root" in table
+    assert table.endswith("1 target(s) missed: functions.IncidentFunction.cold_start")
+
+
+# --- hostile input ---------------------------------------------------------------------------
+
+
+def test_hostile_inputs_are_at_most_1_mib_and_each_gives_its_expected_outcome() -> None:
+    from bench.input_parsing import (
+        MAX_PAYLOAD_BYTES,
+        cases,
+        eventbridge_events,
+        payload_bytes,
+        sns_event,
+        sns_messages,
+    )
+    from hyperpod_ha.ingestion import MAX_KEPT_BYTES, RejectedInputs
+
+    for subject, message in sns_messages().values():
+        assert payload_bytes(sns_event(subject, message)) <= MAX_PAYLOAD_BYTES
+    for name, event in eventbridge_events().items():
+        if name != "deep-nesting-beyond-json":  # no JSON encoder writes it; the reject path must
+            assert payload_bytes(event) <= MAX_PAYLOAD_BYTES, name
+
+    class Sqs:
+        def __init__(self) -> None:
+            self.bodies: list[str] = []
+
+        def send_message(self, **request: Any) -> dict[str, Any]:
+            self.bodies.append(request["MessageBody"])
+            return {}
+
+    sqs = Sqs()
+    outcomes = {name: run(RejectedInputs(sqs, "q"))[0] for name, run in cases()}  # type: ignore[arg-type]
+    parsed = {
+        "sns/valid",
+        "sns/valid-longest",
+        "eventbridge/valid",
+        "eventbridge/huge-reason",
+    }
+    assert {name for name, outcome in outcomes.items() if outcome == "parsed"} == parsed
+    assert set(outcomes.values()) == {"parsed", "rejected"}
+    assert len(sqs.bodies) == len(outcomes) - len(parsed)
+    assert max(len(body.encode()) for body in sqs.bodies) <= MAX_KEPT_BYTES
+
+
+def test_the_hostile_input_line_in_the_table() -> None:
+    results = _results()
+    results["input_parsing"] = {
+        "worst": at_most(12.5, 50.0, input="sns/whitespace-only"),
+        "largest_rejected_body_bytes": 190_000,
+        "inputs": {"sns/valid": {}, "sns/whitespace-only": {}},
+    }
+    assert problems(results) == []
+    assert (
+        "Hostile input (SNS/EventBridge payloads up to 1 MiB, 2 kinds): slowest sns/whitespace-only "
+        "12.5 ms parsed or rejected (target <= 50 ms) yes; largest dead-letter body 185.5 KiB"
+    ) in format_table(results)

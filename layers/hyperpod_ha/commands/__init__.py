@@ -12,11 +12,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from hyperpod_ha.errors import HyperpodHaError, InputRejected
+
 if TYPE_CHECKING:
     from mypy_boto3_ssm import SSMClient
 
 
-class InvalidCommandRequest(ValueError):
+class InvalidCommandRequest(InputRejected):
     """A request no transport can run (empty target, non-positive deadline, ...)."""
 
 
@@ -58,7 +60,7 @@ class CommandRunner(Protocol):
     def run(self, request: CommandRequest) -> CommandResult: ...
 
 
-class CommandError(Exception):
+class CommandError(HyperpodHaError):
     """The command could not be run to completion. ``reason`` is safe to log."""
 
     def __init__(self, reason: str) -> None:

@@ -6,7 +6,7 @@ import json
 import shlex
 import stat
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -26,7 +26,8 @@ from hyperpod_ha.commands import (
     Throttled,
     register_transport,
 )
-from hyperpod_ha.health import REPORT_JSON_LIMIT, ControllerCheckThrottled, ControllerInputError
+from hyperpod_ha.controllers.check import ControllerCheckThrottled
+from hyperpod_ha.controllers.models import REPORT_JSON_LIMIT, ControllerInputError
 from hyperpod_ha.probe import probe_command
 from hyperpod_ha.settings import ConfigurationError
 from hyperpod_ha.slurm import ProbeSection, format_probe_output
@@ -116,14 +117,12 @@ def failing(error: CommandError) -> Callable[[CommandRequest], CommandResult]:
 
 
 @pytest.fixture
-def app(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    module = load_function_module("health_check")
-    module._runners.clear()
+def app(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """A new container: its settings and runner are made at its first invocation."""
     monkeypatch.setenv("COMMAND_TRANSPORT", TRANSPORT)
     monkeypatch.setenv("PROBE_DOCUMENT", OWN_DOCUMENT)
     monkeypatch.delenv("PROBE_DEADLINE_SECONDS", raising=False)
-    yield module
-    module._runners.clear()
+    return load_function_module("health_check", fresh=True)
 
 
 def use(transport: FakeTransport) -> FakeTransport:
@@ -153,7 +152,7 @@ def test_a_healthy_primary(app: ModuleType) -> None:
     assert (request.target, request.document, request.deadline_seconds) == (
         CONTROLLER["target"],
         OWN_DOCUMENT,
-        60,
+        90,  # the template's value, the default when the variable is missing
     )
     assert dict(request.parameters) == {}  # our Session document fixes the command
     assert len(json.dumps(report)) <= REPORT_JSON_LIMIT

@@ -190,6 +190,16 @@ def test_a_bad_deadline_is_a_configuration_error(
         invoke(app, CONTROLLER)
 
 
+def test_a_missing_document_fails_the_first_invocation_whatever_the_event(
+    app: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PROBE_DOCUMENT")
+    fake = use(FakeTransport(answer(captured_probe_output())))
+    with pytest.raises(ConfigurationError, match="PROBE_DOCUMENT is not set"):
+        invoke(app, {})  # not a controller either: the settings are read first
+    assert fake.made == 0
+
+
 def test_a_node_that_is_not_running_is_reported_without_probing(app: ModuleType) -> None:
     fake = use(FakeTransport(answer(captured_probe_output())))
     report = invoke(app, {**CONTROLLER, "status": "Pending"})

@@ -34,18 +34,11 @@ from hyperpod_ha.slurm import ProbeSection, format_probe_output
 from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import load_function_module
+from tests.unit.controllers.probe_outputs import CONTROLLER_JSON
 
 TRANSPORT = "test-captured-probe"
 OWN_DOCUMENT = "hyperpod-ha-ControllerProbeDocument-1A2B3C"
-CONTROLLER = {
-    "instance_id": "i-0aaaaaaaaaaaaaaa1",
-    "group": "controller-machine",
-    "status": "Running",
-    "private_ip": "10.214.0.11",
-    "hostname": "ip-10-214-0-11",
-    "target": "sagemaker-cluster:hplab0000001_controller-machine-i-0aaaaaaaaaaaaaaa1",
-    "cluster": "lab",
-}
+CONTROLLER = {**CONTROLLER_JSON, "cluster": "lab"}  # the workflow's Map adds the cluster
 
 
 def capture(name: str) -> str:

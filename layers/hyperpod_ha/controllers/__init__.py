@@ -1,11 +1,10 @@
-"""A cluster's controllers: finding them and checking each one's health.
-
-:mod:`.models` (a controller, a cluster's controllers, one controller's health report and its
-evidence), :mod:`.decoding` (a report read back from the workflow's JSON, bounded),
-:mod:`.naming` (pure: cluster names, SSM targets, Slurm node names), :mod:`.discovery` (the
-SageMaker adapter), :mod:`.check` (running the probe through a command transport),
-:mod:`.evidence` and :mod:`.shared_evidence` (the report's evidence from the probe's output),
-:mod:`.configuration` (the settings of the functions that discover and check controllers).
-The probe script itself is :mod:`hyperpod_ha.probe`. Imports only :mod:`hyperpod_ha` modules
-(never the development tools).
+"""A cluster's controllers: finding them and checking each one's health. :mod:`.models` holds
+a controller, a cluster's controllers and one controller's report with its evidence;
+:mod:`.decoding` reads a report back from the workflow's JSON, bounded; :mod:`.naming` is pure
+(cluster names, SSM targets, Slurm node names); :mod:`.discovery` is the SageMaker adapter;
+:mod:`.check` runs the probe (:mod:`hyperpod_ha.probe`) through a command transport, and
+:mod:`.evidence`, :mod:`.shared_evidence` and :mod:`.sections` turn its output into evidence;
+:mod:`.configuration` holds the settings of the functions that discover and check. It imports
+other runtime modules (commands, slurm, probe, errors, settings, observability), never the
+development tools, the lab or the tests.
 """

@@ -9,9 +9,9 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.controllers.configuration import DiscoverySettings
 from hyperpod_ha.controllers.discovery import discover_controllers
 from hyperpod_ha.controllers.naming import requested_cluster
+from hyperpod_ha.controllers.settings import DiscoverySettings
 from hyperpod_ha.observability import logger, tracer
 
 if TYPE_CHECKING:

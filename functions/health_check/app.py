@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from hyperpod_ha.commands import CommandRunner, runner_for
 from hyperpod_ha.controllers.check import check_controller
-from hyperpod_ha.controllers.configuration import ProbeSettings
 from hyperpod_ha.controllers.models import Controller
+from hyperpod_ha.controllers.settings import ProbeSettings
 from hyperpod_ha.observability import logger, tracer
 
 if TYPE_CHECKING:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from hyperpod_ha.controllers.discovery import ControllerGroupNotFound, discover_controllers
+from hyperpod_ha.controllers.discovery import discover_controllers
+from hyperpod_ha.controllers.errors import ClusterRequestInvalid, ControllerGroupNotFound
 from hyperpod_ha.controllers.models import RUNNING, ClusterControllers, Controller
 from hyperpod_ha.controllers.naming import (
-    ClusterRequestInvalid,
     cluster_id_from_arn,
     requested_cluster,
     slurm_node_name,

@@ -5,19 +5,18 @@ from __future__ import annotations
 from hyperpod_ha.controllers.check import (
     NON_INTERACTIVE_DOCUMENT,
     SHELL_SCRIPT_DOCUMENT,
-    ControllerCheckThrottled,
     check_controller,
     probe_parameters,
     probe_request,
     report_from_result,
 )
-from hyperpod_ha.controllers.decoding import LIST_LIMIT, ReportRejected
+from hyperpod_ha.controllers.decoding import LIST_LIMIT
+from hyperpod_ha.controllers.errors import ControllerCheckThrottled, ControllerInputError, ReportRejected
 from hyperpod_ha.controllers.evidence import controller_position
 from hyperpod_ha.controllers.models import (
     REPORT_JSON_LIMIT,
     RUNNING,
     ConfigEvidence,
-    ControllerInputError,
     ControllerNode,
     ControllerReport,
     DaemonEvidence,

@@ -26,8 +26,8 @@ from hyperpod_ha.commands import (
     Throttled,
     register_transport,
 )
-from hyperpod_ha.controllers.check import ControllerCheckThrottled
-from hyperpod_ha.controllers.models import REPORT_JSON_LIMIT, ControllerInputError
+from hyperpod_ha.controllers.errors import ControllerCheckThrottled, ControllerInputError
+from hyperpod_ha.controllers.models import REPORT_JSON_LIMIT
 from hyperpod_ha.probe import probe_command
 from hyperpod_ha.settings import ConfigurationError
 from hyperpod_ha.slurm import ProbeSection, format_probe_output

@@ -4,7 +4,7 @@ a controller, a cluster's controllers and one controller's report with its evide
 (cluster names, SSM targets, Slurm node names); :mod:`.discovery` is the SageMaker adapter;
 :mod:`.check` runs the probe (:mod:`hyperpod_ha.probe`) through a command transport, and
 :mod:`.evidence`, :mod:`.shared_evidence` and :mod:`.sections` turn its output into evidence;
-:mod:`.configuration` holds the settings of the functions that discover and check. It imports
-other runtime modules (commands, slurm, probe, errors, settings, observability), never the
-development tools, the lab or the tests.
+:mod:`.settings` holds the settings of the functions that discover and check, :mod:`.errors`
+the feature's errors. It imports other runtime modules (commands, slurm, probe, errors,
+settings, observability), never the development tools, the lab or the tests.
 """

@@ -10,22 +10,15 @@ from typing import Any, Final
 
 from hyperpod_ha.commands import CommandError, CommandRequest, CommandResult, CommandRunner, Throttled
 from hyperpod_ha.controllers.decoding import LIST_LIMIT
+from hyperpod_ha.controllers.errors import ControllerCheckThrottled
 from hyperpod_ha.controllers.evidence import evidence
 from hyperpod_ha.controllers.models import RUNNING, Controller, ControllerReport, ReportStatus
-from hyperpod_ha.errors import HyperpodHaError
 from hyperpod_ha.observability import logger
 from hyperpod_ha.probe import probe_command
 from hyperpod_ha.slurm import ProbeOutputError, excerpt, parse_probe_output
 
 NON_INTERACTIVE_DOCUMENT: Final = "AWS-StartNonInteractiveCommand"
 SHELL_SCRIPT_DOCUMENT: Final = "AWS-RunShellScript"
-
-
-class ControllerCheckThrottled(HyperpodHaError):
-    """SSM throttled us; Step Functions retries the health check later.
-
-    The state machine's Retry matches this class name (Lambda's ``errorType``): keep it.
-    """
 
 
 def probe_parameters(document: str) -> dict[str, list[str]]:

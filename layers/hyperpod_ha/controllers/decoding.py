@@ -14,15 +14,11 @@ from collections.abc import Callable, Mapping
 from enum import Enum
 from typing import Any, Final, TypeVar
 
-from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.controllers.errors import ReportRejected
 from hyperpod_ha.slurm import TEXT_LIMIT
 
 LIST_LIMIT: Final = 8
 _T = TypeVar("_T")
-
-
-class ReportRejected(InputRejected):
-    """A report (JSON) is not a controller report. The reason is safe to log."""
 
 
 def decode(cls: type[_T], value: object, where: str) -> _T:

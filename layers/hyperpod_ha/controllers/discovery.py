@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hyperpod_ha.controllers.errors import ControllerGroupNotFound
 from hyperpod_ha.controllers.models import ClusterControllers, Controller
 from hyperpod_ha.controllers.naming import cluster_id_from_arn, slurm_node_name, ssm_target
-from hyperpod_ha.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker import SageMakerClient
-
-
-class ControllerGroupNotFound(ConfigurationError):
-    """The cluster has no instance group of the configured controller group's name."""
 
 
 def discover_controllers(sagemaker: SageMakerClient, cluster: str, group: str) -> ClusterControllers:

@@ -18,15 +18,11 @@ from enum import StrEnum
 from typing import Any, Final
 
 from hyperpod_ha.controllers.decoding import decode
-from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.controllers.errors import ControllerInputError
 from hyperpod_ha.slurm import TEXT_LIMIT, ControllerHost, NodeStateCount, PingLine
 
 REPORT_JSON_LIMIT: Final = 24 * 1024
 RUNNING: Final = "Running"  # SageMaker's InstanceStatus of a node that can be probed
-
-
-class ControllerInputError(InputRejected):
-    """The controller handed to the health check is not what discovery produces."""
 
 
 @dataclass(frozen=True)

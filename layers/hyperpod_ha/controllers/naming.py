@@ -7,14 +7,10 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.controllers.errors import ClusterRequestInvalid
 
 # SageMaker's ClusterName pattern (the template's ClusterName parameter has the same).
 CLUSTER_NAME: Final = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
-
-
-class ClusterRequestInvalid(InputRejected):
-    """The request names no cluster, or a string that cannot be a HyperPod cluster name."""
 
 
 def requested_cluster(event: object, default: str) -> str:

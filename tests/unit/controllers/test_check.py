@@ -16,8 +16,9 @@ from hyperpod_ha.commands import (
     TargetUnreachable,
     Throttled,
 )
-from hyperpod_ha.controllers.check import ControllerCheckThrottled, check_controller, probe_parameters
-from hyperpod_ha.controllers.models import Controller, ControllerInputError, ReportStatus
+from hyperpod_ha.controllers.check import check_controller, probe_parameters
+from hyperpod_ha.controllers.errors import ControllerCheckThrottled, ControllerInputError
+from hyperpod_ha.controllers.models import Controller, ReportStatus
 from hyperpod_ha.probe import probe_command
 from tests.unit.controllers.probe_outputs import (
     CONTROLLER_JSON,

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from hyperpod_ha.commands import TargetUnreachable
 from hyperpod_ha.controllers.check import check_controller, report_from_result
-from hyperpod_ha.controllers.decoding import LIST_LIMIT, ReportRejected
+from hyperpod_ha.controllers.decoding import LIST_LIMIT
+from hyperpod_ha.controllers.errors import ReportRejected
 from hyperpod_ha.controllers.models import REPORT_JSON_LIMIT, ControllerReport, ReportStatus
 from hyperpod_ha.slurm import TEXT_LIMIT
 from tests.unit.controllers.probe_outputs import (

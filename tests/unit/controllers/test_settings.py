@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha.controllers.configuration import (
+from hyperpod_ha.controllers.settings import (
     DEFAULT_TRANSPORT,
     HEALTH_CHECK_DEADLINE_SECONDS,
     DiscoverySettings,

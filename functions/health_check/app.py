@@ -3,7 +3,7 @@
 Input: one controller as discovery produces it (extra keys such as ``cluster`` are ignored).
 Output: the controller's report (``ControllerReport.to_json``), bounded in size. An unreachable
 controller is a report, not an error; SSM throttling raises ``ControllerCheckThrottled`` for
-the state machine's Retry. Environment: see ``ProbeSettings``.
+the state machine's Retry. Environment: ``hyperpod_ha.controllers.settings.ProbeSettings``.
 """
 
 from __future__ import annotations

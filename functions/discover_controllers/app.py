@@ -1,28 +1,39 @@
-"""DiscoverControllersFunction: the cluster's controllers, as the workflow's Map wants them."""
+"""DiscoverControllersFunction: the cluster's controllers, as the workflow's Map wants them.
+
+Input: ``{"cluster": ...}`` (optional: the stack's own cluster). Output: ``ClusterControllers``
+as JSON. Environment: ``CLUSTER_NAME``, ``CONTROLLER_GROUP``.
+"""
 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import boto3
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from hyperpod_ha.cluster import discover_controllers, requested_cluster
+from hyperpod_ha.controllers.discovery import discover_controllers
+from hyperpod_ha.controllers.naming import requested_cluster
+from hyperpod_ha.controllers.settings import DiscoverySettings
 from hyperpod_ha.observability import logger, tracer
-from hyperpod_ha.settings import setting
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+    from mypy_boto3_sagemaker import SageMakerClient
 
 
 @cache
-def _sagemaker() -> Any:
-    return boto3.client("sagemaker")
+def _wiring() -> tuple[DiscoverySettings, SageMakerClient]:
+    """Once per container, on the first invocation: the settings, then the client."""
+    settings = DiscoverySettings.from_environment()
+    import boto3
+
+    return settings, boto3.client("sagemaker")
 
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    cluster = requested_cluster(event, setting("CLUSTER_NAME"))
-    found = discover_controllers(_sagemaker(), cluster, setting("CONTROLLER_GROUP"))
+    settings, sagemaker = _wiring()
+    cluster = requested_cluster(event, settings.cluster)
+    found = discover_controllers(sagemaker, cluster, settings.controller_group)
     logger.info(
         "controllers found",
         extra={"cluster": cluster, "controllers": [(c.instance_id, c.status) for c in found.controllers]},

@@ -1,53 +1,41 @@
 """HealthCheckFunction: run the probe on one controller through SSM and return its report.
 
 Input: one controller as discovery produces it (extra keys such as ``cluster`` are ignored).
-Output: the controller's report (``hyperpod_ha.health.ControllerReport.to_json``), bounded in
-size. An unreachable controller is a report, not an error; SSM throttling raises
-``ControllerCheckThrottled`` for the state machine's Retry.
-
-Environment: ``COMMAND_TRANSPORT`` (``session-manager`` or ``run-command``), ``PROBE_DOCUMENT``
-(the stack's Session document, or ``AWS-StartNonInteractiveCommand``), ``PROBE_DEADLINE_SECONDS``
-(default 60).
+Output: the controller's report (``ControllerReport.to_json``), bounded in size. An unreachable
+controller is a report, not an error; SSM throttling raises ``ControllerCheckThrottled`` for
+the state machine's Retry. Environment: ``hyperpod_ha.controllers.settings.ProbeSettings``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from hyperpod_ha.commands import CommandRunner, runner_for
-from hyperpod_ha.health import ControllerNode, check_controller
+from hyperpod_ha.controllers.check import check_controller
+from hyperpod_ha.controllers.models import Controller
+from hyperpod_ha.controllers.settings import ProbeSettings
 from hyperpod_ha.observability import logger, tracer
-from hyperpod_ha.settings import positive_float_setting, setting
 
-DEFAULT_DEADLINE_SECONDS: Final = 60.0
-
-# One runner (and its SSM client) per transport and container, made on first use so that
-# tests and the embedded stack configure the endpoint first.
-_runners: dict[str, CommandRunner] = {}
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
-def _runner(transport: str) -> CommandRunner:
-    if transport not in _runners:
-        _runners[transport] = runner_for(transport)
-    return _runners[transport]
-
-
-def _deadline() -> float:
-    return positive_float_setting("PROBE_DEADLINE_SECONDS", DEFAULT_DEADLINE_SECONDS)
+@cache
+def _wiring() -> tuple[ProbeSettings, CommandRunner]:
+    """Once per container, on the first invocation: the settings, then the runner (its client)."""
+    settings = ProbeSettings.from_environment()
+    return settings, runner_for(settings.transport)
 
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    node = ControllerNode.from_json(event)
+    settings, runner = _wiring()
+    node = Controller.from_json(event)
     logger.append_keys(instance_id=node.instance_id)
     report = check_controller(
-        node,
-        _runner(setting("COMMAND_TRANSPORT", "session-manager")),
-        document=setting("PROBE_DOCUMENT"),
-        deadline_seconds=_deadline(),
+        node, runner, document=settings.document, deadline_seconds=settings.deadline_seconds
     )
     logger.info("controller checked", extra={"status": report.status.value, "reason": report.reason})
     return report.to_json()

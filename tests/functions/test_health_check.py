@@ -6,7 +6,7 @@ import json
 import shlex
 import stat
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -26,7 +26,8 @@ from hyperpod_ha.commands import (
     Throttled,
     register_transport,
 )
-from hyperpod_ha.health import REPORT_JSON_LIMIT, ControllerCheckThrottled, ControllerInputError
+from hyperpod_ha.controllers.errors import ControllerCheckThrottled, ControllerInputError
+from hyperpod_ha.controllers.models import REPORT_JSON_LIMIT
 from hyperpod_ha.probe import probe_command
 from hyperpod_ha.settings import ConfigurationError
 from hyperpod_ha.slurm import ProbeSection
@@ -34,18 +35,11 @@ from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import load_function_module
 from tests.fakes.probe_output import format_probe_output
+from tests.unit.controllers.probe_outputs import CONTROLLER_JSON
 
 TRANSPORT = "test-captured-probe"
 OWN_DOCUMENT = "hyperpod-ha-ControllerProbeDocument-1A2B3C"
-CONTROLLER = {
-    "instance_id": "i-0aaaaaaaaaaaaaaa1",
-    "group": "controller-machine",
-    "status": "Running",
-    "private_ip": "10.214.0.11",
-    "hostname": "ip-10-214-0-11",
-    "target": "sagemaker-cluster:hplab0000001_controller-machine-i-0aaaaaaaaaaaaaaa1",
-    "cluster": "lab",
-}
+CONTROLLER = {**CONTROLLER_JSON, "cluster": "lab"}  # the workflow's Map adds the cluster
 
 
 def capture(name: str) -> str:
@@ -117,14 +111,12 @@ def failing(error: CommandError) -> Callable[[CommandRequest], CommandResult]:
 
 
 @pytest.fixture
-def app(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
-    module = load_function_module("health_check")
-    module._runners.clear()
+def app(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """A new container: its settings and runner are made at its first invocation."""
     monkeypatch.setenv("COMMAND_TRANSPORT", TRANSPORT)
     monkeypatch.setenv("PROBE_DOCUMENT", OWN_DOCUMENT)
     monkeypatch.delenv("PROBE_DEADLINE_SECONDS", raising=False)
-    yield module
-    module._runners.clear()
+    return load_function_module("health_check", fresh=True)
 
 
 def use(transport: FakeTransport) -> FakeTransport:
@@ -154,7 +146,7 @@ def test_a_healthy_primary(app: ModuleType) -> None:
     assert (request.target, request.document, request.deadline_seconds) == (
         CONTROLLER["target"],
         OWN_DOCUMENT,
-        60,
+        90,  # the template's value, the default when the variable is missing
     )
     assert dict(request.parameters) == {}  # our Session document fixes the command
     assert len(json.dumps(report)) <= REPORT_JSON_LIMIT
@@ -190,6 +182,16 @@ def test_a_bad_deadline_is_a_configuration_error(
     use(FakeTransport(answer(captured_probe_output())))
     with pytest.raises(ConfigurationError):
         invoke(app, CONTROLLER)
+
+
+def test_a_missing_document_fails_the_first_invocation_whatever_the_event(
+    app: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PROBE_DOCUMENT")
+    fake = use(FakeTransport(answer(captured_probe_output())))
+    with pytest.raises(ConfigurationError, match="PROBE_DOCUMENT is not set"):
+        invoke(app, {})  # not a controller either: the settings are read first
+    assert fake.made == 0
 
 
 def test_a_node_that_is_not_running_is_reported_without_probing(app: ModuleType) -> None:

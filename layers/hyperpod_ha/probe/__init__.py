@@ -5,7 +5,8 @@
 the SSM agent splits ``AWS-StartNonInteractiveCommand``'s command (and our Session document's)
 with shell-like rules and executes it, so the script travels base64-encoded (only
 ``[A-Za-z0-9+/=]``, nothing to quote) and is decoded and fed to bash on the node. The same
-line is embedded in the stack's Session document; a test keeps the two equal.
+line is embedded in the stack's Session document; a test keeps the two equal. It imports
+nothing from the rest of :mod:`hyperpod_ha`.
 """
 
 from __future__ import annotations

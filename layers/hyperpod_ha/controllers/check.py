@@ -1,0 +1,123 @@
+"""Checking one controller: run the probe through a command transport and report what it found.
+
+An unreachable controller is a report, not an error; only SSM throttling raises
+(:class:`ControllerCheckThrottled`), for the state machine's Retry.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from hyperpod_ha.commands import CommandError, CommandRequest, CommandResult, CommandRunner, Throttled
+from hyperpod_ha.controllers.decoding import LIST_LIMIT
+from hyperpod_ha.controllers.errors import ControllerCheckThrottled
+from hyperpod_ha.controllers.evidence import evidence
+from hyperpod_ha.controllers.models import RUNNING, Controller, ControllerReport, ReportStatus
+from hyperpod_ha.observability import logger
+from hyperpod_ha.probe import probe_command
+from hyperpod_ha.slurm import ProbeOutputError, excerpt, parse_probe_output
+
+NON_INTERACTIVE_DOCUMENT: Final = "AWS-StartNonInteractiveCommand"
+SHELL_SCRIPT_DOCUMENT: Final = "AWS-RunShellScript"
+
+
+def probe_parameters(document: str) -> dict[str, list[str]]:
+    """Parameters for the document that runs the probe.
+
+    Our own Session document fixes the command (no parameters); the AWS documents take it as a
+    parameter. With ``AWS-StartNonInteractiveCommand`` there is no exit code and stdout and
+    stderr are merged: the probe's own final result line says it finished.
+    """
+    if document == NON_INTERACTIVE_DOCUMENT:
+        return {"command": [probe_command()]}
+    if document == SHELL_SCRIPT_DOCUMENT:
+        return {"commands": [probe_command()]}
+    return {}
+
+
+def probe_request(node: Controller, document: str, deadline_seconds: float) -> CommandRequest:
+    return CommandRequest(
+        target=node.target,
+        document=document,
+        deadline_seconds=deadline_seconds,
+        parameters=probe_parameters(document),
+    )
+
+
+def check_controller(
+    node: Controller, runner: CommandRunner, *, document: str, deadline_seconds: float
+) -> ControllerReport:
+    """Probe one controller. Never raises for an unreachable node; raises
+    :class:`ControllerCheckThrottled` when SSM throttles (the workflow retries)."""
+    if node.status != RUNNING:
+        return _report(node, ReportStatus.NOT_RUNNING, reason=f"node status is {node.status}: not probed")
+    try:
+        result = runner.run(probe_request(node, document, deadline_seconds))
+    except Throttled as error:
+        raise ControllerCheckThrottled(
+            f"SSM throttled the probe of {node.instance_id}: {error.reason}"
+        ) from error
+    except CommandError as error:
+        logger.warning(
+            "controller unreachable",
+            extra={
+                "instance_id": node.instance_id,
+                "error_type": type(error).__name__,
+                "reason": error.reason,
+            },
+        )
+        return _report(
+            node,
+            ReportStatus.UNREACHABLE,
+            reason=excerpt(f"{type(error).__name__}: {error.reason}"),
+            transport=runner.transport,
+        )
+    return report_from_result(node, result)
+
+
+def _report(controller: Controller, status: ReportStatus, **values: Any) -> ControllerReport:
+    return ControllerReport(
+        instance_id=controller.instance_id,
+        status=status,
+        group=controller.group,
+        node_status=controller.status,
+        hostname=controller.hostname,
+        private_ip=controller.private_ip,
+        target=controller.target,
+        **values,
+    )
+
+
+def report_from_result(node: Controller, result: CommandResult) -> ControllerReport:
+    """The report for one probe run's output (pure: no I/O)."""
+    run = {
+        "transport": result.transport,
+        "duration_seconds": round(result.duration_seconds, 3),
+        "exit_code": result.exit_code,
+    }
+    try:
+        output = parse_probe_output(result.stdout)
+    except ProbeOutputError as problem:
+        first = next((line for line in result.stdout.splitlines() if line.strip()), "")
+        why = f"{problem}; output begins {excerpt(first, 120)!r}" if first else f"{problem}; no output"
+        return _report(node, ReportStatus.PROBE_FAILED, reason=excerpt(why), **run)
+    found = evidence(node, output)
+    notes = list(found.pop("notes"))
+    if result.exit_code not in (None, 0):
+        notes.append(f"probe exited {result.exit_code}")
+    if result.stderr and result.stderr.strip():
+        notes.append(f"probe stderr: {excerpt(result.stderr, 160)}")
+    if not output.complete:
+        return _report(
+            node,
+            ReportStatus.PROBE_FAILED,
+            reason=(
+                f"probe failed on the node: {output.error}"
+                if output.error
+                else "probe output ends before its result line: cut off or killed"
+            ),
+            notes=tuple(notes[:LIST_LIMIT]),
+            **run,
+            **found,
+        )
+    return _report(node, ReportStatus.CHECKED, notes=tuple(notes[:LIST_LIMIT]), **run, **found)

@@ -1,0 +1,232 @@
+"""A controller, a cluster's controllers, and one controller's health report.
+
+The report is evidence, not a verdict: what this node's slurmctld and slurmdbd do, which role
+its log says it took, what it sees of the heartbeat, StateSaveLocation, slurmdbd and the other
+controllers. :mod:`hyperpod_ha.verdict` weighs the reports of all controllers together.
+
+Reports travel through Step Functions as JSON of bounded size: every text field is cut to
+``TEXT_LIMIT`` characters and every list to ``LIST_LIMIT`` items (:mod:`.decoding`), which
+keeps one report under :data:`REPORT_JSON_LIMIT` bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final
+
+from hyperpod_ha.controllers.decoding import decode
+from hyperpod_ha.controllers.errors import ControllerInputError
+from hyperpod_ha.slurm import TEXT_LIMIT, ControllerHost, NodeStateCount, PingLine
+
+REPORT_JSON_LIMIT: Final = 24 * 1024
+RUNNING: Final = "Running"  # SageMaker's InstanceStatus of a node that can be probed
+
+
+@dataclass(frozen=True)
+class Controller:
+    """A controller (a node of the controller group) as discovery hands it to the workflow's Map."""
+
+    instance_id: str
+    group: str
+    status: str
+    private_ip: str | None
+    hostname: str | None
+    target: str  # the SSM target of the node
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, data: object) -> Controller:
+        if not isinstance(data, Mapping):
+            raise ControllerInputError("controller is not a JSON object")
+        values: dict[str, str | None] = {}
+        for name in ("instance_id", "group", "status", "target"):
+            value = data.get(name)
+            if not isinstance(value, str) or not value:
+                raise ControllerInputError(f"controller field {name!r} is missing or not a string")
+            values[name] = value[:TEXT_LIMIT]
+        for name in ("private_ip", "hostname"):
+            value = data.get(name)
+            if value is not None and not isinstance(value, str):
+                raise ControllerInputError(f"controller field {name!r} is not a string")
+            values[name] = value[:TEXT_LIMIT] if value else None
+        return cls(
+            instance_id=str(values["instance_id"]),
+            group=str(values["group"]),
+            status=str(values["status"]),
+            private_ip=values["private_ip"],
+            hostname=values["hostname"],
+            target=str(values["target"]),
+        )
+
+
+ControllerNode = Controller  # the health check's name for it
+
+
+@dataclass(frozen=True)
+class ClusterControllers:
+    cluster: str
+    cluster_arn: str
+    cluster_id: str
+    cluster_status: str
+    controllers: tuple[Controller, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cluster": self.cluster,
+            "cluster_arn": self.cluster_arn,
+            "cluster_id": self.cluster_id,
+            "cluster_status": self.cluster_status,
+            "controllers": [controller.to_json() for controller in self.controllers],
+        }
+
+
+class ReportStatus(StrEnum):
+    CHECKED = "CHECKED"  # the probe ran to its end; the evidence below is this node's
+    UNREACHABLE = "UNREACHABLE"  # SSM could not run the probe (reason says why)
+    NOT_RUNNING = "NOT_RUNNING"  # the node's status is not Running: not probed
+    PROBE_FAILED = "PROBE_FAILED"  # the probe ran but its output is missing or cut off
+
+
+# --- evidence ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeEvidence:
+    hostname: str | None = None
+    addresses: tuple[str, ...] = ()
+    controller_index: int | None = None  # this node's SlurmctldHost position (0 = configured primary)
+    controller_name: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfigEvidence:
+    source: str | None = None  # "scontrol" (preferred) or "slurm.conf" (when slurmctld did not answer)
+    cluster_name: str | None = None
+    controllers: tuple[ControllerHost, ...] = ()
+    slurmctld_timeout: int | None = None
+    state_save_location: str | None = None
+    log_file: str | None = None
+    version: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class PingEvidence:
+    lines: tuple[PingLine, ...] = ()  # this node's view of every controller
+    exit_code: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class DaemonEvidence:
+    running: bool | None = None  # None: not known
+    stopped: bool = False  # a process is there but stopped (SIGSTOP): it answers nothing
+    process_state: str | None = None
+    pids: tuple[int, ...] = ()
+    threads: int | None = None
+    systemctl: str | None = None
+
+
+@dataclass(frozen=True)
+class RoleEvidence:
+    logged: str | None = None  # last role line: primary, standby, taking_over, stopping, starting
+    line: str | None = None
+    line_age_seconds: int | None = None
+    source: str | None = None
+    error: str | None = None
+    # Slurm 24.11: the standby's last reason for not taking over, logged after its last role
+    # line ("heartbeat_unreadable", "heartbeat_updating", "undetermined", "waiting_for_heartbeat").
+    refusal: str | None = None
+    refusal_message: str | None = None
+    refusal_age_seconds: int | None = None
+
+
+@dataclass(frozen=True)
+class HeartbeatEvidence:
+    readable: bool | None = None
+    writer_index: int | None = None  # position of the controller that wrote the last beat
+    beat_time: int | None = None
+    age_seconds: int | None = None  # by this node's clock
+    path: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class StateSaveEvidence:
+    path: str | None = None
+    exists: bool | None = None
+    mount_target: str | None = None
+    fstype: str | None = None
+    writable: bool | None = None
+    writable_by_slurm_user: bool | None = None
+    write_error: str | None = None  # why a file could not be created there
+    error: str | None = None
+
+    @property
+    def effectively_writable(self) -> bool | None:
+        # slurmctld writes as SlurmUser; root's result stands in when that could not be tried.
+        if self.writable_by_slurm_user is not None:
+            return self.writable_by_slurm_user
+        return self.writable
+
+
+@dataclass(frozen=True)
+class DbdEvidence:
+    reachable: bool | None = None
+    registered_host: str | None = None  # ControlHost: the controller registered with slurmdbd
+    registered_port: int | None = None
+    ping_supported: bool | None = None
+    agent_queue_size: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class SchedulerEvidence:
+    answers: bool | None = None  # sinfo from this node reached an active controller
+    node_states: tuple[NodeStateCount, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ControllerReport:
+    instance_id: str
+    status: ReportStatus
+    group: str | None = None
+    node_status: str | None = None
+    hostname: str | None = None
+    private_ip: str | None = None
+    target: str | None = None
+    reason: str | None = None
+    transport: str | None = None
+    duration_seconds: float | None = None
+    exit_code: int | None = None
+    node: NodeEvidence = field(default_factory=NodeEvidence)
+    config: ConfigEvidence = field(default_factory=ConfigEvidence)
+    ping: PingEvidence = field(default_factory=PingEvidence)
+    slurmctld: DaemonEvidence = field(default_factory=DaemonEvidence)
+    slurmdbd: DaemonEvidence = field(default_factory=DaemonEvidence)
+    role: RoleEvidence = field(default_factory=RoleEvidence)
+    heartbeat: HeartbeatEvidence = field(default_factory=HeartbeatEvidence)
+    state_save: StateSaveEvidence = field(default_factory=StateSaveEvidence)
+    dbd: DbdEvidence = field(default_factory=DbdEvidence)
+    scheduler: SchedulerEvidence = field(default_factory=SchedulerEvidence)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def checked(self) -> bool:
+        return self.status is ReportStatus.CHECKED
+
+    def to_json(self) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        data["status"] = self.status.value
+        return data
+
+    @classmethod
+    def from_json(cls, data: object) -> ControllerReport:
+        """Read a report back (from the workflow's state): types checked, sizes capped."""
+        return decode(cls, data, "report")

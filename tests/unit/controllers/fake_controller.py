@@ -1,0 +1,136 @@
+"""A fake controller for the probe script: bash runs the real script with fake Slurm commands.
+
+Each test builds a fake controller in a temporary directory: ``bin/`` holds ``scontrol``,
+``sinfo``, ``sdiag``, ``sacctmgr``, ``systemctl``, ``pgrep``, ``uname`` and ``ip`` scripts that
+print the fixture files; ``state/`` is StateSaveLocation with a captured heartbeat; the
+slurmctld log is a captured one. A ``sleep`` process stands in for slurmctld.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import stat
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hyperpod_ha.controllers.models import Controller
+from hyperpod_ha.probe import probe_command
+from hyperpod_ha_dev import CAPTURES
+from tests.conftest import ROOT
+
+SCRIPT = ROOT / "layers" / "hyperpod_ha" / "probe" / "controller_probe.sh"
+# What the probe needs from the system besides the faked commands (for the restricted PATH).
+SYSTEM_TOOLS = [
+    "bash",
+    "timeout",
+    "sleep",
+    "date",
+    "cat",
+    "grep",
+    "sed",
+    "tac",
+    "od",
+    "stat",
+    "head",
+    "tail",
+    "tr",
+    "mktemp",
+    "rm",
+    "mv",
+    "wc",
+    "readlink",
+    "id",
+    "base64",
+    "findmnt",
+    "df",
+    "runuser",
+    "hostname",
+    "test",
+]
+
+NODE = Controller(
+    instance_id="i-0000000000000ctl1",
+    group="controller-machine",
+    status="Running",
+    private_ip="10.214.0.11",
+    hostname="ip-10-214-0-11",
+    target="sagemaker-cluster:hplab0000001_controller-machine-i-0000000000000ctl1",
+)
+
+
+def fixture(name: str) -> str:
+    return (CAPTURES / name).read_text()
+
+
+def command_script(body: str) -> str:
+    return "#!/bin/bash\n" + body
+
+
+def prints(name: str, rc: int = 0) -> str:
+    return f"cat '{CAPTURES / name}'\nexit {rc}\n"
+
+
+@dataclass
+class FakeController:
+    """A fake controller on disk; ``commands`` maps a command name to its bash body."""
+
+    root: Path
+    commands: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+    daemon: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    @property
+    def state(self) -> Path:
+        return self.root / "state"
+
+    @property
+    def log(self) -> Path:
+        return self.root / "slurmctld.log"
+
+    def show_config(self, state: Path | None = None, log: Path | None = None) -> str:
+        return (
+            fixture("show_config_lab.txt").replace("/srv/hplab/shared/state", str(state or self.state))
+            + fixture("show_config_accounting_lab.txt")
+            + f"SlurmctldLogFile        = {log or self.log}\n"
+        )
+
+    def write_commands(self) -> None:
+        self.bin.mkdir(exist_ok=True)
+        for name, body in self.commands.items():
+            path = self.bin / name
+            path.write_text(command_script(body))
+            path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+    def run(
+        self,
+        *,
+        timeout: float = 60,
+        restricted_path: bool = False,
+        via_command: bool = False,
+        exit_code: int = 0,
+    ) -> str:
+        self.write_commands()
+        path = f"{self.bin}:{self.system_bin() if restricted_path else '/usr/bin:/bin:/usr/sbin:/sbin'}"
+        env = {"PATH": path, "TMPDIR": str(self.root / "tmp"), "LC_ALL": "C", **self.env}
+        (self.root / "tmp").mkdir(exist_ok=True)
+        argv = shlex.split(probe_command()) if via_command else ["bash", str(SCRIPT)]
+        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+        assert done.stderr == ""  # the probe merges stderr into its sections
+        assert done.returncode == exit_code, done.stdout
+        return done.stdout
+
+    def system_bin(self) -> Path:
+        system = self.root / "system"
+        system.mkdir(exist_ok=True)
+        for tool in SYSTEM_TOOLS:
+            found = shutil.which(tool, path="/usr/bin:/bin:/usr/sbin:/sbin")
+            assert found, tool
+            if not (system / tool).exists():
+                (system / tool).symlink_to(found)
+        return system

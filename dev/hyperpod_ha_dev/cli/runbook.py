@@ -39,18 +39,10 @@ def deployed_stack(stack_name: str) -> dict[str, str]:
 def start_run(
     outputs: Mapping[str, str], cluster: str, reason: str, dry_run: bool, settle_seconds: int
 ) -> RunDecision:
-    runs = VerificationRuns(
-        boto3.client("dynamodb"),
-        boto3.client("stepfunctions"),
+    runs = VerificationRuns.from_settings(
         outputs["StateTableName"],
         outputs["FailoverVerificationStateMachineArn"],
-        RunSettings(
-            settle_seconds=settle_seconds,
-            max_attempts=int(outputs.get("MaxAttempts", 30)),
-            backoff_seconds=int(outputs.get("BackoffSeconds", 5)),
-            lease_seconds=int(outputs.get("LeaseSeconds", 3600)),
-            dry_run=dry_run,
-        ),
+        RunSettings.from_parameters(outputs, settle_seconds=settle_seconds, dry_run=dry_run),
     )
     # An operator's run converges from now: the time it was asked for.
     now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

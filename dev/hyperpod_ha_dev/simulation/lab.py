@@ -550,17 +550,10 @@ class Drill:
         for this fault: the lifecycle scripts only report controllers turning ON or OFF)."""
         stack = self.run.stack
         parameters = stack.parameters  # the scenario's, or the template's defaults
-        runs = VerificationRuns(
-            boto3.client("dynamodb"),
-            boto3.client("stepfunctions"),
+        runs = VerificationRuns.from_settings(
             stack.ref("StateTable"),
             str(stack.outputs["FailoverVerificationStateMachineArn"]),
-            RunSettings(
-                settle_seconds=int(parameters["SettleSeconds"]),
-                max_attempts=int(parameters["MaxAttempts"]),
-                backoff_seconds=int(parameters["BackoffSeconds"]),
-                lease_seconds=3600,
-            ),
+            RunSettings.from_parameters(parameters),
         )
         now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         decision = runs.start_or_join(

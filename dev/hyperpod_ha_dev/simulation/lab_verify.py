@@ -104,17 +104,10 @@ def verify_lab(
         try:
             with attached_agent(lab, secret), embedded_run(root, controllers, LAB_TRANSPORT, settings) as run:
                 stack = run.stack
-                runs = VerificationRuns(
-                    boto3.client("dynamodb"),
-                    boto3.client("stepfunctions"),
+                runs = VerificationRuns.from_settings(
                     stack.ref("StateTable"),
                     str(stack.outputs["FailoverVerificationStateMachineArn"]),
-                    RunSettings(
-                        settle_seconds=settings["SettleSeconds"],
-                        max_attempts=settings["MaxAttempts"],
-                        backoff_seconds=settings["BackoffSeconds"],
-                        lease_seconds=3600,
-                    ),
+                    RunSettings.from_parameters(settings),
                 )
                 runs.start_or_join(
                     str(stack.parameters["ClusterName"]), Trigger("operator", uuid.uuid4().hex, {}), reason

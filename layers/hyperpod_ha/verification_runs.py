@@ -1,6 +1,6 @@
 """Where :mod:`hyperpod_ha.runs` used to be; kept for the importers of these names."""
 
-from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger
+from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger, VerificationRunsSettings
 from hyperpod_ha.runs.naming import execution_arn, execution_name, lease_id_for
 from hyperpod_ha.runs.verification_runs import MAX_RECORDED_JOINS, VerificationRuns
 from hyperpod_ha.state_table import lease_key, put_lease, release_lease
@@ -11,6 +11,7 @@ __all__ = [
     "RunSettings",
     "Trigger",
     "VerificationRuns",
+    "VerificationRunsSettings",
     "execution_arn",
     "execution_name",
     "lease_id_for",

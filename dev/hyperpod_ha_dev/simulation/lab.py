@@ -46,6 +46,8 @@ from hyperpod_ha.commands import (
 from hyperpod_ha.observability import logger
 from hyperpod_ha.rotation.secret import AWSCURRENT
 from hyperpod_ha.rotation.slurmdbd_credentials import CREDENTIAL_SOURCE_ENV
+from hyperpod_ha.runs.models import RunSettings, Trigger, VerificationRunsSettings
+from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.slurm import (
     SlurmOutputError,
     parse_cluster_registrations,
@@ -53,7 +55,6 @@ from hyperpod_ha.slurm import (
     parse_role_log,
     parse_show_config,
 )
-from hyperpod_ha.verification_runs import RunSettings, Trigger, VerificationRuns
 from hyperpod_ha_dev.embedded.site import SiteController
 from hyperpod_ha_dev.simulation.agent import (
     NON_INTERACTIVE_DOCUMENT,
@@ -551,9 +552,11 @@ class Drill:
         stack = self.run.stack
         parameters = stack.parameters  # the scenario's, or the template's defaults
         runs = VerificationRuns.from_settings(
-            stack.ref("StateTable"),
-            str(stack.outputs["FailoverVerificationStateMachineArn"]),
-            RunSettings.from_parameters(parameters),
+            VerificationRunsSettings(
+                stack.ref("StateTable"),
+                str(stack.outputs["FailoverVerificationStateMachineArn"]),
+                RunSettings.from_parameters(parameters),
+            )
         )
         now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         decision = runs.start_or_join(

@@ -17,7 +17,7 @@ from hyperpod_ha.ingestion.controller_messages import (
 )
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.observability import logger, metrics
-from hyperpod_ha.runs.models import RunSettings, Trigger
+from hyperpod_ha.runs.models import Trigger, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.settings import Environment, environment, text
 
@@ -31,22 +31,18 @@ class ControllerStatusSettings:
     """ControllerStatusFunction's environment."""
 
     cluster: str
-    state_table: str
     idempotency_table: str
-    state_machine_arn: str
     rejected_queue_url: str
-    runs: RunSettings
+    verification: VerificationRunsSettings
 
     @classmethod
     def from_environment(cls, env: Environment | None = None) -> ControllerStatusSettings:
         env = environment() if env is None else env
         return cls(
             cluster=text(env, "CLUSTER_NAME"),
-            state_table=text(env, "STATE_TABLE"),
             idempotency_table=text(env, "IDEMPOTENCY_TABLE"),
-            state_machine_arn=text(env, "STATE_MACHINE_ARN"),
             rejected_queue_url=text(env, "REJECTED_QUEUE_URL"),
-            runs=RunSettings.from_environment(env),
+            verification=VerificationRunsSettings.from_environment(env),
         )
 
 
@@ -102,7 +98,7 @@ class ControllerStatusService:
             idempotent_function,
         )
 
-        runs = VerificationRuns.from_settings(settings.state_table, settings.state_machine_arn, settings.runs)
+        runs = VerificationRuns.from_settings(settings.verification)
         self._rejected = RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url)
 
         def handle(record: Mapping[str, Any], notification: ControllerNotification) -> dict[str, Any]:

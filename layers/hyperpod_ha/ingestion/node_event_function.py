@@ -14,7 +14,7 @@ from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.ingestion.topic_publisher import TopicPublisher
 from hyperpod_ha.ingestion.worker_failures import MassFailurePolicy, WorkerFailures
 from hyperpod_ha.observability import metrics
-from hyperpod_ha.runs.models import RunSettings
+from hyperpod_ha.runs.models import VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.settings import Environment, environment, integer, text
 
@@ -28,12 +28,10 @@ class NodeEventSettings:
 
     cluster: str
     controller_group: str
-    state_table: str
-    state_machine_arn: str
     rejected_queue_url: str
     topic_arn: str
     mass_failure: MassFailurePolicy
-    runs: RunSettings
+    verification: VerificationRunsSettings
 
     @classmethod
     def from_environment(cls, env: Environment | None = None) -> NodeEventSettings:
@@ -41,15 +39,13 @@ class NodeEventSettings:
         return cls(
             cluster=text(env, "CLUSTER_NAME"),
             controller_group=text(env, "CONTROLLER_GROUP"),
-            state_table=text(env, "STATE_TABLE"),
-            state_machine_arn=text(env, "STATE_MACHINE_ARN"),
             rejected_queue_url=text(env, "REJECTED_QUEUE_URL"),
             topic_arn=text(env, "NOTIFICATION_TOPIC_ARN"),
             mass_failure=MassFailurePolicy(
                 threshold=integer(env, "MASS_FAILURE_THRESHOLD", 5, minimum=0),
                 window_seconds=60 * integer(env, "MASS_FAILURE_WINDOW_MINUTES", 10, minimum=1),
             ),
-            runs=RunSettings.from_environment(env),
+            verification=VerificationRunsSettings.from_environment(env),
         )
 
 
@@ -63,11 +59,11 @@ class NodeEventService:
         import boto3
 
         dynamodb = boto3.client("dynamodb")
-        table = settings.state_table
+        table = settings.verification.state_table
         triage = NodeEventTriage(
             cluster=settings.cluster,
             controller_group=settings.controller_group,
-            runs=VerificationRuns.from_settings(table, settings.state_machine_arn, settings.runs, dynamodb),
+            runs=VerificationRuns.from_settings(settings.verification, dynamodb),
             workers=WorkerFailures(dynamodb, table, settings.mass_failure),
             publisher=TopicPublisher(
                 boto3.client("sns"), settings.topic_arn, dynamodb, table, NOTICE_TTL_SECONDS

@@ -17,7 +17,7 @@ from hyperpod_ha.runs.abandoned import (
     needs_release_check,
     parse_abandoned_run,
 )
-from hyperpod_ha.runs.models import RunSettings
+from hyperpod_ha.runs.models import VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.settings import Environment, environment, text
 
@@ -26,20 +26,16 @@ from hyperpod_ha.settings import Environment, environment, text
 class AbandonedRunSettings:
     """AbandonedRunFunction's environment."""
 
-    state_table: str
-    state_machine_arn: str
+    verification: VerificationRunsSettings
     drill_state_machine_arn: str
-    runs: RunSettings
     incidents: IncidentSettings
 
     @classmethod
     def from_environment(cls, env: Environment | None = None) -> AbandonedRunSettings:
         env = environment() if env is None else env
         return cls(
-            state_table=text(env, "STATE_TABLE"),
-            state_machine_arn=text(env, "STATE_MACHINE_ARN"),
+            verification=VerificationRunsSettings.from_environment(env),
             drill_state_machine_arn=text(env, "DRILL_STATE_MACHINE_ARN", ""),
-            runs=RunSettings.from_environment(env),
             incidents=IncidentSettings.from_environment(),
         )
 
@@ -54,9 +50,10 @@ class AbandonedRunCleanup:
     def from_settings(cls, settings: AbandonedRunSettings) -> AbandonedRunCleanup:
         import boto3
 
-        runs = VerificationRuns.from_settings(settings.state_table, settings.state_machine_arn, settings.runs)
         incidents = Incidents(boto3.client("ssm"), boto3.client("sns"), settings.incidents)
-        return cls(runs, incidents, settings.drill_state_machine_arn)
+        return cls(
+            VerificationRuns.from_settings(settings.verification), incidents, settings.drill_state_machine_arn
+        )
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         try:

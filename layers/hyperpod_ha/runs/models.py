@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from hyperpod_ha.settings import Environment, environment, integer
+from hyperpod_ha.settings import Environment, environment, integer, text
 
 Outcome = Literal["started", "joined", "duplicate"]
 
@@ -60,6 +60,25 @@ class RunSettings:
             lease_seconds=int(parameters.get("LeaseSeconds", cls.lease_seconds)),
         )
         return replace(given, **overrides)
+
+
+@dataclass(frozen=True)
+class VerificationRunsSettings:
+    """Where a stack's runs start: the state table holding the lease, the workflow, and the
+    settings each run gets."""
+
+    state_table: str
+    state_machine_arn: str
+    runs: RunSettings = RunSettings()
+
+    @classmethod
+    def from_environment(cls, env: Environment | None = None) -> VerificationRunsSettings:
+        env = environment() if env is None else env
+        return cls(
+            state_table=text(env, "STATE_TABLE"),
+            state_machine_arn=text(env, "STATE_MACHINE_ARN"),
+            runs=RunSettings.from_environment(env),
+        )
 
 
 @dataclass(frozen=True)

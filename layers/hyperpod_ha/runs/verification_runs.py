@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from hyperpod_ha import state_table
 from hyperpod_ha.aws_errors import error_code
-from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger
+from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger, VerificationRunsSettings
 from hyperpod_ha.runs.naming import execution_arn, execution_name, lease_id_for
 
 if TYPE_CHECKING:
@@ -49,11 +49,7 @@ class VerificationRuns:
 
     @classmethod
     def from_settings(
-        cls,
-        table: str,
-        state_machine_arn: str,
-        settings: RunSettings,
-        dynamodb: DynamoDBClient | None = None,
+        cls, settings: VerificationRunsSettings, dynamodb: DynamoDBClient | None = None
     ) -> VerificationRuns:
         """The runs of one stack, with this process's clients (``dynamodb`` shared when given)."""
         import boto3
@@ -61,9 +57,9 @@ class VerificationRuns:
         return cls(
             dynamodb or boto3.client("dynamodb"),
             boto3.client("stepfunctions"),
-            table,
-            state_machine_arn,
-            settings,
+            settings.state_table,
+            settings.state_machine_arn,
+            settings.runs,
         )
 
     def start_or_join(self, cluster: str, trigger: Trigger, reason: str) -> RunDecision:

@@ -15,7 +15,7 @@ from hyperpod_ha.cluster import ControllerGroupNotFound
 from hyperpod_ha.commands import InvalidCommandRequest
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import logger, metrics
-from hyperpod_ha.runs.models import RunSettings
+from hyperpod_ha.runs.models import VerificationRunsSettings
 from hyperpod_ha.settings import Environment, environment, number, text
 from hyperpod_ha.watchdog.service import Watchdog
 from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
@@ -30,12 +30,10 @@ class WatchdogSettings:
 
     cluster: str
     controller_group: str
-    state_table: str
-    state_machine_arn: str
     command_transport: str
     probe_document: str
     probe_deadline_seconds: float
-    runs: RunSettings
+    verification: VerificationRunsSettings
 
     @classmethod
     def from_environment(cls, env: Environment | None = None) -> WatchdogSettings:
@@ -46,13 +44,11 @@ class WatchdogSettings:
         return cls(
             cluster=text(env, "CLUSTER_NAME"),
             controller_group=text(env, "CONTROLLER_GROUP"),
-            state_table=text(env, "STATE_TABLE"),
-            state_machine_arn=text(env, "STATE_MACHINE_ARN"),
             # Checked by the transports' registry (runner_for), which knows the names.
             command_transport=text(env, "COMMAND_TRANSPORT", "session-manager"),
             probe_document=text(env, "PROBE_DOCUMENT"),
             probe_deadline_seconds=deadline,
-            runs=RunSettings.from_environment(env),
+            verification=VerificationRunsSettings.from_environment(env),
         )
 
 
@@ -70,9 +66,7 @@ def watchdog_from_settings(settings: WatchdogSettings) -> Watchdog:
     runner = runner_for(settings.command_transport)
     dynamodb = boto3.client("dynamodb")
     sagemaker = boto3.client("sagemaker")
-    runs = VerificationRuns.from_settings(
-        settings.state_table, settings.state_machine_arn, settings.runs, dynamodb
-    )
+    runs = VerificationRuns.from_settings(settings.verification, dynamodb)
 
     def check(node: ControllerNode) -> ControllerReport:
         return check_controller(
@@ -87,7 +81,7 @@ def watchdog_from_settings(settings: WatchdogSettings) -> Watchdog:
         lambda: discover_controllers(sagemaker, settings.cluster, settings.controller_group),
         check,
         runs,
-        FoundFailures(dynamodb, settings.state_table),
+        FoundFailures(dynamodb, settings.verification.state_table),
         time.time,
     )
 

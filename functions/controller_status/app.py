@@ -23,7 +23,7 @@ def _service() -> ControllerStatusService:
         ControllerStatusSettings,
     )
 
-    return ControllerStatusService(ControllerStatusSettings.from_environment())
+    return ControllerStatusService.from_settings(ControllerStatusSettings.from_environment())
 
 
 @logger.inject_lambda_context(clear_state=True)

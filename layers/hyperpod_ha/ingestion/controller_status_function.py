@@ -22,6 +22,7 @@ from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.settings import Environment, environment, text
 
 if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
     from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -90,31 +91,40 @@ def _replayed(response: Any, idempotent_data: DataRecord) -> Any:
 
 
 class ControllerStatusService:
-    def __init__(self, settings: ControllerStatusSettings) -> None:
-        import boto3
-        from aws_lambda_powertools.utilities.idempotency import (
-            DynamoDBPersistenceLayer,
-            IdempotencyConfig,
-            idempotent_function,
-        )
+    def __init__(
+        self,
+        runs: VerificationRuns,
+        cluster: str,
+        rejected: RejectedInputs,
+        persistence_store: BasePersistenceLayer,
+    ) -> None:
+        from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
-        runs = VerificationRuns.from_settings(settings.verification)
-        self._rejected = RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url)
+        self._rejected = rejected
 
         def handle(record: Mapping[str, Any], notification: ControllerNotification) -> dict[str, Any]:
             sns = record["Sns"]
             return controller_notification_record(
-                runs, settings.cluster, sns["MessageId"], notification, sns.get("Timestamp", "")
+                runs, cluster, sns["MessageId"], notification, sns.get("Timestamp", "")
             )
 
         self._config = IdempotencyConfig(
             event_key_jmespath="Sns.MessageId", raise_on_no_idempotency_key=True, response_hook=_replayed
         )
         self._handle_once = idempotent_function(
-            handle,
-            data_keyword_argument="record",
-            persistence_store=DynamoDBPersistenceLayer(table_name=settings.idempotency_table),
-            config=self._config,
+            handle, data_keyword_argument="record", persistence_store=persistence_store, config=self._config
+        )
+
+    @classmethod
+    def from_settings(cls, settings: ControllerStatusSettings) -> ControllerStatusService:
+        import boto3
+        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+        return cls(
+            VerificationRuns.from_settings(settings.verification),
+            settings.cluster,
+            RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url),
+            DynamoDBPersistenceLayer(table_name=settings.idempotency_table),
         )
 
     def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:

@@ -1,16 +1,19 @@
-"""Where :mod:`hyperpod_ha.topic_messages` used to be; kept for the importers of these names."""
+"""Where :mod:`hyperpod_ha.topic_messages` and :mod:`hyperpod_ha.console_links` used to be; kept
+for the importers of these names."""
 
+from hyperpod_ha.console_links import (
+    execution_console_url,
+    incident_console_url,
+    ops_item_console_url,
+    partition_of,
+)
 from hyperpod_ha.topic_messages import (
     BODY_LIMIT,
     SUBJECT_LIMIT,
     Event,
     Links,
     OpenedIncident,
-    execution_console_url,
-    incident_console_url,
     incident_opened,
-    ops_item_console_url,
-    partition_of,
     publish,
     recovered,
     snapshot_summary,

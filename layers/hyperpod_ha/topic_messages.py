@@ -1,4 +1,4 @@
-"""What hyperpod-ha tells people on its notification topic, and the console links in it.
+"""What hyperpod-ha tells people on its notification topic (links: :mod:`hyperpod_ha.console_links`).
 
 Messages are plain text so that e-mail, Chatbot and paging subscriptions all read them the
 same way. The values handed in here are already free of secrets (``incidents`` redacts them);
@@ -8,7 +8,6 @@ fewer than 100 characters.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -22,14 +21,6 @@ SUBJECT_LIMIT = 99
 BODY_LIMIT = 64 * 1024
 
 Event = Literal["incident-opened", "incident-still-open", "recovered", "verified"]
-
-_ARN = re.compile(r"^arn:(?P<partition>aws[a-z-]*):(?P<service>[a-z0-9-]+):(?P<region>[a-z0-9-]*):")
-
-_CONSOLE_DOMAINS = {
-    "aws": "console.aws.amazon.com",
-    "aws-cn": "console.amazonaws.cn",
-    "aws-us-gov": "console.amazonaws-us-gov.com",
-}
 
 
 @dataclass(frozen=True)
@@ -68,43 +59,6 @@ class OpenedIncident:
     incident_arn: str | None
     links: Links
     snapshot: str | None = None
-
-
-# --- console links -----------------------------------------------------------------------
-
-
-def _console(region: str, partition: str) -> str:
-    domain = _CONSOLE_DOMAINS.get(partition, _CONSOLE_DOMAINS["aws"])
-    return f"https://{region}.{domain}"
-
-
-def partition_of(arn: str | None) -> str:
-    match = _ARN.match(arn or "")
-    return match["partition"] if match else "aws"
-
-
-def execution_console_url(execution_arn: str, region: str) -> str | None:
-    """Step Functions console page of one execution; ``None`` when the id is not an execution ARN."""
-    match = _ARN.match(execution_arn)
-    if match is None or match["service"] != "states" or ":execution:" not in execution_arn:
-        return None
-    # The execution lives in the region its ARN names, whatever region we run in.
-    region = match["region"] or region
-    console = _console(region, match["partition"])
-    return f"{console}/states/home?region={region}#/v2/executions/details/{execution_arn}"
-
-
-def ops_item_console_url(ops_item_id: str, region: str, partition: str = "aws") -> str:
-    return f"{_console(region, partition)}/systems-manager/opsitems/{ops_item_id}?region={region}"
-
-
-def incident_console_url(region: str, partition: str = "aws") -> str:
-    # Incident Manager's incident list; the record ARN is printed next to the link because
-    # the console's deep-link format for one incident is not documented.
-    return f"{_console(region, partition)}/systems-manager/incidents/home?region={region}"
-
-
-# --- formatting ----------------------------------------------------------------------------
 
 
 def snapshot_summary(snapshot: Mapping[str, object] | None) -> str | None:

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from hyperpod_ha import topic_messages
+from hyperpod_ha import console_links, topic_messages
 from hyperpod_ha.topic_messages import Links, OpenedIncident
 from tests.conftest import subscribed_inbox
 
@@ -32,8 +32,8 @@ def _incident(**changes: object) -> OpenedIncident:
         "execution_id": EXECUTION,
         "incident_arn": None,
         "links": Links(
-            execution=topic_messages.execution_console_url(EXECUTION, "us-west-2"),
-            ops_item=topic_messages.ops_item_console_url("oi-0123456789ab", "us-west-2"),
+            execution=console_links.execution_console_url(EXECUTION, "us-west-2"),
+            ops_item=console_links.ops_item_console_url("oi-0123456789ab", "us-west-2"),
         ),
     }
     values.update(changes)
@@ -59,12 +59,12 @@ def test_a_short_subject_is_kept_as_is_and_a_long_one_is_marked_cut() -> None:
 
 
 def test_execution_link_uses_the_region_and_partition_of_the_arn() -> None:
-    assert topic_messages.execution_console_url(EXECUTION, "eu-west-1") == (
+    assert console_links.execution_console_url(EXECUTION, "eu-west-1") == (
         "https://us-west-2.console.aws.amazon.com/states/home?region=us-west-2"
         f"#/v2/executions/details/{EXECUTION}"
     )
     china = "arn:aws-cn:states:cn-north-1:123456789012:execution:sm:run"
-    assert (topic_messages.execution_console_url(china, "cn-north-1") or "").startswith(
+    assert (console_links.execution_console_url(china, "cn-north-1") or "").startswith(
         "https://cn-north-1.console.amazonaws.cn/states/"
     )
 
@@ -74,11 +74,11 @@ def test_execution_link_uses_the_region_and_partition_of_the_arn() -> None:
     ["local-run-1", "", "arn:aws:states:us-west-2:123456789012:stateMachine:FailoverVerification"],
 )
 def test_no_execution_link_for_what_is_not_an_execution_arn(not_an_execution: str) -> None:
-    assert topic_messages.execution_console_url(not_an_execution, "us-west-2") is None
+    assert console_links.execution_console_url(not_an_execution, "us-west-2") is None
 
 
 def test_ops_item_link() -> None:
-    assert topic_messages.ops_item_console_url("oi-0123456789ab", "us-east-1") == (
+    assert console_links.ops_item_console_url("oi-0123456789ab", "us-east-1") == (
         "https://us-east-1.console.aws.amazon.com/systems-manager/opsitems/oi-0123456789ab?region=us-east-1"
     )
 
@@ -120,7 +120,7 @@ def test_verification_error_names_the_kind_and_the_error() -> None:
 
 def test_incident_manager_record_is_listed_with_the_console() -> None:
     arn = "arn:aws:ssm-incidents::123456789012:incident-record/plan/abc"
-    links = Links(execution=None, ops_item=None, incident=topic_messages.incident_console_url("us-west-2"))
+    links = Links(execution=None, ops_item=None, incident=console_links.incident_console_url("us-west-2"))
     body = topic_messages.incident_opened(_incident(incident_arn=arn, links=links)).body
     assert arn in body
     assert "https://us-west-2.console.aws.amazon.com/systems-manager/incidents/home?region=us-west-2" in body
@@ -133,7 +133,7 @@ def test_huge_reasons_are_cut_to_a_bounded_body() -> None:
 
 
 def test_recovered_lists_every_resolved_ops_item_with_its_link() -> None:
-    link = topic_messages.execution_console_url(EXECUTION, "us-west-2")
+    link = console_links.execution_console_url(EXECUTION, "us-west-2")
     message = topic_messages.recovered(
         "ml-cluster", "FAILED_OVER", EXECUTION, {"oi-1": "https://x/oi-1", "oi-2": "https://x/oi-2"}, link
     )

@@ -46,8 +46,6 @@ from hyperpod_ha.commands import (
 from hyperpod_ha.observability import logger
 from hyperpod_ha.rotation.secret import AWSCURRENT
 from hyperpod_ha.rotation.slurmdbd_credentials import CREDENTIAL_SOURCE_ENV
-from hyperpod_ha.runs.models import RunSettings, Trigger, VerificationRunsSettings
-from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.slurm import (
     SlurmOutputError,
     parse_cluster_registrations,
@@ -55,6 +53,7 @@ from hyperpod_ha.slurm import (
     parse_role_log,
     parse_show_config,
 )
+from hyperpod_ha.verification_runs import RunSettings, Trigger, VerificationRuns
 from hyperpod_ha_dev.embedded.site import SiteController
 from hyperpod_ha_dev.simulation.agent import (
     NON_INTERACTIVE_DOCUMENT,
@@ -551,12 +550,17 @@ class Drill:
         for this fault: the lifecycle scripts only report controllers turning ON or OFF)."""
         stack = self.run.stack
         parameters = stack.parameters  # the scenario's, or the template's defaults
-        runs = VerificationRuns.from_settings(
-            VerificationRunsSettings(
-                stack.ref("StateTable"),
-                str(stack.outputs["FailoverVerificationStateMachineArn"]),
-                RunSettings.from_parameters(parameters),
-            )
+        runs = VerificationRuns(
+            boto3.client("dynamodb"),
+            boto3.client("stepfunctions"),
+            stack.ref("StateTable"),
+            str(stack.outputs["FailoverVerificationStateMachineArn"]),
+            RunSettings(
+                settle_seconds=int(parameters["SettleSeconds"]),
+                max_attempts=int(parameters["MaxAttempts"]),
+                backoff_seconds=int(parameters["BackoffSeconds"]),
+                lease_seconds=3600,
+            ),
         )
         now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         decision = runs.start_or_join(

@@ -17,8 +17,7 @@ from typing import Any, Final
 
 import boto3
 
-from hyperpod_ha.runs.models import RunSettings, Trigger, VerificationRunsSettings
-from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.verification_runs import RunSettings, Trigger, VerificationRuns
 from hyperpod_ha_dev.embedded.site import SiteController
 from hyperpod_ha_dev.simulation.engine import ScenarioResult, embedded_run
 from hyperpod_ha_dev.simulation.lab import (
@@ -105,12 +104,17 @@ def verify_lab(
         try:
             with attached_agent(lab, secret), embedded_run(root, controllers, LAB_TRANSPORT, settings) as run:
                 stack = run.stack
-                runs = VerificationRuns.from_settings(
-                    VerificationRunsSettings(
-                        stack.ref("StateTable"),
-                        str(stack.outputs["FailoverVerificationStateMachineArn"]),
-                        RunSettings.from_parameters(settings),
-                    )
+                runs = VerificationRuns(
+                    boto3.client("dynamodb"),
+                    boto3.client("stepfunctions"),
+                    stack.ref("StateTable"),
+                    str(stack.outputs["FailoverVerificationStateMachineArn"]),
+                    RunSettings(
+                        settle_seconds=settings["SettleSeconds"],
+                        max_attempts=settings["MaxAttempts"],
+                        backoff_seconds=settings["BackoffSeconds"],
+                        lease_seconds=3600,
+                    ),
                 )
                 runs.start_or_join(
                     str(stack.parameters["ClusterName"]), Trigger("operator", uuid.uuid4().hex, {}), reason

@@ -1,11 +1,8 @@
-"""Ingestion of triggers: the SNS controller status messages and HyperPod's EventBridge events
-parsed into typed values, bad input kept on a dead-letter queue, redeliveries and storms
-de-duplicated, and what remains turned into a verification run (:mod:`hyperpod_ha.runs`) or a
-notice to people. Also the two functions' services (``*_function`` modules).
-
-May import the runtime package's shared modules and :mod:`hyperpod_ha.runs`; nothing imports
-it but the handlers (and the old module paths kept below for their importers).
-"""
+"""Ingestion of triggers: SNS controller status messages and HyperPod's EventBridge events parsed
+into typed values, bad input kept on a dead-letter queue, redeliveries and storms de-duplicated,
+and what remains turned into a verification run or a notice to people; with the services of the
+two functions that do it (``*_function``). May import the shared runtime modules and
+:mod:`hyperpod_ha.runs`; only the handlers import it (and the old module paths re-exported here)."""
 
 from hyperpod_ha.ingestion.controller_status_function import controller_notification_record
 from hyperpod_ha.ingestion.dead_letter_body import MAX_KEPT_BYTES, SQS_MAX_BODY_BYTES, rejected_body

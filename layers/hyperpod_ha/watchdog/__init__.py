@@ -1,10 +1,7 @@
-"""The watchdog: a scheduled check of every controller, for failures that send no event; when
-the cluster is not verified it starts a verification run through the cluster's lease.
-
-May import the runtime package's shared modules (``cluster``, ``health``, ``verdict``,
-``commands``, ``state_table``) and :mod:`hyperpod_ha.runs`; only its handler imports it.
-The names below are its old module's, kept for their importers.
-"""
+"""The watchdog: a scheduled check of every controller, for failures that send no event; when the
+cluster is not verified it starts a verification run through the cluster's lease. May import the
+shared runtime modules (``cluster``, ``health``, ``verdict``, ``commands``, ``state_table``) and
+:mod:`hyperpod_ha.runs`; only its handler imports it. Its old module's names are re-exported here."""
 
 from hyperpod_ha.watchdog.controller_checks import MAX_PARALLEL_CHECKS, check_every_controller
 from hyperpod_ha.watchdog.found_failures import FoundFailures

@@ -179,7 +179,7 @@ def handle_eventbridge(event: dict[str, Any], rejected: RejectedInputs) -> list[
         controller_group="controller-machine",
         runs=None,  # type: ignore[arg-type]
         workers=None,  # type: ignore[arg-type]
-        notices=None,  # type: ignore[arg-type]
+        publisher=None,  # type: ignore[arg-type]
         group_of_instance=lambda cluster, instance: None,
         clock=time.time,
     )

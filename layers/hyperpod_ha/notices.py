@@ -1,263 +1,42 @@
-"""What hyperpod-ha tells people on its notification topic, and the console links in it.
+"""Where :mod:`hyperpod_ha.topic_messages` and :mod:`hyperpod_ha.console_links` used to be; kept
+for the importers of these names."""
 
-Messages are plain text so that e-mail, Chatbot and paging subscriptions all read them the
-same way. The values handed in here are already free of secrets (``incidents`` redacts them);
-this module only formats. SNS rules kept here: a subject is ASCII, has no line breaks and is
-fewer than 100 characters.
-"""
+from hyperpod_ha.console_links import (
+    execution_console_url,
+    incident_console_url,
+    ops_item_console_url,
+    partition_of,
+)
+from hyperpod_ha.topic_messages import (
+    BODY_LIMIT,
+    SUBJECT_LIMIT,
+    Event,
+    Links,
+    OpenedIncident,
+    incident_opened,
+    publish,
+    recovered,
+    snapshot_summary,
+    subject_line,
+    verified,
+)
+from hyperpod_ha.topic_messages import TopicMessage as Notification
 
-from __future__ import annotations
-
-import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from mypy_boto3_sns import SNSClient
-    from mypy_boto3_sns.type_defs import MessageAttributeValueTypeDef
-
-SUBJECT_LIMIT = 99
-# SNS accepts 256 KB; the body only carries a summary (the evidence lives on the OpsItem).
-BODY_LIMIT = 64 * 1024
-
-Event = Literal["incident-opened", "incident-still-open", "recovered", "verified"]
-
-_ARN = re.compile(r"^arn:(?P<partition>aws[a-z-]*):(?P<service>[a-z0-9-]+):(?P<region>[a-z0-9-]*):")
-
-_CONSOLE_DOMAINS = {
-    "aws": "console.aws.amazon.com",
-    "aws-cn": "console.amazonaws.cn",
-    "aws-us-gov": "console.amazonaws-us-gov.com",
-}
-
-
-@dataclass(frozen=True)
-class Notification:
-    subject: str
-    body: str
-    attributes: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Links:
-    """Console links for one message; ``None`` where the target is not known."""
-
-    execution: str | None = None
-    ops_item: str | None = None
-    incident: str | None = None
-
-    def to_json(self) -> dict[str, str | None]:
-        return {"execution": self.execution, "ops_item": self.ops_item, "incident": self.incident}
-
-
-@dataclass(frozen=True)
-class OpenedIncident:
-    """An open problem, as the notification for it needs it."""
-
-    cluster: str
-    verdict: str
-    kind: str
-    severity: str
-    title: str
-    reasons: Sequence[str]
-    error: str | None
-    ops_item_id: str | None
-    created: bool
-    execution_id: str
-    incident_arn: str | None
-    links: Links
-    snapshot: str | None = None
-
-
-# --- console links -----------------------------------------------------------------------
-
-
-def _console(region: str, partition: str) -> str:
-    domain = _CONSOLE_DOMAINS.get(partition, _CONSOLE_DOMAINS["aws"])
-    return f"https://{region}.{domain}"
-
-
-def partition_of(arn: str | None) -> str:
-    match = _ARN.match(arn or "")
-    return match["partition"] if match else "aws"
-
-
-def execution_console_url(execution_arn: str, region: str) -> str | None:
-    """Step Functions console page of one execution; ``None`` when the id is not an execution ARN."""
-    match = _ARN.match(execution_arn)
-    if match is None or match["service"] != "states" or ":execution:" not in execution_arn:
-        return None
-    # The execution lives in the region its ARN names, whatever region we run in.
-    region = match["region"] or region
-    console = _console(region, match["partition"])
-    return f"{console}/states/home?region={region}#/v2/executions/details/{execution_arn}"
-
-
-def ops_item_console_url(ops_item_id: str, region: str, partition: str = "aws") -> str:
-    return f"{_console(region, partition)}/systems-manager/opsitems/{ops_item_id}?region={region}"
-
-
-def incident_console_url(region: str, partition: str = "aws") -> str:
-    # Incident Manager's incident list; the record ARN is printed next to the link because
-    # the console's deep-link format for one incident is not documented.
-    return f"{_console(region, partition)}/systems-manager/incidents/home?region={region}"
-
-
-# --- formatting ----------------------------------------------------------------------------
-
-
-def snapshot_summary(snapshot: Mapping[str, object] | None) -> str | None:
-    """One line about the run's snapshot (the SnapshotStateFunction's result), if there was one."""
-    if not snapshot:
-        return None
-    kind, status = snapshot.get("kind"), snapshot.get("status")
-    if kind == "unsupported":
-        return f"none taken ({snapshot.get('detail') or 'not supported for this file system'})"
-    outcome = "ok" if snapshot.get("succeeded") else ("in progress" if not snapshot.get("done") else "not ok")
-    return " ".join(str(part) for part in (kind, snapshot.get("id"), status, f"({outcome})") if part)
-
-
-def subject_line(text: str) -> str:
-    """A subject SNS accepts: ASCII, one line, fewer than 100 characters."""
-    ascii_text = text.encode("ascii", "replace").decode("ascii")
-    one_line = " ".join(ascii_text.split())
-    if len(one_line) <= SUBJECT_LIMIT:
-        return one_line
-    return one_line[: SUBJECT_LIMIT - 3].rstrip() + "..."
-
-
-def _bounded_body(lines: Sequence[str]) -> str:
-    body = "\n".join(lines).rstrip() + "\n"
-    encoded = body.encode("utf-8")
-    if len(encoded) <= BODY_LIMIT:
-        return body
-    note = "\n[message shortened by hyperpod-ha; the OpsItem holds the full details]\n"
-    keep = BODY_LIMIT - len(note.encode("utf-8"))
-    return encoded[:keep].decode("utf-8", "ignore") + note
-
-
-def _link_lines(links: Links, incident_arn: str | None = None) -> list[str]:
-    lines: list[str] = []
-    if links.ops_item:
-        lines += ["OpsItem:", f"  {links.ops_item}"]
-    if incident_arn:
-        lines += ["Incident (Incident Manager):", f"  {incident_arn}"]
-        if links.incident:
-            lines.append(f"  {links.incident}")
-    if links.execution:
-        lines += ["Verification run (Step Functions):", f"  {links.execution}"]
-    return lines
-
-
-def _attributes(event: Event, cluster: str, verdict: str, **extra: str) -> dict[str, str]:
-    # Subscription filter policies can route on these (for example page only on severity 1).
-    values = {"event": event, "cluster": cluster, "verdict": verdict, **extra}
-    return {key: value for key, value in values.items() if value}
-
-
-def incident_opened(incident: OpenedIncident) -> Notification:
-    """The message for an open problem: a new OpsItem, or one that is still open."""
-    event: Event = "incident-opened" if incident.created else "incident-still-open"
-    state = "incident opened" if incident.created else "incident still open"
-    problem = incident.verdict if incident.kind == incident.verdict else incident.kind
-    subject = subject_line(f"hyperpod-ha {incident.cluster}: {problem} - {state} (sev {incident.severity})")
-    lines = [
-        incident.title,
-        "",
-        f"Cluster:   {incident.cluster}",
-        f"Verdict:   {incident.verdict or '-'}",
-        f"Problem:   {incident.kind}",
-        f"Severity:  {incident.severity}",
-    ]
-    if incident.ops_item_id:
-        opened = (
-            "opened by this run" if incident.created else "already open; this run found the problem again"
-        )
-        lines.append(f"OpsItem:   {incident.ops_item_id} ({opened})")
-    lines.append(f"Run:       {incident.execution_id}")
-    if incident.snapshot:
-        lines.append(f"Snapshot:  {incident.snapshot}")
-    lines += ["", "Why:"]
-    lines += [f"  - {reason}" for reason in incident.reasons] or ["  - (no reason given)"]
-    if incident.error:
-        lines += ["", "Error:", f"  {incident.error}"]
-    lines += ["", *_link_lines(incident.links, incident.incident_arn)]
-    lines += ["", "The per-controller evidence is attached to the OpsItem as operational data."]
-    return Notification(
-        subject=subject,
-        body=_bounded_body(lines),
-        attributes=_attributes(
-            event, incident.cluster, incident.verdict, kind=incident.kind, severity=incident.severity
-        ),
-    )
-
-
-def recovered(
-    cluster: str,
-    verdict: str,
-    execution_id: str,
-    resolved: Mapping[str, str],
-    execution_link: str | None,
-    *,
-    snapshot: str | None = None,
-) -> Notification:
-    """The message when a verification found the cluster well and closed open OpsItems.
-
-    ``resolved`` maps each resolved OpsItem id to its console link.
-    """
-    subject = subject_line(f"hyperpod-ha {cluster}: recovered ({verdict})")
-    lines = [
-        f"HyperPod cluster {cluster} verified {verdict}; the open problem is resolved.",
-        "",
-        f"Cluster:   {cluster}",
-        f"Verdict:   {verdict}",
-        f"Run:       {execution_id}",
-        *([f"Snapshot:  {snapshot}"] if snapshot else []),
-        "",
-        "Resolved OpsItems:",
-        *[f"  - {ops_item}  {link}" for ops_item, link in resolved.items()],
-        "",
-        *_link_lines(Links(execution=execution_link)),
-    ]
-    return Notification(
-        subject=subject, body=_bounded_body(lines), attributes=_attributes("recovered", cluster, verdict)
-    )
-
-
-_MEANING = {
-    "HEALTHY": "the configured primary controller is active and the standbys answer",
-    "FAILED_OVER": "a backup controller took over and serves; the old primary is not active",
-}
-
-
-def verified(
-    cluster: str, verdict: str, execution_id: str, execution_link: str | None, *, snapshot: str | None = None
-) -> Notification:
-    """The short message when a verification found the cluster well and nothing was open."""
-    subject = subject_line(f"hyperpod-ha {cluster}: verified ({verdict})")
-    lines = [
-        f"HyperPod cluster {cluster} verified {verdict}: {_MEANING.get(verdict, 'the cluster is served')}.",
-        "No problem was open.",
-        "",
-        f"Run:       {execution_id}",
-        *([f"Snapshot:  {snapshot}"] if snapshot else []),
-        *_link_lines(Links(execution=execution_link)),
-    ]
-    return Notification(
-        subject=subject, body=_bounded_body(lines), attributes=_attributes("verified", cluster, verdict)
-    )
-
-
-def publish(sns: SNSClient, topic_arn: str, notification: Notification) -> str:
-    """Publish one message; returns the SNS MessageId."""
-    attributes: dict[str, MessageAttributeValueTypeDef] = {
-        key: {"DataType": "String", "StringValue": value} for key, value in notification.attributes.items()
-    }
-    response = sns.publish(
-        TopicArn=topic_arn,
-        Subject=notification.subject,
-        Message=notification.body,
-        MessageAttributes=attributes,
-    )
-    return response["MessageId"]
+__all__ = [
+    "BODY_LIMIT",
+    "SUBJECT_LIMIT",
+    "Event",
+    "Links",
+    "Notification",
+    "OpenedIncident",
+    "execution_console_url",
+    "incident_console_url",
+    "incident_opened",
+    "ops_item_console_url",
+    "partition_of",
+    "publish",
+    "recovered",
+    "snapshot_summary",
+    "subject_line",
+    "verified",
+]

@@ -76,19 +76,3 @@ def _check_range(name: str, value: float, minimum: float | None, maximum: float 
         raise ConfigurationError(f"environment variable {name} must be at least {minimum}")
     if maximum is not None and value > maximum:
         raise ConfigurationError(f"environment variable {name} must be at most {maximum}")
-
-
-# The readers of the first wave, read wherever used; to be replaced by settings objects.
-def setting(name: str, default: str | None = None) -> str:
-    return text(os.environ, name, default)
-
-
-def int_setting(name: str, default: int) -> int:
-    return integer(os.environ, name, default)
-
-
-def positive_float_setting(name: str, default: float) -> float:
-    value = number(os.environ, name, default)
-    if not value > 0:
-        raise ConfigurationError(f"environment variable {name} must be positive")
-    return value

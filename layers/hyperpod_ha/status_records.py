@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hyperpod_ha.observability import logger
+from hyperpod_ha.state_table import key
+from hyperpod_ha.state_table import status_key as record_key
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -22,10 +24,6 @@ if TYPE_CHECKING:
 Kind = Literal["verdict", "snapshot", "rotation", "drill"]
 KINDS: Final[tuple[Kind, ...]] = ("verdict", "snapshot", "rotation", "drill")
 MAX_RECORD_BYTES: Final = 32 * 1024
-
-
-def record_key(cluster: str, kind: str) -> str:
-    return f"status#{cluster}#{kind}"
 
 
 class StatusRecords:
@@ -42,7 +40,7 @@ class StatusRecords:
             self._ddb.put_item(
                 TableName=self._table,
                 Item={
-                    "pk": {"S": record_key(cluster, kind)},
+                    **key(record_key(cluster, kind)),
                     "kind": {"S": kind},
                     "cluster": {"S": cluster},
                     "recorded_at": {"N": str(int(self._clock()))},
@@ -59,7 +57,7 @@ class StatusRecords:
         found = self._ddb.batch_get_item(
             RequestItems={
                 self._table: {
-                    "Keys": [{"pk": {"S": record_key(cluster, kind)}} for kind in KINDS],
+                    "Keys": [key(record_key(cluster, kind)) for kind in KINDS],
                     "ConsistentRead": True,
                 }
             }
@@ -71,16 +69,6 @@ class StatusRecords:
                 **json.loads(item["data"]["S"]),
             }
         return records
-
-
-def from_environment() -> StatusRecords | None:
-    """The records of the function's stack (``STATE_TABLE``); ``None`` where none is given."""
-    import os
-
-    import boto3
-
-    table = os.environ.get("STATE_TABLE", "").strip()
-    return StatusRecords(boto3.client("dynamodb"), table) if table else None
 
 
 def verdict_metric(verdict: str) -> str | None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import boto3
 
+from hyperpod_ha import state_table
 from tests.conftest import EVENTS, Embedded
 
 
@@ -40,7 +41,7 @@ def put(event: dict[str, Any]) -> None:
 
 def lease(embedded: Embedded) -> dict[str, Any] | None:
     answer = boto3.client("dynamodb").get_item(
-        TableName=embedded.stack.ref("StateTable"), Key={"pk": {"S": "lease#ml-cluster"}}
+        TableName=embedded.stack.ref("StateTable"), Key=state_table.key(state_table.lease_key("ml-cluster"))
     )
     return answer.get("Item")
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import boto3
 
+from hyperpod_ha import state_table
 from tests.conftest import EVENTS, Embedded
 
 TIMESTAMP = "2026-11-29T23:30:42.527Z"  # the sample record's SNS Timestamp
@@ -68,7 +69,8 @@ def test_a_burst_for_one_cluster_gives_one_run_and_joins(embedded_held: Embedded
     assert len({r["execution_arn"] for r in records}) == 1
     assert len(embedded_held.executions()) == 1
     lease = boto3.client("dynamodb").get_item(
-        TableName=embedded_held.stack.ref("StateTable"), Key={"pk": {"S": "lease#ml-cluster"}}
+        TableName=embedded_held.stack.ref("StateTable"),
+        Key=state_table.key(state_table.lease_key("ml-cluster")),
     )["Item"]
     assert set(lease["joined"]["SS"]) == {"sns:m-2", "sns:m-3"}
     assert lease["joined_count"]["N"] == "2"
@@ -142,7 +144,7 @@ def test_the_lease_expires(embedded_held: Embedded) -> None:
     )
     ddb.update_item(
         TableName=table,
-        Key={"pk": {"S": "lease#ml-cluster"}},
+        Key=state_table.key(state_table.lease_key("ml-cluster")),
         UpdateExpression="SET expires_at = :past",
         ExpressionAttributeValues={":past": {"N": "1"}},
     )

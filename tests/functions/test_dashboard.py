@@ -10,6 +10,7 @@ from typing import Any
 import boto3
 import pytest
 
+from hyperpod_ha import state_table
 from hyperpod_ha.commands import CommandRequest, CommandResult, TargetUnreachable, register_transport
 from tests.conftest import EVENTS, Embedded
 from tests.functions.test_controller_status import sns_event, with_message
@@ -42,7 +43,7 @@ def emitted(text: str) -> set[tuple[str, str, tuple[tuple[str, str], ...]]]:
 
 def release_lease(embedded: Embedded) -> None:
     boto3.client("dynamodb").delete_item(
-        TableName=embedded.stack.ref("StateTable"), Key={"pk": {"S": "lease#ml-cluster"}}
+        TableName=embedded.stack.ref("StateTable"), Key=state_table.key(state_table.lease_key("ml-cluster"))
     )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import boto3
 import pytest
 
+from hyperpod_ha import state_table
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.embedded.functions import FunctionError, LambdaContext
@@ -47,7 +48,10 @@ def finish_event(lease: dict[str, Any], **state: Any) -> dict[str, Any]:
 def lease_item(embedded: Embedded) -> dict[str, Any] | None:
     item: dict[str, Any] | None = (
         boto3.client("dynamodb")
-        .get_item(TableName=embedded.stack.ref("StateTable"), Key={"pk": {"S": "lease#ml-cluster"}})
+        .get_item(
+            TableName=embedded.stack.ref("StateTable"),
+            Key=state_table.key(state_table.lease_key("ml-cluster")),
+        )
         .get("Item")
     )
     return item

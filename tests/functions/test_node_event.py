@@ -10,6 +10,7 @@ from typing import Any
 import boto3
 import pytest
 
+from hyperpod_ha import state_table
 from tests.conftest import EVENTS, Embedded, subscribed_inbox
 
 CONTROLLER = "i-0a1b2c3d4e5f60001"
@@ -135,7 +136,7 @@ def test_repeated_events_of_one_worker_count_once(watching: Embedded) -> None:
     for attempt in range(10):
         outcome(watching, worker_event(1, f"again-{attempt}"))
     item = boto3.client("dynamodb").scan(TableName=watching.stack.ref("StateTable"))["Items"]
-    (window,) = [i for i in item if i["pk"]["S"].startswith("workers#")]
+    (window,) = [i for i in item if i["pk"]["S"].startswith(state_table.workers_prefix("ml-cluster"))]
     assert window["unhealthy"]["N"] == "1"
 
 

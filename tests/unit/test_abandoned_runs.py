@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha.abandoned_runs import AbandonedRunRejected, needs_release_check, parse_abandoned_run
+from hyperpod_ha.runs.abandoned import AbandonedRunRejected, needs_release_check, parse_abandoned_run
 from tests.conftest import EVENTS
 
 

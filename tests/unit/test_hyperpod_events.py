@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hyperpod_ha.hyperpod_events import (
+from hyperpod_ha.ingestion.hyperpod_events import (
     ClusterEvent,
     ClusterStateChange,
     EventRejected,
@@ -109,7 +109,7 @@ def test_arbitrary_json_gives_a_result_or_a_typed_error(raw: dict[str, Any]) -> 
 
 
 def test_an_event_id_longer_than_any_eventbridge_id_is_rejected() -> None:
-    from hyperpod_ha.hyperpod_events import MAX_EVENT_ID_CHARS, EventRejected, parse_hyperpod_event
+    from hyperpod_ha.ingestion.hyperpod_events import MAX_EVENT_ID_CHARS, EventRejected, parse_hyperpod_event
 
     event = {
         "id": "e" * (MAX_EVENT_ID_CHARS + 1),

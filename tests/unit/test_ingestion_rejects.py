@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from hyperpod_ha.ingestion import MAX_KEPT_BYTES, SQS_MAX_BODY_BYTES, RejectedInputs, rejected_body
+from hyperpod_ha.ingestion.dead_letter_body import MAX_KEPT_BYTES, SQS_MAX_BODY_BYTES, rejected_body
+from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 
 MIB = 1024 * 1024
 

@@ -13,6 +13,7 @@ from typing import Any
 import boto3
 import pytest
 
+from hyperpod_ha import state_table
 from hyperpod_ha_dev.cli import drill as drill_cli
 from hyperpod_ha_dev.cli import main
 from hyperpod_ha_dev.cli import status as status_cli
@@ -192,7 +193,7 @@ def test_a_report_that_cannot_be_written_still_frees_the_cluster() -> None:
         )["executionArn"]
         ended = wait_for_report(execution, None, sleep=lambda _: time.sleep(0.2))
         lease = boto3.client("dynamodb").get_item(
-            TableName=run.stack.ref("StateTable"), Key={"pk": {"S": "lease#ml-cluster"}}
+            TableName=run.stack.ref("StateTable"), Key=state_table.key(state_table.lease_key("ml-cluster"))
         )
     assert ended[0] == "FAILED"
     assert ended[2] == "DrillReportError"

@@ -12,6 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
+from hyperpod_ha import state_table
 from hyperpod_ha_dev.simulation.engine import EmbeddedRun, simulated_run
 from hyperpod_ha_dev.simulation.scenarios import SCENARIOS, Scenario
 from tests.conftest import ROOT
@@ -146,7 +147,7 @@ def test_a_lease_taken_over_meanwhile_is_left_alone() -> None:
         run.notify(SCENARIOS["healthy"].notification)
         ddb = boto3.client("dynamodb")
         table = run.stack.ref("StateTable")
-        key = {"pk": {"S": f"lease#{run.site.cluster_name}"}}
+        key = state_table.key(state_table.lease_key(run.site.cluster_name))
         ddb.update_item(
             TableName=table,
             Key=key,

@@ -20,7 +20,8 @@ from typing import Any, TextIO
 
 import boto3
 
-from hyperpod_ha.verification_runs import RunDecision, RunSettings, Trigger, VerificationRuns
+from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger, VerificationRunsSettings
+from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha_dev.cli import project_root
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 
@@ -39,18 +40,12 @@ def deployed_stack(stack_name: str) -> dict[str, str]:
 def start_run(
     outputs: Mapping[str, str], cluster: str, reason: str, dry_run: bool, settle_seconds: int
 ) -> RunDecision:
-    runs = VerificationRuns(
-        boto3.client("dynamodb"),
-        boto3.client("stepfunctions"),
-        outputs["StateTableName"],
-        outputs["FailoverVerificationStateMachineArn"],
-        RunSettings(
-            settle_seconds=settle_seconds,
-            max_attempts=int(outputs.get("MaxAttempts", 30)),
-            backoff_seconds=int(outputs.get("BackoffSeconds", 5)),
-            lease_seconds=int(outputs.get("LeaseSeconds", 3600)),
-            dry_run=dry_run,
-        ),
+    runs = VerificationRuns.from_settings(
+        VerificationRunsSettings(
+            outputs["StateTableName"],
+            outputs["FailoverVerificationStateMachineArn"],
+            RunSettings.from_parameters(outputs, settle_seconds=settle_seconds, dry_run=dry_run),
+        )
     )
     # An operator's run converges from now: the time it was asked for.
     now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -18,8 +18,9 @@ import boto3
 
 from hyperpod_ha import notices
 from hyperpod_ha.incidents import CLUSTER_KEY, KIND_KEY, SOURCE
+from hyperpod_ha.runs.naming import execution_arn
+from hyperpod_ha.state_table import read_lease
 from hyperpod_ha.status_records import StatusRecords
-from hyperpod_ha.verification_runs import execution_arn, lease_key
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.drill import UnknownCluster, stack_for_cluster
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
@@ -58,11 +59,7 @@ def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
 
 
 def _in_progress(outputs: Mapping[str, str], table: str, cluster: str, region: str) -> dict[str, Any] | None:
-    item = (
-        boto3.client("dynamodb")
-        .get_item(TableName=table, Key={"pk": {"S": lease_key(cluster)}}, ConsistentRead=True)
-        .get("Item")
-    )
+    item = read_lease(boto3.client("dynamodb"), table, cluster)
     if not item or int(item.get("expires_at", {}).get("N", "0")) < int(dt.datetime.now(dt.UTC).timestamp()):
         return None
     kind = item.get("kind", {}).get("S", "verification")

@@ -19,7 +19,7 @@ from hyperpod_ha.drill.node import (
 )
 from hyperpod_ha.errors import HyperpodHaError
 from hyperpod_ha.incidents import CATEGORY, SOURCE, ops_item_tags
-from hyperpod_ha.verification_runs import lease_key, put_lease, release_lease
+from hyperpod_ha.state_table import lease_key, put_lease, release_lease
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hyperpod_ha.incidents import IncidentSettings
+from hyperpod_ha.runs.models import RunSettings
 from hyperpod_ha.settings import Environment, environment, integer, text
 
 # The template's values where it gives one; LEASE_SECONDS is the verification runs' default.
 DEFAULT_TRANSPORT = "session-manager"
 DEFAULT_COMMAND_DEADLINE_SECONDS = 60
-DEFAULT_LEASE_SECONDS = 3600
 
 
 @dataclass(frozen=True)
@@ -36,6 +36,6 @@ class DrillSettings:
             command_deadline_seconds=float(
                 integer(env, "DRILL_COMMAND_DEADLINE_SECONDS", DEFAULT_COMMAND_DEADLINE_SECONDS, minimum=1)
             ),
-            lease_seconds=integer(env, "LEASE_SECONDS", DEFAULT_LEASE_SECONDS, minimum=1),
+            lease_seconds=integer(env, "LEASE_SECONDS", RunSettings.lease_seconds, minimum=1),
             incidents=IncidentSettings.from_environment(env),
         )

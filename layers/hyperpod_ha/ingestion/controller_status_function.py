@@ -1,0 +1,155 @@
+"""ControllerStatusFunction's service: each SNS record checked and parsed, then the cluster's
+verification run started or joined, once per SNS MessageId (SNS delivers at least once)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from hyperpod_ha.convergence import trigger_time
+from hyperpod_ha.ingestion.controller_messages import (
+    ControllerNotification,
+    NotificationRejected,
+    check_sns_record,
+    parse_controller_notification,
+    sns_records,
+)
+from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
+from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.runs.models import Trigger, VerificationRunsSettings
+from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.settings import Environment, environment, text
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
+    from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+
+@dataclass(frozen=True)
+class ControllerStatusSettings:
+    """ControllerStatusFunction's environment."""
+
+    cluster: str
+    idempotency_table: str
+    rejected_queue_url: str
+    verification: VerificationRunsSettings
+
+    @classmethod
+    def from_environment(cls, env: Environment | None = None) -> ControllerStatusSettings:
+        env = environment() if env is None else env
+        return cls(
+            cluster=text(env, "CLUSTER_NAME"),
+            idempotency_table=text(env, "IDEMPOTENCY_TABLE"),
+            rejected_queue_url=text(env, "REJECTED_QUEUE_URL"),
+            verification=VerificationRunsSettings.from_environment(env),
+        )
+
+
+def controller_notification_record(
+    runs: VerificationRuns,
+    cluster: str,
+    message_id: str,
+    notification: ControllerNotification,
+    timestamp: str,
+) -> dict[str, Any]:
+    trigger = Trigger(
+        source="sns",
+        id=message_id,
+        summary={
+            "status": notification.status,
+            "address": notification.address,
+            "role": notification.role,
+            "timestamp": timestamp,
+        },
+        time=trigger_time(timestamp),
+    )
+    reason = f"slurmctld {notification.status} on {notification.address} ({notification.role} script)"
+    decision = runs.start_or_join(cluster, trigger, reason)
+    logger.info(
+        "controller notification handled",
+        extra={
+            "message_id": message_id,
+            "outcome": decision.outcome,
+            "execution_arn": decision.execution_arn,
+        },
+    )
+    return {
+        "message_id": message_id,
+        "outcome": decision.outcome,
+        "status": notification.status,
+        "address": notification.address,
+        "role": notification.role,
+        "execution_arn": decision.execution_arn,
+    }
+
+
+def _replayed(response: Any, idempotent_data: DataRecord) -> Any:
+    """Powertools calls this when it answers from the idempotency store: a redelivery."""
+    return {**response, "outcome": "duplicate"}
+
+
+class ControllerStatusService:
+    def __init__(
+        self,
+        runs: VerificationRuns,
+        cluster: str,
+        rejected: RejectedInputs,
+        persistence_store: BasePersistenceLayer,
+    ) -> None:
+        from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
+
+        self._rejected = rejected
+
+        def handle(record: Mapping[str, Any], notification: ControllerNotification) -> dict[str, Any]:
+            sns = record["Sns"]
+            return controller_notification_record(
+                runs, cluster, sns["MessageId"], notification, sns.get("Timestamp", "")
+            )
+
+        self._config = IdempotencyConfig(
+            event_key_jmespath="Sns.MessageId", raise_on_no_idempotency_key=True, response_hook=_replayed
+        )
+        self._handle_once = idempotent_function(
+            handle, data_keyword_argument="record", persistence_store=persistence_store, config=self._config
+        )
+
+    @classmethod
+    def from_settings(cls, settings: ControllerStatusSettings) -> ControllerStatusService:
+        import boto3
+        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+        return cls(
+            VerificationRuns.from_settings(settings.verification),
+            settings.cluster,
+            RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url),
+            DynamoDBPersistenceLayer(table_name=settings.idempotency_table),
+        )
+
+    def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
+        self._config.register_lambda_context(context)
+        try:
+            records = sns_records(event)
+        except NotificationRejected as error:
+            return {"records": [self._reject(event, "", str(error))]}
+        return {"records": [self._record(record) for record in records]}
+
+    def _record(self, raw: object) -> dict[str, Any]:
+        try:
+            sns = check_sns_record(raw)
+        except NotificationRejected as error:
+            return self._reject(raw, "", str(error))
+        message_id = str(sns["MessageId"])
+        try:
+            notification = parse_controller_notification(sns.get("Subject"), sns.get("Message"))
+        except NotificationRejected as error:
+            return self._reject(raw, message_id, str(error))
+        result: dict[str, Any] = self._handle_once(record=raw, notification=notification)
+        metrics.add_metric(name=f"Notifications{result['outcome'].capitalize()}", unit="Count", value=1)
+        return result
+
+    def _reject(self, raw: object, message_id: str, reason: str) -> dict[str, Any]:
+        self._rejected.keep("sns", message_id, reason, raw)
+        metrics.add_metric(name="NotificationsRejected", unit="Count", value=1)
+        return {"message_id": message_id[:256], "outcome": "rejected", "reason": reason}

@@ -1,0 +1,83 @@
+"""NodeEventFunction's service: one HyperPod EventBridge event triaged (a verification run, a
+worker counted, a notice), or kept on the dead-letter queue when it is not one."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hyperpod_ha.ingestion.instance_groups import InstanceGroups
+from hyperpod_ha.ingestion.node_event_triage import NodeEventTriage
+from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
+from hyperpod_ha.ingestion.topic_publisher import TopicPublisher
+from hyperpod_ha.ingestion.worker_failures import MassFailurePolicy, WorkerFailures
+from hyperpod_ha.observability import metrics
+from hyperpod_ha.runs.models import VerificationRunsSettings
+from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.settings import Environment, environment, integer, text
+
+# A cluster's failure notice is sent once per event; redeliveries come within a day.
+NOTICE_TTL_SECONDS = 86400
+
+
+@dataclass(frozen=True)
+class NodeEventSettings:
+    """NodeEventFunction's environment."""
+
+    cluster: str
+    controller_group: str
+    rejected_queue_url: str
+    topic_arn: str
+    mass_failure: MassFailurePolicy
+    verification: VerificationRunsSettings
+
+    @classmethod
+    def from_environment(cls, env: Environment | None = None) -> NodeEventSettings:
+        env = environment() if env is None else env
+        return cls(
+            cluster=text(env, "CLUSTER_NAME"),
+            controller_group=text(env, "CONTROLLER_GROUP"),
+            rejected_queue_url=text(env, "REJECTED_QUEUE_URL"),
+            topic_arn=text(env, "NOTIFICATION_TOPIC_ARN"),
+            mass_failure=MassFailurePolicy(
+                threshold=integer(env, "MASS_FAILURE_THRESHOLD", 5, minimum=0),
+                window_seconds=60 * integer(env, "MASS_FAILURE_WINDOW_MINUTES", 10, minimum=1),
+            ),
+            verification=VerificationRunsSettings.from_environment(env),
+        )
+
+
+class NodeEventService:
+    def __init__(self, triage: NodeEventTriage, rejected: RejectedInputs) -> None:
+        self._triage = triage
+        self._rejected = rejected
+
+    @classmethod
+    def from_settings(cls, settings: NodeEventSettings) -> NodeEventService:
+        import boto3
+
+        dynamodb = boto3.client("dynamodb")
+        table = settings.verification.state_table
+        triage = NodeEventTriage(
+            cluster=settings.cluster,
+            controller_group=settings.controller_group,
+            runs=VerificationRuns.from_settings(settings.verification, dynamodb),
+            workers=WorkerFailures(dynamodb, table, settings.mass_failure),
+            publisher=TopicPublisher(
+                boto3.client("sns"), settings.topic_arn, dynamodb, table, NOTICE_TTL_SECONDS
+            ),
+            group_of_instance=InstanceGroups(boto3.client("sagemaker")).group_of,
+            clock=time.time,
+        )
+        return cls(triage, RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url))
+
+    def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        result = self._triage.handle(event, self._rejected)
+        metrics.add_metric(
+            name=f"NodeEvents{result['outcome'].replace('-', ' ').title().replace(' ', '')}",
+            unit="Count",
+            value=1,
+        )
+        return {"records": [result]}

@@ -1,0 +1,145 @@
+"""What one HyperPod EventBridge event means for this cluster: a verification run for a
+controller, a count (and at most one notice per window) for unhealthy workers, a notice for a
+cluster that failed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from hyperpod_ha.convergence import trigger_time
+from hyperpod_ha.ingestion.hyperpod_events import (
+    KNOWN_HEALTH_STATUSES,
+    KNOWN_REPAIR_ACTIONS,
+    ClusterEvent,
+    ClusterStateChange,
+    EventRejected,
+    HyperPodEvent,
+    NodeHealthEvent,
+    parse_hyperpod_event,
+)
+from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
+from hyperpod_ha.ingestion.topic_publisher import TopicPublisher
+from hyperpod_ha.ingestion.worker_failures import WorkerFailures
+from hyperpod_ha.observability import logger
+from hyperpod_ha.runs.models import Trigger
+from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.topic_messages import TopicMessage, subject_line
+
+
+class NodeEventTriage:
+    """Decides what one HyperPod EventBridge event means for this cluster."""
+
+    def __init__(
+        self,
+        cluster: str,
+        controller_group: str,
+        runs: VerificationRuns,
+        workers: WorkerFailures,
+        publisher: TopicPublisher,
+        group_of_instance: Callable[[str, str], str | None],
+        clock: Callable[[], float],
+    ) -> None:
+        self._cluster = cluster
+        self._controller_group = controller_group
+        self._runs = runs
+        self._workers = workers
+        self._publisher = publisher
+        self._group_of_instance = group_of_instance
+        self._clock = clock
+
+    def handle(self, event: Mapping[str, Any], rejected: RejectedInputs) -> dict[str, Any]:
+        raw_id = event.get("id") if isinstance(event, Mapping) else None
+        event_id = raw_id[:256] if isinstance(raw_id, str) else ""
+        try:
+            parsed = parse_hyperpod_event(event)
+        except EventRejected as error:
+            rejected.keep("eventbridge", event_id, str(error), event)
+            return {"event_id": event_id, "outcome": "rejected", "reason": str(error)}
+        if parsed.cluster_name != self._cluster:
+            return self._result(
+                parsed, "ignored", reason=f"event for another cluster ({parsed.cluster_name})"
+            )
+        if isinstance(parsed, NodeHealthEvent):
+            return self._node_health(parsed)
+        if isinstance(parsed, ClusterStateChange):
+            return self._cluster_state(parsed)
+        return self._cluster_event(parsed)
+
+    def _node_health(self, event: NodeHealthEvent) -> dict[str, Any]:
+        if event.health_status not in KNOWN_HEALTH_STATUSES:
+            logger.info("unknown HealthStatus accepted", extra={"health_status": event.health_status})
+        if event.repair_action not in KNOWN_REPAIR_ACTIONS:
+            logger.info("unknown RepairAction accepted", extra={"repair_action": event.repair_action})
+        if event.healthy:
+            return self._result(event, "ignored", reason="node reported healthy")
+        group = self._group_of_instance(event.cluster_name, event.instance_id)
+        if group is None:
+            return self._result(event, "ignored", reason="node is no longer in the cluster")
+        if group == self._controller_group:
+            reason = f"controller {event.instance_id} reported {event.health_status}: {event.reason}".strip(
+                ": "
+            )
+            return self._verify(
+                event, reason, {"instance_id": event.instance_id, "health": event.health_status}
+            )
+        tally = self._workers.record_unhealthy(event.cluster_name, event.instance_id)
+        if tally.outcome != "threshold-crossed":
+            return self._result(event, "counted", unhealthy_workers=tally.unhealthy, group=group)
+        message = TopicMessage(
+            subject=subject_line(f"HyperPod {event.cluster_name}: {tally.unhealthy} worker nodes unhealthy"),
+            body=(
+                f"{tally.unhealthy} worker nodes of cluster {event.cluster_name} reported unhealthy within "
+                f"one window starting at epoch {tally.window_start}. Latest: {event.instance_id} "
+                f"({event.health_status}, repair action {event.repair_action}): {event.reason}\n"
+                "Further unhealthy workers in this window are counted without another notice."
+            ),
+        )
+        try:
+            self._publisher.publish(message)
+        except Exception:
+            self._workers.forget(event.cluster_name, tally.window_start, event.instance_id)
+            raise
+        return self._result(event, "notified", unhealthy_workers=tally.unhealthy, group=group)
+
+    def _cluster_state(self, event: ClusterStateChange) -> dict[str, Any]:
+        if not event.alarming:
+            return self._result(event, "ignored", reason=f"cluster status {event.status}")
+        message = TopicMessage(
+            subject=subject_line(f"HyperPod {event.cluster_name} is {event.status}"),
+            body=(
+                f"Cluster {event.cluster_name} changed status to {event.status}.\n"
+                f"Failure message: {event.failure_message or '(none)'}\nEvent: {event.event_id}"
+            ),
+        )
+        sent = self._publisher.publish_once(event.cluster_name, event.event_id, message, int(self._clock()))
+        return self._result(event, "notified" if sent else "duplicate")
+
+    def _cluster_event(self, event: ClusterEvent) -> dict[str, Any]:
+        if event.level != "Error":
+            return self._result(event, "ignored", reason=f"event level {event.level}")
+        group = event.group
+        if group is None and event.instance_id:
+            group = self._group_of_instance(event.cluster_name, event.instance_id)
+        if group != self._controller_group:
+            return self._result(event, "ignored", reason="error outside the controller group")
+        reason = f"cluster event on the controller group: {event.description}".strip(": ")
+        return self._verify(
+            event, reason, {"instance_id": event.instance_id, "description": event.description}
+        )
+
+    def _verify(self, event: HyperPodEvent, reason: str, summary: dict[str, Any]) -> dict[str, Any]:
+        trigger = Trigger(
+            source="eventbridge",
+            id=event.event_id,
+            summary={"kind": type(event).__name__, **summary},
+            time=trigger_time(event.time),
+        )
+        decision = self._runs.start_or_join(event.cluster_name, trigger, reason)
+        return self._result(event, decision.outcome, execution_arn=decision.execution_arn)
+
+    @staticmethod
+    def _result(event: HyperPodEvent, outcome: str, **more: Any) -> dict[str, Any]:
+        result = {"event_id": event.event_id, "kind": type(event).__name__, "outcome": outcome, **more}
+        logger.info("hyperpod event handled", extra=result)
+        return result

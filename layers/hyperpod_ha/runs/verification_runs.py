@@ -1,0 +1,161 @@
+"""One failover verification per cluster at a time.
+
+A run holds the cluster's lease: an item in the state table written with a condition, with
+a TTL so a lost run cannot block the cluster forever. The execution name is derived from
+the cluster and the lease, and the lease id from the trigger's stable id, so a redelivered
+trigger or a retried invocation can never start a second execution.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from hyperpod_ha import state_table
+from hyperpod_ha.aws_errors import error_code
+from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger, VerificationRunsSettings
+from hyperpod_ha.runs.naming import execution_arn, execution_name, lease_id_for
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_stepfunctions import SFNClient
+
+# Joined trigger ids are kept on the lease for the run's evidence; a storm is only counted.
+MAX_RECORDED_JOINS = 100
+
+
+class VerificationRuns:
+    """Starts or joins the cluster's verification run."""
+
+    def __init__(
+        self,
+        dynamodb: DynamoDBClient,
+        stepfunctions: SFNClient,
+        table: str,
+        state_machine_arn: str,
+        settings: RunSettings,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._ddb = dynamodb
+        self._sfn = stepfunctions
+        self._table = table
+        self._state_machine_arn = state_machine_arn
+        self._settings = settings
+        self._clock = clock
+
+    @classmethod
+    def from_settings(
+        cls, settings: VerificationRunsSettings, dynamodb: DynamoDBClient | None = None
+    ) -> VerificationRuns:
+        """The runs of one stack, with this process's clients (``dynamodb`` shared when given)."""
+        import boto3
+
+        return cls(
+            dynamodb or boto3.client("dynamodb"),
+            boto3.client("stepfunctions"),
+            settings.state_table,
+            settings.state_machine_arn,
+            settings.runs,
+        )
+
+    def start_or_join(self, cluster: str, trigger: Trigger, reason: str) -> RunDecision:
+        lease_id = lease_id_for(trigger)
+        name = execution_name(cluster, lease_id)
+        # Two passes at most: the lease may be released between our failed take and our join.
+        for _ in range(2):
+            # Read first: in a storm the lease is held, and a failed conditional put is a write too.
+            holder = self._live_lease(cluster) or self._take_lease(cluster, lease_id, trigger, name)
+            if holder is None:
+                return self._start(cluster, trigger, reason, lease_id, name)
+            if holder.get("lease_id", {}).get("S") == lease_id:
+                # This very trigger took the lease before (a redelivery or a retry after a crash):
+                # make sure its execution exists; StartExecution is idempotent for the same name and input.
+                return self._start(cluster, trigger, reason, lease_id, name, duplicate=True)
+            joined = self._join(cluster, holder, trigger)
+            if joined is not None:
+                return joined
+        raise RuntimeError(f"the lease of cluster {cluster} kept changing while joining")
+
+    def release(self, cluster: str, lease_id: str) -> bool:
+        return state_table.release_lease(self._ddb, self._table, cluster, lease_id)
+
+    def _live_lease(self, cluster: str) -> Mapping[str, Any] | None:
+        item = state_table.read_lease(self._ddb, self._table, cluster)
+        if item is None or int(item.get("expires_at", {}).get("N", "0")) < int(self._clock()):
+            return None
+        return item
+
+    def _take_lease(
+        self, cluster: str, lease_id: str, trigger: Trigger, name: str
+    ) -> Mapping[str, Any] | None:
+        now = int(self._clock())
+        item = {
+            **state_table.key(state_table.lease_key(cluster)),
+            "lease_id": {"S": lease_id},
+            "trigger": {"S": trigger.key},
+            "execution_name": {"S": name},
+            "taken_at": {"N": str(now)},
+            "expires_at": {"N": str(now + self._settings.lease_seconds)},
+            "joined_count": {"N": "0"},
+        }
+        return state_table.put_lease(self._ddb, self._table, item, now)
+
+    def _join(self, cluster: str, holder: Mapping[str, Any], trigger: Trigger) -> RunDecision | None:
+        holder_lease = holder.get("lease_id", {}).get("S", "")
+        holder_name = holder.get("execution_name", {}).get("S", "")
+        # A drill holding the lease names its own execution (of the drill state machine).
+        holder_arn = holder.get("execution_arn", {}).get("S") or execution_arn(
+            self._state_machine_arn, holder_name
+        )
+        if trigger.key in holder.get("joined", {}).get("SS", []):
+            return RunDecision("duplicate", holder_arn, holder_lease)
+        recorded = int(holder.get("joined_count", {}).get("N", "0")) < MAX_RECORDED_JOINS
+        current = state_table.join_lease(self._ddb, self._table, cluster, holder_lease, trigger.key, recorded)
+        if current is None:
+            return RunDecision("joined", holder_arn, holder_lease)
+        if current.get("lease_id", {}).get("S") == holder_lease:
+            return RunDecision("duplicate", holder_arn, holder_lease)
+        return None  # the lease changed hands: take it again
+
+    def _start(
+        self,
+        cluster: str,
+        trigger: Trigger,
+        reason: str,
+        lease_id: str,
+        name: str,
+        duplicate: bool = False,
+    ) -> RunDecision:
+        run_input = {
+            "cluster": cluster,
+            "reason": reason,
+            "trigger": {
+                "source": trigger.source,
+                "id": trigger.id,
+                "time": trigger.time,
+                "summary": dict(trigger.summary),
+            },
+            "lease_id": lease_id,
+            "dry_run": self._settings.dry_run,
+            "settle_seconds": self._settings.settle_seconds,
+            "max_attempts": self._settings.max_attempts,
+            "backoff_seconds": self._settings.backoff_seconds,
+        }
+        try:
+            started = self._sfn.start_execution(
+                stateMachineArn=self._state_machine_arn,
+                name=name,
+                input=json.dumps(run_input, sort_keys=True),
+            )
+        except ClientError as error:
+            # Either way the lease goes: a late redelivery's run is over already (never hold the
+            # lease for it), and otherwise the retried delivery must find the cluster free.
+            self.release(cluster, lease_id)
+            if error_code(error) == "ExecutionAlreadyExists":
+                return RunDecision("duplicate", execution_arn(self._state_machine_arn, name), lease_id)
+            raise
+        return RunDecision("duplicate" if duplicate else "started", started["executionArn"], lease_id)

@@ -1,0 +1,200 @@
+"""The state table: every key format of its items and every conditional write on them.
+
+One DynamoDB table (``STATE_TABLE``), one item per key ``pk``; items that must not outlive
+their use carry ``expires_at`` (the table's TTL attribute). The keys:
+
+- ``lease#<cluster>``: the cluster's verification lease, held by a run or a drill;
+- ``notice#<cluster>#<event id>``: a notice to people was sent for that event;
+- ``workers#<cluster>#<window start>``: the unhealthy workers counted in one window;
+- ``watchdog#<cluster>``: the watchdog found the cluster not verified;
+- ``status#<cluster>#<kind>``: the last verdict, snapshot, rotation or drill (``hyperpod-ha status``).
+
+Each function takes the DynamoDB client and the table's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import ClientError
+
+from hyperpod_ha.aws_errors import CONDITION_FAILED, error_code
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+Item = Mapping[str, Any]
+
+
+def lease_key(cluster: str) -> str:
+    return f"lease#{cluster}"
+
+
+def notice_key(cluster: str, event_id: str) -> str:
+    return f"notice#{cluster}#{event_id}"
+
+
+def workers_prefix(cluster: str) -> str:
+    """What every window's key of the cluster starts with."""
+    return f"workers#{cluster}#"
+
+
+def workers_key(cluster: str, window_start: int) -> str:
+    return f"{workers_prefix(cluster)}{window_start}"
+
+
+def watchdog_key(cluster: str) -> str:
+    return f"watchdog#{cluster}"
+
+
+def status_key(cluster: str, kind: str) -> str:
+    return f"status#{cluster}#{kind}"
+
+
+def key(pk: str) -> dict[str, Any]:
+    """The DynamoDB key of the item ``pk``."""
+    return {"pk": {"S": pk}}
+
+
+# --- the lease -------------------------------------------------------------------------------
+
+
+def read_lease(ddb: DynamoDBClient, table: str, cluster: str) -> Item | None:
+    """The cluster's lease item as stored (it may have expired), or ``None``."""
+    item: Item | None = ddb.get_item(TableName=table, Key=key(lease_key(cluster)), ConsistentRead=True).get(
+        "Item"
+    )
+    return item
+
+
+def put_lease(ddb: DynamoDBClient, table: str, item: Item, now: int, lease_id: str = "") -> Item | None:
+    """Write the cluster's lease if it is free (or expired, or already ``lease_id``'s).
+
+    ``None`` when written; otherwise the holder's item. DynamoDB deletes expired items
+    lazily, so an expired lease counts as free."""
+    condition = "attribute_not_exists(pk) OR expires_at < :now"
+    values: dict[str, Any] = {":now": {"N": str(now)}}
+    if lease_id:
+        condition += " OR lease_id = :lease"
+        values[":lease"] = {"S": lease_id}
+    try:
+        ddb.put_item(
+            TableName=table,
+            Item=dict(item),
+            ConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+    except ClientError as error:
+        if error_code(error) != CONDITION_FAILED:
+            raise
+        holder: Item = error.response.get("Item", {})  # type: ignore[assignment]
+        return holder or {"lease_id": {"S": ""}}
+    return None
+
+
+def join_lease(
+    ddb: DynamoDBClient, table: str, cluster: str, holder_lease: str, trigger_key: str, record: bool
+) -> Item | None:
+    """Count ``trigger_key`` as joining the run of ``holder_lease`` (and keep it when
+    ``record``). ``None`` when joined; otherwise the lease item found instead (``{}`` when gone)."""
+    values: dict[str, Any] = {
+        ":one": {"N": "1"},
+        ":lease": {"S": holder_lease},
+        ":trigger": {"S": trigger_key},
+    }
+    if record:
+        values[":key"] = {"SS": [trigger_key]}
+    try:
+        ddb.update_item(
+            TableName=table,
+            Key=key(lease_key(cluster)),
+            UpdateExpression="ADD joined_count :one" + (", joined :key" if record else ""),
+            ConditionExpression="lease_id = :lease AND NOT contains(joined, :trigger)",
+            ExpressionAttributeValues=values,
+            ReturnValuesOnConditionCheckFailure="ALL_OLD",
+        )
+    except ClientError as error:
+        if error_code(error) != CONDITION_FAILED:
+            raise
+        current: Item = error.response.get("Item", {})  # type: ignore[assignment]
+        return current
+    return None
+
+
+def release_lease(ddb: DynamoDBClient, table: str, cluster: str, lease_id: str) -> bool:
+    """Delete the cluster's lease if ``lease_id`` still holds it; False when another does."""
+    try:
+        ddb.delete_item(
+            TableName=table,
+            Key=key(lease_key(cluster)),
+            ConditionExpression="lease_id = :lease",
+            ExpressionAttributeValues={":lease": {"S": lease_id}},
+        )
+    except ClientError as error:
+        if error_code(error) == CONDITION_FAILED:
+            return False
+        raise
+    return True
+
+
+# --- notices sent once -----------------------------------------------------------------------
+
+
+def mark_notice(ddb: DynamoDBClient, table: str, pk: str, expires_at: int) -> bool:
+    """Write the marker ``pk`` unless it is there; False when it was (the notice went out)."""
+    try:
+        ddb.put_item(
+            TableName=table,
+            Item={**key(pk), "expires_at": {"N": str(expires_at)}},
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+    except ClientError as error:
+        if error_code(error) == CONDITION_FAILED:
+            return False
+        raise
+    return True
+
+
+def forget_notice(ddb: DynamoDBClient, table: str, pk: str) -> None:
+    ddb.delete_item(TableName=table, Key=key(pk))
+
+
+# --- unhealthy workers per window ------------------------------------------------------------
+
+
+def count_worker(
+    ddb: DynamoDBClient, table: str, cluster: str, window_start: int, instance_id: str, expires_at: int
+) -> int | None:
+    """Add the instance to the window's set; the window's count, or ``None`` when it was there."""
+    try:
+        answer = ddb.update_item(
+            TableName=table,
+            Key=key(workers_key(cluster, window_start)),
+            UpdateExpression="ADD instances :instance, unhealthy :one SET expires_at = :expires",
+            ConditionExpression="attribute_not_exists(instances) OR NOT contains(instances, :id)",
+            ExpressionAttributeValues={
+                ":instance": {"SS": [instance_id]},
+                ":id": {"S": instance_id},
+                ":one": {"N": "1"},
+                ":expires": {"N": str(expires_at)},
+            },
+            ReturnValues="UPDATED_NEW",
+        )
+    except ClientError as error:
+        if error_code(error) != CONDITION_FAILED:
+            raise
+        return None
+    return int(answer["Attributes"]["unhealthy"]["N"])
+
+
+def uncount_worker(
+    ddb: DynamoDBClient, table: str, cluster: str, window_start: int, instance_id: str
+) -> None:
+    ddb.update_item(
+        TableName=table,
+        Key=key(workers_key(cluster, window_start)),
+        UpdateExpression="DELETE instances :instance ADD unhealthy :minus",
+        ExpressionAttributeValues={":instance": {"SS": [instance_id]}, ":minus": {"N": "-1"}},
+    )

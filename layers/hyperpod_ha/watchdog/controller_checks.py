@@ -1,0 +1,38 @@
+"""Every controller of the cluster checked at once, a few at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Final
+
+from hyperpod_ha.cluster import ClusterControllers
+from hyperpod_ha.health import ControllerCheckThrottled, ControllerNode, ControllerReport, ReportStatus
+
+# Session Manager starts are rate limited (a few per second): a few controllers at a time.
+MAX_PARALLEL_CHECKS: Final = 4
+
+
+def check_every_controller(
+    found: ClusterControllers, check: Callable[[ControllerNode], ControllerReport]
+) -> list[ControllerReport]:
+    nodes = [ControllerNode.from_json(controller.to_json()) for controller in found.controllers]
+    if not nodes:
+        return []
+    with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_CHECKS, len(nodes))) as pool:
+        return list(pool.map(lambda node: _checked(node, check), nodes))
+
+
+def _checked(node: ControllerNode, check: Callable[[ControllerNode], ControllerReport]) -> ControllerReport:
+    try:
+        return check(node)
+    except ControllerCheckThrottled as error:
+        # Not retried here: the workflow's checks retry throttling with backoff.
+        return ControllerReport(
+            instance_id=node.instance_id,
+            status=ReportStatus.PROBE_FAILED,
+            group=node.group,
+            node_status=node.status,
+            target=node.target,
+            reason=str(error)[:200],
+        )

@@ -1,0 +1,75 @@
+"""The watchdog: a scheduled check of every controller, for failures that send no event.
+
+HyperPod's node health events cover GPU and Trainium instances only, cluster events need
+continuous provisioning, and the ON/OFF programs that publish to SNS live on FSx: a cluster
+can go down with no trigger at all. On each tick the watchdog runs the same probe as the
+workflow on every controller, at once, and decides the verdict with the same rules. Verified:
+nothing else happens (no Standard workflow execution). Not verified: the verification workflow
+is started through the cluster's lease like any other trigger, so one run and one incident
+follow. The watchdog remembers that; its first verified tick afterwards starts one more run,
+whose verified verdict resolves the incident even when the recovery published nothing either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from hyperpod_ha.cluster import ClusterControllers
+from hyperpod_ha.health import ControllerNode, ControllerReport
+from hyperpod_ha.runs.models import Trigger
+from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.verdict import Verdict, VerdictPolicy, evaluate
+from hyperpod_ha.watchdog.controller_checks import check_every_controller
+from hyperpod_ha.watchdog.found_failures import FoundFailures
+from hyperpod_ha.watchdog.tick import Tick, TickResult
+
+
+class Watchdog:
+    def __init__(
+        self,
+        cluster: str,
+        discover: Callable[[], ClusterControllers],
+        check: Callable[[ControllerNode], ControllerReport],
+        runs: VerificationRuns,
+        found: FoundFailures,
+        clock: Callable[[], float],
+        policy: VerdictPolicy | None = None,
+    ) -> None:
+        self._cluster = cluster
+        self._discover = discover
+        self._check = check
+        self._runs = runs
+        self._found = found
+        self._clock = clock
+        self._policy = policy or VerdictPolicy()
+
+    def tick(self, tick: Tick) -> TickResult:
+        reports = check_every_controller(self._discover(), self._check)
+        verdict = evaluate(reports, self._policy)
+        if verdict.verified:
+            if not self._found.pending(self._cluster):
+                return TickResult("verified", verdict, len(reports))
+            # Recovered: a verified run is what resolves the incident the failure opened.
+            reason = f"watchdog: {verdict.name.value} again after a failure it found"
+            decision = self._runs.start_or_join(self._cluster, self._trigger(tick, verdict), reason)
+            self._found.forget(self._cluster)
+            return TickResult(decision.outcome, verdict, len(reports), decision.execution_arn, recovery=True)
+        decision = self._runs.start_or_join(
+            self._cluster, self._trigger(tick, verdict), _reason(verdict, reports)
+        )
+        self._found.remember(self._cluster, tick, verdict.name.value, self._clock())
+        return TickResult(decision.outcome, verdict, len(reports), decision.execution_arn)
+
+    @staticmethod
+    def _trigger(tick: Tick, verdict: Verdict) -> Trigger:
+        return Trigger(
+            source="watchdog",
+            id=tick.id,
+            summary={"verdict": verdict.name.value, "reasons": list(verdict.reasons[:3])},
+            time=tick.scheduled_time,
+        )
+
+
+def _reason(verdict: Verdict, reports: Sequence[ControllerReport]) -> str:
+    first = verdict.reasons[0] if verdict.reasons else f"{len(reports)} controllers checked"
+    return f"watchdog: {verdict.name.value} ({first[:200]})"

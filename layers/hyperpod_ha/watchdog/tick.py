@@ -1,0 +1,61 @@
+"""The watchdog's tick: one scheduled check, as EventBridge Scheduler delivers it, and its result."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from hyperpod_ha.convergence import trigger_time
+from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.verdict import Verdict
+
+# The schedule's Input names its source; Scheduler fills in the context attributes.
+TICK_SOURCE: Final = "hyperpod-ha.watchdog"
+_TICK_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+
+
+class TickRejected(InputRejected):
+    """The invocation is not a watchdog tick from this stack's schedule. Safe to log."""
+
+
+@dataclass(frozen=True)
+class Tick:
+    """One scheduled check: Scheduler's execution id (kept across its retries) and time."""
+
+    id: str
+    scheduled_time: str
+
+
+def parse_tick(event: object) -> Tick:
+    if not isinstance(event, Mapping):
+        raise TickRejected("the tick is not a JSON object")
+    if event.get("source") != TICK_SOURCE:
+        raise TickRejected(f"source is not {TICK_SOURCE!r}")
+    tick_id = event.get("tick_id")
+    if not isinstance(tick_id, str) or not _TICK_ID.match(tick_id) or tick_id.startswith("<"):
+        raise TickRejected("tick_id is missing or not an id (is the schedule's Input templated?)")
+    scheduled = trigger_time(event.get("scheduled_time"))
+    if not scheduled:
+        raise TickRejected("scheduled_time is missing or not an ISO 8601 time")
+    return Tick(tick_id, scheduled)
+
+
+@dataclass(frozen=True)
+class TickResult:
+    outcome: str  # verified, started, joined, duplicate
+    verdict: Verdict
+    controllers: int
+    execution_arn: str | None = None
+    recovery: bool = False  # verified again after a failure the watchdog found
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "recovery": self.recovery,
+            "verdict": self.verdict.name.value,
+            "reasons": list(self.verdict.reasons[:5]),
+            "controllers": self.controllers,
+            "execution_arn": self.execution_arn,
+        }

@@ -1,0 +1,114 @@
+"""WatchdogFunction's settings, wiring and invocation: a failed tick is never silent; it is
+logged with its reason, counted under a metric to alarm on, and raised (the dead-letter queue
+keeps the tick)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from hyperpod_ha.aws_errors import error_code
+from hyperpod_ha.cluster import ControllerGroupNotFound
+from hyperpod_ha.commands import InvalidCommandRequest
+from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.runs.models import VerificationRunsSettings
+from hyperpod_ha.settings import Environment, environment, number, text
+from hyperpod_ha.watchdog.service import Watchdog
+from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
+
+# What SageMaker answers for a cluster that is not there (CLUSTER_NAME is wrong).
+_MISCONFIGURED_CODES = frozenset({"ResourceNotFound", "ResourceNotFoundException", "ValidationException"})
+
+
+@dataclass(frozen=True)
+class WatchdogSettings:
+    """WatchdogFunction's environment."""
+
+    cluster: str
+    controller_group: str
+    command_transport: str
+    probe_document: str
+    probe_deadline_seconds: float
+    verification: VerificationRunsSettings
+
+    @classmethod
+    def from_environment(cls, env: Environment | None = None) -> WatchdogSettings:
+        env = environment() if env is None else env
+        deadline = number(env, "PROBE_DEADLINE_SECONDS", 20)
+        if not deadline > 0:
+            raise ConfigurationError("environment variable PROBE_DEADLINE_SECONDS must be positive")
+        return cls(
+            cluster=text(env, "CLUSTER_NAME"),
+            controller_group=text(env, "CONTROLLER_GROUP"),
+            # Checked by the transports' registry (runner_for), which knows the names.
+            command_transport=text(env, "COMMAND_TRANSPORT", "session-manager"),
+            probe_document=text(env, "PROBE_DOCUMENT"),
+            probe_deadline_seconds=deadline,
+            verification=VerificationRunsSettings.from_environment(env),
+        )
+
+
+def watchdog_from_settings(settings: WatchdogSettings) -> Watchdog:
+    import time
+
+    import boto3
+
+    from hyperpod_ha.cluster import discover_controllers
+    from hyperpod_ha.commands import runner_for
+    from hyperpod_ha.health import ControllerNode, ControllerReport, check_controller
+    from hyperpod_ha.runs.verification_runs import VerificationRuns
+    from hyperpod_ha.watchdog.found_failures import FoundFailures
+
+    runner = runner_for(settings.command_transport)
+    dynamodb = boto3.client("dynamodb")
+    sagemaker = boto3.client("sagemaker")
+    runs = VerificationRuns.from_settings(settings.verification, dynamodb)
+
+    def check(node: ControllerNode) -> ControllerReport:
+        return check_controller(
+            node,
+            runner,
+            document=settings.probe_document,
+            deadline_seconds=settings.probe_deadline_seconds,
+        )
+
+    return Watchdog(
+        settings.cluster,
+        lambda: discover_controllers(sagemaker, settings.cluster, settings.controller_group),
+        check,
+        runs,
+        FoundFailures(dynamodb, settings.verification.state_table),
+        time.time,
+    )
+
+
+def failure(error: Exception) -> tuple[str, str]:
+    """The metric and the log message for an invocation that failed with ``error``."""
+    if isinstance(error, TickRejected):
+        return "WatchdogTicksRejected", "watchdog tick rejected"
+    misconfigured = isinstance(error, ConfigurationError | InvalidCommandRequest | ControllerGroupNotFound)
+    if misconfigured or (isinstance(error, ClientError) and error_code(error) in _MISCONFIGURED_CODES):
+        return "WatchdogConfigurationErrors", "watchdog configuration is wrong"
+    return "WatchdogFailures", "watchdog check failed"
+
+
+def handle_tick(wired: Callable[[], Watchdog], event: object) -> dict[str, Any]:
+    """One invocation: the watchdog wired (``wired`` is the handler's cached factory), the tick
+    parsed and checked."""
+    try:
+        watchdog = wired()
+        tick = parse_tick(event)
+        result = watchdog.tick(tick)
+    except Exception as error:
+        metric, message = failure(error)
+        logger.error(message, extra={"error_type": type(error).__name__, "reason": str(error)[:500]})
+        metrics.add_metric(name=metric, unit="Count", value=1)
+        raise
+    if result.outcome != "verified":
+        metrics.add_metric(name="WatchdogNotVerified", unit="Count", value=1)
+    logger.info("watchdog tick", extra={"tick_id": tick.id, **result.to_json()})
+    return result.to_json()

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from bench.stats import at_most, median
-from hyperpod_ha.hyperpod_events import NODE_HEALTH, SOURCE
 from hyperpod_ha.ingestion import NodeEventTriage, RejectedInputs
+from hyperpod_ha.ingestion.hyperpod_events import NODE_HEALTH, SOURCE
 from hyperpod_ha.notifications import (
     MAX_MESSAGE_CHARS,
     SUBJECT,

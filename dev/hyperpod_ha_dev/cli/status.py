@@ -16,7 +16,7 @@ from typing import Any
 
 import boto3
 
-from hyperpod_ha import notices
+from hyperpod_ha import console_links
 from hyperpod_ha.incidents import CLUSTER_KEY, KIND_KEY, SOURCE
 from hyperpod_ha.runs.naming import execution_arn
 from hyperpod_ha.state_table import read_lease
@@ -70,7 +70,7 @@ def _in_progress(outputs: Mapping[str, str], table: str, cluster: str, region: s
         "kind": kind,
         "lease_holder": item.get("trigger", {}).get("S"),
         "execution_arn": arn,
-        "execution_link": notices.execution_console_url(arn, region),
+        "execution_link": console_links.execution_console_url(arn, region),
         "since": int(item.get("taken_at", {}).get("N", "0")),
         "joined": int(item.get("joined_count", {}).get("N", "0")),
     }
@@ -93,7 +93,7 @@ def _open_incidents(cluster: str, region: str) -> list[dict[str, Any]]:
                 "title": summary.get("Title"),
                 "severity": summary.get("Severity"),
                 "kind": data.get(KIND_KEY, {}).get("Value"),
-                "link": notices.ops_item_console_url(summary["OpsItemId"], region),
+                "link": console_links.ops_item_console_url(summary["OpsItemId"], region),
             }
         )
     return found

@@ -34,7 +34,7 @@ class DrillCommandFailed(HyperpodHaError):
 class DrillLease:
     """The cluster's verification lease, held by a drill for its whole run.
 
-    Same item as :class:`~hyperpod_ha.verification_runs.VerificationRuns` writes, so a trigger
+    Same item as :class:`~hyperpod_ha.runs.verification_runs.VerificationRuns` writes, so a trigger
     during the drill joins it; ``execution_arn`` names the drill's execution for them.
     """
 

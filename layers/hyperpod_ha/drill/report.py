@@ -6,7 +6,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from hyperpod_ha import notices
+from hyperpod_ha import console_links, topic_messages
 
 
 def _figures(phase: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -60,7 +60,7 @@ def build_report(
         "hand_back": _figures(hand_back),
         "joined_triggers": joined,
         "execution_id": execution_id,
-        "execution_link": notices.execution_console_url(execution_id, execution_id.split(":")[3])
+        "execution_link": console_links.execution_console_url(execution_id, execution_id.split(":")[3])
         if execution_id.count(":") >= 3
         else None,
         "finished_at": int(time.time()),
@@ -75,7 +75,7 @@ def _seconds(value: Any) -> str:
 def summary(report: Mapping[str, Any]) -> tuple[str, str]:
     """Subject and plain-text body for the notification topic."""
     cluster, outcome = report.get("cluster"), str(report.get("outcome"))
-    subject = notices.subject_line(f"HyperPod cluster {cluster}: failover drill {outcome}")
+    subject = topic_messages.subject_line(f"HyperPod cluster {cluster}: failover drill {outcome}")
     lines = [f"Failover drill on HyperPod cluster {cluster}: {outcome.upper()}"]
     if report.get("dry_run"):
         lines.append("Dry run: checked and planned only, no takeover.")

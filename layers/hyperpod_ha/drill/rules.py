@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.drill.models import ControllerRef, DrillPlan, DrillRequest
 from hyperpod_ha.drill.node import NodeOutput
-from hyperpod_ha.health import ControllerReport
 
 HEALTHY: Final = "HEALTHY"
 FAILED_OVER: Final = "FAILED_OVER"

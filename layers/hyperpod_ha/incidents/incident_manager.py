@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mypy_boto3_ssm_incidents.type_defs import RelatedItemTypeDef, TriggerDetailsTypeDef
 
     from hyperpod_ha.incidents.models import OpenRequest
-    from hyperpod_ha.notices import Links
+    from hyperpod_ha.topic_messages import Links
 
 _TRIGGER_ARN = re.compile(r"^arn:aws(-cn|-us-gov)?:[a-z0-9-]*:[a-z0-9-]*:([0-9]{12})?:.+$")
 

@@ -10,8 +10,8 @@ from typing import Any, Literal
 from hyperpod_ha.incidents.errors import InvalidIncidentRequest
 from hyperpod_ha.incidents.keys import KINDS_NOT_RESOLVED_BY_DEFAULT
 from hyperpod_ha.incidents.limits import bounded_chars
-from hyperpod_ha.notices import Links
 from hyperpod_ha.redaction import redact, scrub_text
+from hyperpod_ha.topic_messages import Links
 
 _KIND = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 # SageMaker HyperPod cluster names.

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hyperpod_ha import notices
+from hyperpod_ha import console_links, topic_messages
 from hyperpod_ha.incidents.keys import EXECUTION_KEY, INCIDENT_KEY, NOTIFIED_KEY
 from hyperpod_ha.incidents.limits import bounded
 from hyperpod_ha.incidents.models import OpenRequest, OpenResult
 from hyperpod_ha.incidents.ops_center import OpsCenter, data_value
 from hyperpod_ha.incidents.ops_item import ops_item_request
-from hyperpod_ha.notices import Links, OpenedIncident
 from hyperpod_ha.observability import logger
+from hyperpod_ha.topic_messages import Links, OpenedIncident
 
 if TYPE_CHECKING:
     from mypy_boto3_ssm.type_defs import CreateOpsItemRequestTypeDef, OpsItemDataValueTypeDef
@@ -34,10 +34,10 @@ def open_incident(
     data = ops_center.get(ops_item_id).get("OperationalData") or {}
     # Our own execution opened it (now, or on an earlier attempt of this same call).
     created = data_value(data, EXECUTION_KEY) == request.execution_id
-    partition = notices.partition_of(request.execution_id)
+    partition = console_links.partition_of(request.execution_id)
     links = Links(
-        execution=notices.execution_console_url(request.execution_id, region),
-        ops_item=notices.ops_item_console_url(ops_item_id, region, partition),
+        execution=console_links.execution_console_url(request.execution_id, region),
+        ops_item=console_links.ops_item_console_url(ops_item_id, region, partition),
     )
     updates: dict[str, OpsItemDataValueTypeDef] = {}
     incident_arn = data_value(data, INCIDENT_KEY)
@@ -47,7 +47,7 @@ def open_incident(
         if incident_arn:
             updates[INCIDENT_KEY] = {"Type": "SearchableString", "Value": incident_arn}
     if incident_arn:
-        links = Links(links.execution, links.ops_item, notices.incident_console_url(region, partition))
+        links = Links(links.execution, links.ops_item, console_links.incident_console_url(region, partition))
 
     notified = data_value(data, NOTIFIED_KEY) == request.execution_id
     if not notified and topic.arn:
@@ -79,8 +79,8 @@ def _opened_message(
     created: bool,
     incident_arn: str | None,
     links: Links,
-) -> notices.Notification:
-    return notices.incident_opened(
+) -> topic_messages.TopicMessage:
+    return topic_messages.incident_opened(
         OpenedIncident(
             cluster=request.cluster,
             verdict=request.verdict,
@@ -94,6 +94,6 @@ def _opened_message(
             execution_id=request.execution_id,
             incident_arn=incident_arn,
             links=links,
-            snapshot=notices.snapshot_summary(request.snapshot),
+            snapshot=topic_messages.snapshot_summary(request.snapshot),
         )
     )

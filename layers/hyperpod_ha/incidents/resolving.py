@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hyperpod_ha import notices
+from hyperpod_ha import console_links, topic_messages
 from hyperpod_ha.incidents.keys import KIND_KEY, RECOVERY_NOTIFIED_KEY, RESOLUTION_KEY, RESOLVED_BY_KEY
 from hyperpod_ha.incidents.limits import bounded
 from hyperpod_ha.incidents.models import ResolveRequest, ResolveResult
@@ -56,15 +56,15 @@ def resolve_incidents(
     if not topic.arn:
         logger.warning("no notification topic configured; recovery not announced")
         return ResolveResult(resolved, False, None)
-    partition = notices.partition_of(request.execution_id)
+    partition = console_links.partition_of(request.execution_id)
     topic.publish(
-        notices.recovered(
+        topic_messages.recovered(
             request.cluster,
             request.verdict,
             request.execution_id,
-            {item: notices.ops_item_console_url(item, region, partition) for item in resolved},
-            notices.execution_console_url(request.execution_id, region),
-            snapshot=notices.snapshot_summary(request.snapshot),
+            {item: console_links.ops_item_console_url(item, region, partition) for item in resolved},
+            console_links.execution_console_url(request.execution_id, region),
+            snapshot=topic_messages.snapshot_summary(request.snapshot),
         )
     )
     for ops_item in resolved:
@@ -80,14 +80,14 @@ def announce_verified(request: ResolveRequest, topic: Topic, region: str) -> boo
     """Publish the short "verified" message; not idempotent by itself (nothing in OpsCenter records it)."""
     if not topic.arn:
         return False
-    link = notices.execution_console_url(request.execution_id, region)
+    link = console_links.execution_console_url(request.execution_id, region)
     topic.publish(
-        notices.verified(
+        topic_messages.verified(
             request.cluster,
             request.verdict,
             request.execution_id,
             link,
-            snapshot=notices.snapshot_summary(request.snapshot),
+            snapshot=topic_messages.snapshot_summary(request.snapshot),
         )
     )
     return True

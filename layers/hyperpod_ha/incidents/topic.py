@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from hyperpod_ha import notices
+from hyperpod_ha import topic_messages
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.incidents.errors import IncidentFailed
 
@@ -19,9 +19,9 @@ class Topic:
         self.sns = sns
         self.arn = arn
 
-    def publish(self, message: notices.Notification) -> None:
+    def publish(self, message: topic_messages.TopicMessage) -> None:
         assert self.arn, "publish only to a configured topic"
         try:
-            notices.publish(self.sns, self.arn, message)
+            topic_messages.publish(self.sns, self.arn, message)
         except ClientError as error:
             raise IncidentFailed(f"SNS Publish failed: {error_code(error)}") from error

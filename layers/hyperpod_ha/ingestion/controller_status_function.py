@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.convergence import trigger_time
 from hyperpod_ha.ingestion.controller_messages import (
     ControllerNotification,
     NotificationRejected,
@@ -20,6 +19,7 @@ from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.runs.models import Trigger, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.settings import Environment, environment, text
+from hyperpod_ha.verdict import trigger_time
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer

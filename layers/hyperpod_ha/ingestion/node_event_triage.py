@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hyperpod_ha.convergence import trigger_time
 from hyperpod_ha.ingestion.hyperpod_events import (
     KNOWN_HEALTH_STATUSES,
     KNOWN_REPAIR_ACTIONS,
@@ -25,6 +24,7 @@ from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.topic_messages import TopicMessage, subject_line
+from hyperpod_ha.verdict import trigger_time
 
 
 class NodeEventTriage:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hyperpod_ha.cluster import RUNNING, Controller
+from hyperpod_ha.controllers.models import RUNNING, Controller
 from hyperpod_ha.rotation.errors import RotationRequestInvalid
 
 

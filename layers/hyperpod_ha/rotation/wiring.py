@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
 
-    from hyperpod_ha.cluster import ClusterControllers
     from hyperpod_ha.commands import CommandRunner
+    from hyperpod_ha.controllers.models import ClusterControllers
     from hyperpod_ha.incidents import Incidents
     from hyperpod_ha.rotation.database import Connector
     from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
@@ -35,8 +35,8 @@ class Collaborators:
 def aws_collaborators(settings: RotateDbSecretSettings) -> Collaborators:
     import boto3
 
-    from hyperpod_ha.cluster import discover_controllers
     from hyperpod_ha.commands import runner_for
+    from hyperpod_ha.controllers.discovery import discover_controllers
     from hyperpod_ha.rotation.database import TlsPolicy, pymysql_connector
 
     sagemaker = cache(lambda: boto3.client("sagemaker"))

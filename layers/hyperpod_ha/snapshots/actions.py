@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hyperpod_ha.cluster import requested_cluster
+from hyperpod_ha.controllers.naming import requested_cluster
 from hyperpod_ha.observability import logger
 from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest
 from hyperpod_ha.snapshots.models import DescribeRequest, StartRequest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hyperpod_ha.health import ControllerReport
+from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.slurm import excerpt
 from hyperpod_ha.verdict.activity import active_controllers, split_brain_reasons
 from hyperpod_ha.verdict.degradation import one_active

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hyperpod_ha.health import LIST_LIMIT, ControllerReport
+from hyperpod_ha.controllers.decoding import LIST_LIMIT
+from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.slurm import TEXT_LIMIT
 from hyperpod_ha.verdict.observation import Controller, Observation
 from hyperpod_ha.verdict.phrases import slurmctld_state

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hyperpod_ha.health import ControllerReport, ReportRejected, ReportStatus
+from hyperpod_ha.controllers.errors import ReportRejected
+from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
 from hyperpod_ha.slurm import TEXT_LIMIT, excerpt
 from hyperpod_ha.verdict.models import MAX_REPORTS, ConvergenceInputError, VerdictInputError
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from hyperpod_ha.health import ControllerReport, controller_position
+from hyperpod_ha.controllers.evidence import controller_position
+from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.slurm import ControllerHost
 from hyperpod_ha.verdict.models import VerdictPolicy
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from hyperpod_ha.health import ControllerReport
+from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.verdict.observation import Controller, Observation
 
 _ROLE_PHRASES: Final = {

@@ -5,7 +5,7 @@ stopped or unreachable is a note, not a problem."""
 
 from __future__ import annotations
 
-from hyperpod_ha.health import ControllerReport
+from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.verdict.activity import hung
 from hyperpod_ha.verdict.observation import Controller, Findings, Observation
 from hyperpod_ha.verdict.phrases import describe, why_unchecked

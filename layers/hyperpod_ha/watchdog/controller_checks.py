@@ -6,24 +6,24 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
-from hyperpod_ha.cluster import ClusterControllers
-from hyperpod_ha.health import ControllerCheckThrottled, ControllerNode, ControllerReport, ReportStatus
+from hyperpod_ha.controllers.errors import ControllerCheckThrottled
+from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport, ReportStatus
 
 # Session Manager starts are rate limited (a few per second): a few controllers at a time.
 MAX_PARALLEL_CHECKS: Final = 4
 
 
 def check_every_controller(
-    found: ClusterControllers, check: Callable[[ControllerNode], ControllerReport]
+    found: ClusterControllers, check: Callable[[Controller], ControllerReport]
 ) -> list[ControllerReport]:
-    nodes = [ControllerNode.from_json(controller.to_json()) for controller in found.controllers]
+    nodes = list(found.controllers)
     if not nodes:
         return []
     with ThreadPoolExecutor(max_workers=min(MAX_PARALLEL_CHECKS, len(nodes))) as pool:
         return list(pool.map(lambda node: _checked(node, check), nodes))
 
 
-def _checked(node: ControllerNode, check: Callable[[ControllerNode], ControllerReport]) -> ControllerReport:
+def _checked(node: Controller, check: Callable[[Controller], ControllerReport]) -> ControllerReport:
     try:
         return check(node)
     except ControllerCheckThrottled as error:

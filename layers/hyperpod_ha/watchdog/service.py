@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from hyperpod_ha.cluster import ClusterControllers
-from hyperpod_ha.health import ControllerNode, ControllerReport
+from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport
 from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.verdict import Verdict, VerdictPolicy, evaluate
@@ -29,7 +28,7 @@ class Watchdog:
         self,
         cluster: str,
         discover: Callable[[], ClusterControllers],
-        check: Callable[[ControllerNode], ControllerReport],
+        check: Callable[[Controller], ControllerReport],
         runs: VerificationRuns,
         found: FoundFailures,
         clock: Callable[[], float],

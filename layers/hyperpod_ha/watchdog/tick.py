@@ -7,9 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from hyperpod_ha.convergence import trigger_time
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha.verdict import Verdict
+from hyperpod_ha.verdict import Verdict, trigger_time
 
 # The schedule's Input names its source; Scheduler fills in the context attributes.
 TICK_SOURCE: Final = "hyperpod-ha.watchdog"

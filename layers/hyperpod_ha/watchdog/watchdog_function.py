@@ -11,8 +11,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from hyperpod_ha.aws_errors import error_code
-from hyperpod_ha.cluster import ControllerGroupNotFound
 from hyperpod_ha.commands import InvalidCommandRequest
+from hyperpod_ha.controllers.errors import ControllerGroupNotFound
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.runs.models import VerificationRunsSettings
@@ -57,9 +57,10 @@ def watchdog_from_settings(settings: WatchdogSettings) -> Watchdog:
 
     import boto3
 
-    from hyperpod_ha.cluster import discover_controllers
     from hyperpod_ha.commands import runner_for
-    from hyperpod_ha.health import ControllerNode, ControllerReport, check_controller
+    from hyperpod_ha.controllers.check import check_controller
+    from hyperpod_ha.controllers.discovery import discover_controllers
+    from hyperpod_ha.controllers.models import Controller, ControllerReport
     from hyperpod_ha.runs.verification_runs import VerificationRuns
     from hyperpod_ha.watchdog.found_failures import FoundFailures
 
@@ -68,7 +69,7 @@ def watchdog_from_settings(settings: WatchdogSettings) -> Watchdog:
     sagemaker = boto3.client("sagemaker")
     runs = VerificationRuns.from_settings(settings.verification, dynamodb)
 
-    def check(node: ControllerNode) -> ControllerReport:
+    def check(node: Controller) -> ControllerReport:
         return check_controller(
             node,
             runner,

@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import boto3
 
-from hyperpod_ha.verification_runs import Trigger
+from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha_dev.embedded.site import SiteController
 from hyperpod_ha_dev.simulation.engine import ScenarioResult, embedded_run
 from hyperpod_ha_dev.simulation.lab.lock import lab_lock

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from hyperpod_ha.controllers.naming import CLUSTER_NAME
-from hyperpod_ha.settings import ConfigurationError, Environment, environment, number, text
+from hyperpod_ha.environment import Environment, environment, number, text
+from hyperpod_ha.errors import ConfigurationError
 
 DEFAULT_TRANSPORT: Final = "session-manager"  # the template's CommandTransport default
 HEALTH_CHECK_DEADLINE_SECONDS: Final = 90.0  # HealthCheckFunction's PROBE_DEADLINE_SECONDS

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hyperpod_ha.environment import Environment, environment, integer, text
 from hyperpod_ha.incidents import IncidentSettings
 from hyperpod_ha.runs.models import RunSettings
-from hyperpod_ha.settings import Environment, environment, integer, text
 
 # The template's values where it gives one; LEASE_SECONDS is the verification runs' default.
 DEFAULT_TRANSPORT = "session-manager"

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from hyperpod_ha.settings import ConfigurationError, Environment, environment, text
+from hyperpod_ha.environment import Environment, environment, text
+from hyperpod_ha.errors import ConfigurationError
 
 
 def _optional_arn(env: Environment, name: str, service: str) -> str | None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hyperpod_ha.environment import Environment, environment, text
 from hyperpod_ha.ingestion.controller_messages import (
     ControllerNotification,
     NotificationRejected,
@@ -18,7 +19,6 @@ from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.runs.models import Trigger, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
-from hyperpod_ha.settings import Environment, environment, text
 from hyperpod_ha.verdict import trigger_time
 
 if TYPE_CHECKING:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hyperpod_ha.environment import Environment, environment, integer, text
 from hyperpod_ha.incidents.settings import IncidentSettings
 from hyperpod_ha.rotation.contract import RotationSettings, Strategy
 from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, RolloutSettings
-from hyperpod_ha.settings import Environment, environment, integer, text
 
 
 def _optional(env: Environment, name: str) -> str | None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hyperpod_ha.environment import Environment, environment, integer, text
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.settings import Environment, environment, integer, text
 
 # The template's defaults (BackupRetention, MinBackupIntervalMinutes).
 DEFAULT_RETENTION = 7

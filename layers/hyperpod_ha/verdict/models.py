@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, Literal
 
+from hyperpod_ha.environment import Environment, environment, text
 from hyperpod_ha.errors import ConfigurationError, InputRejected
-from hyperpod_ha.settings import Environment, environment, text
 
 
 class VerdictName(StrEnum):

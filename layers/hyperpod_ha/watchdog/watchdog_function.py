@@ -13,10 +13,10 @@ from botocore.exceptions import ClientError
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import InvalidCommandRequest
 from hyperpod_ha.controllers.errors import ControllerGroupNotFound
+from hyperpod_ha.environment import Environment, environment, number, text
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.runs.models import VerificationRunsSettings
-from hyperpod_ha.settings import Environment, environment, number, text
 from hyperpod_ha.watchdog.service import Watchdog
 from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
 

@@ -1,5 +1,9 @@
 """hyperpod-ha: keeps SageMaker HyperPod Slurm clusters with several head nodes honest.
 
-Plain, typed modules named after the domain; AWS access sits in small adapters that take
-their boto3 client as an argument. Handlers under ``functions/`` are thin wrappers.
+The runtime package, shipped as the Lambda layer as it is: one subpackage per feature
+(ingestion, runs, watchdog, controllers, slurm, verdict, snapshots, incidents, drill, rotation,
+commands) and the few modules they share (errors, environment, aws_errors, state_table,
+topic_messages, console_links, redaction, status_records, observability). It imports only
+itself, the standard library and the layer's dependencies (boto3, Powertools, PyMySQL,
+websockets), never the development tools (``hyperpod_ha_dev``), the lab or the tests.
 """

@@ -1,4 +1,6 @@
-"""The ``hyperpod-ha`` command: invoke, simulate, the runbook, drills, status, the lab, the local stand-in."""
+"""The ``hyperpod-ha`` command: invoke, simulate, the runbook, drills, status, the lab, the local
+stand-in; one module per subcommand. It may import the runtime package, the other development
+tools and the lab (lazily, where only one subcommand needs it)."""
 
 from __future__ import annotations
 

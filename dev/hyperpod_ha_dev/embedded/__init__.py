@@ -1,4 +1,6 @@
 """The stack from ``template.yaml``, created in process on moto (tests, the CLI, ``make demo``).
 
-Never imported by a Lambda handler: it needs the development dependencies (moto, PyYAML).
+Never imported by a Lambda handler: it needs the development dependencies (moto, PyYAML). It
+may import the runtime package (to run the functions in process); only the local stand-in
+(``standin``) uses the simulation, never the CLI.
 """

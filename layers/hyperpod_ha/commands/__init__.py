@@ -2,7 +2,9 @@
 
 A transport (Session Manager for HyperPod targets, Run Command for EC2 and managed
 instances, the lab's network namespaces, the simulation's captured outputs) implements
-:class:`CommandRunner`. Callers only see :class:`CommandResult` and the errors below.
+:class:`CommandRunner`. Callers only see :class:`CommandResult` and the errors below. It
+imports only ``hyperpod_ha.errors``, ``aws_errors`` and ``observability``; it is the interface
+the lab may use, so it must never import a feature.
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from hyperpod_ha_dev import CAPTURES
-from tests.unit.controllers.fake_controller import FakeController, fixture, prints
+from tests.fakes.probe_host import ProbeHost, fixture, prints
 
 
 @pytest.fixture
-def controller(tmp_path: Path) -> Iterator[FakeController]:
+def controller(tmp_path: Path) -> Iterator[ProbeHost]:
     """ctl1 as in capture 03: primary, all up, slurmdbd answering."""
-    fake = FakeController(root=tmp_path)
+    fake = ProbeHost(root=tmp_path)
     fake.state.mkdir()
     shutil.copy(CAPTURES / "heartbeat_writer0.bin", fake.state / "heartbeat")
     fake.log.write_text(fixture("slurmctld_log_ctl1_primary.txt"))

@@ -1,6 +1,6 @@
-"""A fake controller for the probe script: bash runs the real script with fake Slurm commands.
+"""A controller host for the probe script: bash runs the real script with fake Slurm commands.
 
-Each test builds a fake controller in a temporary directory: ``bin/`` holds ``scontrol``,
+Each test builds one in a temporary directory: ``bin/`` holds ``scontrol``,
 ``sinfo``, ``sdiag``, ``sacctmgr``, ``systemctl``, ``pgrep``, ``uname`` and ``ip`` scripts that
 print the fixture files; ``state/`` is StateSaveLocation with a captured heartbeat; the
 slurmctld log is a captured one. A ``sleep`` process stands in for slurmctld.
@@ -73,8 +73,12 @@ def prints(name: str, rc: int = 0) -> str:
 
 
 @dataclass
-class FakeController:
-    """A fake controller on disk; ``commands`` maps a command name to its bash body."""
+class ProbeHost:
+    """A controller host on disk; ``commands`` maps a command name to its bash body, which a
+    test may change before ``run``.
+
+    (The simulation's controller, ``hyperpod_ha_dev.simulation.fake_controller``, plays whole
+    scenarios and always has a slurm.conf; the probe's tests change one command at a time.)"""
 
     root: Path
     commands: dict[str, str] = field(default_factory=dict)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import pwd
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from hyperpod_ha.commands import RunnerFactory
 
 ROOT = Path(__file__).resolve().parent.parent
 # Owner of the files fake controllers write: tests never assume a `slurm` user on the host.
@@ -35,6 +38,23 @@ os.environ.update(
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+# The ``use_transport`` fixture: ``use_transport(name, factory)``.
+UseTransport = Callable[[str, "RunnerFactory"], None]
+
+
+@pytest.fixture
+def use_transport(monkeypatch: pytest.MonkeyPatch) -> UseTransport:
+    """Registers a command transport by name for this test only: the registry is process-wide,
+    so a transport left behind would be found by every later test."""
+    from hyperpod_ha import commands
+
+    def register(name: str, factory: RunnerFactory) -> None:
+        monkeypatch.setitem(commands._transports, name, factory)  # undone after the test
+        commands.register_transport(name, factory)  # as runtime code registers one
+
+    return register
 
 
 def load_function_module(name: str, *, fresh: bool = False) -> ModuleType:

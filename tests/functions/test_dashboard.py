@@ -11,19 +11,12 @@ import boto3
 import pytest
 
 from hyperpod_ha import state_table
-from hyperpod_ha.commands import CommandRequest, CommandResult, TargetUnreachable, register_transport
-from tests.conftest import EVENTS, Embedded
+from tests.conftest import EVENTS, Embedded, UseTransport
+from tests.fakes.unreachable_runner import UnreachableRunner
 from tests.functions.test_controller_status import sns_event, with_message
 from tests.functions.test_failover_drill import begin, finish_event
 
 VERDICTS = ("HEALTHY", "FAILED_OVER", "DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN")
-
-
-class UnreachableNodes:
-    transport = "unreachable"
-
-    def run(self, request: CommandRequest) -> CommandResult:
-        raise TargetUnreachable(f"TargetNotConnected: {request.target}")
 
 
 def emitted(text: str) -> set[tuple[str, str, tuple[tuple[str, str], ...]]]:
@@ -47,7 +40,7 @@ def release_lease(embedded: Embedded) -> None:
     )
 
 
-def run_every_emitting_path(embedded: Embedded) -> None:
+def run_every_emitting_path(embedded: Embedded, use_transport: UseTransport) -> None:
     stack = embedded.stack
     node_event = json.loads((EVENTS / "eventbridge_node_health_controller.json").read_text())
     stack.invoke("NodeEventFunction", node_event)  # started
@@ -82,7 +75,7 @@ def run_every_emitting_path(embedded: Embedded) -> None:
     begin(embedded, "holder")
     stack.invoke("FailoverDrillFunction", finish_event(begin(embedded), takeover=None, hand_back=None))
     release_lease(embedded)
-    register_transport("unreachable", UnreachableNodes)
+    use_transport("unreachable", lambda: UnreachableRunner("unreachable"))
     stack.override_environment("RotateDbSecretFunction", COMMAND_TRANSPORT="unreachable")
     stack.invoke(
         "RotateDbSecretFunction",
@@ -97,9 +90,9 @@ def dashboard_metrics(embedded: Embedded) -> list[list[Any]]:
 
 
 def test_every_dashboard_metric_is_emitted_with_its_namespace_and_dimensions(
-    embedded_held: Embedded, capsys: pytest.CaptureFixture[str]
+    embedded_held: Embedded, capsys: pytest.CaptureFixture[str], use_transport: UseTransport
 ) -> None:
-    run_every_emitting_path(embedded_held)
+    run_every_emitting_path(embedded_held, use_transport)
     found = emitted(capsys.readouterr().out)
     ours = [m for m in dashboard_metrics(embedded_held) if m[0] == "HyperPodHA"]
     assert len(ours) >= 20

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha.commands import CommandResult, TargetUnreachable
+from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.health import ControllerNode, ReportStatus, check_controller, report_from_result
 from hyperpod_ha.slurm import ProbeSection
@@ -17,6 +17,7 @@ from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import load_function_module
 from tests.fakes.probe_output import format_probe_output
+from tests.fakes.unreachable_runner import UnreachableRunner
 
 ADDRESSES = {"ctl1": "10.214.0.11", "ctl2": "10.214.0.12"}
 
@@ -67,13 +68,7 @@ def report(name: str, log: str, ping: str, writer: int, dbd: str) -> dict[str, A
 
 
 def unreachable(name: str) -> dict[str, Any]:
-    class Runner:
-        transport = "session-manager"
-
-        def run(self, request: object) -> CommandResult:
-            raise TargetUnreachable("TargetNotConnected")
-
-    checked = check_controller(node(name), Runner(), document="d", deadline_seconds=60)
+    checked = check_controller(node(name), UnreachableRunner(), document="d", deadline_seconds=60)
     assert checked.status is ReportStatus.UNREACHABLE
     return checked.to_json()
 

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-import shlex
-import stat
-import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -24,7 +20,6 @@ from hyperpod_ha.commands import (
     ProtocolError,
     TargetUnreachable,
     Throttled,
-    register_transport,
 )
 from hyperpod_ha.controllers.errors import ControllerCheckThrottled, ControllerInputError
 from hyperpod_ha.controllers.models import REPORT_JSON_LIMIT
@@ -33,7 +28,10 @@ from hyperpod_ha.probe import probe_command
 from hyperpod_ha.slurm import ProbeSection
 from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded.functions import LambdaContext
-from tests.conftest import load_function_module
+from hyperpod_ha_dev.simulation.fake_controller import FakeController
+from hyperpod_ha_dev.simulation.scenarios import CTL1, CTL2, TOOK_OVER
+from tests.conftest import UseTransport, load_function_module
+from tests.fakes.canned_runner import CannedRunner
 from tests.fakes.probe_output import format_probe_output
 from tests.unit.controllers.probe_outputs import CONTROLLER_JSON
 
@@ -79,35 +77,15 @@ def captured_probe_output() -> str:
     )
 
 
-@dataclass
-class FakeTransport:
-    """A CommandRunner answering with captured probe output (or an error)."""
-
-    respond: Callable[[CommandRequest], CommandResult]
-    transport: str = TRANSPORT
-    requests: list[CommandRequest] = field(default_factory=list)
-    made: int = 0
-
-    def run(self, request: CommandRequest) -> CommandResult:
-        self.requests.append(request)
-        return self.respond(request)
-
-    def factory(self) -> FakeTransport:
-        self.made += 1
-        return self
-
-
-def answer(stdout: str, exit_code: int | None = 0) -> Callable[[CommandRequest], CommandResult]:
-    return lambda _request: CommandResult(
-        stdout, None if exit_code is None else "", exit_code, 1.2, TRANSPORT
+def answer(stdout: str, exit_code: int | None = 0) -> CannedRunner:
+    return CannedRunner(
+        result=CommandResult(stdout, None if exit_code is None else "", exit_code, 1.2, TRANSPORT),
+        transport=TRANSPORT,
     )
 
 
-def failing(error: CommandError) -> Callable[[CommandRequest], CommandResult]:
-    def respond(_request: CommandRequest) -> CommandResult:
-        raise error
-
-    return respond
+def failing(error: CommandError) -> CannedRunner:
+    return CannedRunner(error=error, transport=TRANSPORT)
 
 
 @pytest.fixture
@@ -119,9 +97,18 @@ def app(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return load_function_module("health_check", fresh=True)
 
 
-def use(transport: FakeTransport) -> FakeTransport:
-    register_transport(TRANSPORT, transport.factory)
-    return transport
+Use = Callable[[CannedRunner], CannedRunner]
+
+
+@pytest.fixture
+def use(use_transport: UseTransport) -> Use:
+    """Makes the runner the transport the handler finds by name, for this test only."""
+
+    def register(runner: CannedRunner) -> CannedRunner:
+        use_transport(TRANSPORT, runner.factory)
+        return runner
+
+    return register
 
 
 def invoke(app: ModuleType, event: dict[str, Any]) -> dict[str, Any]:
@@ -132,8 +119,8 @@ def invoke(app: ModuleType, event: dict[str, Any]) -> dict[str, Any]:
     return json.loads(json.dumps(result))  # what Lambda hands the state machine
 
 
-def test_a_healthy_primary(app: ModuleType) -> None:
-    fake = use(FakeTransport(answer(captured_probe_output())))
+def test_a_healthy_primary(app: ModuleType, use: Use) -> None:
+    fake = use(answer(captured_probe_output()))
     report = invoke(app, CONTROLLER)
     assert report["status"] == "CHECKED"
     assert report["instance_id"] == CONTROLLER["instance_id"]
@@ -152,8 +139,8 @@ def test_a_healthy_primary(app: ModuleType) -> None:
     assert len(json.dumps(report)) <= REPORT_JSON_LIMIT
 
 
-def test_the_runner_is_made_once_per_container(app: ModuleType) -> None:
-    fake = use(FakeTransport(answer(captured_probe_output())))
+def test_the_runner_is_made_once_per_container(app: ModuleType, use: Use) -> None:
+    fake = use(answer(captured_probe_output()))
     invoke(app, CONTROLLER)
     invoke(app, CONTROLLER)
     assert fake.made == 1
@@ -161,11 +148,11 @@ def test_the_runner_is_made_once_per_container(app: ModuleType) -> None:
 
 
 def test_the_aws_document_gets_the_probe_command_and_merged_output(
-    app: ModuleType, monkeypatch: pytest.MonkeyPatch
+    app: ModuleType, monkeypatch: pytest.MonkeyPatch, use: Use
 ) -> None:
     monkeypatch.setenv("PROBE_DOCUMENT", "AWS-StartNonInteractiveCommand")
     monkeypatch.setenv("PROBE_DEADLINE_SECONDS", "45")
-    fake = use(FakeTransport(answer(captured_probe_output().replace("\n", "\r\n"), exit_code=None)))
+    fake = use(answer(captured_probe_output().replace("\n", "\r\n"), exit_code=None))
     report = invoke(app, CONTROLLER)
     (request,) = fake.requests
     assert dict(request.parameters) == {"command": [probe_command()]}
@@ -176,26 +163,26 @@ def test_the_aws_document_gets_the_probe_command_and_merged_output(
 
 @pytest.mark.parametrize("raw", ["soon", "0", "-5"])
 def test_a_bad_deadline_is_a_configuration_error(
-    app: ModuleType, monkeypatch: pytest.MonkeyPatch, raw: str
+    app: ModuleType, monkeypatch: pytest.MonkeyPatch, raw: str, use: Use
 ) -> None:
     monkeypatch.setenv("PROBE_DEADLINE_SECONDS", raw)
-    use(FakeTransport(answer(captured_probe_output())))
+    use(answer(captured_probe_output()))
     with pytest.raises(ConfigurationError):
         invoke(app, CONTROLLER)
 
 
 def test_a_missing_document_fails_the_first_invocation_whatever_the_event(
-    app: ModuleType, monkeypatch: pytest.MonkeyPatch
+    app: ModuleType, monkeypatch: pytest.MonkeyPatch, use: Use
 ) -> None:
     monkeypatch.delenv("PROBE_DOCUMENT")
-    fake = use(FakeTransport(answer(captured_probe_output())))
+    fake = use(answer(captured_probe_output()))
     with pytest.raises(ConfigurationError, match="PROBE_DOCUMENT is not set"):
         invoke(app, {})  # not a controller either: the settings are read first
     assert fake.made == 0
 
 
-def test_a_node_that_is_not_running_is_reported_without_probing(app: ModuleType) -> None:
-    fake = use(FakeTransport(answer(captured_probe_output())))
+def test_a_node_that_is_not_running_is_reported_without_probing(app: ModuleType, use: Use) -> None:
+    fake = use(answer(captured_probe_output()))
     report = invoke(app, {**CONTROLLER, "status": "Pending"})
     assert fake.requests == []
     assert (report["status"], report["reason"]) == ("NOT_RUNNING", "node status is Pending: not probed")
@@ -211,15 +198,15 @@ def test_a_node_that_is_not_running_is_reported_without_probing(app: ModuleType)
         EncryptionRequired("KMS encryption requested"),
     ],
 )
-def test_unreachable_is_a_report(app: ModuleType, error: CommandError) -> None:
-    use(FakeTransport(failing(error)))
+def test_unreachable_is_a_report(app: ModuleType, error: CommandError, use: Use) -> None:
+    use(failing(error))
     report = invoke(app, CONTROLLER)
     assert report["status"] == "UNREACHABLE"
     assert report["reason"] == f"{type(error).__name__}: {error.reason}"
 
 
-def test_throttling_raises_the_error_the_state_machine_retries(app: ModuleType) -> None:
-    use(FakeTransport(failing(Throttled("ThrottlingException: Rate exceeded"))))
+def test_throttling_raises_the_error_the_state_machine_retries(app: ModuleType, use: Use) -> None:
+    use(failing(Throttled("ThrottlingException: Rate exceeded")))
     with pytest.raises(ControllerCheckThrottled) as raised:
         invoke(app, CONTROLLER)
     # Lambda's errorType is the class name; the Retry in the state machine matches it.
@@ -227,65 +214,39 @@ def test_throttling_raises_the_error_the_state_machine_retries(app: ModuleType) 
 
 
 @pytest.mark.parametrize("event", [{}, {"instance_id": "i-1"}, {**CONTROLLER, "target": None}])
-def test_a_malformed_controller_is_rejected(app: ModuleType, event: dict[str, Any]) -> None:
-    use(FakeTransport(answer(captured_probe_output())))
+def test_a_malformed_controller_is_rejected(app: ModuleType, event: dict[str, Any], use: Use) -> None:
+    use(answer(captured_probe_output()))
     with pytest.raises(ControllerInputError):
         invoke(app, event)
 
 
-def fake_slurm_bin(directory: Path, state: Path) -> Path:
-    """Slurm commands printing what ctl2 printed after the failover (04); StateSaveLocation is ``state``."""
-    directory.mkdir()
-    config = directory / "show_config.txt"
-    config.write_text(
-        (capture("show_config_lab.txt") + "\n" + capture("show_config_accounting_lab.txt")).replace(
-            "/srv/hplab/shared/state", str(state)
-        )
-    )
-    commands = {
-        "scontrol": (
-            f'case "$1" in\n  ping) cat "{CAPTURES / "ping_primary_down.txt"}";;\n'
-            f'  show) cat "{config}";;\nesac\n'
-        ),
-        "sinfo": f'cat "{CAPTURES / "sinfo_mixed_idle.txt"}"\n',
-        "sdiag": f'cat "{CAPTURES / "sdiag_dbd_queue_empty.txt"}"\n',
-        "sacctmgr": (
-            'case "$*" in *ping*) echo "invalid keyword: ping"; exit 1;; esac\n'
-            f'cat "{CAPTURES / "sacctmgr_cluster_ctl2.txt"}"\n'
-        ),
-        "uname": "echo ctl2\n",
-    }
-    for name, body in commands.items():
-        path = directory / name
-        path.write_text("#!/bin/bash\n" + body)
-        path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return directory
+@pytest.fixture
+def ctl2(tmp_path: Path) -> Iterator[FakeController]:
+    """ctl2 after the failover (04), as the simulation shows it."""
+    node = FakeController(tmp_path / "ctl2", CTL2, (CTL1, CTL2), CAPTURES, tmp_path / "fsx" / "state")
+    node.apply(TOOK_OVER)
+    yield node
+    node.close()
 
 
 def test_the_probe_command_runs_without_a_shell(
-    app: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    app: ModuleType, monkeypatch: pytest.MonkeyPatch, ctl2: FakeController, use: Use
 ) -> None:
     """The command the handler passes is split like the SSM agent does and run: real bash, fake Slurm."""
     monkeypatch.setenv("PROBE_DOCUMENT", "AWS-StartNonInteractiveCommand")
-    state = tmp_path / "state"
-    state.mkdir()
-    (state / "heartbeat").write_bytes((CAPTURES / "heartbeat_writer1.bin").read_bytes())
-    fake_bin = fake_slurm_bin(tmp_path / "bin", state)
 
-    def run_locally(request: CommandRequest) -> CommandResult:
-        argv = shlex.split(request.parameters["command"][0])
-        env = {"PATH": f"{fake_bin}:/usr/bin:/bin:/usr/sbin:/sbin", "TMPDIR": str(tmp_path)}
-        done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, check=False)
+    def run_on_ctl2(request: CommandRequest) -> CommandResult:
+        done = ctl2.run(request.parameters["command"][0], deadline_seconds=60)
         return CommandResult(done.stdout + done.stderr, None, None, 1.0, TRANSPORT)  # merged, no exit code
 
-    use(FakeTransport(run_locally))
+    use(CannedRunner(respond=run_on_ctl2, transport=TRANSPORT))
     report = invoke(app, {**CONTROLLER, "private_ip": "10.214.0.12", "hostname": "ctl2"})
     assert report["status"] == "CHECKED"
     assert report["node"]["controller_name"] == "ctl2"
     assert [line["responding"] for line in report["ping"]["lines"]] == [False, True]
-    assert report["config"]["state_save_location"] == str(state)
+    assert report["config"]["state_save_location"] == str(ctl2.state_dir)
     assert report["dbd"]["registered_host"] == "10.214.0.12"
     assert (report["heartbeat"]["readable"], report["heartbeat"]["writer_index"]) == (True, 1)
     assert report["state_save"]["writable"] is True
     assert report["scheduler"]["answers"] is True
-    assert sorted(p.name for p in state.iterdir()) == ["heartbeat"]
+    assert sorted(p.name for p in ctl2.state_dir.iterdir()) == ["heartbeat"]

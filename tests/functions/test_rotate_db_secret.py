@@ -2,7 +2,7 @@
 
 The database steps (setSecret, testSecret) against the real server are in
 tests/real/test_rotation_mariadb.py; here the roll-out runs on controllers faked on this
-machine (tests/unit/rotation/node_fakes.py).
+machine (tests/fakes/rollout_nodes.py).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from hyperpod_ha_dev.embedded import opscenter
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from hyperpod_ha_dev.embedded.patching import applied
 from tests.conftest import CURRENT_USER, load_function_module
+from tests.fakes.rollout_nodes import DOCUMENT, RolloutRunner
 from tests.unit.rotation.function_fakes import Discover, fake_commands
-from tests.unit.rotation.node_fakes import DOCUMENT, FakeNodeRunner
 from tests.unit.rotation.rotation_service import RotationService, stages, value
 
 OLD = {"username": "admin", "password": "Old-Password-1"}
@@ -38,7 +38,7 @@ CONTEXT = LambdaContext(
 class Rig:
     module: Any
     arn: str
-    runner: FakeNodeRunner
+    runner: RolloutRunner
     discovery_calls: list[tuple[str, str]] = field(default_factory=list)
     discover: Discover = field(default=lambda cluster, group: pytest.fail("discovery is not faked"))
 
@@ -59,7 +59,7 @@ def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
             Name="slurmdbd", SecretString=json.dumps(OLD, separators=(",", ":"))
         )["ARN"]
         valid = {tuple(OLD.values()), tuple(NEW.values())}
-        runner = FakeNodeRunner(
+        runner = RolloutRunner(
             tmp_path,
             secret_source=lambda: boto3.client("secretsmanager").get_secret_value(SecretId=arn)[
                 "SecretString"
@@ -101,7 +101,7 @@ def discovered(app: Rig, controllers: list[dict[str, Any]]) -> None:
 
 
 def test_the_rollout_action_updates_the_given_controllers(app: Rig) -> None:
-    runner: FakeNodeRunner = app.runner
+    runner: RolloutRunner = app.runner
     nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b")]
 
     result = app.lambda_handler({"action": "rollout", "controllers": [n.as_json() for n in nodes]}, CONTEXT)
@@ -118,7 +118,7 @@ def test_the_rollout_action_updates_the_given_controllers(app: Rig) -> None:
 def test_the_rollout_action_discovers_controllers_running_ones_first(
     app: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    runner: FakeNodeRunner = app.runner
+    runner: RolloutRunner = app.runner
     replaced = runner.add("replaced", OLD["username"], OLD["password"])
     replaced.unreachable = True
     healthy = runner.add("healthy", OLD["username"], OLD["password"])
@@ -136,7 +136,7 @@ def test_the_rollout_action_waits_for_a_rotation_in_progress(
     app: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     RotationService(monkeypatch, handler=None).start(app.arn)
-    runner: FakeNodeRunner = app.runner
+    runner: RolloutRunner = app.runner
     node = runner.add("a", OLD["username"], OLD["password"])
     with pytest.raises(RotationRequestInvalid, match=r"rotation .* is in progress"):
         app.lambda_handler({"action": "rollout", "controllers": [node.as_json()]}, CONTEXT)
@@ -146,7 +146,7 @@ def test_the_rollout_action_waits_for_a_rotation_in_progress(
 def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
     app: Rig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    runner: FakeNodeRunner = app.runner
+    runner: RolloutRunner = app.runner
     nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b")]
     discovered(app, [n.as_json() for n in nodes])
     token = RotationService(monkeypatch, handler=None).start(app.arn)
@@ -178,7 +178,7 @@ def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
 def test_a_failing_controller_is_reported_and_finish_still_completes(
     app: Rig, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    runner: FakeNodeRunner = app.runner
+    runner: RolloutRunner = app.runner
     broken = runner.add("broken", OLD["username"], OLD["password"])
     broken.fail_restarts()
     untouched = runner.add("untouched", OLD["username"], OLD["password"])

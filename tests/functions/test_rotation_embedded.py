@@ -13,12 +13,11 @@ from typing import Any
 import boto3
 import pytest
 
-from hyperpod_ha.commands import register_transport
 from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
 from hyperpod_ha_dev.embedded.stack import create_stack
-from tests.conftest import CURRENT_USER, ROOT
+from tests.conftest import CURRENT_USER, ROOT, UseTransport
+from tests.fakes.rollout_nodes import RolloutRunner, credentials_in
 from tests.real.mariadb import Account, MariaDBLab, login_works, mariadb_lab
-from tests.unit.rotation.node_fakes import FakeNodeRunner, credentials_in
 
 pytestmark = [pytest.mark.mariadb, pytest.mark.slow]
 __all__ = ["mariadb_lab"]  # the module fixture, used below
@@ -28,12 +27,12 @@ __all__ = ["mariadb_lab"]  # the module fixture, used below
 class Rotation:
     site: Any
     stack: Any
-    runner: FakeNodeRunner = field(repr=False)
+    runner: RolloutRunner = field(repr=False)
     account: Account = field(repr=False)  # its password must never reach the test output
 
 
 @pytest.fixture
-def rotation(mariadb_lab: MariaDBLab, tmp_path: Path) -> Iterator[Rotation]:
+def rotation(mariadb_lab: MariaDBLab, tmp_path: Path, use_transport: UseTransport) -> Iterator[Rotation]:
     account = mariadb_lab.create_user("embedded")
     with embedded_aws():
         site = create_site(
@@ -47,7 +46,7 @@ def rotation(mariadb_lab: MariaDBLab, tmp_path: Path) -> Iterator[Rotation]:
             answer = secrets.get_secret_value(SecretId=site.secret_arn, VersionStage="AWSCURRENT")
             return str(answer["SecretString"])
 
-        runner = FakeNodeRunner(
+        runner = RolloutRunner(
             base=tmp_path,
             secret_source=current_secret,
             accepts=login_works,
@@ -61,7 +60,7 @@ def rotation(mariadb_lab: MariaDBLab, tmp_path: Path) -> Iterator[Rotation]:
             runner.controllers[
                 f"sagemaker-cluster:{site.cluster_name}_{site.controller_group}-{controller.instance_id}"
             ] = fake
-        register_transport("fake-node", lambda: runner)
+        use_transport("fake-node", lambda: runner)
         stack.override_environment(
             "RotateDbSecretFunction", COMMAND_TRANSPORT="fake-node", SLURMDBD_OWNER=CURRENT_USER
         )

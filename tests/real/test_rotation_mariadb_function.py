@@ -16,10 +16,10 @@ from hyperpod_ha.cluster import ClusterControllers, Controller
 from hyperpod_ha.observability import logger as powertools_logger
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import CURRENT_USER, load_function_module
+from tests.fakes.rollout_nodes import DOCUMENT, RolloutRunner
 from tests.real.mariadb import HOST, PORT, MariaDBLab, login_works, mariadb_lab
 from tests.real.rotation_secrets import aws, make_secret, secret_document
 from tests.unit.rotation.function_fakes import fake_commands
-from tests.unit.rotation.node_fakes import DOCUMENT, FakeNodeRunner
 from tests.unit.rotation.rotation_service import RotationService, raw_value, value
 
 pytestmark = [pytest.mark.mariadb]
@@ -68,7 +68,7 @@ def test_a_full_rotation_and_roll_out_never_logs_a_password(
 ) -> None:
     account = mariadb_lab.create_user("logs")
     arn = make_secret(secret_document(mariadb_lab, account, "short"))
-    runner = FakeNodeRunner(
+    runner = RolloutRunner(
         tmp_path,
         secret_source=lambda: raw_value(arn),
         accepts=login_works,  # slurmdbd answers when MariaDB takes its credentials

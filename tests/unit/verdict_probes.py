@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from hyperpod_ha.commands import CommandRequest, CommandResult, TargetUnreachable
+from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.health import ControllerNode, ControllerReport, check_controller, report_from_result
 from hyperpod_ha.slurm import ProbeSection
 from hyperpod_ha.verdict import Verdict, VerdictName, VerdictPolicy, evaluate
 from hyperpod_ha_dev import CAPTURES
 from tests.fakes.probe_output import format_probe_output
+from tests.fakes.unreachable_runner import UnreachableRunner
 
 STATE = "/srv/hplab/shared/state"
 LOG = "/var/log/slurm/slurmctld.log"
@@ -158,13 +159,9 @@ class Unreachable:
     name: str
 
     def report(self) -> ControllerReport:
-        class Runner:
-            transport = "session-manager"
-
-            def run(self, request: CommandRequest) -> CommandResult:
-                raise TargetUnreachable(f"TargetNotConnected: {request.target} is not connected")
-
-        return check_controller(node(self.name), Runner(), document="ProbeDocument", deadline_seconds=60)
+        return check_controller(
+            node(self.name), UnreachableRunner(), document="ProbeDocument", deadline_seconds=60
+        )
 
 
 def verdict_of(*controllers: Probe | Unreachable, policy: VerdictPolicy | None = None) -> Verdict:

@@ -15,11 +15,12 @@ from hyperpod_ha.commands import (
     CommandRequest,
     CommandResult,
     InvalidCommandRequest,
-    register_transport,
     runner_for,
 )
 from hyperpod_ha.commands.run_command import RunCommandRunner
 from hyperpod_ha.commands.session_manager import SessionManagerRunner
+from tests.conftest import UseTransport
+from tests.fakes.canned_runner import CannedRunner
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -59,16 +60,11 @@ def test_unknown_transport_is_bad_input() -> None:
     assert "session-manager" in str(raised.value)
 
 
-def test_registered_transport_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(commands, "_transports", dict(commands._transports))
-
-    class Recorded:
-        transport = "recorded"
-
-        def run(self, request: CommandRequest) -> CommandResult:
-            return CommandResult(request.target, None, 0, 0.0, self.transport)
-
-    register_transport("recorded", Recorded)
+def test_registered_transport_is_found(use_transport: UseTransport) -> None:
+    recorded = CannedRunner(
+        respond=lambda request: CommandResult(request.target, None, 0, 0.0, "recorded"), transport="recorded"
+    )
+    use_transport("recorded", recorded.factory)
     result = runner_for("recorded").run(CommandRequest("node", "doc", 1.0))
     assert (result.stdout, result.transport) == ("node", "recorded")
 

@@ -1,11 +1,9 @@
-"""One controller's probe output, assembled from captured command output, and a runner
-that hands it back: what the report tests feed the health check."""
+"""One controller's probe output, assembled from captured command output: what the report
+tests feed the health check (through ``tests.fakes.canned_runner``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from hyperpod_ha.commands import CommandError, CommandRequest, CommandResult
+from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.controllers.models import Controller
 from hyperpod_ha.slurm import ProbeSection
 from hyperpod_ha_dev import CAPTURES
@@ -89,23 +87,6 @@ def probe_text(**changes: ProbeSection | None) -> str:
         else:
             sections[name] = changed
     return format_probe_output(sections.values())
-
-
-@dataclass
-class FakeRunner:
-    """Returns one canned result (or raises one error) and remembers the requests."""
-
-    result: CommandResult | None = None
-    error: CommandError | None = None
-    transport: str = "fake"
-    requests: list[CommandRequest] = field(default_factory=list)
-
-    def run(self, request: CommandRequest) -> CommandResult:
-        self.requests.append(request)
-        if self.error is not None:
-            raise self.error
-        assert self.result is not None
-        return self.result
 
 
 def result(stdout: str, *, exit_code: int | None = 0, stderr: str | None = "") -> CommandResult:

@@ -20,11 +20,11 @@ from hyperpod_ha.controllers.check import check_controller, probe_parameters
 from hyperpod_ha.controllers.errors import ControllerCheckThrottled, ControllerInputError
 from hyperpod_ha.controllers.models import Controller, ReportStatus
 from hyperpod_ha.probe import probe_command
+from tests.fakes.canned_runner import CannedRunner
 from tests.unit.controllers.probe_outputs import (
     CONTROLLER_JSON,
     NODE,
     OWN_DOCUMENT,
-    FakeRunner,
     probe_text,
     result,
 )
@@ -66,7 +66,7 @@ def test_controller_from_json_rejects(data: object) -> None:
     ],
 )
 def test_the_request_for_each_document(document: str, parameters: dict[str, list[str]]) -> None:
-    runner = FakeRunner(result=result(probe_text()))
+    runner = CannedRunner(result=result(probe_text()))
     check_controller(NODE, runner, document=document, deadline_seconds=45)
     (request,) = runner.requests
     assert request.target == NODE.target
@@ -77,7 +77,7 @@ def test_the_request_for_each_document(document: str, parameters: dict[str, list
 
 
 def test_a_node_that_is_not_running_is_not_probed() -> None:
-    runner = FakeRunner(result=result(probe_text()))
+    runner = CannedRunner(result=result(probe_text()))
     node = replace(NODE, status="ShuttingDown")
     report = check_controller(node, runner, document=OWN_DOCUMENT, deadline_seconds=60)
     assert runner.requests == []
@@ -99,7 +99,7 @@ def test_a_node_that_is_not_running_is_not_probed() -> None:
     ],
 )
 def test_unreachable_controllers_are_reports_not_errors(error: CommandError) -> None:
-    report = check_controller(NODE, FakeRunner(error=error), document=OWN_DOCUMENT, deadline_seconds=60)
+    report = check_controller(NODE, CannedRunner(error=error), document=OWN_DOCUMENT, deadline_seconds=60)
     assert report.status is ReportStatus.UNREACHABLE
     assert report.reason == f"{type(error).__name__}: {error.reason}"
     assert report.transport == "fake"
@@ -107,7 +107,7 @@ def test_unreachable_controllers_are_reports_not_errors(error: CommandError) -> 
 
 
 def test_throttling_is_raised_for_the_state_machine_retry() -> None:
-    runner = FakeRunner(error=Throttled("ThrottlingException on StartSession"))
+    runner = CannedRunner(error=Throttled("ThrottlingException on StartSession"))
     with pytest.raises(ControllerCheckThrottled) as raised:
         check_controller(NODE, runner, document=OWN_DOCUMENT, deadline_seconds=60)
     assert type(raised.value).__name__ == "ControllerCheckThrottled"

@@ -7,10 +7,10 @@ import pytest
 from hyperpod_ha.controllers.check import check_controller, report_from_result
 from hyperpod_ha.controllers.models import ReportStatus
 from hyperpod_ha.slurm import ProbeSection
+from tests.fakes.canned_runner import CannedRunner
 from tests.unit.controllers.probe_outputs import (
     NODE,
     OWN_DOCUMENT,
-    FakeRunner,
     capture,
     probe_text,
     result,
@@ -22,7 +22,7 @@ from tests.unit.controllers.probe_outputs import (
 
 def test_report_of_a_healthy_primary() -> None:
     report = check_controller(
-        NODE, FakeRunner(result=result(probe_text())), document=OWN_DOCUMENT, deadline_seconds=60
+        NODE, CannedRunner(result=result(probe_text())), document=OWN_DOCUMENT, deadline_seconds=60
     )
     assert report.status is ReportStatus.CHECKED
     assert report.reason is None
@@ -50,19 +50,21 @@ def test_report_of_a_healthy_primary() -> None:
 def test_merged_output_without_exit_code_reads_the_same() -> None:
     # AWS-StartNonInteractiveCommand: stdout and stderr merged, CRLF from the pty, no exit code.
     merged = result(probe_text().replace("\n", "\r\n"), exit_code=None, stderr=None)
-    report = check_controller(NODE, FakeRunner(result=merged), document=OWN_DOCUMENT, deadline_seconds=60)
+    report = check_controller(NODE, CannedRunner(result=merged), document=OWN_DOCUMENT, deadline_seconds=60)
     assert report.status is ReportStatus.CHECKED
     assert report.role.logged == "primary"
     assert report.exit_code is None
 
 
 def test_output_that_is_not_the_probe_is_a_failed_probe() -> None:
-    runner = FakeRunner(result=result("bash: base64: command not found\n", exit_code=127))
+    runner = CannedRunner(result=result("bash: base64: command not found\n", exit_code=127))
     report = check_controller(NODE, runner, document=OWN_DOCUMENT, deadline_seconds=60)
     assert report.status is ReportStatus.PROBE_FAILED
     assert report.reason is not None
     assert "base64: command not found" in report.reason
-    empty = check_controller(NODE, FakeRunner(result=result("")), document=OWN_DOCUMENT, deadline_seconds=60)
+    empty = check_controller(
+        NODE, CannedRunner(result=result("")), document=OWN_DOCUMENT, deadline_seconds=60
+    )
     assert empty.status is ReportStatus.PROBE_FAILED
 
 

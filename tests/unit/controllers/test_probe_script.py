@@ -13,10 +13,10 @@ from hyperpod_ha.controllers.models import ReportStatus
 from hyperpod_ha.probe import MAX_COMMAND_BYTES, probe_command, probe_script
 from hyperpod_ha.slurm import SECTIONS, parse_probe_output
 from hyperpod_ha_dev import CAPTURES
-from tests.unit.controllers.fake_controller import NODE, SCRIPT, FakeController
+from tests.fakes.probe_host import NODE, SCRIPT, ProbeHost
 
 
-def test_probe_command_is_one_line_the_agent_can_split(controller: FakeController) -> None:
+def test_probe_command_is_one_line_the_agent_can_split(controller: ProbeHost) -> None:
     command = probe_command()
     assert len(command) < MAX_COMMAND_BYTES
     assert "\n" not in command
@@ -29,7 +29,7 @@ def test_probe_command_is_one_line_the_agent_can_split(controller: FakeControlle
     assert probe_script() == SCRIPT.read_text()
 
 
-def test_probe_reports_every_section_of_a_healthy_primary(controller: FakeController) -> None:
+def test_probe_reports_every_section_of_a_healthy_primary(controller: ProbeHost) -> None:
     text = controller.run()
     output = parse_probe_output(text)
     assert output.complete
@@ -88,7 +88,7 @@ def listing(directory: Path) -> list[tuple[str, int, int]]:
     return sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in directory.iterdir())
 
 
-def test_probe_changes_nothing(controller: FakeController) -> None:
+def test_probe_changes_nothing(controller: ProbeHost) -> None:
     before = listing(controller.state)
     log_before = controller.log.stat().st_mtime_ns
     controller.run()
@@ -97,7 +97,7 @@ def test_probe_changes_nothing(controller: FakeController) -> None:
     assert list((controller.root / "tmp").iterdir()) == []  # its work directory is gone
 
 
-def test_the_write_test_creates_an_unguessable_file_exclusively(controller: FakeController) -> None:
+def test_the_write_test_creates_an_unguessable_file_exclusively(controller: ProbeHost) -> None:
     # StateSaveLocation belongs to SlurmUser: a file root creates there under a name it can
     # guess can be a symlink planted by SlurmUser. mktemp (O_EXCL, random name) cannot.
     calls = controller.root / "mktemp.calls"
@@ -116,7 +116,7 @@ def test_the_write_test_creates_an_unguessable_file_exclusively(controller: Fake
     assert not target.exists()
 
 
-def test_probe_runs_the_same_through_its_command_line(controller: FakeController) -> None:
+def test_probe_runs_the_same_through_its_command_line(controller: ProbeHost) -> None:
     # Fed to bash on stdin: a command reading stdin must not swallow the rest of the script.
     controller.commands["sdiag"] = "cat >/dev/null\necho 'DBD Agent queue size: 7'\n"
     output = parse_probe_output(controller.run(via_command=True))
@@ -125,7 +125,7 @@ def test_probe_runs_the_same_through_its_command_line(controller: FakeController
     assert output.sections["sdiag"].text == "DBD Agent queue size: 7"
 
 
-def test_a_hung_slurmctld_does_not_hang_the_probe(controller: FakeController) -> None:
+def test_a_hung_slurmctld_does_not_hang_the_probe(controller: ProbeHost) -> None:
     # scontrol against a stopped slurmctld blocks; the probe kills it at its time limit.
     controller.commands["scontrol"] = controller.commands["scontrol"].replace(
         f"ping) cat '{CAPTURES / 'ping_all_up.txt'}'", "ping) exec sleep 600"
@@ -148,7 +148,7 @@ def test_a_hung_slurmctld_does_not_hang_the_probe(controller: FakeController) ->
     assert report.scheduler.answers is False
 
 
-def test_a_hung_state_directory_read_is_abandoned(controller: FakeController) -> None:
+def test_a_hung_state_directory_read_is_abandoned(controller: ProbeHost) -> None:
     # od reading the heartbeat on a hung file system: killed, reported as unreadable.
     controller.commands["od"] = "trap '' TERM\nsleep 600\n"
     controller.env["HYPERPOD_HA_PROBE_TIMEOUT"] = "2"

@@ -12,10 +12,10 @@ from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.controllers.check import report_from_result
 from hyperpod_ha.controllers.models import ReportStatus
 from hyperpod_ha.slurm import parse_probe_output, parse_services
-from tests.unit.controllers.fake_controller import NODE, FakeController, prints
+from tests.fakes.probe_host import NODE, ProbeHost, prints
 
 
-def test_unwritable_state_save_location(controller: FakeController) -> None:
+def test_unwritable_state_save_location(controller: ProbeHost) -> None:
     # /proc/1 exists, and nobody (root included) can create a file in it.
     (controller.root / "show_config.txt").write_text(controller.show_config(state=Path("/proc/1")))
     report = report_from_result(NODE, CommandResult(controller.run(), None, None, 1, "t"))
@@ -27,7 +27,7 @@ def test_unwritable_state_save_location(controller: FakeController) -> None:
     assert report.heartbeat.error == "heartbeat file does not exist"
 
 
-def test_slurm_conf_stands_in_when_slurmctld_does_not_answer(controller: FakeController) -> None:
+def test_slurm_conf_stands_in_when_slurmctld_does_not_answer(controller: ProbeHost) -> None:
     controller.commands["scontrol"] = (
         'case "$1" in\n'
         f"  ping) {prints('ping_both_down.txt', 1)};;\n"
@@ -55,7 +55,7 @@ def test_slurm_conf_stands_in_when_slurmctld_does_not_answer(controller: FakeCon
     assert [p.responding for p in report.ping.lines] == [False, False]
 
 
-def test_role_from_the_journal_when_there_is_no_log_file(controller: FakeController) -> None:
+def test_role_from_the_journal_when_there_is_no_log_file(controller: ProbeHost) -> None:
     (controller.root / "show_config.txt").write_text(
         controller.show_config().replace(
             f"SlurmctldLogFile        = {controller.log}", "SlurmctldLogFile        = (null)"
@@ -73,7 +73,7 @@ def test_role_from_the_journal_when_there_is_no_log_file(controller: FakeControl
     assert report.role.logged == "primary"
 
 
-def test_without_pgrep_and_systemctl_the_probe_reads_proc(controller: FakeController) -> None:
+def test_without_pgrep_and_systemctl_the_probe_reads_proc(controller: ProbeHost) -> None:
     del controller.commands["pgrep"]
     del controller.commands["systemctl"]
     # A process whose name is slurmctld (a copy of sleep), found by scanning /proc.
@@ -96,7 +96,7 @@ def test_without_pgrep_and_systemctl_the_probe_reads_proc(controller: FakeContro
     assert report.slurmctld.running is True
 
 
-def test_a_stopped_slurmctld_is_seen_stopped(controller: FakeController) -> None:
+def test_a_stopped_slurmctld_is_seen_stopped(controller: ProbeHost) -> None:
     assert controller.daemon is not None
     os.kill(controller.daemon.pid, signal.SIGSTOP)
     try:
@@ -108,7 +108,7 @@ def test_a_stopped_slurmctld_is_seen_stopped(controller: FakeController) -> None
     assert report.slurmctld.process_state == "T"
 
 
-def test_slurmdbd_down_and_the_agent_queue(controller: FakeController) -> None:
+def test_slurmdbd_down_and_the_agent_queue(controller: ProbeHost) -> None:
     controller.commands["sacctmgr"] = (
         f'case "$*" in\n  *ping*) {prints("sacctmgr_ping_refused.txt", 1)};;\n'
         f"  *) {prints('sacctmgr_cluster_refused.txt', 1)};;\nesac\n"
@@ -122,14 +122,14 @@ def test_slurmdbd_down_and_the_agent_queue(controller: FakeController) -> None:
     assert report.dbd.ping_supported is False
 
 
-def test_long_output_is_truncated_and_marked(controller: FakeController) -> None:
+def test_long_output_is_truncated_and_marked(controller: ProbeHost) -> None:
     controller.commands["sinfo"] = 'for i in $(seq 1 3000); do echo "idle $i"; done\n'
     output = parse_probe_output(controller.run())
     assert output.sections["sinfo"].truncated
     assert len(output.sections["sinfo"].text) <= 12288
 
 
-def test_a_probe_that_cannot_start_says_why(controller: FakeController) -> None:
+def test_a_probe_that_cannot_start_says_why(controller: ProbeHost) -> None:
     controller.env["TMPDIR"] = str(controller.root / "no-such-directory")
     text = controller.run(exit_code=70)
     output = parse_probe_output(text)

@@ -14,9 +14,9 @@ from hyperpod_ha.controllers.decoding import LIST_LIMIT
 from hyperpod_ha.controllers.errors import ReportRejected
 from hyperpod_ha.controllers.models import REPORT_JSON_LIMIT, ControllerReport, ReportStatus
 from hyperpod_ha.slurm import TEXT_LIMIT
+from tests.fakes.canned_runner import CannedRunner
 from tests.unit.controllers.probe_outputs import (
     NODE,
-    FakeRunner,
     primary_sections,
     probe_text,
     result,
@@ -32,7 +32,7 @@ def test_report_json_round_trip() -> None:
     assert data["status"] == "CHECKED"
     assert ControllerReport.from_json(data) == report
     unreachable = check_controller(
-        NODE, FakeRunner(error=TargetUnreachable("gone")), document="d", deadline_seconds=1
+        NODE, CannedRunner(error=TargetUnreachable("gone")), document="d", deadline_seconds=1
     )
     assert ControllerReport.from_json(json.loads(json.dumps(unreachable.to_json()))) == unreachable
 

@@ -23,7 +23,7 @@ from hyperpod_ha.rotation.rollout_document import (
     session_document,
 )
 from hyperpod_ha_dev.embedded.cfn import Context, Resolver, load_template
-from tests.unit.rotation.node_fakes import DOCUMENT, SECRET_ARN
+from tests.fakes.rollout_nodes import DOCUMENT, SECRET_ARN
 
 
 def _decoded(command: str) -> bytes:

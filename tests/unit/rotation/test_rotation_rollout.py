@@ -21,12 +21,12 @@ from hyperpod_ha.rotation.rollout import (
     roll_out,
 )
 from tests.conftest import CURRENT_USER as ME
-from tests.unit.rotation.node_fakes import (
+from tests.fakes.rollout_nodes import (
     CONF_TEMPLATE,
     DOCUMENT,
     SECRET_ARN,
-    FakeController,
-    FakeNodeRunner,
+    RolloutNode,
+    RolloutRunner,
 )
 
 OLD = ("admin", "Old-Password-1")
@@ -46,9 +46,9 @@ def secret_json(user: str, password: str) -> str:
 
 
 @pytest.fixture
-def runner(tmp_path: Path) -> FakeNodeRunner:
+def runner(tmp_path: Path) -> RolloutRunner:
     valid = {OLD, NEW}
-    return FakeNodeRunner(
+    return RolloutRunner(
         tmp_path, secret_source=lambda: secret_json(*NEW), accepts=lambda u, p: (u, p) in valid
     )
 
@@ -65,11 +65,11 @@ def settings(**overrides: Any) -> RolloutSettings:
     return RolloutSettings(**values)
 
 
-def controllers(runner: FakeNodeRunner, count: int) -> list[FakeController]:
+def controllers(runner: RolloutRunner, count: int) -> list[RolloutNode]:
     return [runner.add(f"ctl{i}", *OLD) for i in range(1, count + 1)]
 
 
-def assert_no_password_anywhere(runner: FakeNodeRunner, *texts: str) -> None:
+def assert_no_password_anywhere(runner: RolloutRunner, *texts: str) -> None:
     passwords = (OLD[1], NEW[1])
     seen = [json.dumps(r.parameters) for r in runner.requests]
     seen += [json.dumps(argv) for argv in runner.argv_seen]
@@ -80,7 +80,7 @@ def assert_no_password_anywhere(runner: FakeNodeRunner, *texts: str) -> None:
             assert password not in text
 
 
-def test_every_controller_gets_the_new_credentials_in_turn(runner: FakeNodeRunner) -> None:
+def test_every_controller_gets_the_new_credentials_in_turn(runner: RolloutRunner) -> None:
     nodes = controllers(runner, 3)
     failures = Failures()
     report = roll_out([n.as_json() for n in nodes], runner, settings(), failures)
@@ -103,7 +103,7 @@ def test_every_controller_gets_the_new_credentials_in_turn(runner: FakeNodeRunne
     assert_no_password_anywhere(runner, json.dumps(report.to_json()))
 
 
-def test_the_sed_backup_is_brought_to_the_new_credentials_with_mode_600(runner: FakeNodeRunner) -> None:
+def test_the_sed_backup_is_brought_to_the_new_credentials_with_mode_600(runner: RolloutRunner) -> None:
     # HyperPod's lifecycle script edits slurmdbd.conf with `sed -i.bak`: the .bak keeps the
     # first password, world-readable, forever.
     (node,) = controllers(runner, 1)
@@ -120,7 +120,7 @@ def test_the_sed_backup_is_brought_to_the_new_credentials_with_mode_600(runner: 
 
 
 def test_a_symlink_named_like_the_backup_is_removed_not_followed(
-    runner: FakeNodeRunner, tmp_path: Path
+    runner: RolloutRunner, tmp_path: Path
 ) -> None:
     (node,) = controllers(runner, 1)
     victim = tmp_path / "victim"
@@ -133,7 +133,7 @@ def test_a_symlink_named_like_the_backup_is_removed_not_followed(
     assert not node.conf.with_name("slurmdbd.conf.bak").is_symlink()
 
 
-def test_the_roll_out_stops_at_the_first_failing_controller(runner: FakeNodeRunner) -> None:
+def test_the_roll_out_stops_at_the_first_failing_controller(runner: RolloutRunner) -> None:
     first, second, third = controllers(runner, 3)
     second.fail_restarts(once=True)
     original = third.conf.read_text()
@@ -159,7 +159,7 @@ def test_the_roll_out_stops_at_the_first_failing_controller(runner: FakeNodeRunn
     assert_no_password_anywhere(runner, json.dumps(report.to_json()), json.dumps(failures.calls))
 
 
-def test_a_controller_whose_slurmdbd_cannot_restart_at_all_reports_it(runner: FakeNodeRunner) -> None:
+def test_a_controller_whose_slurmdbd_cannot_restart_at_all_reports_it(runner: RolloutRunner) -> None:
     (node,) = controllers(runner, 1)
     node.fail_restarts()
     report = roll_out([node.as_json()], runner, settings(), Failures())
@@ -170,7 +170,7 @@ def test_a_controller_whose_slurmdbd_cannot_restart_at_all_reports_it(runner: Fa
 
 
 def test_slurmdbd_refusing_the_new_credentials_puts_the_previous_user_back(tmp_path: Path) -> None:
-    runner = FakeNodeRunner(
+    runner = RolloutRunner(
         tmp_path, secret_source=lambda: secret_json(*NEW), accepts=lambda u, p: (u, p) == OLD
     )
     (node,) = controllers(runner, 1)
@@ -193,7 +193,7 @@ def test_slurmdbd_refusing_the_new_credentials_puts_the_previous_user_back(tmp_p
 
 def test_a_single_user_password_is_not_put_back_since_it_no_longer_works(tmp_path: Path) -> None:
     single_new = (OLD[0], "New-Password-3")
-    runner = FakeNodeRunner(
+    runner = RolloutRunner(
         tmp_path, secret_source=lambda: secret_json(*single_new), accepts=lambda u, p: False
     )
     (node,) = controllers(runner, 1)
@@ -204,7 +204,7 @@ def test_a_single_user_password_is_not_put_back_since_it_no_longer_works(tmp_pat
     assert node.restarts() == ["admin"]
 
 
-def test_an_unreachable_controller_fails_the_roll_out_there(runner: FakeNodeRunner) -> None:
+def test_an_unreachable_controller_fails_the_roll_out_there(runner: RolloutRunner) -> None:
     first, second = controllers(runner, 2)
     first.unreachable = True
     failures = Failures()
@@ -217,7 +217,7 @@ def test_an_unreachable_controller_fails_the_roll_out_there(runner: FakeNodeRunn
     assert second.credentials() == {"storageuser": OLD[0], "storagepass": OLD[1]}
 
 
-def test_a_document_iam_does_not_allow_is_a_failure_not_a_crash(runner: FakeNodeRunner) -> None:
+def test_a_document_iam_does_not_allow_is_a_failure_not_a_crash(runner: RolloutRunner) -> None:
     (node,) = controllers(runner, 1)
     failures = Failures()
     report = roll_out([node.as_json()], runner, settings(document="Some-Other-Document"), failures)
@@ -227,7 +227,7 @@ def test_a_document_iam_does_not_allow_is_a_failure_not_a_crash(runner: FakeNode
 
 
 def test_the_generic_document_carries_the_rendered_command_and_still_no_password(
-    runner: FakeNodeRunner,
+    runner: RolloutRunner,
 ) -> None:
     (node,) = controllers(runner, 1)
     generic = settings(document=GENERIC_DOCUMENT, owner="slurm")  # the runner maps slurm to ME
@@ -250,7 +250,7 @@ def test_the_node_script_runs_on_the_oldest_python_of_controller_images(tmp_path
             "no python3.8 on this machine (Ubuntu 20.04 controllers run 3.8): install one to run this"
         )
     valid = {OLD, NEW}
-    runner = FakeNodeRunner(
+    runner = RolloutRunner(
         tmp_path,
         secret_source=lambda: secret_json(*NEW),
         accepts=lambda u, p: (u, p) in valid,
@@ -271,7 +271,7 @@ def test_the_node_script_runs_on_the_oldest_python_of_controller_images(tmp_path
     ],
 )
 def test_bad_controller_lists_are_refused_before_anything_runs(
-    runner: FakeNodeRunner, given: list[Any], reason: str
+    runner: RolloutRunner, given: list[Any], reason: str
 ) -> None:
     with pytest.raises(InvalidControllers, match=reason):
         roll_out(given, runner, settings(), Failures())

@@ -1,6 +1,6 @@
-"""A fake controller for the probe script: bash runs the real script with fake Slurm commands.
+"""A controller host for the probe script: bash runs the real script with fake Slurm commands.
 
-Each test builds a fake controller in a temporary directory: ``bin/`` holds ``scontrol``,
+Each test builds one in a temporary directory: ``bin/`` holds ``scontrol``,
 ``sinfo``, ``sdiag``, ``sacctmgr``, ``systemctl``, ``pgrep``, ``uname`` and ``ip`` scripts that
 print the fixture files; ``state/`` is StateSaveLocation with a captured heartbeat; the
 slurmctld log is a captured one. A ``sleep`` process stands in for slurmctld.
@@ -60,6 +60,14 @@ NODE = Controller(
 )
 
 
+# The body of `ip`: `ip -o addr` as ctl1 prints it.
+CTL1_ADDRESSES = (
+    "echo '1: lo    inet 127.0.0.1/8 scope host lo\\       valid_lft forever preferred_lft forever'\n"
+    "echo '2: eth0    inet 10.214.0.11/24 brd 10.214.0.255 scope global eth0\\   valid_lft forever'\n"
+    "echo '2: eth0    inet6 fe80::1/64 scope link \\       valid_lft forever preferred_lft forever'\n"
+)
+
+
 def fixture(name: str) -> str:
     return (CAPTURES / name).read_text()
 
@@ -73,13 +81,52 @@ def prints(name: str, rc: int = 0) -> str:
 
 
 @dataclass
-class FakeController:
-    """A fake controller on disk; ``commands`` maps a command name to its bash body."""
+class ProbeHost:
+    """A controller host on disk; ``commands`` maps a command name to its bash body, which a
+    test may change before ``run``.
+
+    (The simulation's controller, ``hyperpod_ha_dev.simulation.fake_controller``, plays whole
+    scenarios and always has a slurm.conf; the probe's tests change one command at a time.)"""
 
     root: Path
     commands: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     daemon: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def ctl1_primary(cls, root: Path) -> ProbeHost:
+        """ctl1 as in capture 03: primary, all up, slurmdbd answering (``close`` it after)."""
+        host = cls(root=root)
+        host.state.mkdir()
+        shutil.copy(CAPTURES / "heartbeat_writer0.bin", host.state / "heartbeat")
+        host.log.write_text(fixture("slurmctld_log_ctl1_primary.txt"))
+        # A process standing in for slurmctld: the probe reads its /proc status.
+        host.daemon = subprocess.Popen(["sleep", "600"])
+        (root / "show_config.txt").write_text(host.show_config())
+        host.commands = {
+            "scontrol": (
+                'case "$1" in\n'
+                f"  ping) {prints('ping_all_up.txt')};;\n"
+                f"  show) cat '{root / 'show_config.txt'}'; exit 0;;\n"
+                "esac\nexit 2\n"
+            ),
+            "sinfo": prints("sinfo_idle.txt"),
+            "sdiag": "echo 'DBD Agent queue size: 0'\necho 'Server thread count: 3'\necho 'Other: 1'\n",
+            "sacctmgr": (
+                f'case "$*" in\n  *ping*) {prints("sacctmgr_ping_invalid_keyword.txt", 1)};;\n'
+                f"  *) {prints('sacctmgr_cluster_ctl1.txt')};;\nesac\n"
+            ),
+            "systemctl": 'echo active\n[ "$2" = slurmctld ] || exit 3\n',
+            "pgrep": f'[ "$2" = slurmctld ] && echo {host.daemon.pid}\nexit 0\n',
+            "uname": "echo ctl1\n",
+            "ip": CTL1_ADDRESSES,
+        }
+        return host
+
+    def close(self) -> None:
+        if self.daemon is not None and self.daemon.poll() is None:
+            self.daemon.kill()
+            self.daemon.wait()
 
     @property
     def bin(self) -> Path:

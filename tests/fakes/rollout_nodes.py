@@ -1,4 +1,4 @@
-"""Controllers on this machine for roll-out tests: a command runner that really runs the
+"""Controller nodes on this machine for roll-out tests: a command runner that really runs the
 rotation document's command (the node script, decoded from the document) against a
 temporary slurmdbd.conf per controller, with fake ``systemctl`` and ``sacctmgr``.
 
@@ -120,7 +120,9 @@ def credentials_in(conf_text: str) -> dict[str, str]:
 
 
 @dataclass
-class FakeController:
+class RolloutNode:
+    """One controller: its directory stands for its disk."""
+
     name: str
     directory: Path
     unreachable: bool = False
@@ -160,8 +162,8 @@ class FakeController:
 
 
 @dataclass
-class FakeNodeRunner:
-    """A :class:`~hyperpod_ha.commands.CommandRunner` over :class:`FakeController` s."""
+class RolloutRunner:
+    """A :class:`~hyperpod_ha.commands.CommandRunner` over :class:`RolloutNode` s."""
 
     base: Path
     secret_source: Callable[[], str]
@@ -169,7 +171,7 @@ class FakeNodeRunner:
     python: str = sys.executable
     document: str = DOCUMENT
     transport: str = "fake-node"
-    controllers: dict[str, FakeController] = field(default_factory=dict)
+    controllers: dict[str, RolloutNode] = field(default_factory=dict)
     requests: list[CommandRequest] = field(default_factory=list)
     argv_seen: list[list[str]] = field(default_factory=list)
 
@@ -185,11 +187,11 @@ class FakeNodeRunner:
             python3.unlink()
         python3.symlink_to(self.python)
 
-    def add(self, name: str, user: str, password: str) -> FakeController:
+    def add(self, name: str, user: str, password: str) -> RolloutNode:
         """A controller whose slurmdbd runs with these credentials."""
         directory = self.base / name
         (directory / "etc").mkdir(parents=True)
-        controller = FakeController(name, directory)
+        controller = RolloutNode(name, directory)
         controller.conf.write_text(CONF_TEMPLATE.format(user=user, password=password))
         controller.conf.chmod(0o600)
         (directory / "running.json").write_text(json.dumps({"storageuser": user, "storagepass": password}))
@@ -241,7 +243,7 @@ class FakeNodeRunner:
             done.stdout, done.stderr, done.returncode, time.monotonic() - started, self.transport
         )
 
-    def _prepare(self, controller: FakeController) -> None:
+    def _prepare(self, controller: RolloutNode) -> None:
         secret_text = self.secret_source()
         secret_file = self.base / "secret.json"
         secret_file.write_text(secret_text)

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.commands import CommandResult
+from hyperpod_ha.controllers.check import check_controller, report_from_result
+from hyperpod_ha.controllers.models import Controller, ReportStatus
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.health import ControllerNode, ReportStatus, check_controller, report_from_result
 from hyperpod_ha.slurm import ProbeSection
 from hyperpod_ha.verdict import ConvergenceInputError, VerdictInputError, VerdictPolicy
 from hyperpod_ha_dev import CAPTURES
@@ -26,8 +27,8 @@ def capture(name: str) -> str:
     return (CAPTURES / name).read_text().rstrip("\n")
 
 
-def node(name: str) -> ControllerNode:
-    return ControllerNode(
+def node(name: str) -> Controller:
+    return Controller(
         instance_id=f"i-0{name}000000000000",
         group="controller-machine",
         status="Running",

@@ -17,14 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hyperpod_ha.abandoned_runs import AbandonedRunRejected
-from hyperpod_ha.cluster import ClusterRequestInvalid
-from hyperpod_ha.convergence import ConvergenceInputError
-from hyperpod_ha.health import ControllerInputError
+from hyperpod_ha.controllers.errors import ClusterRequestInvalid, ControllerInputError
 from hyperpod_ha.incidents import InvalidIncidentRequest
 from hyperpod_ha.rotation.steps import RotationRequestInvalid
-from hyperpod_ha.snapshot import InvalidSnapshotRequest
-from hyperpod_ha.verdict import VerdictInputError
+from hyperpod_ha.runs.abandoned import AbandonedRunRejected
+from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest
+from hyperpod_ha.verdict import ConvergenceInputError, VerdictInputError
 from hyperpod_ha_dev.embedded.functions import FunctionError
 from tests.conftest import HELD_RUNS, Embedded, _embedded
 

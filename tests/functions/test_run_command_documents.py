@@ -9,7 +9,7 @@ import pytest
 
 from hyperpod_ha.commands import CommandRequest
 from hyperpod_ha.commands.run_command import RunCommandRunner
-from hyperpod_ha.health import probe_parameters
+from hyperpod_ha.controllers.check import probe_parameters
 from hyperpod_ha.rotation.rollout import RolloutSettings
 from tests.conftest import FAST_RUNS, Embedded, _embedded
 

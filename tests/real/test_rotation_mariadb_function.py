@@ -12,7 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
-from hyperpod_ha.cluster import ClusterControllers, Controller
+from hyperpod_ha.controllers.models import ClusterControllers, Controller
 from hyperpod_ha.observability import logger as powertools_logger
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import CURRENT_USER, load_function_module

@@ -7,8 +7,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import hyperpod_ha.convergence
-from hyperpod_ha import verdict
 from hyperpod_ha.verdict import (
     DEFAULT_SLURMCTLD_TIMEOUT,
     MAX_WAIT_SECONDS,
@@ -163,10 +161,3 @@ def test_a_check_again_never_waits_past_the_convergence_time_or_the_deadline(
     else:
         assert decided.next == "not-verified"
         assert attempt >= 100 or now >= decided.converged_by or at + max(backoff, MAX_WAIT_SECONDS) >= 1800
-
-
-def test_the_old_module_path_keeps_every_name() -> None:
-    assert {name: getattr(hyperpod_ha.convergence, name) for name in hyperpod_ha.convergence.__all__} == {
-        name: getattr(verdict, name) for name in hyperpod_ha.convergence.__all__
-    }
-    assert "HEALTHY" in hyperpod_ha.convergence.VERIFIED

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hyperpod_ha.health import RoleEvidence
+from hyperpod_ha.controllers.models import RoleEvidence
 from hyperpod_ha.probe import probe_script
 from hyperpod_ha.slurm import parse_role_log
 from hyperpod_ha.verdict import DEGRADED, DOWN

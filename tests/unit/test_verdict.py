@@ -11,8 +11,8 @@ import json
 import pytest
 
 import hyperpod_ha.verdict as verdict_package
+from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha.health import ControllerReport, ReportStatus
 from hyperpod_ha.verdict import (
     DEGRADED,
     FAILED_OVER,

@@ -10,7 +10,8 @@ import json
 from dataclasses import dataclass, field
 
 from hyperpod_ha.commands import CommandResult
-from hyperpod_ha.health import ControllerNode, ControllerReport, check_controller, report_from_result
+from hyperpod_ha.controllers.check import check_controller, report_from_result
+from hyperpod_ha.controllers.models import Controller, ControllerReport
 from hyperpod_ha.slurm import ProbeSection
 from hyperpod_ha.verdict import Verdict, VerdictName, VerdictPolicy, evaluate
 from hyperpod_ha_dev import CAPTURES
@@ -26,9 +27,9 @@ def capture(name: str) -> str:
     return (CAPTURES / name).read_text().rstrip("\n")
 
 
-def node(name: str, status: str = "Running") -> ControllerNode:
+def node(name: str, status: str = "Running") -> Controller:
     instance_id = f"i-0{name}{'0' * (16 - len(name))}"
-    return ControllerNode(
+    return Controller(
         instance_id=instance_id,
         group="controller-machine",
         status=status,

@@ -64,9 +64,6 @@ class Controller:
         )
 
 
-ControllerNode = Controller  # the health check's name for it
-
-
 @dataclass(frozen=True)
 class ClusterControllers:
     cluster: str

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hyperpod_ha.controllers.models import ControllerReport, NodeEvidence, ReportStatus
 from hyperpod_ha.drill import rules
 from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRequest
 from hyperpod_ha.drill.node import NodeOutput, NodeOutputRejected, parse_node_output
-from hyperpod_ha.health import ControllerReport, NodeEvidence, ReportStatus
 
 CTL1 = ControllerRef(0, "ctl1", "i-1", "sagemaker-cluster:abc_controller-machine-i-1", "ctl1", "10.0.0.1")
 CTL2 = ControllerRef(1, "ctl2", "i-2", "sagemaker-cluster:abc_controller-machine-i-2", "ctl2", "10.0.0.2")

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha.cluster import ClusterControllers
 from hyperpod_ha.commands import CommandRunner
+from hyperpod_ha.controllers.models import ClusterControllers
 from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
 from hyperpod_ha.rotation.wiring import Collaborators
 

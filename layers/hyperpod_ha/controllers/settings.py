@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from hyperpod_ha.controllers.naming import CLUSTER_NAME
+from hyperpod_ha.request_fields import is_cluster_name
 from hyperpod_ha.settings import ConfigurationError, Environment, environment, number, text
 
 DEFAULT_TRANSPORT: Final = "session-manager"  # the template's CommandTransport default
@@ -27,7 +27,7 @@ class DiscoverySettings:
     def from_environment(cls, env: Environment | None = None) -> DiscoverySettings:
         env = environment() if env is None else env
         cluster = text(env, "CLUSTER_NAME")
-        if not CLUSTER_NAME.fullmatch(cluster):
+        if not is_cluster_name(cluster):
             raise ConfigurationError("environment variable CLUSTER_NAME is not a HyperPod cluster name")
         return cls(cluster=cluster, controller_group=text(env, "CONTROLLER_GROUP"))
 

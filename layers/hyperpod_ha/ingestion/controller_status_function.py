@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from hyperpod_ha.convergence import trigger_time
 from hyperpod_ha.ingestion.controller_messages import (
@@ -19,7 +19,7 @@ from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.runs.models import Trigger, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
-from hyperpod_ha.settings import Environment, environment, text
+from hyperpod_ha.settings import Environment, Settings, text
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class ControllerStatusSettings:
+class ControllerStatusSettings(Settings):
     """ControllerStatusFunction's environment."""
 
     cluster: str
@@ -37,8 +37,7 @@ class ControllerStatusSettings:
     verification: VerificationRunsSettings
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> ControllerStatusSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         return cls(
             cluster=text(env, "CLUSTER_NAME"),
             idempotency_table=text(env, "IDEMPOTENCY_TABLE"),

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Self
 
+from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT
 from hyperpod_ha.incidents import IncidentSettings
 from hyperpod_ha.runs.models import RunSettings
 from hyperpod_ha.settings import Environment, Settings, integer, text
 
-# The template's values where it gives one; LEASE_SECONDS is the verification runs' default.
-DEFAULT_TRANSPORT = "session-manager"
+# The template's value; LEASE_SECONDS is the verification runs' default.
 DEFAULT_COMMAND_DEADLINE_SECONDS = 60
 
 

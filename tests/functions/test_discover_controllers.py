@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hyperpod_ha.settings import ConfigurationError
+from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha_dev.embedded.functions import FunctionError, LambdaContext, new_containers
 from tests.conftest import Embedded, load_function_module
 

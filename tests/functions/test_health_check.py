@@ -28,8 +28,8 @@ from hyperpod_ha.commands import (
 )
 from hyperpod_ha.controllers.errors import ControllerCheckThrottled, ControllerInputError
 from hyperpod_ha.controllers.models import REPORT_JSON_LIMIT
+from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.probe import probe_command
-from hyperpod_ha.settings import ConfigurationError
 from hyperpod_ha.slurm import ProbeSection
 from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded.functions import LambdaContext

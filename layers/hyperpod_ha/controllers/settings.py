@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Self
 
+from hyperpod_ha.environment import Environment, Settings, number, text
+from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.request_fields import is_cluster_name
-from hyperpod_ha.settings import ConfigurationError, Environment, Settings, number, text
 
 DEFAULT_TRANSPORT: Final = "session-manager"  # the template's CommandTransport default
 HEALTH_CHECK_DEADLINE_SECONDS: Final = 90.0  # HealthCheckFunction's PROBE_DEADLINE_SECONDS

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Self
 
 from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT
+from hyperpod_ha.environment import Environment, Settings, integer, text
 from hyperpod_ha.incidents import IncidentSettings
 from hyperpod_ha.runs.models import RunSettings
-from hyperpod_ha.settings import Environment, Settings, integer, text
 
 # The template's value; LEASE_SECONDS is the verification runs' default.
 DEFAULT_COMMAND_DEADLINE_SECONDS = 60

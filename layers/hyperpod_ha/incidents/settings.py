@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Self
 
-from hyperpod_ha.settings import ConfigurationError, Environment, Settings, optional, text
+from hyperpod_ha.environment import Environment, Settings, optional, text
+from hyperpod_ha.errors import ConfigurationError
 
 
 def _optional_arn(env: Environment, name: str, service: str) -> str | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Self
 
 from hyperpod_ha.convergence import trigger_time
+from hyperpod_ha.environment import Environment, Settings, text
 from hyperpod_ha.ingestion.controller_messages import (
     ControllerNotification,
     NotificationRejected,
@@ -19,7 +20,6 @@ from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.runs.models import Trigger, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
-from hyperpod_ha.settings import Environment, Settings, text
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
+from hyperpod_ha.environment import Environment, Settings, integer, text
 from hyperpod_ha.ingestion.instance_groups import InstanceGroups
 from hyperpod_ha.ingestion.node_event_triage import NodeEventTriage
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
@@ -16,7 +17,6 @@ from hyperpod_ha.ingestion.worker_failures import MassFailurePolicy, WorkerFailu
 from hyperpod_ha.observability import metrics
 from hyperpod_ha.runs.models import VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
-from hyperpod_ha.settings import Environment, Settings, integer, text
 
 # A cluster's failure notice is sent once per event; redeliveries come within a day.
 NOTICE_TTL_SECONDS = 86400

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Self
 
 from hyperpod_ha.drill.adapters import lease_id_for_drill
+from hyperpod_ha.environment import Environment, Settings, text
 from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest
 from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.abandoned import (
@@ -19,7 +20,6 @@ from hyperpod_ha.runs.abandoned import (
 )
 from hyperpod_ha.runs.models import VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
-from hyperpod_ha.settings import Environment, Settings, text
 
 
 @dataclass(frozen=True)

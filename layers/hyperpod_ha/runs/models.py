@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Self
 
-from hyperpod_ha.settings import Environment, Settings, integer, text
+from hyperpod_ha.environment import Environment, Settings, integer, text
 
 Outcome = Literal["started", "joined", "duplicate"]
 

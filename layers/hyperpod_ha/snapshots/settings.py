@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Self
 
+from hyperpod_ha.environment import Environment, Settings, integer, optional, text
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.settings import Environment, Settings, integer, optional, text
 
 # The template's defaults (BackupRetention, MinBackupIntervalMinutes).
 DEFAULT_RETENTION = 7

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, Literal, Self
 
+from hyperpod_ha.environment import Environment, Settings, text
 from hyperpod_ha.errors import ConfigurationError, InputRejected
-from hyperpod_ha.settings import Environment, Settings, text
 
 
 class VerdictName(StrEnum):

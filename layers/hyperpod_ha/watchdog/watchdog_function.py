@@ -14,10 +14,10 @@ from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.cluster import ControllerGroupNotFound
 from hyperpod_ha.commands import InvalidCommandRequest
 from hyperpod_ha.controllers.settings import ProbeSettings
+from hyperpod_ha.environment import Environment, Settings, text
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.runs.models import VerificationRunsSettings
-from hyperpod_ha.settings import Environment, Settings, text
 from hyperpod_ha.watchdog.service import Watchdog
 from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
 

@@ -12,7 +12,7 @@ from hyperpod_ha.controllers.settings import (
     DiscoverySettings,
     ProbeSettings,
 )
-from hyperpod_ha.settings import ConfigurationError
+from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha_dev.embedded.cfn import load_template
 from tests.conftest import ROOT
 

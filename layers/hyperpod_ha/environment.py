@@ -1,9 +1,9 @@
-"""Reading a function's settings from the environment the template gives it.
+"""Reading variables from the environment the template gives a function.
 
-Each function reads one settings object at cold start (``XSettings.from_environment()`` at
-module level in its ``app.py``), so a missing or bad variable fails the first invocation with a
-:class:`~hyperpod_ha.errors.ConfigurationError` that names it, not some later code path. The
-readers below take the environment as a mapping so tests pass their own."""
+Each function has one settings object (``<feature>/settings.py`` or its feature's function
+module), read once per container on its first invocation before the event is handled, so a
+missing or bad variable fails at once with a :class:`~hyperpod_ha.errors.ConfigurationError`
+that names it. The readers take the environment as a mapping so tests pass their own."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ Environment = Mapping[str, str]
 _Number = TypeVar("_Number", int, float)
 
 __all__ = [
-    "ConfigurationError",
     "Environment",
     "Settings",
     "choice",

@@ -2,7 +2,7 @@
 DEGRADED, SPLIT_BRAIN, DOWN, UNKNOWN) with its reasons and evidence, and whether a verification
 run checks again before that verdict is final. Pure logic, no AWS calls: it imports only
 ``hyperpod_ha.health`` (the reports), ``hyperpod_ha.slurm``, ``hyperpod_ha.errors`` and
-``hyperpod_ha.environment``. ``models`` holds the results; ``inputs`` decodes the workflow's JSON;
+``hyperpod_ha.settings``. ``models`` holds the results; ``inputs`` decodes the workflow's JSON;
 ``observation`` is the cluster as the reports show it, which the rules read, one module per
 concern (``activity``: who is active; ``takeover``: why no backup took over; ``accounting``,
 ``state_save``, ``scheduling``, ``standbys``, gathered by ``degradation``); ``evaluation``

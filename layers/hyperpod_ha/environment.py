@@ -8,17 +8,42 @@ that names it. The readers take the environment as a mapping so tests pass their
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Mapping
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Mapping
+from typing import Self, TypeVar
 
 from hyperpod_ha.errors import ConfigurationError
 
 Environment = Mapping[str, str]
+_Number = TypeVar("_Number", int, float)
 
-__all__ = ["Environment", "choice", "environment", "integer", "number", "text"]
+__all__ = [
+    "Environment",
+    "Settings",
+    "choice",
+    "environment",
+    "integer",
+    "number",
+    "optional",
+    "text",
+]
 
 
 def environment() -> Environment:
     return os.environ
+
+
+class Settings(ABC):
+    """Base of a settings object (a frozen dataclass): built by :meth:`read` from the process's
+    environment, or from the mapping a test passes."""
+
+    @classmethod
+    def from_environment(cls, env: Environment | None = None) -> Self:
+        return cls.read(environment() if env is None else env)
+
+    @classmethod
+    @abstractmethod
+    def read(cls, env: Environment) -> Self: ...
 
 
 def text(env: Environment, name: str, default: str | None = None) -> str:
@@ -38,13 +63,7 @@ def integer(
     minimum: int | None = None,
     maximum: int | None = None,
 ) -> int:
-    raw = text(env, name, None if default is None else str(default))
-    try:
-        value = int(raw)
-    except ValueError:
-        raise ConfigurationError(f"environment variable {name} is not an integer") from None
-    _check_range(name, value, minimum, maximum)
-    return value
+    return _numeric(env, name, default, int, "an integer", minimum, maximum)
 
 
 def number(
@@ -55,13 +74,12 @@ def number(
     minimum: float | None = None,
     maximum: float | None = None,
 ) -> float:
-    raw = text(env, name, None if default is None else str(default))
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigurationError(f"environment variable {name} is not a number") from None
-    _check_range(name, value, minimum, maximum)
-    return value
+    return _numeric(env, name, default, float, "a number", minimum, maximum)
+
+
+def optional(env: Environment, name: str) -> str | None:
+    """The variable, or ``None`` where the template leaves it empty."""
+    return text(env, name, "").strip() or None
 
 
 def choice(env: Environment, name: str, allowed: Collection[str], default: str | None = None) -> str:
@@ -71,8 +89,22 @@ def choice(env: Environment, name: str, allowed: Collection[str], default: str |
     return value
 
 
-def _check_range(name: str, value: float, minimum: float | None, maximum: float | None) -> None:
+def _numeric(
+    env: Environment,
+    name: str,
+    default: _Number | None,
+    parse: Callable[[str], _Number],
+    what: str,
+    minimum: _Number | None,
+    maximum: _Number | None,
+) -> _Number:
+    raw = text(env, name, None if default is None else str(default))
+    try:
+        value = parse(raw)
+    except ValueError:
+        raise ConfigurationError(f"environment variable {name} is not {what}") from None
     if minimum is not None and value < minimum:
         raise ConfigurationError(f"environment variable {name} must be at least {minimum}")
     if maximum is not None and value > maximum:
         raise ConfigurationError(f"environment variable {name} must be at most {maximum}")
+    return value

@@ -10,6 +10,10 @@ from __future__ import annotations
 class HyperpodHaError(Exception):
     """Raised by hyperpod-ha. Its message is safe to log: it never holds a secret."""
 
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.reason = str(self)  # what callers log or return
+
 
 class InputRejected(HyperpodHaError, ValueError):
     """An event, request or command output this code will not act on; logged, never retried."""

@@ -14,7 +14,7 @@ Each function takes the DynamoDB client and the table's name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -78,20 +78,14 @@ def put_lease(ddb: DynamoDBClient, table: str, item: Item, now: int, lease_id: s
     if lease_id:
         condition += " OR lease_id = :lease"
         values[":lease"] = {"S": lease_id}
-    try:
-        ddb.put_item(
-            TableName=table,
-            Item=dict(item),
-            ConditionExpression=condition,
-            ExpressionAttributeValues=values,
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
-        )
-    except ClientError as error:
-        if error_code(error) != CONDITION_FAILED:
-            raise
-        holder: Item = error.response.get("Item", {})  # type: ignore[assignment]
-        return holder or {"lease_id": {"S": ""}}
-    return None
+    holder = _unless_condition_failed(
+        ddb.put_item,
+        TableName=table,
+        Item=dict(item),
+        ConditionExpression=condition,
+        ExpressionAttributeValues=values,
+    )
+    return None if holder is None else holder or {"lease_id": {"S": ""}}
 
 
 def join_lease(
@@ -106,20 +100,26 @@ def join_lease(
     }
     if record:
         values[":key"] = {"SS": [trigger_key]}
+    return _unless_condition_failed(
+        ddb.update_item,
+        TableName=table,
+        Key=key(lease_key(cluster)),
+        UpdateExpression="ADD joined_count :one" + (", joined :key" if record else ""),
+        ConditionExpression="lease_id = :lease AND NOT contains(joined, :trigger)",
+        ExpressionAttributeValues=values,
+    )
+
+
+def _unless_condition_failed(write: Callable[..., object], **request: Any) -> Item | None:
+    """The conditional write ``write(**request)``: ``None`` when written, else the item its
+    condition failed on (``{}`` when there was none)."""
     try:
-        ddb.update_item(
-            TableName=table,
-            Key=key(lease_key(cluster)),
-            UpdateExpression="ADD joined_count :one" + (", joined :key" if record else ""),
-            ConditionExpression="lease_id = :lease AND NOT contains(joined, :trigger)",
-            ExpressionAttributeValues=values,
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
-        )
+        write(**request, ReturnValuesOnConditionCheckFailure="ALL_OLD")
     except ClientError as error:
         if error_code(error) != CONDITION_FAILED:
             raise
-        current: Item = error.response.get("Item", {})  # type: ignore[assignment]
-        return current
+        found: Item = error.response.get("Item", {})  # type: ignore[assignment]
+        return found
     return None
 
 

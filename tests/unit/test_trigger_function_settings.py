@@ -57,7 +57,7 @@ def test_the_node_event_function_reads_the_mass_failure_policy() -> None:
 
 def test_the_watchdogs_defaults() -> None:
     read = WatchdogSettings.from_environment(BASE)
-    assert (read.command_transport, read.probe_deadline_seconds) == ("session-manager", 20)
+    assert (read.probe.transport, read.probe.deadline_seconds) == ("session-manager", 20)
 
 
 @pytest.mark.parametrize(

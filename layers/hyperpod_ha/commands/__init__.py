@@ -65,10 +65,6 @@ class CommandRunner(Protocol):
 class CommandError(HyperpodHaError):
     """The command could not be run to completion. ``reason`` is safe to log."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
 
 class TargetUnreachable(CommandError):
     """The target is not connected (TargetNotConnected, InvalidInstanceId, ...)."""

@@ -3,14 +3,10 @@ SSM target and Slurm node name."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from typing import Final
 
 from hyperpod_ha.controllers.errors import ClusterRequestInvalid
-
-# SageMaker's ClusterName pattern (the template's ClusterName parameter has the same).
-CLUSTER_NAME: Final = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
+from hyperpod_ha.request_fields import is_cluster_name
 
 
 def requested_cluster(event: object, default: str) -> str:
@@ -18,7 +14,7 @@ def requested_cluster(event: object, default: str) -> str:
     if not isinstance(event, Mapping):
         raise ClusterRequestInvalid("the request is not a JSON object")
     cluster = event.get("cluster") or default
-    if not isinstance(cluster, str) or not CLUSTER_NAME.fullmatch(cluster):
+    if not is_cluster_name(cluster):
         raise ClusterRequestInvalid("cluster is not a HyperPod cluster name")
     if cluster != default:
         # One stack watches one cluster: its IAM, topic and lease are that cluster's.

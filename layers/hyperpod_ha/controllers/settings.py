@@ -7,47 +7,43 @@ may leave some out).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Self
 
-from hyperpod_ha.controllers.naming import CLUSTER_NAME
-from hyperpod_ha.environment import Environment, environment, number, text
+from hyperpod_ha.environment import Environment, Settings, number, text
 from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.request_fields import is_cluster_name
 
 DEFAULT_TRANSPORT: Final = "session-manager"  # the template's CommandTransport default
 HEALTH_CHECK_DEADLINE_SECONDS: Final = 90.0  # HealthCheckFunction's PROBE_DEADLINE_SECONDS
 
 
 @dataclass(frozen=True)
-class DiscoverySettings:
+class DiscoverySettings(Settings):
     """DiscoverControllersFunction's: the cluster this stack watches and its controllers' group."""
 
     cluster: str  # CLUSTER_NAME
     controller_group: str  # CONTROLLER_GROUP
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> DiscoverySettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         cluster = text(env, "CLUSTER_NAME")
-        if not CLUSTER_NAME.fullmatch(cluster):
+        if not is_cluster_name(cluster):
             raise ConfigurationError("environment variable CLUSTER_NAME is not a HyperPod cluster name")
         return cls(cluster=cluster, controller_group=text(env, "CONTROLLER_GROUP"))
 
 
 @dataclass(frozen=True)
-class ProbeSettings:
-    """How the probe runs (HealthCheckFunction's settings): which command transport, which
-    document, and how long one probe may take."""
+class ProbeSettings(Settings):
+    """How the probe runs (HealthCheckFunction's settings, and WatchdogFunction's probe): which
+    command transport, which document, and how long one probe may take."""
 
     transport: str  # COMMAND_TRANSPORT: a name hyperpod_ha.commands.runner_for knows
     document: str  # PROBE_DOCUMENT
     deadline_seconds: float  # PROBE_DEADLINE_SECONDS
 
     @classmethod
-    def from_environment(
-        cls, env: Environment | None = None, *, deadline_seconds: float = HEALTH_CHECK_DEADLINE_SECONDS
-    ) -> ProbeSettings:
+    def read(cls, env: Environment, *, deadline_seconds: float = HEALTH_CHECK_DEADLINE_SECONDS) -> Self:
         """``deadline_seconds``: the default of the function reading it (the template's value)."""
-        env = environment() if env is None else env
         deadline = number(env, "PROBE_DEADLINE_SECONDS", deadline_seconds)
         if not deadline > 0:  # also refuses NaN
             raise ConfigurationError("environment variable PROBE_DEADLINE_SECONDS must be positive")

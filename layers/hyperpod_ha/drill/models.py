@@ -8,13 +8,13 @@ from dataclasses import asdict, dataclass
 from typing import Any, Final, Literal
 
 from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.request_fields import is_cluster_name
 
 Outcome = Literal["completed", "refused", "failed"]
 PhaseName = Literal["takeover", "hand-back"]
 
 # A controller named by host name, IP address or instance id; or "auto".
 _TARGET = re.compile(r"^(auto|[A-Za-z0-9][A-Za-z0-9.-]{0,252})$")
-_CLUSTER = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 MAX_CHECKS: Final = 60
 MAX_POLL_SECONDS: Final = 600
 
@@ -38,7 +38,7 @@ class DrillRequest:
         if not isinstance(data, Mapping):
             raise InvalidDrillRequest("the drill request is not a JSON object")
         cluster, to = data.get("cluster"), data.get("to", "auto")
-        if not isinstance(cluster, str) or not _CLUSTER.match(cluster):
+        if not is_cluster_name(cluster):
             raise InvalidDrillRequest("cluster must be a HyperPod cluster name")
         if not isinstance(to, str) or not _TARGET.match(to):
             raise InvalidDrillRequest(

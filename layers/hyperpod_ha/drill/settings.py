@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Self
 
-from hyperpod_ha.environment import Environment, environment, integer, text
+from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT
+from hyperpod_ha.environment import Environment, Settings, integer, text
 from hyperpod_ha.incidents import IncidentSettings
 from hyperpod_ha.runs.models import RunSettings
 
-# The template's values where it gives one; LEASE_SECONDS is the verification runs' default.
-DEFAULT_TRANSPORT = "session-manager"
+# The template's value; LEASE_SECONDS is the verification runs' default.
 DEFAULT_COMMAND_DEADLINE_SECONDS = 60
 
 
 @dataclass(frozen=True)
-class DrillSettings:
+class DrillSettings(Settings):
     state_table: str
     # Checked by the transports' registry (runner_for), which knows the names; the plan step
     # refuses a transport that cannot run the drill's Session documents.
@@ -26,8 +27,7 @@ class DrillSettings:
     incidents: IncidentSettings  # its topic also gets the drill's summary
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> DrillSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         return cls(
             state_table=text(env, "STATE_TABLE"),
             command_transport=text(env, "COMMAND_TRANSPORT", DEFAULT_TRANSPORT),

@@ -11,7 +11,3 @@ class InvalidIncidentRequest(InputRejected):
 
 class IncidentFailed(HyperpodHaError):
     """OpsCenter or SNS refused a call we cannot do without."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason

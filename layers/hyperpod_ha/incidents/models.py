@@ -5,33 +5,25 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 from hyperpod_ha.incidents.errors import InvalidIncidentRequest
 from hyperpod_ha.incidents.keys import KINDS_NOT_RESOLVED_BY_DEFAULT
 from hyperpod_ha.incidents.limits import bounded_chars
 from hyperpod_ha.redaction import redact, scrub_text
+from hyperpod_ha.request_fields import is_cluster_name, text_field
 from hyperpod_ha.topic_messages import Links
 
 _KIND = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-# SageMaker HyperPod cluster names.
-_CLUSTER = re.compile(r"^[A-Za-z0-9](-*[A-Za-z0-9]){0,62}$")
 _CLUSTER_ARN = re.compile(r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9-]+$")
 
 
-def _text(event: Mapping[str, Any], name: str, *, required: bool = True) -> str:
-    value = event.get(name)
-    if value is None or value == "":
-        if required:
-            raise InvalidIncidentRequest(f"{name} is required")
-        return ""
-    if not isinstance(value, str):
-        raise InvalidIncidentRequest(f"{name} must be a string")
-    return value.strip()
+_text = partial(text_field, rejected=InvalidIncidentRequest)
 
 
 def _cluster(value: str) -> str:
-    if not _CLUSTER.match(value):
+    if not is_cluster_name(value):
         raise InvalidIncidentRequest("cluster is not a HyperPod cluster name")
     return value
 

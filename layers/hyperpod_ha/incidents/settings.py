@@ -6,33 +6,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Self
 
-from hyperpod_ha.environment import Environment, environment, text
+from hyperpod_ha.environment import Environment, Settings, optional, text
 from hyperpod_ha.errors import ConfigurationError
 
 
 def _optional_arn(env: Environment, name: str, service: str) -> str | None:
     """An ARN of ``service`` or ``None`` when the template leaves it empty."""
-    value = text(env, name, "").strip()
+    value = optional(env, name)
     if value and not re.match(rf"^arn:aws[a-z-]*:{re.escape(service)}:", value):
         raise ConfigurationError(f"environment variable {name} is not an ARN of {service}")
-    return value or None
-
-
-def _optional(env: Environment, name: str) -> str | None:
-    return text(env, name, "").strip() or None
+    return value
 
 
 @dataclass(frozen=True)
-class IncidentSettings:
+class IncidentSettings(Settings):
     region: str
     topic_arn: str | None = None
     # Incident Manager is used only when a response plan is given.
     response_plan_arn: str | None = None
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> IncidentSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         return cls(
             region=text(env, "AWS_REGION", text(env, "AWS_DEFAULT_REGION", "us-east-1")),
             topic_arn=_optional_arn(env, "NOTIFICATION_TOPIC_ARN", "sns"),
@@ -41,7 +37,7 @@ class IncidentSettings:
 
 
 @dataclass(frozen=True)
-class IncidentFunctionSettings:
+class IncidentFunctionSettings(Settings):
     incidents: IncidentSettings
     # Without it a retried resolve may repeat the "verified" message.
     idempotency_table: str | None = None
@@ -49,10 +45,9 @@ class IncidentFunctionSettings:
     state_table: str | None = None
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> IncidentFunctionSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         return cls(
             incidents=IncidentSettings.from_environment(env),
-            idempotency_table=_optional(env, "IDEMPOTENCY_TABLE"),
-            state_table=_optional(env, "STATE_TABLE"),
+            idempotency_table=optional(env, "IDEMPOTENCY_TABLE"),
+            state_table=optional(env, "STATE_TABLE"),
         )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
-from hyperpod_ha.environment import Environment, environment, text
+from hyperpod_ha.environment import Environment, Settings, text
 from hyperpod_ha.ingestion.controller_messages import (
     ControllerNotification,
     NotificationRejected,
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class ControllerStatusSettings:
+class ControllerStatusSettings(Settings):
     """ControllerStatusFunction's environment."""
 
     cluster: str
@@ -37,8 +37,7 @@ class ControllerStatusSettings:
     verification: VerificationRunsSettings
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> ControllerStatusSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         return cls(
             cluster=text(env, "CLUSTER_NAME"),
             idempotency_table=text(env, "IDEMPOTENCY_TABLE"),

@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
-from hyperpod_ha.environment import Environment, environment, integer, text
+from hyperpod_ha.environment import Environment, Settings, integer, text
 from hyperpod_ha.ingestion.instance_groups import InstanceGroups
 from hyperpod_ha.ingestion.node_event_triage import NodeEventTriage
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
@@ -23,7 +23,7 @@ NOTICE_TTL_SECONDS = 86400
 
 
 @dataclass(frozen=True)
-class NodeEventSettings:
+class NodeEventSettings(Settings):
     """NodeEventFunction's environment."""
 
     cluster: str
@@ -34,8 +34,7 @@ class NodeEventSettings:
     verification: VerificationRunsSettings
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> NodeEventSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         return cls(
             cluster=text(env, "CLUSTER_NAME"),
             controller_group=text(env, "CONTROLLER_GROUP"),

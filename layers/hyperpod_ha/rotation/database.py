@@ -42,10 +42,6 @@ _PASSWORD_HASH = re.compile(r"\*[0-9A-Fa-f]{40}")
 class DatabaseError(HyperpodHaError):
     """A database operation failed. ``reason`` is safe to log (no password, no hash)."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
 
 class LoginFailed(DatabaseError):
     """The server refused the credentials (error 1045)."""

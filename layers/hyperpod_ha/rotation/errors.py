@@ -11,7 +11,3 @@ class RotationRequestInvalid(InputRejected):
 
 class RotationError(HyperpodHaError):
     """A step could not be completed. ``reason`` is safe to log."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason

@@ -4,19 +4,17 @@ roll-out read, read once from the environment the template gives it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Self
 
-from hyperpod_ha.environment import Environment, environment, integer, text
+from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT
+from hyperpod_ha.environment import Environment, Settings, integer, optional, text
 from hyperpod_ha.incidents.settings import IncidentSettings
 from hyperpod_ha.rotation.contract import RotationSettings, Strategy
 from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, RolloutSettings
 
 
-def _optional(env: Environment, name: str) -> str | None:
-    return text(env, name, "").strip() or None
-
-
 @dataclass(frozen=True)
-class RotateDbSecretSettings:
+class RotateDbSecretSettings(Settings):
     rotation: RotationSettings
     secret_arn: str | None  # DB_SECRET_ARN: the secret when the event names none
     ca_bundle: str | None  # DB_CA_BUNDLE, see rotation.database.TlsPolicy
@@ -32,28 +30,27 @@ class RotateDbSecretSettings:
     state_table: str | None  # the status records for `hyperpod-ha status`
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> RotateDbSecretSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         return cls(
             rotation=RotationSettings(
                 # Its own error (RotationRequestInvalid) names ROTATION_STRATEGY.
                 strategy=Strategy.parse(text(env, "ROTATION_STRATEGY", Strategy.ALTERNATING.value)),
-                default_host=_optional(env, "DB_HOST"),
+                default_host=optional(env, "DB_HOST"),
                 default_port=integer(env, "DB_PORT", 3306),
-                master_secret_arn=_optional(env, "MASTER_SECRET_ARN"),
+                master_secret_arn=optional(env, "MASTER_SECRET_ARN"),
             ),
-            secret_arn=_optional(env, "DB_SECRET_ARN"),
-            ca_bundle=_optional(env, "DB_CA_BUNDLE"),
+            secret_arn=optional(env, "DB_SECRET_ARN"),
+            ca_bundle=optional(env, "DB_CA_BUNDLE"),
             cluster=text(env, "CLUSTER_NAME"),
             controller_group=text(env, "CONTROLLER_GROUP"),
-            command_transport=text(env, "COMMAND_TRANSPORT", "session-manager"),
+            command_transport=text(env, "COMMAND_TRANSPORT", DEFAULT_TRANSPORT),
             rollout_document=text(env, "ROLLOUT_DOCUMENT"),
             rollout_deadline_seconds=float(integer(env, "ROLLOUT_DEADLINE_SECONDS", 180)),
             conf_path=text(env, "SLURMDBD_CONF", DEFAULT_CONF_PATH),
             owner=text(env, "SLURMDBD_OWNER", "slurm"),
             verify_seconds=integer(env, "SLURMDBD_VERIFY_SECONDS", 45),
             incidents=IncidentSettings.from_environment(env),
-            state_table=_optional(env, "STATE_TABLE"),
+            state_table=optional(env, "STATE_TABLE"),
         )
 
     def rollout(self, secret_arn: str) -> RolloutSettings:

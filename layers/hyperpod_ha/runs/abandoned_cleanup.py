@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from hyperpod_ha.drill.adapters import lease_id_for_drill
-from hyperpod_ha.environment import Environment, environment, text
+from hyperpod_ha.environment import Environment, Settings, text
 from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest
 from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.abandoned import (
@@ -23,7 +23,7 @@ from hyperpod_ha.runs.verification_runs import VerificationRuns
 
 
 @dataclass(frozen=True)
-class AbandonedRunSettings:
+class AbandonedRunSettings(Settings):
     """AbandonedRunFunction's environment."""
 
     verification: VerificationRunsSettings
@@ -31,8 +31,7 @@ class AbandonedRunSettings:
     incidents: IncidentSettings
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> AbandonedRunSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         return cls(
             verification=VerificationRunsSettings.from_environment(env),
             drill_state_machine_arn=text(env, "DRILL_STATE_MACHINE_ARN", ""),

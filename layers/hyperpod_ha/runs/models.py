@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
-from hyperpod_ha.environment import Environment, environment, integer, text
+from hyperpod_ha.environment import Environment, Settings, integer, text
 
 Outcome = Literal["started", "joined", "duplicate"]
 
@@ -29,7 +29,7 @@ class Trigger:
 
 
 @dataclass(frozen=True)
-class RunSettings:
+class RunSettings(Settings):
     """Defaults handed to each run; the execution input can override them (runbook). The
     defaults are the template's."""
 
@@ -40,8 +40,7 @@ class RunSettings:
     dry_run: bool = False
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> RunSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         return cls(
             settle_seconds=integer(env, "SETTLE_SECONDS", cls.settle_seconds, minimum=0),
             max_attempts=integer(env, "MAX_ATTEMPTS", cls.max_attempts, minimum=1),
@@ -63,7 +62,7 @@ class RunSettings:
 
 
 @dataclass(frozen=True)
-class VerificationRunsSettings:
+class VerificationRunsSettings(Settings):
     """Where a stack's runs start: the state table holding the lease, the workflow, and the
     settings each run gets."""
 
@@ -72,8 +71,7 @@ class VerificationRunsSettings:
     runs: RunSettings = RunSettings()
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> VerificationRunsSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         return cls(
             state_table=text(env, "STATE_TABLE"),
             state_machine_arn=text(env, "STATE_MACHINE_ARN"),

@@ -15,7 +15,3 @@ class SnapshotBusy(HyperpodHaError):
 
 class SnapshotFailed(HyperpodHaError):
     """FSx refused the snapshot for a reason waiting will not fix. ``reason`` is safe to log."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason

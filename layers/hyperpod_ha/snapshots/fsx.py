@@ -7,7 +7,7 @@ retries) or :class:`SnapshotFailed` (waiting will not help); "not found" is ``No
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -22,6 +22,19 @@ if TYPE_CHECKING:
 
 # Answered by file systems with the legacy link, or none that supports associations.
 _NO_ASSOCIATIONS = frozenset({"BadRequest", "InvalidDataRepositoryType", "DataRepositoryAssociationNotFound"})
+
+
+def _one(
+    call: str, subject: str, not_found: str, describe: Callable[[], Sequence[Mapping[str, Any]]]
+) -> Mapping[str, Any] | None:
+    """What ``describe`` finds of ``subject``; ``None`` when FSx answers ``not_found``."""
+    try:
+        found = describe()
+    except ClientError as error:
+        if error_code(error) != not_found:
+            raise _failed(call, subject, error) from error
+        return None
+    return found[0] if found else None
 
 
 def _failed(call: str, subject: str, error: ClientError) -> SnapshotFailed:
@@ -113,22 +126,20 @@ class Fsx:
             raise _failed("CreateDataRepositoryTask", file_system_id, error) from error
 
     def backup(self, backup_id: str) -> Mapping[str, Any] | None:
-        try:
-            found = self.client.describe_backups(BackupIds=[backup_id])["Backups"]
-        except ClientError as error:
-            if error_code(error) != "BackupNotFound":
-                raise _failed("DescribeBackups", backup_id, error) from error
-            return None
-        return found[0] if found else None
+        return _one(
+            "DescribeBackups",
+            backup_id,
+            "BackupNotFound",
+            lambda: self.client.describe_backups(BackupIds=[backup_id])["Backups"],
+        )
 
     def export_task(self, task_id: str) -> Mapping[str, Any] | None:
-        try:
-            found = self.client.describe_data_repository_tasks(TaskIds=[task_id])["DataRepositoryTasks"]
-        except ClientError as error:
-            if error_code(error) != "DataRepositoryTaskNotFound":
-                raise _failed("DescribeDataRepositoryTasks", task_id, error) from error
-            return None
-        return found[0] if found else None
+        return _one(
+            "DescribeDataRepositoryTasks",
+            task_id,
+            "DataRepositoryTaskNotFound",
+            lambda: self.client.describe_data_repository_tasks(TaskIds=[task_id])["DataRepositoryTasks"],
+        )
 
     def delete_backup(self, backup_id: str) -> str | None:
         """``None`` once the backup is gone (already gone too: a retry, or someone else); else

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Any, Literal
 
+from hyperpod_ha.request_fields import is_cluster_name, text_field
 from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest
 
 Kind = Literal["backup", "export", "unsupported"]
 KINDS: tuple[Kind, ...] = ("backup", "export", "unsupported")
 
-_CLUSTER = re.compile(r"^[A-Za-z0-9](-*[A-Za-z0-9]){0,62}$")
-
-
-def _text(event: Mapping[str, Any], name: str, *, required: bool = True) -> str:
-    value = event.get(name)
-    if value is None or value == "":
-        if required:
-            raise InvalidSnapshotRequest(f"{name} is required")
-        return ""
-    if not isinstance(value, str):
-        raise InvalidSnapshotRequest(f"{name} must be a string")
-    return value.strip()
+_text = partial(text_field, rejected=InvalidSnapshotRequest)
 
 
 @dataclass(frozen=True)
@@ -36,7 +26,7 @@ class StartRequest:
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> StartRequest:
         cluster = _text(event, "cluster")
-        if not _CLUSTER.match(cluster):
+        if not is_cluster_name(cluster):
             raise InvalidSnapshotRequest("cluster is not a HyperPod cluster name")
         return cls(
             cluster=cluster,

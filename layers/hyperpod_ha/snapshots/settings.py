@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Self
 
-from hyperpod_ha.environment import Environment, environment, integer, text
+from hyperpod_ha.environment import Environment, Settings, integer, optional, text
 from hyperpod_ha.errors import ConfigurationError
 
 # The template's defaults (BackupRetention, MinBackupIntervalMinutes).
@@ -13,7 +14,7 @@ DEFAULT_MIN_BACKUP_INTERVAL_MINUTES = 60
 
 
 @dataclass(frozen=True)
-class SnapshotSettings:
+class SnapshotSettings(Settings):
     file_system_id: str | None  # None: nothing to snapshot, every start is "unsupported"
     retention: int = DEFAULT_RETENTION
     export_paths: tuple[str, ...] = ()  # empty: the cluster's slurmctld state directory
@@ -31,26 +32,21 @@ class SnapshotSettings:
             raise ConfigurationError("MIN_BACKUP_INTERVAL_MINUTES must not be negative")
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> SnapshotSettings:
-        env = environment() if env is None else env
+    def read(cls, env: Environment) -> Self:
         paths = (path.strip().strip("/") for path in text(env, "EXPORT_PATHS", "").split(","))
         return cls(
-            file_system_id=_optional(env, "FILE_SYSTEM_ID"),
+            file_system_id=optional(env, "FILE_SYSTEM_ID"),
             retention=integer(env, "BACKUP_RETENTION", DEFAULT_RETENTION),
             export_paths=tuple(path for path in paths if path),
-            export_report_path=_optional(env, "EXPORT_REPORT_PATH"),
+            export_report_path=optional(env, "EXPORT_REPORT_PATH"),
             cluster_name=text(env, "CLUSTER_NAME").strip(),
             min_backup_interval_minutes=integer(
                 env, "MIN_BACKUP_INTERVAL_MINUTES", DEFAULT_MIN_BACKUP_INTERVAL_MINUTES
             ),
-            stack_name=_optional(env, "STACK_NAME"),
-            state_table=_optional(env, "STATE_TABLE"),
+            stack_name=optional(env, "STACK_NAME"),
+            state_table=optional(env, "STATE_TABLE"),
         )
 
     def paths_for(self, cluster: str) -> tuple[str, ...]:
         """Export paths, relative to the file system's mount point as FSx wants them."""
         return self.export_paths or (f"aws/hyperpod/{cluster}/var/spool/slurmctld",)
-
-
-def _optional(env: Environment, name: str) -> str | None:
-    return text(env, name, "").strip() or None

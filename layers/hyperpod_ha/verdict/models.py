@@ -7,9 +7,9 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Self
 
-from hyperpod_ha.environment import Environment, environment, text
+from hyperpod_ha.environment import Environment, Settings, text
 from hyperpod_ha.errors import ConfigurationError, InputRejected
 
 
@@ -60,7 +60,7 @@ class ConvergenceInputError(InputRejected):
 
 
 @dataclass(frozen=True)
-class VerdictPolicy:
+class VerdictPolicy(Settings):
     """What the verdict is judged by; EvaluateVerdictFunction's settings object."""
 
     # A beat older than SlurmctldTimeout plus this is stale: by then a backup would take over.
@@ -70,9 +70,9 @@ class VerdictPolicy:
     expected_state_fstypes: frozenset[str] = frozenset()
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> VerdictPolicy:
+    def read(cls, env: Environment) -> Self:
         """``EXPECTED_STATE_FSTYPES``: comma-separated file system types; unset: no expectation."""
-        raw = text(environment() if env is None else env, "EXPECTED_STATE_FSTYPES", "")
+        raw = text(env, "EXPECTED_STATE_FSTYPES", "")
         fstypes = frozenset(kind.strip() for kind in raw.split(",") if kind.strip())
         if any(not set(kind) <= _FSTYPE_CHARACTERS for kind in fstypes):
             raise ConfigurationError(

@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Self
 
 from botocore.exceptions import ClientError
 
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import InvalidCommandRequest
 from hyperpod_ha.controllers.errors import ControllerGroupNotFound
-from hyperpod_ha.environment import Environment, environment, number, text
+from hyperpod_ha.controllers.settings import ProbeSettings
+from hyperpod_ha.environment import Environment, Settings, text
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.runs.models import VerificationRunsSettings
@@ -22,32 +23,24 @@ from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
 
 # What SageMaker answers for a cluster that is not there (CLUSTER_NAME is wrong).
 _MISCONFIGURED_CODES = frozenset({"ResourceNotFound", "ResourceNotFoundException", "ValidationException"})
+PROBE_DEADLINE_SECONDS: Final = 20.0  # the template's value for WatchdogFunction
 
 
 @dataclass(frozen=True)
-class WatchdogSettings:
+class WatchdogSettings(Settings):
     """WatchdogFunction's environment."""
 
     cluster: str
     controller_group: str
-    command_transport: str
-    probe_document: str
-    probe_deadline_seconds: float
+    probe: ProbeSettings
     verification: VerificationRunsSettings
 
     @classmethod
-    def from_environment(cls, env: Environment | None = None) -> WatchdogSettings:
-        env = environment() if env is None else env
-        deadline = number(env, "PROBE_DEADLINE_SECONDS", 20)
-        if not deadline > 0:
-            raise ConfigurationError("environment variable PROBE_DEADLINE_SECONDS must be positive")
+    def read(cls, env: Environment) -> Self:
         return cls(
             cluster=text(env, "CLUSTER_NAME"),
             controller_group=text(env, "CONTROLLER_GROUP"),
-            # Checked by the transports' registry (runner_for), which knows the names.
-            command_transport=text(env, "COMMAND_TRANSPORT", "session-manager"),
-            probe_document=text(env, "PROBE_DOCUMENT"),
-            probe_deadline_seconds=deadline,
+            probe=ProbeSettings.read(env, deadline_seconds=PROBE_DEADLINE_SECONDS),
             verification=VerificationRunsSettings.from_environment(env),
         )
 
@@ -64,7 +57,7 @@ def watchdog_from_settings(settings: WatchdogSettings) -> Watchdog:
     from hyperpod_ha.runs.verification_runs import VerificationRuns
     from hyperpod_ha.watchdog.found_failures import FoundFailures
 
-    runner = runner_for(settings.command_transport)
+    runner = runner_for(settings.probe.transport)
     dynamodb = boto3.client("dynamodb")
     sagemaker = boto3.client("sagemaker")
     runs = VerificationRuns.from_settings(settings.verification, dynamodb)
@@ -73,8 +66,8 @@ def watchdog_from_settings(settings: WatchdogSettings) -> Watchdog:
         return check_controller(
             node,
             runner,
-            document=settings.probe_document,
-            deadline_seconds=settings.probe_deadline_seconds,
+            document=settings.probe.document,
+            deadline_seconds=settings.probe.deadline_seconds,
         )
 
     return Watchdog(

@@ -47,7 +47,7 @@ def test_probe_settings() -> None:
     assert ProbeSettings.from_environment(PROBE) == ProbeSettings("run-command", "probe-doc", 45.0)
     defaulted = ProbeSettings.from_environment({"PROBE_DOCUMENT": "probe-doc"})
     assert (defaulted.transport, defaulted.deadline_seconds) == ("session-manager", 90.0)
-    assert ProbeSettings.from_environment({"PROBE_DOCUMENT": "d"}, deadline_seconds=20).deadline_seconds == 20
+    assert ProbeSettings.read({"PROBE_DOCUMENT": "d"}, deadline_seconds=20).deadline_seconds == 20
 
 
 @pytest.mark.parametrize(

@@ -171,6 +171,7 @@ def test_any_node_output_parses_or_is_rejected_with_a_value_error(text: str) -> 
         None,
         {},
         {"cluster": "c; rm"},
+        {"cluster": "c\n"},
         {"cluster": "c", "to": "ctl2 && reboot"},
         {"cluster": "c", "hand_back": "yes"},
         {"cluster": "c", "poll_seconds": 601},

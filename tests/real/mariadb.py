@@ -28,7 +28,7 @@ HOW_TO_RUN = (
     f"needs the MariaDB server at {HOST}:{PORT} with user {ADMIN_USER!r}: start it "
     "(`service mariadb start`, or `apt-get install mariadb-server`), or point MARIADB_HOST, "
     "MARIADB_PORT, MARIADB_ADMIN_USER and MARIADB_ADMIN_PASSWORD at one, then run "
-    "`pytest -m mariadb tests/real/test_rotation_mariadb.py`"
+    "`pytest -m mariadb tests/real`"
 )
 
 

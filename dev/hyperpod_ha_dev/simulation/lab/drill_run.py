@@ -35,7 +35,7 @@ STATUS_FILE: Final = "embedded-status.json"
 # minutes with the checks' own time): Slurm 24.11's hand-back leaves slurmdbd without a
 # registered controller for ~25 s after ctl1 is back (DEGRADED meanwhile), which the drill
 # waits out like any not-yet-converged verdict.
-DRILL_INPUT: Final = {"poll_seconds": 5, "max_checks": 24, "test_job_checks": 12}
+DRILL_INPUT: Final = {"poll_seconds": 5, "max_checks": 12, "test_job_checks": 12}
 FINISH_SECONDS: Final = 600.0
 
 # The status view of a stack: its outputs and the cluster -> what `hyperpod-ha status` shows.

@@ -72,7 +72,8 @@ lint: venv
 # containers and the lab's tests time real Slurm failovers: each runs alone, after the rest
 # ran on both cores. Every lab test runs on Slurm 24.11 (HyperPod's), a smaller set on 22.05.
 LAB_2205_TESTS := test_up_builds or test_a_job_runs or test_runner_runs or test_sigkill or \
-	test_an_operator_session or verdict[failover] or verdict[both-down] or verdict[isolated-primary]
+	test_an_operator_session or verdict[failover] or verdict[both-down] or verdict[isolated-primary] or \
+	test_a_drill_takes_over_and_hands_back
 test: lint
 	time tests/fresh_host.sh $(BIN)/python -m pytest -n 2 -m "not lab and not container"
 	time $(BIN)/python -m pytest -m container

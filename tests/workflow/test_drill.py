@@ -164,9 +164,9 @@ def test_bad_input_exits_2_and_a_dry_run_changes_nothing(capsys: pytest.CaptureF
         assert "watches cluster 'ml-cluster', not 'other-cluster'" in capsys.readouterr().err
         assert status("--cluster", "other-cluster") == 2
         assert drill_start("--cluster", "ml-cluster", "--to", "ctl2;reboot") == 2
-        assert drill_start("--lab") == 2
-        assert "not supported yet" in capsys.readouterr().err
-        assert status("--cluster", "ml-cluster", "--lab") == 2
+        assert drill_start("--cluster", "ml-cluster", "--slurm", "22.05") == 2
+        assert "--slurm and --controllers go with --lab" in capsys.readouterr().err
+        assert status("--cluster", "other-cluster", "--lab") == 2
         dry_run = drill_start("--cluster", "ml-cluster", "--dry-run", "--follow")
         followed = capsys.readouterr().out
         drills = boto3.client("stepfunctions").list_executions(

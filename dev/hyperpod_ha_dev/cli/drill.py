@@ -3,7 +3,9 @@
 The drill state machine comes from the deployed stack's outputs. ``--follow`` shows the
 states as they run; ``--json`` prints the drill report (the execution's output) when it
 ends. Exit codes: 0 completed, 1 failed, 2 error (bad input, no such stack or cluster, the
-execution itself failed), 3 refused. ``--lab`` is not wired yet: exit 2 with the reason.
+execution itself failed), 3 refused. ``--lab`` runs the same drill on the embedded stack
+against the Slurm lab's real controllers (root; :mod:`hyperpod_ha_dev.simulation.lab.drill_run`)
+and prints its report, with the same exit codes.
 """
 
 from __future__ import annotations
@@ -26,10 +28,6 @@ from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 
 COMPLETED, FAILED, ERROR, REFUSED = 0, 1, 2, 3
 EXIT_CODES = {"completed": COMPLETED, "failed": FAILED, "refused": REFUSED}
-LAB_NOT_READY = (
-    "hyperpod-ha: drill --lab is not supported yet: the lab's drill wiring is not built "
-    "(the lab is being rebuilt); use --cluster against a deployed stack, or `hyperpod-ha simulate drill`"
-)
 
 
 class UnknownCluster(ValueError):
@@ -43,13 +41,19 @@ def add_parser(commands: Any) -> None:
     drill_start = drill_commands.add_parser("start", help="start a failover drill in the deployed stack")
     where = drill_start.add_mutually_exclusive_group(required=True)
     where.add_argument("--cluster", help="the cluster the deployed stack watches")
-    where.add_argument("--lab", action="store_true", help="against the Slurm lab (not wired yet)")
+    where.add_argument(
+        "--lab", action="store_true", help="against the Slurm lab, on the embedded stack (root)"
+    )
     drill_start.add_argument("--to", default="auto", metavar="HOST|auto", help="the backup to take control")
     drill_start.add_argument("--hand-back", action="store_true", help="then hand control back to the primary")
     drill_start.add_argument("--dry-run", action="store_true", help="check and plan only: no takeover")
     drill_start.add_argument("--follow", action="store_true", help="show the states as they run")
     drill_start.add_argument("--json", action="store_true", help="wait and print the drill report as JSON")
     drill_start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+    drill_start.add_argument("--slurm", choices=("24.11", "22.05"), help="--lab: default the running lab's")
+    drill_start.add_argument(
+        "--controllers", type=int, choices=(2, 3), help="--lab: default the running lab's"
+    )
 
 
 def stack_for_cluster(stack_name: str, cluster: str) -> dict[str, str]:
@@ -103,8 +107,6 @@ def wait_for_report(
 
 def _start(args: argparse.Namespace) -> str:
     """The started execution's ARN; ``DrillNotStarted`` with the reason otherwise."""
-    if args.lab:
-        raise DrillNotStarted(LAB_NOT_READY)
     try:
         request = DrillRequest.from_json(
             {"cluster": args.cluster, "to": args.to, "hand_back": args.hand_back, "dry_run": args.dry_run}
@@ -122,6 +124,11 @@ class DrillNotStarted(Exception):
 
 
 def run_drill_start(args: argparse.Namespace) -> int:
+    if args.lab:
+        return _run_lab_drill(args)
+    if args.slurm or args.controllers:
+        print("hyperpod-ha: --slurm and --controllers go with --lab", file=sys.stderr)
+        return ERROR
     try:
         execution_arn = _start(args)
     except DrillNotStarted as error:
@@ -143,3 +150,36 @@ def run_drill_start(args: argparse.Namespace) -> int:
         print("\n" + summary(report)[1], file=out)
     out.flush()
     return EXIT_CODES.get(str(report.get("outcome")), ERROR)
+
+
+def _run_lab_drill(args: argparse.Namespace) -> int:
+    """The drill on the embedded stack against the lab; its report as ``drill start`` prints it."""
+    from hyperpod_ha_dev.cli.status import cluster_status
+    from hyperpod_ha_dev.simulation.lab.drill_run import lab_as_asked, run_lab_drill
+    from hyperpod_lab import LabConfigError, LabError
+
+    request = {"to": args.to, "hand_back": args.hand_back, "dry_run": args.dry_run}
+    try:
+        lab = lab_as_asked(args.slurm, args.controllers)
+        drill = run_lab_drill(lab, project_root(), request, cluster_status)
+    except LabConfigError as error:
+        print(f"hyperpod-ha: {error}", file=sys.stderr)
+        return ERROR
+    except LabError as error:
+        print(f"hyperpod-ha: the lab is not usable: {error.reason}", file=sys.stderr)
+        return ERROR
+    out = result_stream()
+    if args.json:
+        print(json.dumps(drill.to_json(), indent=2, default=str), file=out)
+    else:
+        print(f"Slurm {drill.slurm_version}, {drill.controllers} controllers", file=out)
+        for entry in drill.timeline:
+            print(f"  {entry.seconds:7.2f}s  {entry.what}  {entry.detail}".rstrip(), file=out)
+    out.flush()
+    if drill.report is None:
+        print(f"hyperpod-ha: the drill execution ended {drill.status}: {drill.error}", file=sys.stderr)
+        return ERROR
+    if not args.json:
+        print("\n" + summary(drill.report)[1], file=out)
+        out.flush()
+    return EXIT_CODES.get(str(drill.report.get("outcome")), ERROR)

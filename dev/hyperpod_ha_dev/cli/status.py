@@ -2,7 +2,9 @@
 
 From the stack (deployed, or ``--embedded``): the last verdict, snapshot, rotation and
 drill (the state table's status records), a run or drill in progress (the cluster's lease)
-and the open incidents (OpsCenter). Exit 0, or 2 when the stack does not watch the cluster.
+and the open incidents (OpsCenter). ``--lab``: the lab's embedded stack as its last drill
+(``hyperpod-ha drill start --lab``) left it. Exit 0, or 2 when the stack does not watch the
+cluster (or no drill ran on the lab).
 """
 
 from __future__ import annotations
@@ -26,10 +28,6 @@ from hyperpod_ha_dev.cli.drill import UnknownCluster, stack_for_cluster
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 
 ERROR = 2
-LAB_NOT_READY = (
-    "hyperpod-ha: status --lab is not supported yet (the lab is being rebuilt); "
-    "use --embedded or a deployed stack"
-)
 
 
 def add_parser(commands: Any) -> None:
@@ -38,7 +36,7 @@ def add_parser(commands: Any) -> None:
     status.add_argument("--cluster", required=True)
     source = status.add_mutually_exclusive_group()
     source.add_argument("--embedded", action="store_true", help="the embedded stack (moto, in process)")
-    source.add_argument("--lab", action="store_true", help="the Slurm lab (not wired yet)")
+    source.add_argument("--lab", action="store_true", help="the lab's embedded stack after its last drill")
     status.add_argument("--json", action="store_true")
     status.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
 
@@ -174,12 +172,11 @@ def render(status: Mapping[str, Any]) -> str:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    if args.lab:
-        print(LAB_NOT_READY, file=sys.stderr)
-        return ERROR
     out = result_stream() if args.json else sys.stdout
     try:
-        if args.embedded:
+        if args.lab:
+            status = _lab_status(args.cluster)
+        elif args.embedded:
             status = _embedded_status(args.cluster)
         else:
             stack_name = args.stack_name or read_deploy_config(project_root()).stack_name
@@ -201,3 +198,16 @@ def _embedded_status(cluster: str) -> dict[str, Any]:
         site = create_site()
         stack = create_stack(project_root(), site.stack_parameters())
         return cluster_status(stack_for_cluster(stack.name, cluster), cluster)
+
+
+def _lab_status(cluster: str) -> dict[str, Any]:
+    from hyperpod_ha_dev.simulation.lab.drill_run import saved_status
+
+    status = saved_status()
+    if status is None:
+        raise UnknownCluster("no drill has run against the lab yet: hyperpod-ha drill start --lab")
+    if status.get("cluster") != cluster:
+        raise UnknownCluster(
+            f"the lab's embedded stack watches cluster {status.get('cluster')!r}, not {cluster!r}"
+        )
+    return status

@@ -159,7 +159,7 @@ def run_drill_scenario(scenario: DrillScenario, root: Path) -> DrillResult:
         described = _wait(sfn, execution)
         report = json.loads(described.get("output") or "{}")
         history = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
-        timeline = [e for e in (_entry(dict(event), started) for event in history) if e is not None]
+        timeline = [e for e in (timeline_entry(dict(event), started) for event in history) if e is not None]
         from hyperpod_ha_dev.simulation.engine import _current
 
         cluster_sim = _current.cluster
@@ -186,7 +186,7 @@ def _wait(sfn: Any, execution: str) -> dict[str, Any]:
     raise TimeoutError(f"the drill did not finish within {FINISH_SECONDS} s")
 
 
-def _entry(event: dict[str, Any], started: float) -> TimelineEntry | None:
+def timeline_entry(event: dict[str, Any], started: float) -> TimelineEntry | None:
     at = event["timestamp"].timestamp() - started
     entered = event.get("stateEnteredEventDetails")
     if entered and not entered["name"].startswith("Run the probe"):

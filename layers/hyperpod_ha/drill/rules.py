@@ -58,6 +58,15 @@ def _choose_backup(to: str, primary: ControllerRef, backups: list[ControllerRef]
     if target is None:
         known = ", ".join(c.name for c in backups)
         return DrillPlan(f"{to} is not a checked backup controller (backups: {known})", primary)
+    before = [c.name for c in backups if c.index < target.index]
+    if before:
+        # `scontrol takeover N` shuts down every controller before position N (seen in the lab):
+        # the backups before the target would stop too, leaving no standby to verify FAILED_OVER.
+        return DrillPlan(
+            f"{to} is SlurmctldHost[{target.index}]: `scontrol takeover {target.index}` would stop "
+            f"{', '.join(before)} too, leaving no standby; drill to the first backup ({backups[0].name})",
+            primary,
+        )
     return DrillPlan(None, primary, target)
 
 

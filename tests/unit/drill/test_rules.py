@@ -46,9 +46,19 @@ def test_auto_picks_the_first_backup_by_position() -> None:
     assert (plan.refused, plan.primary, plan.target) == (None, CTL1, CTL2)
 
 
-@pytest.mark.parametrize("name", ["ctl3", "10.0.0.3", "i-3"])
+@pytest.mark.parametrize("name", ["ctl2", "10.0.0.2", "i-2"])
 def test_a_backup_is_named_by_host_address_or_instance(name: str) -> None:
-    assert rules.plan_drill(DrillRequest("c", to=name), HEALTHY, REPORTS).target == CTL3
+    assert rules.plan_drill(DrillRequest("c", to=name), HEALTHY, REPORTS).target == CTL2
+
+
+@pytest.mark.parametrize("name", ["ctl3", "10.0.0.3", "i-3"])
+def test_a_backup_after_another_is_refused_its_takeover_would_stop_that_one_too(name: str) -> None:
+    plan = rules.plan_drill(DrillRequest("c", to=name), HEALTHY, REPORTS)
+    assert plan.refused == (
+        f"{name} is SlurmctldHost[2]: `scontrol takeover 2` would stop ctl2 too, leaving no standby; "
+        "drill to the first backup (ctl2)"
+    )
+    assert plan.target is None
 
 
 def test_the_primary_or_an_unknown_host_is_refused() -> None:
@@ -76,6 +86,21 @@ def test_measure_records_active_and_verified_seconds_once() -> None:
     third = rules.measure(second, {"verdict": "FAILED_OVER", "active_controller": "ctl2"}, now=105.0)
     assert (third["active_seconds"], third["verified_seconds"], third["verified"]) == (3.5, 5.0, True)
     assert third["next"] == "done"
+
+
+def test_a_hand_back_not_yet_converged_keeps_checking_until_max_checks() -> None:
+    # Slurm 24.11: ctl1 is active again, but slurmdbd has no controller registered yet.
+    degraded = {
+        "verdict": "DEGRADED",
+        "active_controller": "ctl1",
+        "reasons": ["no controller is registered"],
+    }
+    phase = rules.new_phase("hand-back", CTL1, started_at=0.0, max_checks=4)
+    for check in range(1, 4):
+        phase = rules.measure(phase, degraded, now=float(check))
+        assert (phase["next"], phase["verified"], phase["active_seconds"]) == ("check-again", False, 1.0)
+    done = rules.measure(phase, {"verdict": "HEALTHY", "active_controller": "ctl1"}, now=4.0)
+    assert (done["next"], done["verified"], done["verified_seconds"]) == ("done", True, 4.0)
 
 
 def test_measure_gives_up_after_max_checks() -> None:

@@ -9,8 +9,9 @@ cluster would (the lifecycle scripts' SNS notification, or an operator run where
 send nothing), and lets the embedded stack run unchanged (:mod:`.run`): its SageMaker cluster
 lists the lab's controllers, and the health checks run the very probe HyperPod nodes get,
 inside each controller's namespaces, through the ``lab-agent`` transport (:mod:`.transport`).
-Afterwards the fault is repaired and the lab left up, clean, for the next scenario. One lab
-per machine (:mod:`.lock`). It may import :mod:`hyperpod_ha`, the rest of
+Afterwards the fault is repaired and the lab left up, clean, for the next scenario.
+``hyperpod-ha drill start --lab`` runs the drill state machine against the lab the same way
+(:mod:`.drill_run`). One lab per machine (:mod:`.lock`). It may import :mod:`hyperpod_ha`, the rest of
 :mod:`hyperpod_ha_dev` and :mod:`hyperpod_lab`; its modules import one another, never this one.
 """
 

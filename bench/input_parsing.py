@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from bench.stats import at_most, median
-from hyperpod_ha.ingestion import NodeEventTriage, RejectedInputs
 from hyperpod_ha.ingestion.hyperpod_events import NODE_HEALTH, SOURCE
+from hyperpod_ha.ingestion.node_event_triage import NodeEventTriage
+from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.notifications import (
     MAX_MESSAGE_CHARS,
     SUBJECT,

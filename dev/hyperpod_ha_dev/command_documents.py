@@ -40,7 +40,7 @@ def probe_command_document() -> dict[str, Any]:
 
 
 def _rollout_command_document() -> dict[str, Any]:
-    from hyperpod_ha.rotation.rollout import command_document
+    from hyperpod_ha.rotation.rollout_document import command_document
 
     return command_document()
 

@@ -17,7 +17,7 @@ from hyperpod_ha.probe import probe_command
 
 
 def _rollout_command() -> str:
-    from hyperpod_ha.rotation.rollout import node_command
+    from hyperpod_ha.rotation.rollout_document import node_command
 
     return node_command()
 

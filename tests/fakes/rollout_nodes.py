@@ -43,7 +43,7 @@ from hyperpod_ha.commands import (
     CommandTimedOut,
     TargetUnreachable,
 )
-from hyperpod_ha.rotation.rollout import (
+from hyperpod_ha.rotation.rollout_document import (
     DEFAULT_CONF_PATH,
     GENERIC_DOCUMENT,
     OWNER_PATTERN,

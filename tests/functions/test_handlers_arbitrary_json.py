@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from hyperpod_ha.controllers.errors import ClusterRequestInvalid, ControllerInputError
 from hyperpod_ha.incidents import InvalidIncidentRequest
-from hyperpod_ha.rotation.steps import RotationRequestInvalid
+from hyperpod_ha.rotation.errors import RotationRequestInvalid
 from hyperpod_ha.runs.abandoned import AbandonedRunRejected
 from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest
 from hyperpod_ha.verdict import ConvergenceInputError, VerdictInputError

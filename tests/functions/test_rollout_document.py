@@ -7,7 +7,8 @@ import boto3
 import pytest
 
 from hyperpod_ha.commands import CommandRequest
-from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, RolloutSettings
+from hyperpod_ha.rotation.rollout import RolloutSettings
+from hyperpod_ha.rotation.rollout_document import DEFAULT_CONF_PATH
 from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
 from hyperpod_ha_dev.simulation.lab import LAB_SLURMDBD_CONF
 from tests.conftest import Embedded

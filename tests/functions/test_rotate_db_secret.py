@@ -18,7 +18,7 @@ import pytest
 from moto import mock_aws
 
 from hyperpod_ha.controllers.models import ClusterControllers, Controller
-from hyperpod_ha.rotation.steps import RotationRequestInvalid
+from hyperpod_ha.rotation.errors import RotationRequestInvalid
 from hyperpod_ha_dev.embedded import opscenter
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from hyperpod_ha_dev.embedded.patching import applied

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from hyperpod_ha.rotation.contract import Strategy
 from hyperpod_ha.rotation.database import Session, TlsPolicy, pymysql_connector
 from hyperpod_ha.rotation.secret import Endpoint
-from hyperpod_ha.rotation.steps import Strategy
 from tests.real.mariadb import MariaDBLab, login_works, mariadb_lab
 from tests.real.rotation_secrets import (
     SHAPES,

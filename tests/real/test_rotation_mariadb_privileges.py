@@ -10,7 +10,8 @@ import re
 import boto3
 import pytest
 
-from hyperpod_ha.rotation.steps import RotationError, Strategy
+from hyperpod_ha.rotation.contract import Strategy
+from hyperpod_ha.rotation.errors import RotationError
 from tests.real.mariadb import MariaDBLab, login_works, mariadb_lab, own_grants
 from tests.real.rotation_secrets import (
     aws,

@@ -169,7 +169,8 @@ def test_hostile_inputs_are_at_most_1_mib_and_each_gives_its_expected_outcome() 
         sns_event,
         sns_messages,
     )
-    from hyperpod_ha.ingestion import MAX_KEPT_BYTES, RejectedInputs
+    from hyperpod_ha.ingestion.dead_letter_body import MAX_KEPT_BYTES
+    from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 
     for subject, message in sns_messages().values():
         assert payload_bytes(sns_event(subject, message)) <= MAX_PAYLOAD_BYTES

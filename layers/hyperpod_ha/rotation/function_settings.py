@@ -10,7 +10,8 @@ from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT
 from hyperpod_ha.environment import Environment, Settings, integer, optional, text
 from hyperpod_ha.incidents.settings import IncidentSettings
 from hyperpod_ha.rotation.contract import RotationSettings, Strategy
-from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH, RolloutSettings
+from hyperpod_ha.rotation.rollout import RolloutSettings
+from hyperpod_ha.rotation.rollout_document import DEFAULT_CONF_PATH
 
 
 @dataclass(frozen=True)

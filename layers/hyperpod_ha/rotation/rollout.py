@@ -22,45 +22,10 @@ from hyperpod_ha.commands import CommandError, CommandRequest, CommandResult, Co
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.observability import logger
 from hyperpod_ha.rotation.rollout_document import (
-    CONF_PATH_PATTERN,
     DEFAULT_CONF_PATH,
-    DOCUMENT_PARAMETERS,
     GENERIC_DOCUMENT,
-    NODE_SCRIPT,
-    OWNER_PATTERN,
-    SECRET_ARN_PATTERN,
-    DocumentParametersInvalid,
-    command_document,
-    node_command,
     render_node_command,
-    secret_arn_pattern,
-    session_document,
 )
-
-# The documents' names, re-exported: callers have always found them here.
-__all__ = [
-    "CONF_PATH_PATTERN",
-    "DEFAULT_CONF_PATH",
-    "DOCUMENT_PARAMETERS",
-    "GENERIC_DOCUMENT",
-    "NODE_SCRIPT",
-    "OWNER_PATTERN",
-    "SECRET_ARN_PATTERN",
-    "ControllerRollout",
-    "DocumentParametersInvalid",
-    "FailureHandler",
-    "InvalidControllers",
-    "NodeReportInvalid",
-    "RolloutReport",
-    "RolloutSettings",
-    "command_document",
-    "node_command",
-    "parse_node_report",
-    "render_node_command",
-    "roll_out",
-    "secret_arn_pattern",
-    "session_document",
-]
 
 
 class InvalidControllers(InputRejected):

@@ -4,8 +4,7 @@ Secrets Manager retries a failed rotation from the start with the same token, so
 checks what is already done before doing it. :class:`Rotation` checks the token's version
 stages and runs one step: :mod:`.step_create` (``createSecret``), :mod:`.step_set` and
 :mod:`.step_set_alternating` (``setSecret``), :mod:`.step_check` (``testSecret``),
-:mod:`.step_finish` (``finishSecret``). The names of :mod:`.contract` and :mod:`.errors` are
-re-exported here, where callers have always found them.
+:mod:`.step_finish` (``finishSecret``).
 """
 
 from __future__ import annotations
@@ -14,31 +13,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hyperpod_ha.observability import logger
-from hyperpod_ha.rotation.contract import RotationEvent, RotationSettings, Step, StepResult, Strategy
+from hyperpod_ha.rotation.contract import RotationEvent, RotationSettings, Step, StepResult
 from hyperpod_ha.rotation.database import Connector
-from hyperpod_ha.rotation.errors import RotationError, RotationRequestInvalid
+from hyperpod_ha.rotation.errors import RotationRequestInvalid
 from hyperpod_ha.rotation.secret import AWSCURRENT, AWSPENDING
 from hyperpod_ha.rotation.step_check import test_secret
 from hyperpod_ha.rotation.step_create import create_secret
 from hyperpod_ha.rotation.step_finish import finish_secret
 from hyperpod_ha.rotation.step_set import set_secret
-from hyperpod_ha.rotation.step_set_alternating import REQUIRED_PRIVILEGES
 from hyperpod_ha.rotation.versions import SecretVersions, Stages
 
 if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
-
-__all__ = [
-    "REQUIRED_PRIVILEGES",
-    "Rotation",
-    "RotationError",
-    "RotationEvent",
-    "RotationRequestInvalid",
-    "RotationSettings",
-    "Step",
-    "StepResult",
-    "Strategy",
-]
 
 
 class Rotation:

@@ -89,7 +89,7 @@ def test_the_document_admits_only_what_the_roll_out_needs(name: str, value: str)
     ("name", "value"),
     [
         ("confPath", "/opt/slurm/etc/slurmdbd.conf"),
-        ("confPath", "/etc/slurm/slurmdbd.conf"),  # the lab's controllers (simulation/lab.py)
+        ("confPath", "/etc/slurm/slurmdbd.conf"),  # the lab's controllers (simulation/lab/)
         ("owner", "slurm"),
         ("owner", "root"),  # the lab's slurmdbd.conf
     ],

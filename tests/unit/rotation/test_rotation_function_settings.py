@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.rotation.contract import Strategy
+from hyperpod_ha.rotation.errors import RotationRequestInvalid
 from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
-from hyperpod_ha.rotation.rollout import DEFAULT_CONF_PATH
-from hyperpod_ha.rotation.steps import RotationRequestInvalid, Strategy
+from hyperpod_ha.rotation.rollout_document import DEFAULT_CONF_PATH
 
 SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:ml-cluster-slurmdbd-HGZcWv"
 TEMPLATE = {

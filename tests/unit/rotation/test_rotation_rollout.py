@@ -13,13 +13,13 @@ import pytest
 
 from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.rotation.rollout import (
-    GENERIC_DOCUMENT,
     InvalidControllers,
     NodeReportInvalid,
     RolloutSettings,
     parse_node_report,
     roll_out,
 )
+from hyperpod_ha.rotation.rollout_document import GENERIC_DOCUMENT
 from tests.conftest import CURRENT_USER as ME
 from tests.fakes.rollout_nodes import (
     CONF_TEMPLATE,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 import secrets
 import signal
-import subprocess
 import time
 
 import pytest
@@ -179,21 +178,22 @@ def test_each_controller_has_its_own_slurmdbd(running: Lab, db_password: str) ->
         assert f"StoragePass={db_password}\n" in conf.read_text()
         assert running.pid(name, "slurmdbd") is not None
 
-    def show_cluster(name: str) -> subprocess.CompletedProcess[str]:
-        return show_cluster(running, name)
-
     # Both slurmdbds read the one database: the same cluster row from each controller. With
     # AccountingStorageHost=localhost (as on HyperPod) the registered host is the loopback.
-    assert show_cluster("ctl1").stdout == show_cluster("ctl2").stdout == f"{CLUSTER_NAME}|127.0.0.1|6817\n"
+    assert (
+        show_cluster(running, "ctl1").stdout
+        == show_cluster(running, "ctl2").stdout
+        == f"{CLUSTER_NAME}|127.0.0.1|6817\n"
+    )
 
     running.stop_slurmdbd("ctl2")
     try:
-        stopped = show_cluster("ctl2")
+        stopped = show_cluster(running, "ctl2")
         assert stopped.returncode == 1
-        assert show_cluster("ctl1").returncode == 0
+        assert show_cluster(running, "ctl1").returncode == 0
     finally:
         running.start_slurmdbd("ctl2")
-    assert show_cluster("ctl2").returncode == 0
+    assert show_cluster(running, "ctl2").returncode == 0
 
 
 def test_slurmdbd_started_beside_a_dead_slurmctld_blanks_the_registration(running: Lab) -> None:

@@ -102,11 +102,6 @@ class Probe:
         return capture(value) if value.endswith(".txt") else value
 
     def sections(self) -> list[ProbeSection]:
-        def s(name: str, text: str, rc: int = 0, timed_out: bool = False) -> ProbeSection:
-            return ProbeSection(
-                name=name, text=text, exit_code=rc, millis=10, timed_out=timed_out, truncated=False
-            )
-
         services = "systemctl slurmctld " + ("active" if self.slurmctld else "inactive")
         if self.slurmctld:
             services += f"\nprocess slurmctld pid=7841 state={self.slurmctld} ppid=1 threads=17 same_ns=yes"

@@ -10,15 +10,13 @@ writes them and a test fails when they differ.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from hyperpod_ha.probe import probe_command
-from hyperpod_ha_dev.documents import resource_line
+from hyperpod_ha_dev.documents import replace_resource_lines, resource_line, rewrite_template
 
 # The probe's own deadline is 90 s; the agent stops the script after this, whatever happens.
 PROBE_TIMEOUT_SECONDS = "120"
@@ -66,18 +64,12 @@ def command_documents_in_sync(template: str) -> dict[str, bool]:
 
 
 def write_command_documents(template: str) -> str:
-    for name, build in COMMAND_DOCUMENTS.items():
-        found = _content_line(template, name)
-        replacement = f"{found['indent']}Content: {json.dumps(build())}"
-        template = template[: found.start()] + replacement + template[found.end() :]
-    return template
+    values = {name: json.dumps(build()) for name, build in COMMAND_DOCUMENTS.items()}
+    return replace_resource_lines(template, values, _CONTENT_LINE, "Content")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--write", type=Path, required=True, help="the template to update")
-    path = parser.parse_args().write
-    path.write_text(write_command_documents(path.read_text()))
+    rewrite_template(write_command_documents, __doc__)
 
 
 if __name__ == "__main__":

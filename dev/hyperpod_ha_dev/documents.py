@@ -60,19 +60,29 @@ def _section_command(template: str, logical_id: str) -> str:
     return resource_line(template, logical_id, _COMMANDS_LINE)["value"]
 
 
-def write_commands(template: str) -> str:
-    for name, build in DOCUMENT_COMMANDS.items():
-        found = resource_line(template, name, _COMMANDS_LINE)
-        replacement = f"{found['indent']}commands: {_yaml_string(build())}"
-        template = template[: found.start()] + replacement + template[found.end() :]
+def replace_resource_lines(template: str, values: dict[str, str], line: re.Pattern[str], key: str) -> str:
+    """``template`` with ``line`` in each resource of ``values`` set to ``key: <value>``."""
+    for logical_id, value in values.items():
+        found = resource_line(template, logical_id, line)
+        template = template[: found.start()] + f"{found['indent']}{key}: {value}" + template[found.end() :]
     return template
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def write_commands(template: str) -> str:
+    values = {name: _yaml_string(build()) for name, build in DOCUMENT_COMMANDS.items()}
+    return replace_resource_lines(template, values, _COMMANDS_LINE, "commands")
+
+
+def rewrite_template(write: Callable[[str], str], description: str | None) -> None:
+    """The writers' command line: ``--write template.yaml`` rewrites it in place."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--write", type=Path, required=True, help="the template to update")
     path = parser.parse_args().write
-    path.write_text(write_commands(path.read_text()))
+    path.write_text(write(path.read_text()))
+
+
+def main() -> None:
+    rewrite_template(write_commands, __doc__)
 
 
 if __name__ == "__main__":

@@ -3,18 +3,23 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from hyperpod_ha.commands import CommandRequest
-from hyperpod_lab import Lab
+from hyperpod_ha_dev.simulation.lab import lab_lock
+from hyperpod_lab import Lab, Topology
 from hyperpod_lab.accounting_db import AdminConnection
+from hyperpod_lab.packages import ensure_packages
+from hyperpod_lab.preflight import missing_prerequisite
 from hyperpod_lab.processes import command_name
+from hyperpod_lab.releases import release
 from hyperpod_lab.topology import DB_NAME, PREFIX
 
 DOCUMENT = "AWS-StartNonInteractiveCommand"
@@ -23,6 +28,28 @@ SLURM = os.environ.get("HYPERPOD_LAB_SLURM", "24.11")
 # Takeover needs SlurmctldTimeout without an answer plus the backup's next check (the
 # captures saw 10-12 s with 10 s); the margin absorbs a loaded two-core machine.
 TAKEOVER_MARGIN_SECONDS = 8.0
+
+
+@contextlib.contextmanager
+def lab_session(*, up: bool = False, no_leftovers: bool = False) -> Iterator[Lab]:
+    """A module's lab (2 controllers, 2 nodes, ``SLURM``) under the machine's lab lock, down at
+    the end; skipped without root or the lab's prerequisites, failed instead under CI."""
+    missing = missing_prerequisite()
+    if missing is not None:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{missing} (CI=true: the lab tests must run)")
+        pytest.skip(missing)
+    ensure_packages(release(SLURM).packages)
+    with lab_lock():
+        lab = Lab(Topology(controllers=2, nodes=2, slurm=SLURM))
+        try:
+            if up:
+                lab.up(install_packages=False)
+            yield lab
+        finally:
+            lab.down()
+        if no_leftovers:
+            assert lab.leftovers() == []
 
 
 def command_request(target: str, command: str, deadline: float = 15.0) -> CommandRequest:

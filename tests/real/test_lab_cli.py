@@ -16,31 +16,17 @@ from collections.abc import Iterator
 import pytest
 
 from hyperpod_ha_dev.cli import main
-from hyperpod_ha_dev.simulation.lab import lab_lock, restore_lab
-from hyperpod_lab import Lab, Topology
-from hyperpod_lab.packages import ensure_packages
-from hyperpod_lab.preflight import missing_prerequisite
-from hyperpod_lab.releases import release
+from hyperpod_ha_dev.simulation.lab import restore_lab
+from hyperpod_lab import Lab
+from tests.real.lab_support import SLURM, lab_session
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
-
-SLURM = os.environ.get("HYPERPOD_LAB_SLURM", "24.11")
 
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    missing = missing_prerequisite()
-    if missing is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{missing} (CI=true: the lab tests must run)")
-        pytest.skip(missing)
-    ensure_packages(release(SLURM).packages)
-    with lab_lock():
-        lab = Lab(Topology(controllers=2, nodes=2, slurm=SLURM))
-        try:
-            yield lab
-        finally:
-            lab.down()
+    with lab_session() as lab:
+        yield lab
 
 
 def _run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,12 +20,9 @@ import pytest
 from hyperpod_ha_dev.cli import drill as drill_cli
 from hyperpod_ha_dev.cli import main
 from hyperpod_ha_dev.cli import status as status_cli
-from hyperpod_ha_dev.simulation.lab import lab_lock, restore_lab
-from hyperpod_lab import Lab, Topology
-from hyperpod_lab.packages import ensure_packages
-from hyperpod_lab.preflight import missing_prerequisite
-from hyperpod_lab.releases import release
-from tests.real.lab_support import SLURM
+from hyperpod_ha_dev.simulation.lab import restore_lab
+from hyperpod_lab import Lab
+from tests.real.lab_support import SLURM, lab_session
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
@@ -36,19 +32,8 @@ CONTRACT = ("outcome", "takeover_seconds", "verified_seconds", "jobs_survived", 
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    missing = missing_prerequisite()
-    if missing is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{missing} (CI=true: the lab tests must run)")
-        pytest.skip(missing)
-    ensure_packages(release(SLURM).packages)
-    with lab_lock():
-        lab = Lab(Topology(controllers=2, nodes=2, slurm=SLURM))
-        try:
-            lab.up(install_packages=False)
-            yield lab
-        finally:
-            lab.down()
+    with lab_session(up=True) as lab:
+        yield lab
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ machine's lab lock (``/tmp/hyperpod-lab.lock``) for the whole module, as tests/r
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,20 +28,17 @@ from hyperpod_ha_dev.simulation.lab import (
     LabScenarioUnknown,
     baseline_problems,
     lab_for,
-    lab_lock,
     run_lab,
     run_lab_scenario,
 )
-from hyperpod_lab import Lab, Topology
-from hyperpod_lab.packages import ensure_packages
-from hyperpod_lab.preflight import missing_prerequisite
-from hyperpod_lab.releases import release
+from hyperpod_lab import Lab
 from hyperpod_lab.topology import SLURMCTLD_TIMEOUT_SECONDS
+from tests.real.lab_support import SLURM, lab_session
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-SLURM = os.environ.get("HYPERPOD_LAB_SLURM", "24.11")
+
 # In the order they run: "back" follows "failover" as an operator's drill would; the
 # three-controller ones last (the lab is rebuilt with a third controller for them).
 ORDER = (
@@ -64,20 +60,8 @@ VERIFIED = {"HEALTHY", "FAILED_OVER"}
 
 @pytest.fixture(scope="module")
 def lab() -> Iterator[Lab]:
-    missing = missing_prerequisite()
-    if missing is not None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{missing} (CI=true: the lab tests must run)")
-        pytest.skip(missing)
-    ensure_packages(release(SLURM).packages)
-    with lab_lock():
-        lab = Lab(Topology(controllers=2, nodes=2, slurm=SLURM))
-        lab.up(install_packages=False)
-        try:
-            yield lab
-        finally:
-            lab.down()
-            assert lab.leftovers() == []
+    with lab_session(up=True, no_leftovers=True) as lab:
+        yield lab
 
 
 @pytest.fixture(scope="module")

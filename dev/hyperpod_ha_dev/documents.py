@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from hyperpod_ha.drill.node import jobs_command, takeover_command
+from hyperpod_ha.drill.node import accounting_command, jobs_command, takeover_command
 from hyperpod_ha.probe import probe_command
 
 
@@ -28,6 +28,7 @@ DOCUMENT_COMMANDS: dict[str, Callable[[], str]] = {
     "SlurmdbdRolloutDocument": _rollout_command,
     "FailoverDrillTakeoverDocument": takeover_command,
     "FailoverDrillJobsDocument": jobs_command,
+    "FailoverDrillAccountingDocument": accounting_command,
 }
 
 _COMMANDS_LINE = re.compile(r"^(?P<indent>\s+)commands: (?P<value>.*)$", re.MULTILINE)

@@ -4,7 +4,7 @@ state machine on the embedded stack, its commands run on the lab's controllers.
 Brings its own lab up (two controllers, ``HYPERPOD_LAB_SLURM`` or 24.11) and down at the end,
 holding the machine's lab lock for the whole module. Needs root, network namespaces and the
 MariaDB server at 127.0.0.1:3306; skipped with the reason otherwise, except under CI=true.
-Takes about three minutes (a hand-back not verified is checked 12 times).
+Takes about two minutes.
 """
 
 from __future__ import annotations
@@ -68,13 +68,11 @@ def test_a_drill_takes_over_and_hands_back(lab: Lab, printed: list[io.StringIO])
     assert report["jobs_survived"] is not False
     hand_back = report["hand_back"]
     assert hand_back["takeover_seconds"] is not None, hand_back  # ctl1 answered as active again
-    if hand_back["verified"]:
-        assert (code, report["outcome"], report["verdict"]) == (0, "completed", "HEALTHY")
-    else:
-        # Slurm 24.11 (README, Limitations): ctl2, relinquishing, deregisters 127.0.0.1:6817 from
-        # slurmdbd just after ctl1 registered as that same address, so ControlHost stays empty.
-        assert (code, report["outcome"], report["verdict"]) == (1, "failed", "DEGRADED"), report["reasons"]
-        assert any("no controller is registered with slurmdbd" in r for r in report["verdict_reasons"])
+    assert (code, report["outcome"], report["verdict"]) == (0, "completed", "HEALTHY"), report["reasons"]
+    # Slurm 24.11: ctl2, relinquishing, may deregister 127.0.0.1:6817 from slurmdbd just after ctl1
+    # registered as that same address; the drill then registers ctl1 again (scontrol reconfigure).
+    for attempt in report["takeover_registrations"] + hand_back["registrations"]:
+        assert attempt["registered"] == "127.0.0.1" and attempt["error"] is None, attempt
     assert main(["status", "--cluster", report["cluster"], "--lab", "--json"]) == 0
     status = _json(printed[-1])
     assert status["last_drill"]["outcome"] == report["outcome"]

@@ -141,6 +141,7 @@ def test_the_functions_run_only_this_stacks_documents() -> None:
         # The drill's own Session documents (issue 15): FailoverDrillFunction runs only these.
         "FailoverDrillTakeoverDocument",
         "FailoverDrillJobsDocument",
+        "FailoverDrillAccountingDocument",
     }
     for transport in ("session-manager", "run-command"):
         for role, statement in statements(translated(transport)):

@@ -91,6 +91,7 @@ def test_the_session_documents_hold_the_current_commands() -> None:
         "SlurmdbdRolloutDocument": True,
         "FailoverDrillTakeoverDocument": True,
         "FailoverDrillJobsDocument": True,
+        "FailoverDrillAccountingDocument": True,
     }, "run `make probe-document`"
 
 

@@ -109,6 +109,7 @@ def test_verdict_json() -> None:
         "logged_role": "primary",
         "takeover_refusal": None,
         "slurmdbd_reachable": True,
+        "slurmdbd_registered_host": "10.214.0.11",
         "state_save_writable": True,
         "heartbeat_age_seconds": 1,
         "heartbeat_writer": "ctl1",

@@ -78,6 +78,27 @@ def test_a_drill_with_hand_back_measures_the_takeover_and_the_hand_back() -> Non
     assert controller_events == ["takeover 1 ctl2", "start ctl1"]
 
 
+def test_a_hand_back_that_leaves_slurmdbd_without_a_controller_registers_it_again() -> None:
+    result = run_drill_scenario(DRILL_SCENARIOS["drill-registration-lost"], ROOT)
+    assert result.passed, result.to_json()
+    hand_back = result.report["hand_back"]
+    assert (hand_back["verdict"], hand_back["verified"]) == ("HEALTHY", True)
+    [attempt] = hand_back["registrations"]
+    assert (attempt["registered_before"], attempt["reconfigured"], attempt["registered"]) == (
+        None,
+        True,
+        "10.214.0.11",
+    )
+    assert result.report["takeover_registrations"] == []
+    measured = [e.detail for e in result.timeline if e.what.strip() == "measured"]
+    assert measured[-2:] == [
+        f"hand-back: DEGRADED active={hand_back['takeover_seconds']} verified=None",
+        f"hand-back: HEALTHY active={hand_back['takeover_seconds']} verified={hand_back['verified_seconds']}",
+    ]
+    controller_events = [e.detail for e in result.timeline if e.what.strip() == "controller"]
+    assert controller_events == ["takeover 1 ctl2", "start ctl1", "reconfigure ctl1"]
+
+
 def test_a_drill_on_a_degraded_cluster_is_refused_and_changes_nothing() -> None:
     result = run_drill_scenario(DRILL_SCENARIOS["drill-refused"], ROOT)
     assert result.passed

@@ -4,11 +4,14 @@ interpreter, the real handlers, the drill's own documents run on simulated contr
 The simulated controllers change because of what the drill asks: ``scontrol takeover 1``
 makes ctl1 save its state and exit and ctl2 take control about two seconds later (capture
 06); starting ctl1's slurmctld again gives control back to it (capture 06b). Jobs live in one
-shared file: job 4 runs throughout, a submitted job runs, then completes.
+shared file: job 4 runs throughout, a submitted job runs, then completes. In
+``drill-registration-lost`` the hand-back leaves slurmdbd with no controller registered (as
+Slurm 24.11 does in the lab) until the drill's ``scontrol reconfigure``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -33,6 +36,8 @@ DRILL_INPUT = {"poll_seconds": 1, "max_checks": 10, "test_job_checks": 6}
 class DrillSimulatedCluster(SimulatedCluster):
     """ctl1 primary, ctl2 backup; their states follow the takeovers the drill asks for."""
 
+    loses_registration = False
+
     def __init__(self, controllers: Any, captures: Path) -> None:
         super().__init__(controllers, captures)
         self._phase = "steady"
@@ -53,6 +58,12 @@ class DrillSimulatedCluster(SimulatedCluster):
             return (s.KILLED_PRIMARY, s.TOOK_OVER) if settled else (s.KILLED_PRIMARY_EARLY, s.STANDBY_EARLY)
         if self._phase == "handed-back":
             return (s.RESTARTED_PRIMARY, s.BACK_TO_STANDBY) if settled else (s.KILLED_PRIMARY, s.TOOK_OVER)
+        if self._phase == "unregistered":
+            # ctl1 in control again, but ctl2's deregistration came after ctl1 registered.
+            return tuple(  # type: ignore[return-value]
+                dataclasses.replace(state, sacctmgr="sacctmgr_cluster_none.txt")
+                for state in (s.RESTARTED_PRIMARY, s.BACK_TO_STANDBY)
+            )
         return None
 
     def after_command(self, node: FakeController) -> None:
@@ -69,7 +80,10 @@ class DrillSimulatedCluster(SimulatedCluster):
             if words[:2] == ["takeover", "1"] and self._phase == "steady":
                 self._change("taken-over", line)
             elif words[:2] == ["start", s.CTL1.name] and self._phase == "taken-over":
-                self._change("handed-back", line)
+                self._change("unregistered" if self.loses_registration else "handed-back", line)
+            elif words[:2] == ["reconfigure", s.CTL1.name] and self._phase == "unregistered":
+                self._phase = "handed-back"  # registered again, already settled
+                self.events.append((time.time(), line))
         requests.unlink()
 
     def _change(self, phase: str, what: str) -> None:
@@ -86,6 +100,12 @@ class DrillSimulatedCluster(SimulatedCluster):
                 state = "RUNNING" if state == "PENDING" else "COMPLETED"
             lines.append(f"{job} {state} {code}")
         jobs.write_text("".join(f"{line}\n" for line in lines))
+
+
+class RegistrationLosingCluster(DrillSimulatedCluster):
+    """After the hand-back, no controller is registered with slurmdbd until a reconfigure."""
+
+    loses_registration = True
 
 
 @dataclass
@@ -123,6 +143,7 @@ class DrillScenario:
     base: s.Scenario
     request: dict[str, Any]
     expect_outcome: str
+    cluster: type[DrillSimulatedCluster] = DrillSimulatedCluster
 
 
 DRILL_SCENARIOS = {
@@ -142,12 +163,20 @@ DRILL_SCENARIOS = {
             {},
             "refused",
         ),
+        DrillScenario(
+            "drill-registration-lost",
+            "the hand-back leaves slurmdbd with no controller registered: the drill registers ctl1 again",
+            s.SCENARIOS["healthy"],
+            {"hand_back": True},
+            "completed",
+            RegistrationLosingCluster,
+        ),
     )
 }
 
 
 def run_drill_scenario(scenario: DrillScenario, root: Path) -> DrillResult:
-    with simulated_run(scenario.base, root, DrillSimulatedCluster) as run:
+    with simulated_run(scenario.base, root, scenario.cluster) as run:
         sfn = boto3.client("stepfunctions")
         started = time.time()
         cluster = str(run.stack.parameters["ClusterName"])

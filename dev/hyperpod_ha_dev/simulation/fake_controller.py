@@ -98,6 +98,11 @@ class FakeController:
             + f"SlurmctldLogFile        = {log}\n"
         )
         (self.root / "show_config.txt").write_text(show_config)
+        # What `sacctmgr show cluster NAME format=ControlHost` answers; a reconfigure registers
+        # this controller (the drill's registration step).
+        control_host = self.root / "control_host.txt"
+        fields = self._capture(state.sacctmgr).split("|")
+        control_host.write_text(f"{fields[1]}\n" if len(fields) > 1 and fields[1] else "")
         unreachable = "slurm_load_ctl_conf error: Unable to contact slurm controller (connect failure)"
         show = (
             f"cat '{self.root / 'show_config.txt'}'; exit 0"
@@ -107,13 +112,17 @@ class FakeController:
         pid = self._daemon.pid if self._daemon else ""
         ping = self._prints(state.ping, state.ping_rc)
         running = "active" if pid else "inactive"
-        # A drill's takeover and start are recorded for the simulated cluster to act on.
+        # A drill's takeover, reconfigure and start are recorded for the simulated cluster to act on.
         takeover = f"echo \"takeover ${{2:-1}} {self.identity.name}\" >> '{self.requests_file}'; exit 0"
+        reconfigure = (
+            f"echo '{self.identity.address}' > '{control_host}'; "
+            f"echo \"reconfigure {self.identity.name}\" >> '{self.requests_file}'; exit 0"
+        )
         self._commands(
             {
                 "scontrol": (
                     f'case "$1" in\n  ping) {ping};;\n  show) {show};;\n'
-                    f"  takeover) {takeover};;\n"
+                    f"  takeover) {takeover};;\n  reconfigure) {reconfigure};;\n"
                     "esac\nexit 2\n"
                 ),
                 **self._job_commands(reachable=state.show_config_answers),
@@ -121,6 +130,8 @@ class FakeController:
                 "sdiag": f"echo 'DBD Agent queue size: {state.dbd_queue}'\necho 'Server thread count: 3'\n",
                 "sacctmgr": (
                     f'case "$*" in\n  *ping*) {self._prints("sacctmgr_ping_invalid_keyword.txt", 1)};;\n'
+                    # The drill's registration check asks for ControlHost alone.
+                    f"  *ControlHost*) cat '{control_host}'; exit {state.sacctmgr_rc};;\n"
                     f"  *) {self._prints(state.sacctmgr, state.sacctmgr_rc)};;\nesac\n"
                 ),
                 "systemctl": (

@@ -80,14 +80,20 @@ def lease_id_for_drill(execution_arn: str) -> str:
 
 
 class NodeCommands:
-    """The drill's two Session documents, run through the stack's command transport."""
+    """The drill's three Session documents, run through the stack's command transport."""
 
     def __init__(
-        self, runner: CommandRunner, takeover_document: str, jobs_document: str, deadline_seconds: float
+        self,
+        runner: CommandRunner,
+        takeover_document: str,
+        jobs_document: str,
+        accounting_document: str,
+        deadline_seconds: float,
     ) -> None:
         self._runner = runner
         self._takeover = takeover_document
         self._jobs = jobs_document
+        self._accounting = accounting_document
         self._deadline = deadline_seconds
 
     def takeover(self, target: str, index: int) -> NodeOutput:
@@ -98,6 +104,9 @@ class NodeCommands:
 
     def submit(self, target: str) -> NodeOutput:
         return self._run(CommandRequest(target, self._jobs, self._deadline, jobs_parameters("submit")))
+
+    def register(self, target: str) -> NodeOutput:
+        return self._run(CommandRequest(target, self._accounting, self._deadline, {}))
 
     def _run(self, request: CommandRequest) -> NodeOutput:
         try:

@@ -32,6 +32,7 @@ def drill_context(settings: DrillSettings) -> DrillContext:
                 runner_for(settings.command_transport),
                 settings.takeover_document,
                 settings.jobs_document,
+                settings.accounting_document,
                 settings.command_deadline_seconds,
             )
         ),

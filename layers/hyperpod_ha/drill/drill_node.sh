@@ -9,25 +9,26 @@
 #   list <ids|none>    the jobs Slurm knows now (squeue), and for the given ids that squeue no
 #                      longer lists, how they ended (sacct).
 #   submit             a small test job (`true`, one minute limit, no output file).
+#   register           run on the new active controller after a change of control: when
+#                      slurmdbd has no controller registered (ControlHost empty: the controller
+#                      stepping down deregistered after the new one registered, seen with Slurm
+#                      24.11 when both reach slurmdbd from the same address), `scontrol
+#                      reconfigure` makes the active slurmctld register again.
 # Output: `key=value` lines and `job <id> <state>` / `acct <id> <state> <exit>` lines, then
 # `HYPERPOD_HA_DRILL_RESULT rc=<n>` last, for transports that report no exit code.
 
 main() {
   set -u
   exec 2>&1
-  local dir
-  for dir in /opt/slurm/bin /opt/slurm/sbin /usr/local/bin; do
-    case ":$PATH:" in
-      *":$dir:"*) ;;
-      *) [ -d "$dir" ] && PATH="$PATH:$dir" ;;
-    esac
-  done
-  export PATH
+  # Slurm may be outside the session's PATH (HyperPod: /opt/slurm/bin); appended, so the
+  # caller's own come first.
+  export PATH="$PATH:/opt/slurm/bin:/opt/slurm/sbin:/usr/local/bin"
   local action=${1:-} rc
   case "$action" in
     takeover) act_takeover "${2:-}" ;;
     list) act_jobs "${2:-none}" ;;
     submit) act_submit ;;
+    register) act_register ;;
     *) echo "error=unknown action"; false ;;
   esac
   rc=$?
@@ -46,7 +47,7 @@ act_takeover() {
   out=$(timeout -k 2 30 scontrol takeover "$index" 2>&1)
   rc=$?
   echo "scontrol_rc=$rc"
-  [ -n "$out" ] && echo "output=$(echo "$out" | tr '\n' ' ' | tail -c 400)"
+  say output "$out"
   return "$rc"
 }
 
@@ -63,7 +64,7 @@ act_hand_back() {
   fi
   rc=$?
   echo "start_rc=$rc"
-  [ -n "$out" ] && echo "output=$(echo "$out" | tr '\n' ' ' | tail -c 400)"
+  say output "$out"
   return "$rc"
 }
 
@@ -73,7 +74,7 @@ act_jobs() {
   rc=$?
   echo "squeue_rc=$rc"
   if [ "$rc" != 0 ]; then
-    echo "error=$(echo "$out" | tr '\n' ' ' | tail -c 400)"
+    say error "$out"
     return "$rc"
   fi
   listed=" "
@@ -102,9 +103,45 @@ act_submit() {
   if [ "$rc" = 0 ]; then
     echo "submitted=${out%%;*}"
   else
-    echo "error=$(echo "$out" | tr '\n' ' ' | tail -c 400)"
+    say error "$out"
   fi
   return "$rc"
+}
+
+act_register() {
+  local cluster host out rc
+  cluster=$(timeout -k 2 20 scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')
+  if [ -z "$cluster" ]; then
+    echo "error=scontrol show config gave no ClusterName"
+    return 1
+  fi
+  # A controller that just took control may be registering now: a few seconds first.
+  host=$(registered_within 5 "$cluster")
+  echo "registered_before=${host:-none}"
+  [ -n "$host" ] && return 0
+  out=$(timeout -k 2 20 scontrol reconfigure 2>&1)
+  rc=$?
+  echo "reconfigure_rc=$rc"
+  say output "$out"
+  [ "$rc" = 0 ] || return "$rc"
+  host=$(registered_within 15 "$cluster")
+  echo "registered=${host:-none}"
+  [ -n "$host" ]
+}
+
+registered_within() { # seconds cluster -> the ControlHost slurmdbd has for it, empty when none
+  local host
+  for _ in $(seq 1 "$1"); do
+    host=$(timeout -k 2 10 sacctmgr -n -P show cluster "$2" format=ControlHost 2>/dev/null | head -n 1)
+    [ -n "$host" ] && break
+    sleep 1
+  done
+  echo "$host"
+}
+
+say() { # key text: one line, the text's last 400 characters; nothing when the text is empty
+  [ -n "$2" ] && echo "$1=$(echo "$2" | tr '\n' ' ' | tail -c 400)"
+  return 0
 }
 
 main "$@" </dev/null

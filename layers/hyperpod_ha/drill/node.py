@@ -1,9 +1,11 @@
-"""The commands a drill runs on controllers: one bash script, two Session documents.
+"""The commands a drill runs on controllers: one bash script, three Session documents.
 
 The script (``drill_node.sh``) travels base64-encoded inside each document's fixed command,
 as the probe does. ``FailoverDrillTakeoverDocument`` takes only the controller index;
 ``FailoverDrillJobsDocument`` only ``list``/``submit`` and job ids, each matched by a narrow
-``allowedPattern``. ``make probe-document`` writes both into template.yaml.
+``allowedPattern``; ``FailoverDrillAccountingDocument`` takes nothing (it registers the active
+controller with slurmdbd again when none is). ``make probe-document`` writes them into
+template.yaml.
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ def takeover_command() -> str:
 def jobs_command() -> str:
     """``action`` list (with ``jobIds``) or submit."""
     return _command("{{ action }} {{ jobIds }}")
+
+
+def accounting_command() -> str:
+    """No parameter: registers the active controller with slurmdbd when none is registered."""
+    return _command("register")
 
 
 def takeover_parameters(index: int) -> dict[str, list[str]]:

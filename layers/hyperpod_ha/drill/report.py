@@ -19,6 +19,7 @@ def _figures(phase: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "verdict": phase.get("verdict"),
         "verified": bool(phase.get("verified")),
         "checks": phase.get("checks"),
+        "registrations": phase.get("registrations") or [],
     }
 
 
@@ -46,6 +47,7 @@ def build_report(
         "to": (plan.get("target") or {}).get("name"),
         "takeover_seconds": (takeover or {}).get("active_seconds"),
         "verified_seconds": (takeover or {}).get("verified_seconds"),
+        "takeover_registrations": (takeover or {}).get("registrations") or [],
         "verdict": (last or {}).get("verdict") or state.get("check_verdict"),
         "verdict_reasons": (last or {}).get("reasons") or [],
         # Refused: the drill changed nothing, so it says nothing about the cluster.
@@ -70,6 +72,22 @@ def build_report(
 
 def _seconds(value: Any) -> str:
     return f"{value} s" if value is not None else "not reached"
+
+
+def _registrations(after: str, controller: Any, attempts: Any) -> list[str]:
+    """One line per time the drill found slurmdbd without a registered controller."""
+    lines = []
+    for attempt in attempts or []:
+        found = f"After {after}, slurmdbd had no controller registered ({attempt.get('at_seconds')} s in)"
+        if attempt.get("reconfigured") and attempt.get("registered"):
+            lines.append(f"{found}: `scontrol reconfigure` on {controller} registered it again.")
+        elif attempt.get("registered"):
+            lines.append(f"{found}: {controller} had registered when looked at again.")
+        else:
+            lines.append(
+                f"{found}: registering {controller} again failed: {attempt.get('error') or 'no detail'}."
+            )
+    return lines
 
 
 def summary(report: Mapping[str, Any]) -> tuple[str, str]:
@@ -97,6 +115,7 @@ def summary(report: Mapping[str, Any]) -> tuple[str, str]:
     if test_job:
         ran = "ran" if test_job.get("ran") else "did not run"
         lines.append(f"Test job {test_job.get('id')}: {test_job.get('state')} ({ran}).")
+    lines += _registrations("the takeover", report.get("to"), report.get("takeover_registrations"))
     hand_back = report.get("hand_back")
     if hand_back:
         lines.append(
@@ -104,6 +123,7 @@ def summary(report: Mapping[str, Any]) -> tuple[str, str]:
             f"active after {_seconds(hand_back.get('takeover_seconds'))}, "
             f"verified HEALTHY after {_seconds(hand_back.get('verified_seconds'))}."
         )
+        lines += _registrations("the hand-back", hand_back.get("to"), hand_back.get("registrations"))
     if report.get("verified") is not None:
         state = "verified" if report["verified"] else "NOT verified"
         lines.append(f"Final verdict: {report.get('verdict') or '-'} ({state}).")

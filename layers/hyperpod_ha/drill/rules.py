@@ -10,6 +10,8 @@ from hyperpod_ha.drill.models import ControllerRef, DrillPlan, DrillRequest
 from hyperpod_ha.drill.node import NodeOutput
 
 HEALTHY: Final = "HEALTHY"
+# Times a phase may register the new controller with slurmdbd again (see ``needs_registration``).
+MAX_REGISTRATIONS: Final = 2
 FAILED_OVER: Final = "FAILED_OVER"
 # squeue states of a job that is still fine, and sacct states of one that ended fine.
 ALIVE_STATES: Final = frozenset({"RUNNING", "COMPLETING", "COMPLETED", "CONFIGURING", "SUSPENDED"})
@@ -83,13 +85,14 @@ def new_phase(name: str, target: ControllerRef, started_at: float, max_checks: i
         "verdict": None,
         "reasons": [],
         "verified": False,
+        "registrations": [],
         "next": "check-again",
     }
 
 
 def measure(phase: Mapping[str, Any], verdict: Mapping[str, Any], now: float) -> dict[str, Any]:
     """One check after a change of control: when the target answered as active, when verified."""
-    updated = dict(phase)
+    updated = dict(phase, next="check-again")
     updated["checks"] = int(phase["checks"]) + 1
     elapsed = round(max(0.0, now - float(phase["started_at"])), 2)
     active = verdict.get("active_controller") == phase["target"]
@@ -99,9 +102,48 @@ def measure(phase: Mapping[str, Any], verdict: Mapping[str, Any], now: float) ->
     updated["reasons"] = [str(r) for r in list(verdict.get("reasons") or [])[:6]]
     if active and verdict.get("verdict") == phase["expected"]:
         updated.update(verified=True, verified_seconds=elapsed, next="done")
+    elif (
+        active
+        and needs_registration(verdict, str(phase["target"]))
+        and len(phase.get("registrations") or []) < MAX_REGISTRATIONS
+    ):
+        updated["next"] = "register"
     elif updated["checks"] >= int(phase["max_checks"]):
         updated["next"] = "done"
     return updated
+
+
+def needs_registration(verdict: Mapping[str, Any], target: str) -> bool:
+    """The new active controller reaches slurmdbd, which has no controller registered.
+
+    Seen in the lab on Slurm 24.11, where every slurmctld reaches its own host's slurmdbd from
+    127.0.0.1: the controller stepping down deregisters (slurmdbd clears ControlHost where host
+    and port match) after the new one registered, and nothing registers it again until slurmctld
+    reconnects or is reconfigured. The drill caused it, so the drill registers it again."""
+    entry = (verdict.get("evidence") or {}).get(target)
+    return (
+        isinstance(entry, Mapping)
+        and bool(entry.get("active"))
+        and entry.get("slurmdbd_reachable") is True
+        and "slurmdbd_registered_host" in entry
+        and entry["slurmdbd_registered_host"] is None
+    )
+
+
+def registration(output: NodeOutput, elapsed: float) -> dict[str, Any]:
+    """What registering again found and did, for the phase's figures."""
+    before = output.values.get("registered_before")
+    return {
+        "at_seconds": elapsed,
+        "registered_before": _host(before),
+        "reconfigured": "reconfigure_rc" in output.values,
+        "registered": _host(output.values.get("registered", before)),
+        "error": output.values.get("error") or (output.values.get("output") if output.rc else None),
+    }
+
+
+def _host(value: str | None) -> str | None:
+    return None if value in (None, "", "none") else value
 
 
 def running_jobs(output: NodeOutput) -> list[str]:

@@ -22,6 +22,7 @@ class DrillSettings(Settings):
     command_transport: str
     takeover_document: str
     jobs_document: str
+    accounting_document: str
     command_deadline_seconds: float
     lease_seconds: int
     incidents: IncidentSettings  # its topic also gets the drill's summary
@@ -33,6 +34,7 @@ class DrillSettings(Settings):
             command_transport=text(env, "COMMAND_TRANSPORT", DEFAULT_TRANSPORT),
             takeover_document=text(env, "TAKEOVER_DOCUMENT"),
             jobs_document=text(env, "JOBS_DOCUMENT"),
+            accounting_document=text(env, "ACCOUNTING_DOCUMENT"),
             command_deadline_seconds=float(
                 integer(env, "DRILL_COMMAND_DEADLINE_SECONDS", DEFAULT_COMMAND_DEADLINE_SECONDS, minimum=1)
             ),

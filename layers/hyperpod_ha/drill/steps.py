@@ -20,6 +20,7 @@ from hyperpod_ha.drill.adapters import (
     lease_id_for_drill,
 )
 from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRequest
+from hyperpod_ha.drill.node import NodeOutput
 from hyperpod_ha.drill.report import build_report, summary
 from hyperpod_ha.incidents import Incidents, OpenRequest
 from hyperpod_ha.status_records import StatusRecords
@@ -103,6 +104,25 @@ def measure(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     if not isinstance(phase, Mapping) or not isinstance(verdict, Mapping):
         raise InvalidDrillRequest("measure needs the phase and the verdict")
     return rules.measure(phase, verdict, context.clock())
+
+
+def register(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    """slurmdbd lost the new controller's registration: register it again, then check again.
+
+    A failed attempt does not stop the drill: it is kept with the phase, whose checks go on."""
+    phase, drill_plan = event.get("phase"), event.get("plan") or {}
+    if not isinstance(phase, Mapping) or phase.get("name") not in ("takeover", "hand-back"):
+        raise InvalidDrillRequest("register needs the phase")
+    node = ControllerRef.from_json(drill_plan.get("target" if phase["name"] == "takeover" else "primary"))
+    try:
+        output = context.commands().register(node.target)
+    except DrillCommandFailed as error:
+        output = NodeOutput(rc=1, values={"error": str(error)})
+    elapsed = round(max(0.0, context.clock() - float(phase["started_at"])), 2)
+    updated = dict(phase)
+    updated["registrations"] = [*(phase.get("registrations") or []), rules.registration(output, elapsed)]
+    updated["next"] = "check-again"
+    return updated
 
 
 def check_jobs(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
@@ -200,6 +220,7 @@ STEPS: dict[str, Callable[[Mapping[str, Any], DrillContext], dict[str, Any]]] = 
     "jobs": jobs,
     "takeover": takeover,
     "measure": measure,
+    "register": register,
     "check-jobs": check_jobs,
     "submit": submit,
     "test-job": test_job,

@@ -33,14 +33,7 @@ main() {
 
   # Slurm may be installed outside the session's PATH (HyperPod: /opt/slurm/bin). Appended,
   # so whatever the caller put first wins.
-  local dir
-  for dir in /opt/slurm/bin /opt/slurm/sbin /usr/local/bin; do
-    case ":$PATH:" in
-      *":$dir:"*) ;;
-      *) [ -d "$dir" ] && PATH="$PATH:$dir" ;;
-    esac
-  done
-  export PATH
+  export PATH="$PATH:/opt/slurm/bin:/opt/slurm/sbin:/usr/local/bin"
 
   work=$(mktemp -d "${TMPDIR:-/tmp}/hyperpod-ha-probe.XXXXXX" 2>/dev/null)
   if [ -z "$work" ] || [ ! -d "$work" ]; then
@@ -257,33 +250,26 @@ sec_slurm_conf() {
   return 1
 }
 
-sec_config() {
-  local seconds=$1 out rc
-  out=$(timeout -k 2 "$seconds" scontrol show config 2>&1)
+filtered() { # seconds pattern command...: its matching lines, or the start of its error
+  local seconds=$1 pattern=$2 out rc
+  shift 2
+  out=$(timeout -k 2 "$seconds" "$@" 2>&1)
   rc=$?
   if [ "$rc" = 0 ]; then
-    printf '%s\n' "$out" | grep -E "^($CONFIG_KEYS)[[:space:]]*="
+    printf '%s\n' "$out" | grep -E "$pattern"
   else
     printf '%s\n' "$out" | head -n 20
   fi
   return "$rc"
 }
 
+sec_config() { filtered "$1" "^($CONFIG_KEYS)[[:space:]]*=" scontrol show config; }
+
 sec_ping() { timeout -k 2 "$1" scontrol ping; }
 
 sec_sinfo() { timeout -k 2 "$1" sinfo -h -o '%T %D'; }
 
-sec_sdiag() {
-  local seconds=$1 out rc
-  out=$(timeout -k 2 "$seconds" sdiag 2>&1)
-  rc=$?
-  if [ "$rc" = 0 ]; then
-    printf '%s\n' "$out" | grep -E '^(DBD Agent queue size|Server thread count):'
-  else
-    printf '%s\n' "$out" | head -n 10
-  fi
-  return "$rc"
-}
+sec_sdiag() { filtered "$1" '^(DBD Agent queue size|Server thread count):' sdiag; }
 
 # ControlHost names the controller registered with slurmdbd (empty, port 0, when none is).
 sec_dbd_clusters() { timeout -k 2 "$1" sacctmgr -n -P show cluster format=cluster,controlhost,controlport; }

@@ -14,6 +14,7 @@ ENVIRONMENT = {
     "COMMAND_TRANSPORT": "session-manager",
     "TAKEOVER_DOCUMENT": "takeover-doc",
     "JOBS_DOCUMENT": "jobs-doc",
+    "ACCOUNTING_DOCUMENT": "accounting-doc",
     "DRILL_COMMAND_DEADLINE_SECONDS": "60",
     "AWS_REGION": "eu-west-1",
 }
@@ -21,17 +22,18 @@ ENVIRONMENT = {
 
 def test_the_template_s_environment() -> None:
     settings = DrillSettings.from_environment(ENVIRONMENT)
-    assert (settings.state_table, settings.takeover_document, settings.jobs_document) == (
-        "state",
-        "takeover-doc",
-        "jobs-doc",
-    )
+    assert (
+        settings.state_table,
+        settings.takeover_document,
+        settings.jobs_document,
+        settings.accounting_document,
+    ) == ("state", "takeover-doc", "jobs-doc", "accounting-doc")
     assert (settings.command_deadline_seconds, settings.lease_seconds) == (60.0, 3600)
     assert settings.incidents.topic_arn == "arn:aws:sns:us-east-1:123456789012:topic"
     assert (settings.incidents.region, settings.incidents.response_plan_arn) == ("eu-west-1", None)
 
 
-@pytest.mark.parametrize("name", ["STATE_TABLE", "TAKEOVER_DOCUMENT", "JOBS_DOCUMENT"])
+@pytest.mark.parametrize("name", ["STATE_TABLE", "TAKEOVER_DOCUMENT", "JOBS_DOCUMENT", "ACCOUNTING_DOCUMENT"])
 def test_a_missing_variable_is_named(name: str) -> None:
     with pytest.raises(ConfigurationError, match=f"{name} is not set"):
         DrillSettings.from_environment({**ENVIRONMENT, name: ""})

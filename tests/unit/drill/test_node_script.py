@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -26,26 +25,6 @@ class TemplateDocuments:
 
     def get_document(self, Name: str) -> dict[str, Any]:
         return {"Content": json.dumps(TEMPLATE["Resources"][Name]["Properties"]["Content"])}
-
-
-@pytest.fixture
-def node(tmp_path: Path) -> Path:
-    """A bin directory of stand-ins: each appends its arguments to calls.log."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    scripts = {
-        "scontrol": 'echo "scontrol $*" >> "$LOG"; exit "${SCONTROL_RC:-0}"',
-        "systemctl": 'echo "systemctl $*" >> "$LOG"',
-        "pgrep": "exit 1",
-        "squeue": 'echo "squeue $*" >> "$LOG"; printf "4 RUNNING\\n5 PENDING\\n"',
-        "sacct": 'echo "sacct $*" >> "$LOG"; echo "3|COMPLETED|0:0"',
-        "sbatch": 'echo "sbatch $*" >> "$LOG"; echo "101;cluster"',
-    }
-    for name, body in scripts.items():
-        path = bin_dir / name
-        path.write_text(f"#!/bin/bash\n{body}\n")
-        path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return tmp_path
 
 
 def run(node: Path, document: str, parameters: dict[str, list[str]], **env: str) -> tuple[str, list[str]]:
@@ -102,6 +81,7 @@ def test_submit_gives_the_job_id(node: Path) -> None:
         ("FailoverDrillJobsDocument", {"action": ["cancel"], "jobIds": ["none"]}),
         ("FailoverDrillJobsDocument", {"action": ["list"], "jobIds": ["4 5"]}),
         ("FailoverDrillJobsDocument", {"action": ["list"], "jobIds": ["$(id)"]}),
+        ("FailoverDrillAccountingDocument", {"command": ["id"]}),
     ],
 )
 def test_the_documents_take_nothing_but_their_narrow_parameters(

@@ -37,31 +37,25 @@ class WorkerTally:
     unhealthy: int
 
 
+@dataclass(frozen=True)
 class WorkerFailures:
-    def __init__(
-        self,
-        dynamodb: DynamoDBClient,
-        table: str,
-        policy: MassFailurePolicy,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._ddb = dynamodb
-        self._table = table
-        self._policy = policy
-        self._clock = clock
+    dynamodb: DynamoDBClient
+    table: str
+    policy: MassFailurePolicy
+    clock: Callable[[], float] = time.time
 
     def record_unhealthy(self, cluster: str, instance_id: str) -> WorkerTally:
-        now = int(self._clock())
-        window = self._policy.window_seconds
+        now = int(self.clock())
+        window = self.policy.window_seconds
         start = now - now % window
         unhealthy = state_table.count_worker(
-            self._ddb, self._table, cluster, start, instance_id, expires_at=start + 2 * window
+            self.dynamodb, self.table, cluster, start, instance_id, expires_at=start + 2 * window
         )
         if unhealthy is None:
             return WorkerTally("already-counted", start, -1)
-        crossed = unhealthy == self._policy.threshold + 1
+        crossed = unhealthy == self.policy.threshold + 1
         return WorkerTally("threshold-crossed" if crossed else "counted", start, unhealthy)
 
     def forget(self, cluster: str, window_start: int, instance_id: str) -> None:
         """Undo one count, so a retried delivery counts (and notifies) again."""
-        state_table.uncount_worker(self._ddb, self._table, cluster, window_start, instance_id)
+        state_table.uncount_worker(self.dynamodb, self.table, cluster, window_start, instance_id)

@@ -14,12 +14,12 @@ from botocore.stub import ANY, Stubber
 from moto import mock_aws
 
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.incidents import (
+from hyperpod_ha.incidents import InvalidIncidentRequest
+from hyperpod_ha.incidents.keys import (
     CLUSTER_KEY,
     EXECUTION_KEY,
     NOTIFIED_KEY,
     RESOLVED_BY_KEY,
-    InvalidIncidentRequest,
     incident_client_token,
 )
 from tests.conftest import load_function_module, subscribed_inbox

@@ -72,7 +72,7 @@ def test_a_drill_takes_over_and_hands_back(lab: Lab, printed: list[io.StringIO])
     # Slurm 24.11: ctl2, relinquishing, may deregister 127.0.0.1:6817 from slurmdbd just after ctl1
     # registered as that same address; the drill then registers ctl1 again (scontrol reconfigure).
     for attempt in report["takeover_registrations"] + hand_back["registrations"]:
-        assert attempt["registered"] == "127.0.0.1" and attempt["error"] is None, attempt
+        assert (attempt["registered"], attempt["error"]) == ("127.0.0.1", None), attempt
     assert main(["status", "--cluster", report["cluster"], "--lab", "--json"]) == 0
     status = _json(printed[-1])
     assert status["last_drill"]["outcome"] == report["outcome"]

@@ -2,36 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pytest
 
-from hyperpod_ha.environment import choice, integer, number, text
+from hyperpod_ha.environment import Choice, Integer, Number, Text, Variable
 from hyperpod_ha.errors import ConfigurationError
+
+ENV = {"A": "x", "N": "7", "F": "2.5", "EMPTY": ""}
 
 
 def test_values_and_defaults() -> None:
-    env = {"A": "x", "N": "7", "F": "2.5", "EMPTY": ""}
-    assert text(env, "A") == "x"
-    assert text(env, "EMPTY", "fallback") == "fallback"
-    assert integer(env, "N", minimum=1, maximum=7) == 7
-    assert integer(env, "MISSING", 4) == 4
-    assert number(env, "F", minimum=0.5) == 2.5
-    assert choice(env, "A", {"x", "y"}) == "x"
+    assert Text("A").read(ENV) == "x"
+    assert Text("EMPTY", "fallback").read(ENV) == "fallback"
+    assert Text("MISSING", Text("A")).read(ENV) == "x"
+    assert Integer("N", minimum=1, maximum=7).read(ENV) == 7
+    assert Integer("MISSING", 4).read(ENV) == 4
+    assert Integer("N", scale=60).read(ENV) == 420
+    assert Number("F", minimum=0.5).read(ENV) == 2.5
+    assert Number("N", whole=True).read(ENV) == 7.0
+    assert Choice("A", allowed={"x", "y"}).read(ENV) == "x"
 
 
 @pytest.mark.parametrize(
-    ("read", "message"),
+    ("variable", "message"),
     [
-        (lambda env: text(env, "MISSING"), "MISSING is not set"),
-        (lambda env: text(env, "EMPTY"), "EMPTY is not set"),
-        (lambda env: integer(env, "F"), "F is not an integer"),
-        (lambda env: integer(env, "N", maximum=6), "N must be at most 6"),
-        (lambda env: number(env, "A"), "A is not a number"),
-        (lambda env: number(env, "F", minimum=3), "F must be at least 3"),
-        (lambda env: choice(env, "A", {"y", "z"}), "A must be one of y, z"),
+        (Text("MISSING"), "MISSING is not set"),
+        (Text("EMPTY"), "EMPTY is not set"),
+        (Integer("F"), "F is not an integer"),
+        (Integer("N", maximum=6), "N must be at most 6"),
+        (Integer("N", maximum=6, scale=60), "N must be at most 6"),
+        (Number("A"), "A is not a number"),
+        (Number("F", minimum=3), "F must be at least 3"),
+        (Number("F", whole=True), "F is not an integer"),
+        (Choice("A", allowed={"y", "z"}), "A must be one of y, z"),
     ],
 )
-def test_a_bad_variable_is_named(read: Callable[[dict[str, str]], object], message: str) -> None:
+def test_a_bad_variable_is_named(variable: Variable[object], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
-        read({"A": "x", "N": "7", "F": "2.5", "EMPTY": ""})
+        variable.read(ENV)

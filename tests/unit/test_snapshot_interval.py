@@ -12,7 +12,7 @@ import pytest
 
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.snapshots.models import StartRequest
-from hyperpod_ha.snapshots.retention import recent_backup
+from hyperpod_ha.snapshots.retention import BackupScope, recent_backup
 from hyperpod_ha.snapshots.service import Snapshots
 from hyperpod_ha.snapshots.settings import SnapshotSettings
 from tests.unit.snapshot_support import EXECUTION, answer, moto_aws, moto_file_system
@@ -87,9 +87,9 @@ def test_only_our_live_backups_count() -> None:
         backup("backup-other-stack", 5, stack="another-stack"),
         backup("backup-foreign", 5, **{"created-by": "someone"}),
     ]
-    assert recent_backup(backups, "fs-1", "ml-cluster", since, STACK) is None
+    assert recent_backup(backups, BackupScope("fs-1", "ml-cluster", STACK), since) is None
     backups += [backup("backup-recent", 30), backup("backup-newest", 10, "CREATING")]
-    found = recent_backup(backups, "fs-1", "ml-cluster", since, STACK)
+    found = recent_backup(backups, BackupScope("fs-1", "ml-cluster", STACK), since)
     assert found is not None
     assert found["BackupId"] == "backup-newest"
 

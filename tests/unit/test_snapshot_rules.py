@@ -12,7 +12,7 @@ from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest
 from hyperpod_ha.snapshots.models import DescribeRequest
 from hyperpod_ha.snapshots.naming import client_request_token, snapshot_tags, tag_value
 from hyperpod_ha.snapshots.plan import plan_snapshot
-from hyperpod_ha.snapshots.retention import retention_plan
+from hyperpod_ha.snapshots.retention import BackupScope, retention_plan
 from tests.unit.snapshot_support import (
     EXECUTION,
     FS,
@@ -134,7 +134,7 @@ def test_retention_plan_only_ever_deletes_our_old_backups() -> None:
         described_backup("backup-0000000c", 50, created_by="hyperpod-ha", cluster="other-cluster"),
         described_backup("backup-0000000d", 50, fs="fs-0fedcba987654321f", **ours),  # another file system
     ]
-    kept, doomed = retention_plan(backups, FS, "ml-cluster", keep=2)
+    kept, doomed = retention_plan(backups, BackupScope(FS, "ml-cluster"), keep=2)
     assert kept == ["backup-00000001", "backup-00000002"]
     assert doomed == ["backup-00000003", "backup-00000004"]
 

@@ -19,7 +19,7 @@ from typing import Any
 import boto3
 
 from hyperpod_ha import console_links
-from hyperpod_ha.incidents import CLUSTER_KEY, KIND_KEY, SOURCE
+from hyperpod_ha.incidents.keys import CLUSTER_KEY, KIND_KEY, SOURCE
 from hyperpod_ha.runs.naming import execution_arn
 from hyperpod_ha.state_table import read_lease
 from hyperpod_ha.status_records import StatusRecords

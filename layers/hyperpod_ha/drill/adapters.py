@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -18,7 +19,8 @@ from hyperpod_ha.drill.node import (
     takeover_parameters,
 )
 from hyperpod_ha.errors import HyperpodHaError
-from hyperpod_ha.incidents import CATEGORY, SOURCE, ops_item_tags
+from hyperpod_ha.incidents.keys import CATEGORY, SOURCE
+from hyperpod_ha.incidents.ops_item import ops_item_tags
 from hyperpod_ha.state_table import lease_key, put_lease, release_lease
 
 if TYPE_CHECKING:
@@ -79,38 +81,32 @@ def lease_id_for_drill(execution_arn: str) -> str:
     return hashlib.sha256(f"drill\n{execution_arn}".encode()).hexdigest()[:20]
 
 
+@dataclass(frozen=True)
 class NodeCommands:
     """The drill's three Session documents, run through the stack's command transport."""
 
-    def __init__(
-        self,
-        runner: CommandRunner,
-        takeover_document: str,
-        jobs_document: str,
-        accounting_document: str,
-        deadline_seconds: float,
-    ) -> None:
-        self._runner = runner
-        self._takeover = takeover_document
-        self._jobs = jobs_document
-        self._accounting = accounting_document
-        self._deadline = deadline_seconds
+    runner: CommandRunner
+    takeover_document: str
+    jobs_document: str
+    accounting_document: str
+    deadline_seconds: float
 
     def takeover(self, target: str, index: int) -> NodeOutput:
-        return self._run(CommandRequest(target, self._takeover, self._deadline, takeover_parameters(index)))
+        return self._run(target, self.takeover_document, takeover_parameters(index))
 
     def jobs(self, target: str, job_ids: list[str]) -> NodeOutput:
-        return self._run(CommandRequest(target, self._jobs, self._deadline, jobs_parameters("list", job_ids)))
+        return self._run(target, self.jobs_document, jobs_parameters("list", job_ids))
 
     def submit(self, target: str) -> NodeOutput:
-        return self._run(CommandRequest(target, self._jobs, self._deadline, jobs_parameters("submit")))
+        return self._run(target, self.jobs_document, jobs_parameters("submit"))
 
     def register(self, target: str) -> NodeOutput:
-        return self._run(CommandRequest(target, self._accounting, self._deadline, {}))
+        return self._run(target, self.accounting_document, {})
 
-    def _run(self, request: CommandRequest) -> NodeOutput:
+    def _run(self, target: str, document: str, parameters: dict[str, list[str]]) -> NodeOutput:
+        request = CommandRequest(target, document, self.deadline_seconds, parameters)
         try:
-            result = self._runner.run(request)
+            result = self.runner.run(request)
         except CommandError as error:
             raise DrillCommandFailed(f"{type(error).__name__}: {error.reason}") from error
         try:

@@ -4,6 +4,8 @@ Its clients are passed in (created once per container)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from hyperpod_ha.incidents.incident_manager import IncidentManager
@@ -21,25 +23,27 @@ if TYPE_CHECKING:
     from hyperpod_ha.incidents.settings import IncidentSettings
 
 
+@dataclass(frozen=True)
 class Incidents:
-    def __init__(
-        self,
-        ssm: SSMClient,
-        sns: SNSClient,
-        settings: IncidentSettings,
-        incident_manager: SSMIncidentsClient | None = None,
-    ) -> None:
-        self.ssm = ssm
-        self.sns = sns
-        self.settings = settings
-        self.incident_manager = incident_manager
-        self._ops_center = OpsCenter(ssm)
-        self._topic = Topic(sns, settings.topic_arn)
-        self._manager = (
-            IncidentManager(incident_manager, settings.response_plan_arn)
-            if incident_manager and settings.response_plan_arn
-            else None
-        )
+    ssm: SSMClient
+    sns: SNSClient
+    settings: IncidentSettings
+    incident_manager: SSMIncidentsClient | None = None
+
+    @cached_property
+    def _ops_center(self) -> OpsCenter:
+        return OpsCenter(self.ssm)
+
+    @cached_property
+    def _topic(self) -> Topic:
+        return Topic(self.sns, self.settings.topic_arn)
+
+    @cached_property
+    def _manager(self) -> IncidentManager | None:
+        # Incident Manager only with its client and a response plan.
+        if self.incident_manager and self.settings.response_plan_arn:
+            return IncidentManager(self.incident_manager, self.settings.response_plan_arn)
+        return None
 
     def open(self, request: OpenRequest) -> OpenResult:
         return open_incident(request, self._ops_center, self._topic, self.settings.region, self._manager)

@@ -6,48 +6,39 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Self
+from typing import Annotated
 
-from hyperpod_ha.environment import Environment, Settings, optional, text
-from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.environment import OptionalText, Settings, Text
 
 
-def _optional_arn(env: Environment, name: str, service: str) -> str | None:
+@dataclass(frozen=True, kw_only=True)
+class _OptionalArn(OptionalText):
     """An ARN of ``service`` or ``None`` when the template leaves it empty."""
-    value = optional(env, name)
-    if value and not re.match(rf"^arn:aws[a-z-]*:{re.escape(service)}:", value):
-        raise ConfigurationError(f"environment variable {name} is not an ARN of {service}")
-    return value
+
+    service: str
+
+    def parse(self, raw: str) -> str | None:
+        value = super().parse(raw)
+        if value and not re.match(rf"^arn:aws[a-z-]*:{re.escape(self.service)}:", value):
+            raise self.refused(f"is not an ARN of {self.service}")
+        return value
 
 
 @dataclass(frozen=True)
 class IncidentSettings(Settings):
-    region: str
-    topic_arn: str | None = None
+    # Lambda sets AWS_REGION; tests and local runs may set only AWS_DEFAULT_REGION.
+    region: Annotated[str, Text("AWS_REGION", Text("AWS_DEFAULT_REGION", "us-east-1"))]
+    topic_arn: Annotated[str | None, _OptionalArn("NOTIFICATION_TOPIC_ARN", service="sns")] = None
     # Incident Manager is used only when a response plan is given.
-    response_plan_arn: str | None = None
-
-    @classmethod
-    def read(cls, env: Environment) -> Self:
-        return cls(
-            region=text(env, "AWS_REGION", text(env, "AWS_DEFAULT_REGION", "us-east-1")),
-            topic_arn=_optional_arn(env, "NOTIFICATION_TOPIC_ARN", "sns"),
-            response_plan_arn=_optional_arn(env, "INCIDENT_RESPONSE_PLAN_ARN", "ssm-incidents"),
-        )
+    response_plan_arn: Annotated[
+        str | None, _OptionalArn("INCIDENT_RESPONSE_PLAN_ARN", service="ssm-incidents")
+    ] = None
 
 
 @dataclass(frozen=True)
 class IncidentFunctionSettings(Settings):
     incidents: IncidentSettings
     # Without it a retried resolve may repeat the "verified" message.
-    idempotency_table: str | None = None
+    idempotency_table: Annotated[str | None, OptionalText("IDEMPOTENCY_TABLE")] = None
     # Where the run's verdict is kept for `hyperpod-ha status`; not kept without it.
-    state_table: str | None = None
-
-    @classmethod
-    def read(cls, env: Environment) -> Self:
-        return cls(
-            incidents=IncidentSettings.from_environment(env),
-            idempotency_table=optional(env, "IDEMPOTENCY_TABLE"),
-            state_table=optional(env, "STATE_TABLE"),
-        )
+    state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None

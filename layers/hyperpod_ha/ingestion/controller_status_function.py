@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Annotated, Any
 
-from hyperpod_ha.environment import Environment, Settings, text
+from hyperpod_ha.environment import Settings, Text
 from hyperpod_ha.ingestion.controller_messages import (
     ControllerNotification,
     NotificationRejected,
@@ -31,19 +31,10 @@ if TYPE_CHECKING:
 class ControllerStatusSettings(Settings):
     """ControllerStatusFunction's environment."""
 
-    cluster: str
-    idempotency_table: str
-    rejected_queue_url: str
+    cluster: Annotated[str, Text("CLUSTER_NAME")]
+    idempotency_table: Annotated[str, Text("IDEMPOTENCY_TABLE")]
+    rejected_queue_url: Annotated[str, Text("REJECTED_QUEUE_URL")]
     verification: VerificationRunsSettings
-
-    @classmethod
-    def read(cls, env: Environment) -> Self:
-        return cls(
-            cluster=text(env, "CLUSTER_NAME"),
-            idempotency_table=text(env, "IDEMPOTENCY_TABLE"),
-            rejected_queue_url=text(env, "REJECTED_QUEUE_URL"),
-            verification=VerificationRunsSettings.from_environment(env),
-        )
 
 
 def controller_notification_record(

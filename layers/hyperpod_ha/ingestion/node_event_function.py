@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Annotated, Any
 
-from hyperpod_ha.environment import Environment, Settings, integer, text
+from hyperpod_ha.environment import Settings, Text
 from hyperpod_ha.ingestion.instance_groups import InstanceGroups
 from hyperpod_ha.ingestion.node_event_triage import NodeEventTriage
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
@@ -26,26 +26,12 @@ NOTICE_TTL_SECONDS = 86400
 class NodeEventSettings(Settings):
     """NodeEventFunction's environment."""
 
-    cluster: str
-    controller_group: str
-    rejected_queue_url: str
-    topic_arn: str
+    cluster: Annotated[str, Text("CLUSTER_NAME")]
+    controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
+    rejected_queue_url: Annotated[str, Text("REJECTED_QUEUE_URL")]
+    topic_arn: Annotated[str, Text("NOTIFICATION_TOPIC_ARN")]
     mass_failure: MassFailurePolicy
     verification: VerificationRunsSettings
-
-    @classmethod
-    def read(cls, env: Environment) -> Self:
-        return cls(
-            cluster=text(env, "CLUSTER_NAME"),
-            controller_group=text(env, "CONTROLLER_GROUP"),
-            rejected_queue_url=text(env, "REJECTED_QUEUE_URL"),
-            topic_arn=text(env, "NOTIFICATION_TOPIC_ARN"),
-            mass_failure=MassFailurePolicy(
-                threshold=integer(env, "MASS_FAILURE_THRESHOLD", 5, minimum=0),
-                window_seconds=60 * integer(env, "MASS_FAILURE_WINDOW_MINUTES", 10, minimum=1),
-            ),
-            verification=VerificationRunsSettings.from_environment(env),
-        )
 
 
 class NodeEventService:

@@ -5,6 +5,7 @@ cluster that failed."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from hyperpod_ha.ingestion.hyperpod_events import (
@@ -27,26 +28,17 @@ from hyperpod_ha.topic_messages import TopicMessage, subject_line
 from hyperpod_ha.verdict import trigger_time
 
 
+@dataclass(frozen=True)
 class NodeEventTriage:
     """Decides what one HyperPod EventBridge event means for this cluster."""
 
-    def __init__(
-        self,
-        cluster: str,
-        controller_group: str,
-        runs: VerificationRuns,
-        workers: WorkerFailures,
-        publisher: TopicPublisher,
-        group_of_instance: Callable[[str, str], str | None],
-        clock: Callable[[], float],
-    ) -> None:
-        self._cluster = cluster
-        self._controller_group = controller_group
-        self._runs = runs
-        self._workers = workers
-        self._publisher = publisher
-        self._group_of_instance = group_of_instance
-        self._clock = clock
+    cluster: str
+    controller_group: str
+    runs: VerificationRuns
+    workers: WorkerFailures
+    publisher: TopicPublisher
+    group_of_instance: Callable[[str, str], str | None]
+    clock: Callable[[], float]
 
     def handle(self, event: Mapping[str, Any], rejected: RejectedInputs) -> dict[str, Any]:
         raw_id = event.get("id") if isinstance(event, Mapping) else None
@@ -56,7 +48,7 @@ class NodeEventTriage:
         except EventRejected as error:
             rejected.keep("eventbridge", event_id, str(error), event)
             return {"event_id": event_id, "outcome": "rejected", "reason": str(error)}
-        if parsed.cluster_name != self._cluster:
+        if parsed.cluster_name != self.cluster:
             return self._result(
                 parsed, "ignored", reason=f"event for another cluster ({parsed.cluster_name})"
             )
@@ -73,17 +65,17 @@ class NodeEventTriage:
             logger.info("unknown RepairAction accepted", extra={"repair_action": event.repair_action})
         if event.healthy:
             return self._result(event, "ignored", reason="node reported healthy")
-        group = self._group_of_instance(event.cluster_name, event.instance_id)
+        group = self.group_of_instance(event.cluster_name, event.instance_id)
         if group is None:
             return self._result(event, "ignored", reason="node is no longer in the cluster")
-        if group == self._controller_group:
+        if group == self.controller_group:
             reason = f"controller {event.instance_id} reported {event.health_status}: {event.reason}".strip(
                 ": "
             )
             return self._verify(
                 event, reason, {"instance_id": event.instance_id, "health": event.health_status}
             )
-        tally = self._workers.record_unhealthy(event.cluster_name, event.instance_id)
+        tally = self.workers.record_unhealthy(event.cluster_name, event.instance_id)
         if tally.outcome != "threshold-crossed":
             return self._result(event, "counted", unhealthy_workers=tally.unhealthy, group=group)
         message = TopicMessage(
@@ -96,9 +88,9 @@ class NodeEventTriage:
             ),
         )
         try:
-            self._publisher.publish(message)
+            self.publisher.publish(message)
         except Exception:
-            self._workers.forget(event.cluster_name, tally.window_start, event.instance_id)
+            self.workers.forget(event.cluster_name, tally.window_start, event.instance_id)
             raise
         return self._result(event, "notified", unhealthy_workers=tally.unhealthy, group=group)
 
@@ -112,7 +104,7 @@ class NodeEventTriage:
                 f"Failure message: {event.failure_message or '(none)'}\nEvent: {event.event_id}"
             ),
         )
-        sent = self._publisher.publish_once(event.cluster_name, event.event_id, message, int(self._clock()))
+        sent = self.publisher.publish_once(event.cluster_name, event.event_id, message, int(self.clock()))
         return self._result(event, "notified" if sent else "duplicate")
 
     def _cluster_event(self, event: ClusterEvent) -> dict[str, Any]:
@@ -120,8 +112,8 @@ class NodeEventTriage:
             return self._result(event, "ignored", reason=f"event level {event.level}")
         group = event.group
         if group is None and event.instance_id:
-            group = self._group_of_instance(event.cluster_name, event.instance_id)
-        if group != self._controller_group:
+            group = self.group_of_instance(event.cluster_name, event.instance_id)
+        if group != self.controller_group:
             return self._result(event, "ignored", reason="error outside the controller group")
         reason = f"cluster event on the controller group: {event.description}".strip(": ")
         return self._verify(
@@ -135,7 +127,7 @@ class NodeEventTriage:
             summary={"kind": type(event).__name__, **summary},
             time=trigger_time(event.time),
         )
-        decision = self._runs.start_or_join(event.cluster_name, trigger, reason)
+        decision = self.runs.start_or_join(event.cluster_name, trigger, reason)
         return self._result(event, decision.outcome, execution_arn=decision.execution_arn)
 
     @staticmethod

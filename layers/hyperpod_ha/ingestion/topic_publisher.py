@@ -3,6 +3,7 @@ event (a marker in the state table, written before the message is published)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hyperpod_ha import state_table
@@ -13,28 +14,26 @@ if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
 
 
+@dataclass(frozen=True)
 class TopicPublisher:
-    def __init__(
-        self, sns: SNSClient, topic_arn: str, dynamodb: DynamoDBClient, table: str, ttl_seconds: int
-    ) -> None:
-        self._sns = sns
-        self._topic_arn = topic_arn
-        self._ddb = dynamodb
-        self._table = table
-        self._ttl_seconds = ttl_seconds
+    sns: SNSClient
+    topic_arn: str
+    dynamodb: DynamoDBClient
+    table: str
+    ttl_seconds: int
 
     def publish_once(self, cluster: str, event_id: str, message: TopicMessage, now: int) -> bool:
         """Publish unless a message went out for this event; False when one did."""
         marker = state_table.notice_key(cluster, event_id)
-        if not state_table.mark_notice(self._ddb, self._table, marker, now + self._ttl_seconds):
+        if not state_table.mark_notice(self.dynamodb, self.table, marker, now + self.ttl_seconds):
             return False
         try:
             self.publish(message)
         except Exception:
             # Forget the marker so the retried delivery publishes the message.
-            state_table.forget_notice(self._ddb, self._table, marker)
+            state_table.forget_notice(self.dynamodb, self.table, marker)
             raise
         return True
 
     def publish(self, message: TopicMessage) -> None:
-        publish(self._sns, self._topic_arn, message)
+        publish(self.sns, self.topic_arn, message)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from hyperpod_ha import state_table
+from hyperpod_ha.environment import Integer, Settings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -22,9 +23,11 @@ Tally = Literal["counted", "already-counted", "threshold-crossed"]
 
 
 @dataclass(frozen=True)
-class MassFailurePolicy:
-    threshold: int  # more than this many unhealthy workers ...
-    window_seconds: int  # ... within one window of this length
+class MassFailurePolicy(Settings):
+    # More than this many unhealthy workers ...
+    threshold: Annotated[int, Integer("MASS_FAILURE_THRESHOLD", 5, minimum=0)]
+    # ... within one window of this length.
+    window_seconds: Annotated[int, Integer("MASS_FAILURE_WINDOW_MINUTES", 10, minimum=1, scale=60)]
 
 
 @dataclass(frozen=True)
@@ -34,31 +37,25 @@ class WorkerTally:
     unhealthy: int
 
 
+@dataclass(frozen=True)
 class WorkerFailures:
-    def __init__(
-        self,
-        dynamodb: DynamoDBClient,
-        table: str,
-        policy: MassFailurePolicy,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._ddb = dynamodb
-        self._table = table
-        self._policy = policy
-        self._clock = clock
+    dynamodb: DynamoDBClient
+    table: str
+    policy: MassFailurePolicy
+    clock: Callable[[], float] = time.time
 
     def record_unhealthy(self, cluster: str, instance_id: str) -> WorkerTally:
-        now = int(self._clock())
-        window = self._policy.window_seconds
+        now = int(self.clock())
+        window = self.policy.window_seconds
         start = now - now % window
         unhealthy = state_table.count_worker(
-            self._ddb, self._table, cluster, start, instance_id, expires_at=start + 2 * window
+            self.dynamodb, self.table, cluster, start, instance_id, expires_at=start + 2 * window
         )
         if unhealthy is None:
             return WorkerTally("already-counted", start, -1)
-        crossed = unhealthy == self._policy.threshold + 1
+        crossed = unhealthy == self.policy.threshold + 1
         return WorkerTally("threshold-crossed" if crossed else "counted", start, unhealthy)
 
     def forget(self, cluster: str, window_start: int, instance_id: str) -> None:
         """Undo one count, so a retried delivery counts (and notifies) again."""
-        state_table.uncount_worker(self._ddb, self._table, cluster, window_start, instance_id)
+        state_table.uncount_worker(self.dynamodb, self.table, cluster, window_start, instance_id)

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
+from hyperpod_ha.environment import Integer, OptionalText, Settings, Variable
 from hyperpod_ha.rotation.errors import RotationRequestInvalid
 
 
@@ -59,12 +60,19 @@ class RotationEvent:
 
 
 @dataclass(frozen=True)
-class RotationSettings:
-    strategy: Strategy
-    default_host: str | None  # DB_HOST, for secrets without "host" (the HyperPod sample's)
-    default_port: int = 3306
-    # MASTER_SECRET_ARN: the secret of a user that creates and grants the twin (alternating).
-    master_secret_arn: str | None = None
+class _StrategyVariable(Variable[Strategy]):
+    def parse(self, raw: str) -> Strategy:
+        return Strategy.parse(raw)  # its own error (RotationRequestInvalid) names the variable
+
+
+@dataclass(frozen=True)
+class RotationSettings(Settings):
+    strategy: Annotated[Strategy, _StrategyVariable("ROTATION_STRATEGY", Strategy.ALTERNATING.value)]
+    # For secrets without "host" (the HyperPod sample's).
+    default_host: Annotated[str | None, OptionalText("DB_HOST")]
+    default_port: Annotated[int, Integer("DB_PORT", 3306)] = 3306
+    # The secret of a user that creates and grants the twin (alternating).
+    master_secret_arn: Annotated[str | None, OptionalText("MASTER_SECRET_ARN")] = None
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ _ACCESS_DENIED = 1045
 # the account exists with some authentication plugin, so users cannot be enumerated).
 _LOGIN_REFUSED = {_ACCESS_DENIED, 1698}
 _UNREACHABLE = {2002, 2003, 2005, 2006, 2013, 2055}
-_PRIVILEGE_MISSING = {1044, 1142, 1143, 1227, 1410, 1698}
+# Past the login, access denied (1045, 1698) is a privilege the user lacks.
+_PRIVILEGE_MISSING = {_ACCESS_DENIED, 1044, 1142, 1143, 1227, 1410, 1698}
 _PASSWORD_HASH = re.compile(r"\*[0-9A-Fa-f]{40}")
 
 
@@ -126,12 +127,10 @@ def _failure(
         detail += f" ({_message(error, secrets)})"
     if login and code in _LOGIN_REFUSED:
         return LoginFailed(detail)
-    if code == _ACCESS_DENIED:  # on a statement: a privilege the user lacks
+    if code in _PRIVILEGE_MISSING:
         return PrivilegeMissing(detail)
     if code in _UNREACHABLE:
         return DatabaseUnreachable(detail)
-    if code in _PRIVILEGE_MISSING:
-        return PrivilegeMissing(detail)
     return StatementFailed(detail)
 
 

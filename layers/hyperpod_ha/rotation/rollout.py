@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from hyperpod_ha.commands import CommandError, CommandRequest, CommandResult, CommandRunner
@@ -72,16 +72,8 @@ class ControllerRollout:
     seconds_to_answer: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "instance_id": self.instance_id,
-            "target": self.target,
-            "outcome": self.outcome,
-        }
-        for key in ("reason", "storage_user", "restored_previous", "seconds_to_answer"):
-            value = getattr(self, key)
-            if value is not None:
-                data[key] = value
-        return data
+        # What is not known (None) is left out.
+        return {key: value for key, value in asdict(self).items() if value is not None}
 
 
 @dataclass(frozen=True)

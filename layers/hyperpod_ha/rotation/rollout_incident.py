@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hyperpod_ha.incidents import OpenRequest, redact, scrub_text
+from hyperpod_ha.incidents import OpenRequest
+from hyperpod_ha.redaction import redact, scrub_text
 
 
 def rollout_failed(cluster: str, secret_arn: str, controller: dict[str, Any], reason: str) -> OpenRequest:

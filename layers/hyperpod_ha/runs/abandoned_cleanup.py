@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Annotated, Any
 
 from hyperpod_ha.drill.adapters import lease_id_for_drill
-from hyperpod_ha.environment import Environment, Settings, text
+from hyperpod_ha.environment import Settings, Text
 from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest
 from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.abandoned import (
@@ -27,16 +27,8 @@ class AbandonedRunSettings(Settings):
     """AbandonedRunFunction's environment."""
 
     verification: VerificationRunsSettings
-    drill_state_machine_arn: str
+    drill_state_machine_arn: Annotated[str, Text("DRILL_STATE_MACHINE_ARN", "")]
     incidents: IncidentSettings
-
-    @classmethod
-    def read(cls, env: Environment) -> Self:
-        return cls(
-            verification=VerificationRunsSettings.from_environment(env),
-            drill_state_machine_arn=text(env, "DRILL_STATE_MACHINE_ARN", ""),
-            incidents=IncidentSettings.from_environment(env),
-        )
 
 
 class AbandonedRunCleanup:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal
 
-from hyperpod_ha.environment import Environment, Settings, integer, text
+from hyperpod_ha.environment import Integer, Settings, Text
 
 Outcome = Literal["started", "joined", "duplicate"]
 
@@ -33,20 +33,11 @@ class RunSettings(Settings):
     """Defaults handed to each run; the execution input can override them (runbook). The
     defaults are the template's."""
 
-    settle_seconds: int = 0
-    max_attempts: int = 30
-    backoff_seconds: int = 5
-    lease_seconds: int = 3600
+    settle_seconds: Annotated[int, Integer("SETTLE_SECONDS", 0, minimum=0)] = 0
+    max_attempts: Annotated[int, Integer("MAX_ATTEMPTS", 30, minimum=1)] = 30
+    backoff_seconds: Annotated[int, Integer("BACKOFF_SECONDS", 5, minimum=0)] = 5
+    lease_seconds: Annotated[int, Integer("LEASE_SECONDS", 3600, minimum=1)] = 3600
     dry_run: bool = False
-
-    @classmethod
-    def read(cls, env: Environment) -> Self:
-        return cls(
-            settle_seconds=integer(env, "SETTLE_SECONDS", cls.settle_seconds, minimum=0),
-            max_attempts=integer(env, "MAX_ATTEMPTS", cls.max_attempts, minimum=1),
-            backoff_seconds=integer(env, "BACKOFF_SECONDS", cls.backoff_seconds, minimum=0),
-            lease_seconds=integer(env, "LEASE_SECONDS", cls.lease_seconds, minimum=1),
-        )
 
     @classmethod
     def from_parameters(cls, parameters: Mapping[str, Any], **overrides: Any) -> RunSettings:
@@ -66,17 +57,9 @@ class VerificationRunsSettings(Settings):
     """Where a stack's runs start: the state table holding the lease, the workflow, and the
     settings each run gets."""
 
-    state_table: str
-    state_machine_arn: str
+    state_table: Annotated[str, Text("STATE_TABLE")]
+    state_machine_arn: Annotated[str, Text("STATE_MACHINE_ARN")]
     runs: RunSettings = RunSettings()
-
-    @classmethod
-    def read(cls, env: Environment) -> Self:
-        return cls(
-            state_table=text(env, "STATE_TABLE"),
-            state_machine_arn=text(env, "STATE_MACHINE_ARN"),
-            runs=RunSettings.from_environment(env),
-        )
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
@@ -28,24 +29,16 @@ if TYPE_CHECKING:
 MAX_RECORDED_JOINS = 100
 
 
+@dataclass(frozen=True)
 class VerificationRuns:
     """Starts or joins the cluster's verification run."""
 
-    def __init__(
-        self,
-        dynamodb: DynamoDBClient,
-        stepfunctions: SFNClient,
-        table: str,
-        state_machine_arn: str,
-        settings: RunSettings,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self._ddb = dynamodb
-        self._sfn = stepfunctions
-        self._table = table
-        self._state_machine_arn = state_machine_arn
-        self._settings = settings
-        self._clock = clock
+    dynamodb: DynamoDBClient
+    stepfunctions: SFNClient
+    table: str
+    state_machine_arn: str
+    settings: RunSettings
+    clock: Callable[[], float] = time.time
 
     @classmethod
     def from_settings(
@@ -81,40 +74,42 @@ class VerificationRuns:
         raise RuntimeError(f"the lease of cluster {cluster} kept changing while joining")
 
     def release(self, cluster: str, lease_id: str) -> bool:
-        return state_table.release_lease(self._ddb, self._table, cluster, lease_id)
+        return state_table.release_lease(self.dynamodb, self.table, cluster, lease_id)
 
     def _live_lease(self, cluster: str) -> Mapping[str, Any] | None:
-        item = state_table.read_lease(self._ddb, self._table, cluster)
-        if item is None or int(item.get("expires_at", {}).get("N", "0")) < int(self._clock()):
+        item = state_table.read_lease(self.dynamodb, self.table, cluster)
+        if item is None or int(item.get("expires_at", {}).get("N", "0")) < int(self.clock()):
             return None
         return item
 
     def _take_lease(
         self, cluster: str, lease_id: str, trigger: Trigger, name: str
     ) -> Mapping[str, Any] | None:
-        now = int(self._clock())
+        now = int(self.clock())
         item = {
             **state_table.key(state_table.lease_key(cluster)),
             "lease_id": {"S": lease_id},
             "trigger": {"S": trigger.key},
             "execution_name": {"S": name},
             "taken_at": {"N": str(now)},
-            "expires_at": {"N": str(now + self._settings.lease_seconds)},
+            "expires_at": {"N": str(now + self.settings.lease_seconds)},
             "joined_count": {"N": "0"},
         }
-        return state_table.put_lease(self._ddb, self._table, item, now)
+        return state_table.put_lease(self.dynamodb, self.table, item, now)
 
     def _join(self, cluster: str, holder: Mapping[str, Any], trigger: Trigger) -> RunDecision | None:
         holder_lease = holder.get("lease_id", {}).get("S", "")
         holder_name = holder.get("execution_name", {}).get("S", "")
         # A drill holding the lease names its own execution (of the drill state machine).
         holder_arn = holder.get("execution_arn", {}).get("S") or execution_arn(
-            self._state_machine_arn, holder_name
+            self.state_machine_arn, holder_name
         )
         if trigger.key in holder.get("joined", {}).get("SS", []):
             return RunDecision("duplicate", holder_arn, holder_lease)
         recorded = int(holder.get("joined_count", {}).get("N", "0")) < MAX_RECORDED_JOINS
-        current = state_table.join_lease(self._ddb, self._table, cluster, holder_lease, trigger.key, recorded)
+        current = state_table.join_lease(
+            self.dynamodb, self.table, cluster, holder_lease, trigger.key, recorded
+        )
         if current is None:
             return RunDecision("joined", holder_arn, holder_lease)
         if current.get("lease_id", {}).get("S") == holder_lease:
@@ -140,14 +135,14 @@ class VerificationRuns:
                 "summary": dict(trigger.summary),
             },
             "lease_id": lease_id,
-            "dry_run": self._settings.dry_run,
-            "settle_seconds": self._settings.settle_seconds,
-            "max_attempts": self._settings.max_attempts,
-            "backoff_seconds": self._settings.backoff_seconds,
+            "dry_run": self.settings.dry_run,
+            "settle_seconds": self.settings.settle_seconds,
+            "max_attempts": self.settings.max_attempts,
+            "backoff_seconds": self.settings.backoff_seconds,
         }
         try:
-            started = self._sfn.start_execution(
-                stateMachineArn=self._state_machine_arn,
+            started = self.stepfunctions.start_execution(
+                stateMachineArn=self.state_machine_arn,
                 name=name,
                 input=json.dumps(run_input, sort_keys=True),
             )
@@ -156,6 +151,6 @@ class VerificationRuns:
             # lease for it), and otherwise the retried delivery must find the cluster free.
             self.release(cluster, lease_id)
             if error_code(error) == "ExecutionAlreadyExists":
-                return RunDecision("duplicate", execution_arn(self._state_machine_arn, name), lease_id)
+                return RunDecision("duplicate", execution_arn(self.state_machine_arn, name), lease_id)
             raise
         return RunDecision("duplicate" if duplicate else "started", started["executionArn"], lease_id)

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from hyperpod_ha.slurm.errors import SlurmOutputError
-from hyperpod_ha.slurm.text import excerpt, split_lines
+from hyperpod_ha.slurm.text import excerpt, nonempty_lines, split_lines
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,7 @@ _AGENT_QUEUE = re.compile(r"DBD Agent queue size:\s*(?P<n>[0-9]{1,9})")
 def parse_cluster_registrations(text: str) -> list[ClusterRegistration]:
     """``sacctmgr -n -P show cluster format=cluster,controlhost,controlport``."""
     rows: list[ClusterRegistration] = []
-    for line in split_lines(text):
-        if not line:
-            continue
+    for line in nonempty_lines(text):
         fields = line.removesuffix("|").split("|")
         if len(fields) != 3 or not fields[0] or not (fields[2] == "" or fields[2].isdigit()):
             raise SlurmOutputError(f"not a cluster|controlhost|controlport row: {excerpt(line, 80)!r}")
@@ -56,7 +54,7 @@ def parse_cluster_registrations(text: str) -> list[ClusterRegistration]:
 
 def parse_dbd_ping(text: str) -> DbdPing:
     """``sacctmgr -n ping``: feature detection first (22.05: ``invalid keyword: ping``)."""
-    lines = [line for line in split_lines(text) if line]
+    lines = nonempty_lines(text)
     if any(line.startswith("invalid keyword: ping") for line in lines):
         return DbdPing(supported=False, responding=())
     found: list[tuple[str, bool]] = []

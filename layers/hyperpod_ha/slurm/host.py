@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hyperpod_ha.slurm.text import integer, key_values, split_lines, yes_no
+from hyperpod_ha.slurm.text import integer, key_values, nonempty_lines, yes_no
 
 
 @dataclass(frozen=True)
@@ -61,9 +61,7 @@ def parse_identity(text: str) -> NodeIdentity:
 def parse_services(text: str) -> Services:
     systemctl: dict[str, str] = {}
     processes: list[DaemonProcess] = []
-    for line in split_lines(text):
-        if not line:
-            continue
+    for line in nonempty_lines(text):
         if (match := _SYSTEMCTL_LINE.fullmatch(line)) is not None:
             systemctl[match["daemon"]] = match["state"]
         elif (match := _PROCESS_LINE.fullmatch(line)) is not None:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 
 from hyperpod_ha.slurm.errors import SlurmOutputError
-from hyperpod_ha.slurm.text import excerpt, split_lines
+from hyperpod_ha.slurm.text import excerpt, nonempty_lines
 
 
 @dataclass(frozen=True)
@@ -25,9 +25,7 @@ _SINFO_LINE = re.compile(r"(?P<state>[a-z][a-z_]*[*~#!%$@^+-]*)\s+(?P<count>[0-9
 def parse_node_states(text: str) -> list[NodeStateCount]:
     """``sinfo -h -o '%T %D'``: one ``<state> <count>`` line per state and partition."""
     counts: list[NodeStateCount] = []
-    for line in split_lines(text):
-        if not line:
-            continue
+    for line in nonempty_lines(text):
         match = _SINFO_LINE.fullmatch(line)
         if match is None:
             raise SlurmOutputError(f"not a '<state> <count>' line: {excerpt(line, 80)!r}")

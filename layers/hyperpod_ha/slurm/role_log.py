@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from hyperpod_ha.slurm.text import excerpt, split_lines
+from hyperpod_ha.slurm.text import excerpt, nonempty_lines
 
 ROLE_EVENTS: Final = {
     "Running as primary controller": "primary",
@@ -92,9 +92,7 @@ def parse_role_log(text: str) -> RoleLog:
     now_local: str | None = None
     found: list[RoleLine] = []
     refusals: list[RefusalLine] = []
-    for line in split_lines(text):
-        if not line:
-            continue
+    for line in nonempty_lines(text):
         if line.startswith("source="):
             source = line[7:] or None
         elif line.startswith("now_local="):

@@ -28,13 +28,18 @@ def split_lines(text: str) -> list[str]:
     return [line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
 
 
+def nonempty_lines(text: str) -> list[str]:
+    """The text's lines, each stripped at both ends, without the empty ones."""
+    return [line for line in split_lines(text) if line]
+
+
 def first_error(text: str) -> str | None:
     """The most telling line of a failed command's output (its first error), its end kept.
 
     At most :data:`ERROR_LIMIT` characters, so that a prefix saying which check failed fits
     in :data:`TEXT_LIMIT`.
     """
-    found = [line for line in split_lines(text) if line]
+    found = nonempty_lines(text)
     for line in found:
         if "error" in line.lower() or "fatal" in line.lower() or "unable" in line.lower():
             return excerpt(line, ERROR_LIMIT, tail=True)

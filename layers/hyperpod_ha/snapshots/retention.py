@@ -9,6 +9,7 @@ before an incident out of retention.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,52 +27,47 @@ def created(backup: Mapping[str, Any]) -> datetime:
     return datetime.min.replace(tzinfo=UTC)
 
 
+@dataclass(frozen=True)
+class BackupScope:
+    """The backups retention and reuse may look at: this project's (this stack's, when named)
+    for one cluster and file system."""
+
+    file_system_id: str
+    cluster: str
+    stack: str | None = None
+
+    def includes(self, backup: Mapping[str, Any]) -> bool:
+        return is_ours(backup, self.file_system_id, self.cluster, self.stack)
+
+
 def retention_plan(
-    backups: Sequence[Mapping[str, Any]],
-    file_system_id: str,
-    cluster: str,
-    keep: int,
-    stack: str | None = None,
+    backups: Sequence[Mapping[str, Any]], scope: BackupScope, keep: int
 ) -> tuple[list[str], list[str]]:
     """(kept, to delete): of our AVAILABLE backups, the newest ``keep`` stay."""
-    ours = [
-        b for b in backups if b.get("Lifecycle") == "AVAILABLE" and is_ours(b, file_system_id, cluster, stack)
-    ]
+    ours = [b for b in backups if b.get("Lifecycle") == "AVAILABLE" and scope.includes(b)]
     ours.sort(key=created, reverse=True)
     return [str(b["BackupId"]) for b in ours[:keep]], [str(b["BackupId"]) for b in ours[keep:]]
 
 
 def recent_backup(
-    backups: Sequence[Mapping[str, Any]],
-    file_system_id: str,
-    cluster: str,
-    since: datetime,
-    stack: str | None = None,
+    backups: Sequence[Mapping[str, Any]], scope: BackupScope, since: datetime
 ) -> Mapping[str, Any] | None:
     """Our newest backup of the cluster made at or after ``since`` that is not failed or gone."""
     recent = [
         b
         for b in backups
-        if b.get("Lifecycle") not in ("FAILED", "DELETED")
-        and is_ours(b, file_system_id, cluster, stack)
-        and created(b) >= since
+        if b.get("Lifecycle") not in ("FAILED", "DELETED") and scope.includes(b) and created(b) >= since
     ]
     return max(recent, key=created, default=None)
 
 
 def reused_backup(
-    backups: Sequence[Mapping[str, Any]],
-    file_system_id: str,
-    cluster: str,
-    now: datetime,
-    interval_minutes: int,
-    stack: str | None = None,
+    backups: Sequence[Mapping[str, Any]], scope: BackupScope, now: datetime, interval_minutes: int
 ) -> Snapshot | None:
     """The backup a start inside the interval reports instead of making one (none for interval 0)."""
     if not interval_minutes:
         return None
-    since = now - timedelta(minutes=interval_minutes)
-    recent = recent_backup(backups, file_system_id, cluster, since, stack)
+    recent = recent_backup(backups, scope, now - timedelta(minutes=interval_minutes))
     if recent is None:
         return None
     minutes = int((now - created(recent)).total_seconds() // 60)

@@ -19,7 +19,7 @@ from hyperpod_ha.snapshots.models import DescribeRequest, Retention, Snapshot, S
 from hyperpod_ha.snapshots.naming import backup_of_execution, client_request_token, snapshot_tags, tags_of
 from hyperpod_ha.snapshots.plan import Plan, plan_snapshot
 from hyperpod_ha.snapshots.progress import backup_state, export_state
-from hyperpod_ha.snapshots.retention import RETENTION_BUSY, retention_plan, reused_backup
+from hyperpod_ha.snapshots.retention import RETENTION_BUSY, BackupScope, retention_plan, reused_backup
 from hyperpod_ha.snapshots.settings import SnapshotSettings
 
 if TYPE_CHECKING:
@@ -69,11 +69,9 @@ class Snapshots:
             )
         reused = reused_backup(
             backups,
-            file_system_id,
-            request.cluster,
+            BackupScope(file_system_id, request.cluster, self.settings.stack_name),
             self._clock(),
             self.settings.min_backup_interval_minutes,
-            self.settings.stack_name,
         )
         if reused is not None:
             logger.info(
@@ -133,9 +131,8 @@ class Snapshots:
         keep = self.settings.retention
         if not file_system_id:
             return Retention(keep)
-        kept, doomed = retention_plan(
-            self.fsx.backups(file_system_id), file_system_id, cluster, keep, self.settings.stack_name
-        )
+        scope = BackupScope(file_system_id, cluster, self.settings.stack_name)
+        kept, doomed = retention_plan(self.fsx.backups(file_system_id), scope, keep)
         deleted: list[str] = []
         skipped: list[tuple[str, str]] = []
         for backup_id in doomed:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Self
+from typing import Annotated
 
-from hyperpod_ha.environment import Environment, Settings, integer, optional, text
+from hyperpod_ha.environment import Integer, OptionalText, Settings, Text, Variable
 from hyperpod_ha.errors import ConfigurationError
 
 # The template's defaults (BackupRetention, MinBackupIntervalMinutes).
@@ -14,15 +14,32 @@ DEFAULT_MIN_BACKUP_INTERVAL_MINUTES = 60
 
 
 @dataclass(frozen=True)
+class _ExportPaths(Variable[tuple[str, ...]]):
+    """Comma-separated paths, relative to the file system's mount point as FSx wants them."""
+
+    def parse(self, raw: str) -> tuple[str, ...]:
+        paths = (path.strip().strip("/") for path in raw.split(","))
+        return tuple(path for path in paths if path)
+
+
+@dataclass(frozen=True)
 class SnapshotSettings(Settings):
-    file_system_id: str | None  # None: nothing to snapshot, every start is "unsupported"
-    retention: int = DEFAULT_RETENTION
-    export_paths: tuple[str, ...] = ()  # empty: the cluster's slurmctld state directory
-    export_report_path: str | None = None
-    cluster_name: str = ""  # the stack's cluster; "" only in settings made by hand
-    min_backup_interval_minutes: int = DEFAULT_MIN_BACKUP_INTERVAL_MINUTES  # 0: one per verification
-    stack_name: str | None = None  # tagged on every snapshot; IAM deletes only this stack's
-    state_table: str | None = None  # where the last snapshot is recorded for `hyperpod-ha status`
+    # None: nothing to snapshot, every start is "unsupported".
+    file_system_id: Annotated[str | None, OptionalText("FILE_SYSTEM_ID")]
+    retention: Annotated[int, Integer("BACKUP_RETENTION", DEFAULT_RETENTION)] = DEFAULT_RETENTION
+    # Empty: the cluster's slurmctld state directory.
+    export_paths: Annotated[tuple[str, ...], _ExportPaths("EXPORT_PATHS", "")] = ()
+    export_report_path: Annotated[str | None, OptionalText("EXPORT_REPORT_PATH")] = None
+    # The stack's cluster; "" only in settings made by hand.
+    cluster_name: Annotated[str, Text("CLUSTER_NAME", strip=True)] = ""
+    # 0: one per verification.
+    min_backup_interval_minutes: Annotated[
+        int, Integer("MIN_BACKUP_INTERVAL_MINUTES", DEFAULT_MIN_BACKUP_INTERVAL_MINUTES)
+    ] = DEFAULT_MIN_BACKUP_INTERVAL_MINUTES
+    # Tagged on every snapshot; IAM deletes only this stack's.
+    stack_name: Annotated[str | None, OptionalText("STACK_NAME")] = None
+    # Where the last snapshot is recorded for `hyperpod-ha status`.
+    state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None
 
     def __post_init__(self) -> None:
         if self.retention < 1:
@@ -30,22 +47,6 @@ class SnapshotSettings(Settings):
             raise ConfigurationError("BACKUP_RETENTION must be at least 1")
         if self.min_backup_interval_minutes < 0:
             raise ConfigurationError("MIN_BACKUP_INTERVAL_MINUTES must not be negative")
-
-    @classmethod
-    def read(cls, env: Environment) -> Self:
-        paths = (path.strip().strip("/") for path in text(env, "EXPORT_PATHS", "").split(","))
-        return cls(
-            file_system_id=optional(env, "FILE_SYSTEM_ID"),
-            retention=integer(env, "BACKUP_RETENTION", DEFAULT_RETENTION),
-            export_paths=tuple(path for path in paths if path),
-            export_report_path=optional(env, "EXPORT_REPORT_PATH"),
-            cluster_name=text(env, "CLUSTER_NAME").strip(),
-            min_backup_interval_minutes=integer(
-                env, "MIN_BACKUP_INTERVAL_MINUTES", DEFAULT_MIN_BACKUP_INTERVAL_MINUTES
-            ),
-            stack_name=optional(env, "STACK_NAME"),
-            state_table=optional(env, "STATE_TABLE"),
-        )
 
     def paths_for(self, cluster: str) -> tuple[str, ...]:
         """Export paths, relative to the file system's mount point as FSx wants them."""

@@ -7,10 +7,10 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Final, Literal, Self
+from typing import Annotated, Any, Final, Literal
 
-from hyperpod_ha.environment import Environment, Settings, text
-from hyperpod_ha.errors import ConfigurationError, InputRejected
+from hyperpod_ha.environment import Settings, Variable
+from hyperpod_ha.errors import InputRejected
 
 
 class VerdictName(StrEnum):
@@ -60,6 +60,17 @@ class ConvergenceInputError(InputRejected):
 
 
 @dataclass(frozen=True)
+class _FileSystemTypes(Variable[frozenset[str]]):
+    """Comma-separated file system types; empty: no expectation."""
+
+    def parse(self, raw: str) -> frozenset[str]:
+        fstypes = frozenset(kind.strip() for kind in raw.split(",") if kind.strip())
+        if any(not set(kind) <= _FSTYPE_CHARACTERS for kind in fstypes):
+            raise self.refused("is not a comma-separated list of file system types")
+        return fstypes
+
+
+@dataclass(frozen=True)
 class VerdictPolicy(Settings):
     """What the verdict is judged by; EvaluateVerdictFunction's settings object."""
 
@@ -67,19 +78,9 @@ class VerdictPolicy(Settings):
     heartbeat_slack_seconds: int = 5
     default_slurmctld_timeout: int = DEFAULT_SLURMCTLD_TIMEOUT
     # File system types StateSaveLocation must be on (e.g. {"lustre"}); empty: no expectation.
-    expected_state_fstypes: frozenset[str] = frozenset()
-
-    @classmethod
-    def read(cls, env: Environment) -> Self:
-        """``EXPECTED_STATE_FSTYPES``: comma-separated file system types; unset: no expectation."""
-        raw = text(env, "EXPECTED_STATE_FSTYPES", "")
-        fstypes = frozenset(kind.strip() for kind in raw.split(",") if kind.strip())
-        if any(not set(kind) <= _FSTYPE_CHARACTERS for kind in fstypes):
-            raise ConfigurationError(
-                "environment variable EXPECTED_STATE_FSTYPES is not a comma-separated list of "
-                "file system types"
-            )
-        return cls(expected_state_fstypes=fstypes)
+    expected_state_fstypes: Annotated[frozenset[str], _FileSystemTypes("EXPECTED_STATE_FSTYPES", "")] = (
+        frozenset()
+    )
 
 
 @dataclass(frozen=True)

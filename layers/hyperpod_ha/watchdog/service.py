@@ -13,6 +13,7 @@ whose verified verdict resolves the incident even when the recovery published no
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport
 from hyperpod_ha.runs.models import Trigger
@@ -23,40 +24,31 @@ from hyperpod_ha.watchdog.found_failures import FoundFailures
 from hyperpod_ha.watchdog.tick import Tick, TickResult
 
 
+@dataclass(frozen=True)
 class Watchdog:
-    def __init__(
-        self,
-        cluster: str,
-        discover: Callable[[], ClusterControllers],
-        check: Callable[[Controller], ControllerReport],
-        runs: VerificationRuns,
-        found: FoundFailures,
-        clock: Callable[[], float],
-        policy: VerdictPolicy | None = None,
-    ) -> None:
-        self._cluster = cluster
-        self._discover = discover
-        self._check = check
-        self._runs = runs
-        self._found = found
-        self._clock = clock
-        self._policy = policy or VerdictPolicy()
+    cluster: str
+    discover: Callable[[], ClusterControllers]
+    check: Callable[[Controller], ControllerReport]
+    runs: VerificationRuns
+    found: FoundFailures
+    clock: Callable[[], float]
+    policy: VerdictPolicy = field(default_factory=VerdictPolicy)
 
     def tick(self, tick: Tick) -> TickResult:
-        reports = check_every_controller(self._discover(), self._check)
-        verdict = evaluate(reports, self._policy)
+        reports = check_every_controller(self.discover(), self.check)
+        verdict = evaluate(reports, self.policy)
         if verdict.verified:
-            if not self._found.pending(self._cluster):
+            if not self.found.pending(self.cluster):
                 return TickResult("verified", verdict, len(reports))
             # Recovered: a verified run is what resolves the incident the failure opened.
             reason = f"watchdog: {verdict.name.value} again after a failure it found"
-            decision = self._runs.start_or_join(self._cluster, self._trigger(tick, verdict), reason)
-            self._found.forget(self._cluster)
+            decision = self.runs.start_or_join(self.cluster, self._trigger(tick, verdict), reason)
+            self.found.forget(self.cluster)
             return TickResult(decision.outcome, verdict, len(reports), decision.execution_arn, recovery=True)
-        decision = self._runs.start_or_join(
-            self._cluster, self._trigger(tick, verdict), _reason(verdict, reports)
+        decision = self.runs.start_or_join(
+            self.cluster, self._trigger(tick, verdict), _reason(verdict, reports)
         )
-        self._found.remember(self._cluster, tick, verdict.name.value, self._clock())
+        self.found.remember(self.cluster, tick, verdict.name.value, self.clock())
         return TickResult(decision.outcome, verdict, len(reports), decision.execution_arn)
 
     @staticmethod

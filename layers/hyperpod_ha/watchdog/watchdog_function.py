@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Self
+from typing import Annotated, Any, Final
 
 from botocore.exceptions import ClientError
 
@@ -14,7 +14,7 @@ from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import InvalidCommandRequest
 from hyperpod_ha.controllers.errors import ControllerGroupNotFound
 from hyperpod_ha.controllers.settings import ProbeSettings
-from hyperpod_ha.environment import Environment, Settings, text
+from hyperpod_ha.environment import Settings, Text
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.runs.models import VerificationRunsSettings
@@ -30,19 +30,10 @@ PROBE_DEADLINE_SECONDS: Final = 20.0  # the template's value for WatchdogFunctio
 class WatchdogSettings(Settings):
     """WatchdogFunction's environment."""
 
-    cluster: str
-    controller_group: str
-    probe: ProbeSettings
+    cluster: Annotated[str, Text("CLUSTER_NAME")]
+    controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
+    probe: Annotated[ProbeSettings, ProbeSettings.with_defaults(deadline_seconds=PROBE_DEADLINE_SECONDS)]
     verification: VerificationRunsSettings
-
-    @classmethod
-    def read(cls, env: Environment) -> Self:
-        return cls(
-            cluster=text(env, "CLUSTER_NAME"),
-            controller_group=text(env, "CONTROLLER_GROUP"),
-            probe=ProbeSettings.read(env, deadline_seconds=PROBE_DEADLINE_SECONDS),
-            verification=VerificationRunsSettings.from_environment(env),
-        )
 
 
 def watchdog_from_settings(settings: WatchdogSettings) -> Watchdog:

@@ -10,8 +10,8 @@ from typing import Any
 import boto3
 from botocore.stub import Stubber
 
-from hyperpod_ha import incidents
-from hyperpod_ha.incidents import (
+from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest
+from hyperpod_ha.incidents.keys import (
     CLUSTER_KEY,
     EXECUTION_KEY,
     INCIDENT_KEY,
@@ -19,10 +19,8 @@ from hyperpod_ha.incidents import (
     NOTIFIED_KEY,
     RECOVERY_NOTIFIED_KEY,
     RESOLVED_BY_KEY,
-    Incidents,
-    IncidentSettings,
-    OpenRequest,
 )
+from hyperpod_ha.incidents.ops_item import ops_item_request
 
 REGION = "us-west-2"
 EXECUTION = "arn:aws:states:us-west-2:123456789012:execution:FailoverVerification:ml-cluster-42"
@@ -102,7 +100,7 @@ class World:
         self.ssm_stub.add_response(
             "create_ops_item",
             {"OpsItemId": ops_item_id},
-            dict(incidents.ops_item_request(request)),
+            dict(ops_item_request(request)),
         )
 
     def expect_duplicate(self, ops_item_id: str | None = OPS_ITEM) -> None:

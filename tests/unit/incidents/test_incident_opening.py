@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from botocore.stub import ANY
 
-from hyperpod_ha import incidents
 from hyperpod_ha.incidents import (
     IncidentFailed,
     OpenRequest,
 )
+from hyperpod_ha.incidents.keys import incident_client_token
 from tests.unit.incidents.incident_world import (
     EXECUTION,
     INCIDENT,
@@ -113,7 +113,7 @@ def test_open_starts_one_incident_manager_incident_with_its_own_token(world: Wor
         {"incidentRecordArn": INCIDENT},
         {
             "responsePlanArn": PLAN,
-            "clientToken": incidents.incident_client_token(EXECUTION, "DOWN"),
+            "clientToken": incident_client_token(EXECUTION, "DOWN"),
             "title": "HyperPod cluster ml-cluster: no Slurm controller is active (DOWN)",
             "impact": 1,
             "triggerDetails": {

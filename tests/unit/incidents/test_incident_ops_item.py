@@ -6,14 +6,23 @@ import json
 
 import pytest
 
-from hyperpod_ha import incidents
-from hyperpod_ha.incidents import (
+from hyperpod_ha.incidents import InvalidIncidentRequest, OpenRequest
+from hyperpod_ha.incidents.keys import (
     CLUSTER_KEY,
+    EVIDENCE_PREFIX,
     EXECUTION_KEY,
-    OPERATIONAL_DATA_VALUE_LIMIT,
-    InvalidIncidentRequest,
-    OpenRequest,
+    REASONS_KEY,
+    SNAPSHOT_KEY,
+    incident_client_token,
 )
+from hyperpod_ha.incidents.limits import (
+    DESCRIPTION_LIMIT,
+    KEY_LIMIT,
+    MAX_EVIDENCE_ENTRIES,
+    OPERATIONAL_DATA_VALUE_LIMIT,
+    bounded,
+)
+from hyperpod_ha.incidents.ops_item import operational_data, ops_item_request, severity_for
 from tests.unit.incidents.incident_world import (
     CLUSTER_ARN,
     EXECUTION,
@@ -41,12 +50,12 @@ from tests.unit.incidents.incident_world import (
     ],
 )
 def test_severity_by_verdict_and_kind(verdict: str, kind: str, severity: str) -> None:
-    assert incidents.severity_for(verdict, kind) == severity
+    assert severity_for(verdict, kind) == severity
 
 
 def test_dedup_is_per_cluster_and_kind() -> None:
     request = OpenRequest.from_event(open_event(kind="verification-error"))
-    data = incidents.operational_data(request)
+    data = operational_data(request)
     assert json.loads(data["/aws/dedup"]["Value"]) == {
         "dedupString": "hyperpod-ha:ml-cluster:verification-error"
     }
@@ -56,14 +65,14 @@ def test_dedup_is_per_cluster_and_kind() -> None:
 
 
 def test_ops_item_request_fields() -> None:
-    request = incidents.ops_item_request(OpenRequest.from_event(open_event(verdict="SPLIT_BRAIN")))
+    request = ops_item_request(OpenRequest.from_event(open_event(verdict="SPLIT_BRAIN")))
     assert request["Source"] == "hyperpod-ha"
     assert request["Category"] == "Availability"
     assert request["Severity"] == "1"
     assert "ml-cluster" in request["Title"]
     assert "SPLIT_BRAIN" in request["Title"]
     assert "- no controller answered scontrol ping" in request["Description"]
-    assert len(request["Description"]) <= incidents.DESCRIPTION_LIMIT
+    assert len(request["Description"]) <= DESCRIPTION_LIMIT
     data = request["OperationalData"]
     # The cluster is the OpsItem's related resource when its ARN is known (discovery evidence).
     assert json.loads(data["/aws/resources"]["Value"]) == [{"arn": CLUSTER_ARN}]
@@ -83,7 +92,7 @@ def test_the_runs_snapshot_is_kept_with_the_ops_item_and_named_in_the_message(wo
         "succeeded": True,
     }
     request = OpenRequest.from_event(open_event(snapshot=snapshot))
-    assert json.loads(incidents.operational_data(request)[incidents.SNAPSHOT_KEY]["Value"]) == snapshot
+    assert json.loads(operational_data(request)[SNAPSHOT_KEY]["Value"]) == snapshot
     world.expect_create(request)
     world.expect_get(ops_item(execution=EXECUTION))
     world.expect_update(OPS_ITEM, marked(notified=EXECUTION))
@@ -95,7 +104,7 @@ def test_the_runs_snapshot_is_kept_with_the_ops_item_and_named_in_the_message(wo
 
 
 def test_no_related_resource_without_a_cluster_arn() -> None:
-    data = incidents.operational_data(OpenRequest.from_event(open_event(evidence={"reports": []})))
+    data = operational_data(OpenRequest.from_event(open_event(evidence={"reports": []})))
     assert "/aws/resources" not in data
     assert data[CLUSTER_KEY]["Value"] == "ml-cluster"
 
@@ -103,7 +112,7 @@ def test_no_related_resource_without_a_cluster_arn() -> None:
 def test_operational_data_keys_are_allowed_and_values_bounded() -> None:
     huge = "é" * 40_000  # two bytes each: 80 KB
     evidence = {f"controller-{i}": {"stdout": huge} for i in range(40)}
-    request = incidents.ops_item_request(
+    request = ops_item_request(
         OpenRequest.from_event(
             open_event(
                 evidence=evidence,
@@ -114,31 +123,31 @@ def test_operational_data_keys_are_allowed_and_values_bounded() -> None:
     )
     data = request["OperationalData"]
     for key, value in data.items():
-        assert len(key) <= incidents.KEY_LIMIT
+        assert len(key) <= KEY_LIMIT
         assert key in ("/aws/dedup", "/aws/resources") or not key.lower().startswith(RESERVED_PREFIXES)
         assert len(value["Value"].encode()) <= OPERATIONAL_DATA_VALUE_LIMIT
         assert value["Value"].strip()
     truncated = data["hyperpod-ha:evidence:controller-0"]["Value"]
     assert "[truncated by hyperpod-ha:" in truncated
     assert "of 80014 bytes kept" in truncated  # {"stdout": "<80000 bytes>"}
-    evidence_keys = [key for key in data if key.startswith(incidents.EVIDENCE_PREFIX)]
-    assert len(evidence_keys) == incidents.MAX_EVIDENCE_ENTRIES + 1
+    evidence_keys = [key for key in data if key.startswith(EVIDENCE_PREFIX)]
+    assert len(evidence_keys) == MAX_EVIDENCE_ENTRIES + 1
     more = json.loads(data["hyperpod-ha:evidence:more"]["Value"])
     assert more["entries"] == [f"controller-{i}" for i in range(25, 40)]
-    assert "[truncated by hyperpod-ha:" in data[incidents.REASONS_KEY]["Value"]
+    assert "[truncated by hyperpod-ha:" in data[REASONS_KEY]["Value"]
 
 
 def test_bounded_leaves_small_values_alone_and_cuts_on_a_character_boundary() -> None:
-    assert incidents.bounded("small") == "small"
-    cut = incidents.bounded("€" * 10_000, 1000)
+    assert bounded("small") == "small"
+    cut = bounded("€" * 10_000, 1000)
     assert len(cut.encode()) <= 1000
     assert cut.startswith("€")
     cut.encode("utf-8")  # still valid text
 
 
 def test_incident_client_token_is_stable_per_execution_and_kind() -> None:
-    token = incidents.incident_client_token(EXECUTION, "DOWN")
-    assert token == incidents.incident_client_token(EXECUTION, "DOWN")
-    assert token != incidents.incident_client_token(OTHER_EXECUTION, "DOWN")
-    assert token != incidents.incident_client_token(EXECUTION, "SPLIT_BRAIN")
+    token = incident_client_token(EXECUTION, "DOWN")
+    assert token == incident_client_token(EXECUTION, "DOWN")
+    assert token != incident_client_token(OTHER_EXECUTION, "DOWN")
+    assert token != incident_client_token(EXECUTION, "SPLIT_BRAIN")
     assert len(token) <= 128

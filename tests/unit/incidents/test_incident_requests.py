@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hyperpod_ha import incidents
 from hyperpod_ha.incidents import (
     InvalidIncidentRequest,
     OpenRequest,
     ResolveRequest,
 )
+from hyperpod_ha.incidents.ops_item import ops_item_request
 from tests.unit.incidents.incident_world import (
     open_event,
 )
@@ -39,7 +39,7 @@ def test_no_secret_reaches_the_ops_item(secret: str, key: str, form: str) -> Non
         reasons=[f"slurmdbd failed: {line}"],
         error={"Error": "RotationFailed", "Cause": json.dumps({"errorMessage": line})},
     )
-    request = incidents.ops_item_request(OpenRequest.from_event(event))
+    request = ops_item_request(OpenRequest.from_event(event))
     assert secret not in json.dumps(request)
 
 

@@ -6,11 +6,8 @@ from typing import Any
 
 from botocore.stub import ANY
 
-from hyperpod_ha import incidents
-from hyperpod_ha.incidents import (
-    RESOLVED_BY_KEY,
-    ResolveRequest,
-)
+from hyperpod_ha.incidents import ResolveRequest
+from hyperpod_ha.incidents.keys import RESOLUTION_KEY, RESOLVED_BY_KEY
 from tests.unit.incidents.incident_world import (
     EXECUTION,
     World,
@@ -39,7 +36,7 @@ def test_resolve_closes_our_open_items_and_says_recovered_once(world: World) -> 
         "oi-000000000001",
         {
             RESOLVED_BY_KEY: {"Type": "SearchableString", "Value": EXECUTION},
-            incidents.RESOLUTION_KEY: {"Type": "String", "Value": ANY},
+            RESOLUTION_KEY: {"Type": "String", "Value": ANY},
         },
         Status="Resolved",
     )

@@ -32,6 +32,14 @@ THROTTLED_CODES = frozenset(
 )
 
 
+# The typed error each group of codes stands for; any other code is a plain CommandError.
+_KINDS: tuple[tuple[frozenset[str], type[CommandError]], ...] = (
+    (UNREACHABLE_CODES, TargetUnreachable),
+    (DENIED_CODES, AccessDenied),
+    (THROTTLED_CODES, Throttled),
+)
+
+
 def command_error(error: ClientError | BotoCoreError, operation: str, target: str) -> CommandError:
     """The typed error for a failed SSM call (to be raised ``from`` the original)."""
     if isinstance(error, BotoCoreError):
@@ -40,10 +48,5 @@ def command_error(error: ClientError | BotoCoreError, operation: str, target: st
     code = error_code(error)
     message = str(error.response.get("Error", {}).get("Message", ""))[:_MAX_MESSAGE]
     reason = f"{operation} for {target} failed: {code}: {message}".rstrip(": ")
-    if code in UNREACHABLE_CODES:
-        return TargetUnreachable(reason)
-    if code in DENIED_CODES:
-        return AccessDenied(reason)
-    if code in THROTTLED_CODES:
-        return Throttled(reason)
-    return CommandError(reason)
+    kind = next((kind for codes, kind in _KINDS if code in codes), CommandError)
+    return kind(reason)

@@ -50,7 +50,9 @@ def check_controller(
     """Probe one controller. Never raises for an unreachable node; raises
     :class:`ControllerCheckThrottled` when SSM throttles (the workflow retries)."""
     if node.status != RUNNING:
-        return _report(node, ReportStatus.NOT_RUNNING, reason=f"node status is {node.status}: not probed")
+        return controller_report(
+            node, ReportStatus.NOT_RUNNING, reason=f"node status is {node.status}: not probed"
+        )
     try:
         result = runner.run(probe_request(node, document, deadline_seconds))
     except Throttled as error:
@@ -66,7 +68,7 @@ def check_controller(
                 "reason": error.reason,
             },
         )
-        return _report(
+        return controller_report(
             node,
             ReportStatus.UNREACHABLE,
             reason=excerpt(f"{type(error).__name__}: {error.reason}"),
@@ -75,7 +77,8 @@ def check_controller(
     return report_from_result(node, result)
 
 
-def _report(controller: Controller, status: ReportStatus, **values: Any) -> ControllerReport:
+def controller_report(controller: Controller, status: ReportStatus, **values: Any) -> ControllerReport:
+    """A report on ``controller``: who it is (instance, group, host, address, target) and ``values``."""
     return ControllerReport(
         instance_id=controller.instance_id,
         status=status,
@@ -100,7 +103,7 @@ def report_from_result(node: Controller, result: CommandResult) -> ControllerRep
     except ProbeOutputError as problem:
         first = next((line for line in result.stdout.splitlines() if line.strip()), "")
         why = f"{problem}; output begins {excerpt(first, 120)!r}" if first else f"{problem}; no output"
-        return _report(node, ReportStatus.PROBE_FAILED, reason=excerpt(why), **run)
+        return controller_report(node, ReportStatus.PROBE_FAILED, reason=excerpt(why), **run)
     found = evidence(node, output)
     notes = list(found.pop("notes"))
     if result.exit_code not in (None, 0):
@@ -108,7 +111,7 @@ def report_from_result(node: Controller, result: CommandResult) -> ControllerRep
     if result.stderr and result.stderr.strip():
         notes.append(f"probe stderr: {excerpt(result.stderr, 160)}")
     if not output.complete:
-        return _report(
+        return controller_report(
             node,
             ReportStatus.PROBE_FAILED,
             reason=(
@@ -120,4 +123,4 @@ def report_from_result(node: Controller, result: CommandResult) -> ControllerRep
             **run,
             **found,
         )
-    return _report(node, ReportStatus.CHECKED, notes=tuple(notes[:LIST_LIMIT]), **run, **found)
+    return controller_report(node, ReportStatus.CHECKED, notes=tuple(notes[:LIST_LIMIT]), **run, **found)

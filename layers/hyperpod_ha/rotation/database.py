@@ -26,6 +26,14 @@ from hyperpod_ha.rotation.secret import Endpoint
 
 CONNECT_TIMEOUT_SECONDS = 5
 QUERY_TIMEOUT_SECONDS = 30
+# Every session: bounded waits, each statement its own transaction, utf8mb4.
+_SESSION_OPTIONS: dict[str, Any] = {
+    "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+    "read_timeout": QUERY_TIMEOUT_SECONDS,
+    "write_timeout": QUERY_TIMEOUT_SECONDS,
+    "autocommit": True,
+    "charset": "utf8mb4",
+}
 # Where a layer build may place Amazon RDS's CA bundle (global-bundle.pem); used when
 # DB_CA_BUNDLE is not set.
 SHIPPED_RDS_CA_BUNDLE = Path(__file__).with_name("rds-global-bundle.pem")
@@ -208,11 +216,7 @@ def pymysql_connector(tls: TlsPolicy) -> Connector:
                 port=endpoint.port,
                 user=username,
                 password=password,
-                connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                read_timeout=QUERY_TIMEOUT_SECONDS,
-                write_timeout=QUERY_TIMEOUT_SECONDS,
-                autocommit=True,
-                charset="utf8mb4",
+                **_SESSION_OPTIONS,
                 **tls.connect_arguments(endpoint),
             )
         except pymysql.err.MySQLError as error:

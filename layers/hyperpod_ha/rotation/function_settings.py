@@ -33,11 +33,12 @@ class RotateDbSecretSettings(Settings):
     state_table: Annotated[str | None, OptionalText("STATE_TABLE")]
 
     def rollout(self, secret_arn: str) -> RolloutSettings:
+        # In RolloutSettings' field order (a test checks each field).
         return RolloutSettings(
-            secret_arn=secret_arn,
-            document=self.rollout_document,
-            deadline_seconds=self.rollout_deadline_seconds,
-            conf_path=self.conf_path,
-            owner=self.owner,
-            verify_seconds=self.verify_seconds,
+            secret_arn,
+            self.rollout_document,
+            self.rollout_deadline_seconds,
+            self.conf_path,
+            self.owner,
+            self.verify_seconds,
         )

@@ -297,14 +297,14 @@ def apply(secret_id: str, conf_path: str, owner: str, verify_seconds: int) -> di
         restart()
         seconds = wait_until_answering(verify_seconds)
     except NodeFailure as failure:
-        failure.restored_previous = _restore(
-            conf=conf,
-            original=original,
-            owner=owner,
-            verify_seconds=verify_seconds,
-            previous_user=previous_user,
-            user=username,
-        )
+        # Only the alternating strategy's previous user still logs in; a single user's previous
+        # password is already gone, so putting it back would only hide the failure. The .bak keeps
+        # the new credentials: they are AWSCURRENT, no older secret goes back into a file.
+        if previous_user is not None and previous_user != username:
+            _progress(
+                f"slurmdbd does not answer as {username}; putting back the configuration for {previous_user}"
+            )
+            failure.restored_previous = _restore(conf, original, owner, verify_seconds)
         raise
     return {
         "outcome": "updated",
@@ -317,21 +317,8 @@ def apply(secret_id: str, conf_path: str, owner: str, verify_seconds: int) -> di
     }
 
 
-def _restore(
-    *,
-    conf: str,
-    original: str,
-    owner: str,
-    verify_seconds: int,
-    previous_user: str | None,
-    user: str,
-) -> bool:
-    # Only the alternating strategy's previous user still logs in; a single user's previous
-    # password is already gone, so putting it back would only hide the failure. The .bak keeps
-    # the new credentials: they are AWSCURRENT, no older secret goes back into a file.
-    if previous_user is None or previous_user == user:
-        return False
-    _progress(f"slurmdbd does not answer as {user}; putting back the configuration for {previous_user}")
+def _restore(conf: str, original: str, owner: str, verify_seconds: int) -> bool:
+    """The configuration before the roll-out put back; True when slurmdbd answers again."""
     try:
         _replace(conf, original, owner)
         restart()

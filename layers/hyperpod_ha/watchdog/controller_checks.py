@@ -6,6 +6,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
+from hyperpod_ha.controllers.check import controller_report
 from hyperpod_ha.controllers.errors import ControllerCheckThrottled
 from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport, ReportStatus
 
@@ -28,11 +29,4 @@ def _checked(node: Controller, check: Callable[[Controller], ControllerReport]) 
         return check(node)
     except ControllerCheckThrottled as error:
         # Not retried here: the workflow's checks retry throttling with backoff.
-        return ControllerReport(
-            instance_id=node.instance_id,
-            status=ReportStatus.PROBE_FAILED,
-            group=node.group,
-            node_status=node.status,
-            target=node.target,
-            reason=str(error)[:200],
-        )
+        return controller_report(node, ReportStatus.PROBE_FAILED, reason=str(error)[:200])

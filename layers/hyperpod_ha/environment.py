@@ -17,7 +17,7 @@ import dataclasses
 import os
 import typing
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, Self, TypeVar
 
@@ -29,7 +29,6 @@ _Value_co = TypeVar("_Value_co", covariant=True)
 _Number = TypeVar("_Number", int, float)
 
 __all__ = [
-    "Choice",
     "Environment",
     "Integer",
     "Number",
@@ -93,16 +92,6 @@ class OptionalText(Variable[str | None]):
 
     def parse(self, raw: str) -> str | None:
         return raw.strip() or None
-
-
-@dataclass(frozen=True, kw_only=True)
-class Choice(Variable[str]):
-    allowed: Collection[str]
-
-    def parse(self, raw: str) -> str:
-        if raw not in self.allowed:
-            raise self.refused(f"must be one of {', '.join(sorted(self.allowed))}")
-        return raw
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hyperpod_ha.environment import Choice, Integer, Number, Text, Variable
+from hyperpod_ha.environment import Integer, Number, Text, Variable
 from hyperpod_ha.errors import ConfigurationError
 
 ENV = {"A": "x", "N": "7", "F": "2.5", "EMPTY": ""}
@@ -19,7 +19,6 @@ def test_values_and_defaults() -> None:
     assert Integer("N", scale=60).read(ENV) == 420
     assert Number("F", minimum=0.5).read(ENV) == 2.5
     assert Number("N", whole=True).read(ENV) == 7.0
-    assert Choice("A", allowed={"x", "y"}).read(ENV) == "x"
 
 
 @pytest.mark.parametrize(
@@ -33,7 +32,6 @@ def test_values_and_defaults() -> None:
         (Number("A"), "A is not a number"),
         (Number("F", minimum=3), "F must be at least 3"),
         (Number("F", whole=True), "F is not an integer"),
-        (Choice("A", allowed={"y", "z"}), "A must be one of y, z"),
     ],
 )
 def test_a_bad_variable_is_named(variable: Variable[object], message: str) -> None:

@@ -110,6 +110,7 @@ def test_verdict_json() -> None:
         "takeover_refusal": None,
         "slurmdbd_reachable": True,
         "slurmdbd_registered_host": "10.214.0.11",
+        "slurmdbd_error": None,
         "state_save_writable": True,
         "heartbeat_age_seconds": 1,
         "heartbeat_writer": "ctl1",

@@ -33,6 +33,7 @@ class DrillCommandFailed(HyperpodHaError):
     """A drill command could not run, or Slurm refused it; the drill fails with this reason."""
 
 
+@dataclass(frozen=True)
 class DrillLease:
     """The cluster's verification lease, held by a drill for its whole run.
 
@@ -40,17 +41,14 @@ class DrillLease:
     during the drill joins it; ``execution_arn`` names the drill's execution for them.
     """
 
-    def __init__(
-        self, dynamodb: DynamoDBClient, table: str, lease_seconds: int, clock: Callable[[], float] = time.time
-    ) -> None:
-        self._ddb = dynamodb
-        self._table = table
-        self._lease_seconds = lease_seconds
-        self._clock = clock
+    dynamodb: DynamoDBClient
+    table: str
+    lease_seconds: int
+    clock: Callable[[], float] = time.time
 
     def take(self, cluster: str, lease_id: str, execution_arn: str) -> Mapping[str, Any] | None:
         """``None`` when taken (now or by this drill before); otherwise the holder's item."""
-        now = int(self._clock())
+        now = int(self.clock())
         # This drill's own lease may be taken again (a retried step).
         item = {
             "pk": {"S": lease_key(cluster)},
@@ -60,21 +58,21 @@ class DrillLease:
             "execution_name": {"S": execution_arn.rsplit(":", 1)[-1]},
             "execution_arn": {"S": execution_arn},
             "taken_at": {"N": str(now)},
-            "expires_at": {"N": str(now + self._lease_seconds)},
+            "expires_at": {"N": str(now + self.lease_seconds)},
             "joined_count": {"N": "0"},
         }
-        return put_lease(self._ddb, self._table, item, now, lease_id)
+        return put_lease(self.dynamodb, self.table, item, now, lease_id)
 
     def joined(self, cluster: str, lease_id: str) -> int:
-        item = self._ddb.get_item(
-            TableName=self._table, Key={"pk": {"S": lease_key(cluster)}}, ConsistentRead=True
+        item = self.dynamodb.get_item(
+            TableName=self.table, Key={"pk": {"S": lease_key(cluster)}}, ConsistentRead=True
         ).get("Item")
         if not item or item.get("lease_id", {}).get("S") != lease_id:
             return 0
         return int(item.get("joined_count", {}).get("N", "0"))
 
     def release(self, cluster: str, lease_id: str) -> bool:
-        return release_lease(self._ddb, self._table, cluster, lease_id)
+        return release_lease(self.dynamodb, self.table, cluster, lease_id)
 
 
 def lease_id_for_drill(execution_arn: str) -> str:
@@ -116,18 +114,18 @@ class NodeCommands:
         return output
 
 
+@dataclass(frozen=True)
 class DrillRecords:
     """The drill on record: a plain-text summary to the topic, a resolved OpsItem."""
 
-    def __init__(self, ssm: SSMClient, sns: SNSClient, topic_arn: str | None) -> None:
-        self._ssm = ssm
-        self._sns = sns
-        self._topic_arn = topic_arn
+    ssm: SSMClient
+    sns: SNSClient
+    topic_arn: str | None
 
     def notify(self, subject: str, body: str) -> str | None:
-        if not self._topic_arn:
+        if not self.topic_arn:
             return None
-        answer = self._sns.publish(TopicArn=self._topic_arn, Subject=subject[:99], Message=body)
+        answer = self.sns.publish(TopicArn=self.topic_arn, Subject=subject[:99], Message=body)
         return answer["MessageId"]
 
     def record(self, cluster: str, execution_id: str, title: str, body: str, data: Mapping[str, str]) -> str:
@@ -143,7 +141,7 @@ class DrillRecords:
             },
         }
         try:
-            ops_item_id = self._ssm.create_ops_item(
+            ops_item_id = self.ssm.create_ops_item(
                 Title=title[:1024],
                 Description=body[:2048],
                 Source=SOURCE,
@@ -159,5 +157,5 @@ class DrillRecords:
             if error_code(error) != "OpsItemAlreadyExistsException" or not existing:
                 raise
             ops_item_id = str(existing)
-        self._ssm.update_ops_item(OpsItemId=ops_item_id, Status="Resolved")
+        self.ssm.update_ops_item(OpsItemId=ops_item_id, Status="Resolved")
         return ops_item_id

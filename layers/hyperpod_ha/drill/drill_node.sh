@@ -110,7 +110,8 @@ act_submit() {
 
 act_register() {
   local cluster host out rc
-  cluster=$(timeout -k 2 20 scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')
+  # Bounded to about 50 s in all, within the drill's command deadline (60 s).
+  cluster=$(timeout -k 1 8 scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')
   if [ -z "$cluster" ]; then
     echo "error=scontrol show config gave no ClusterName"
     return 1
@@ -119,21 +120,29 @@ act_register() {
   host=$(registered_within 5 "$cluster")
   echo "registered_before=${host:-none}"
   [ -n "$host" ] && return 0
-  out=$(timeout -k 2 20 scontrol reconfigure 2>&1)
+  out=$(timeout -k 1 15 scontrol reconfigure 2>&1)
   rc=$?
   echo "reconfigure_rc=$rc"
   say output "$out"
-  [ "$rc" = 0 ] || return "$rc"
+  if [ "$rc" != 0 ]; then
+    echo "error=scontrol reconfigure exited $rc"
+    return "$rc"
+  fi
   host=$(registered_within 15 "$cluster")
   echo "registered=${host:-none}"
-  [ -n "$host" ]
+  if [ -z "$host" ]; then
+    echo "error=slurmdbd names no controller after scontrol reconfigure"
+    return 1
+  fi
 }
 
 registered_within() { # seconds cluster -> the ControlHost slurmdbd has for it, empty when none
-  local host
+  local until=$((SECONDS + $1)) host=""
   for _ in $(seq 1 "$1"); do
-    host=$(timeout -k 2 10 sacctmgr -n -P show cluster "$2" format=ControlHost 2>/dev/null | head -n 1)
-    [ -n "$host" ] && break
+    host=$(timeout -k 1 3 sacctmgr -n -P show cluster "$2" format=ControlHost 2>/dev/null | head -n 1)
+    if [ -n "$host" ] || [ "$SECONDS" -ge "$until" ]; then
+      break
+    fi
     sleep 1
   done
   echo "$host"

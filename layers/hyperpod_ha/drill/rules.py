@@ -102,14 +102,14 @@ def measure(phase: Mapping[str, Any], verdict: Mapping[str, Any], now: float) ->
     updated["reasons"] = [str(r) for r in list(verdict.get("reasons") or [])[:6]]
     if active and verdict.get("verdict") == phase["expected"]:
         updated.update(verified=True, verified_seconds=elapsed, next="done")
+    elif updated["checks"] >= int(phase["max_checks"]):
+        updated["next"] = "done"
     elif (
         active
         and needs_registration(verdict, str(phase["target"]))
         and len(phase.get("registrations") or []) < MAX_REGISTRATIONS
     ):
         updated["next"] = "register"
-    elif updated["checks"] >= int(phase["max_checks"]):
-        updated["next"] = "done"
     return updated
 
 
@@ -121,12 +121,16 @@ def needs_registration(verdict: Mapping[str, Any], target: str) -> bool:
     and port match) after the new one registered, and nothing registers it again until slurmctld
     reconnects or is reconfigured. The drill caused it, so the drill registers it again."""
     entry = (verdict.get("evidence") or {}).get(target)
+    # The cluster's row is there (no error: not a missing row, not unreadable output) and
+    # names no controller: what a reconfigure mends.
     return (
         isinstance(entry, Mapping)
         and bool(entry.get("active"))
         and entry.get("slurmdbd_reachable") is True
         and "slurmdbd_registered_host" in entry
         and entry["slurmdbd_registered_host"] is None
+        and "slurmdbd_error" in entry
+        and entry["slurmdbd_error"] is None
     )
 
 
@@ -138,7 +142,9 @@ def registration(output: NodeOutput, elapsed: float) -> dict[str, Any]:
         "registered_before": _host(before),
         "reconfigured": "reconfigure_rc" in output.values,
         "registered": _host(output.values.get("registered", before)),
-        "error": output.values.get("error") or (output.values.get("output") if output.rc else None),
+        "error": ": ".join(v for v in (output.values.get("error"), output.values.get("output")) if v) or None
+        if output.rc
+        else None,
     }
 
 

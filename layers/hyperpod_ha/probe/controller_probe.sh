@@ -250,26 +250,26 @@ sec_slurm_conf() {
   return 1
 }
 
-filtered() { # seconds pattern command...: its matching lines, or the start of its error
-  local seconds=$1 pattern=$2 out rc
-  shift 2
+filtered() { # seconds error-lines pattern command...: its matching lines, or its error's start
+  local seconds=$1 lines=$2 pattern=$3 out rc
+  shift 3
   out=$(timeout -k 2 "$seconds" "$@" 2>&1)
   rc=$?
   if [ "$rc" = 0 ]; then
     printf '%s\n' "$out" | grep -E "$pattern"
   else
-    printf '%s\n' "$out" | head -n 20
+    printf '%s\n' "$out" | head -n "$lines"
   fi
   return "$rc"
 }
 
-sec_config() { filtered "$1" "^($CONFIG_KEYS)[[:space:]]*=" scontrol show config; }
+sec_config() { filtered "$1" 20 "^($CONFIG_KEYS)[[:space:]]*=" scontrol show config; }
 
 sec_ping() { timeout -k 2 "$1" scontrol ping; }
 
 sec_sinfo() { timeout -k 2 "$1" sinfo -h -o '%T %D'; }
 
-sec_sdiag() { filtered "$1" '^(DBD Agent queue size|Server thread count):' sdiag; }
+sec_sdiag() { filtered "$1" 10 '^(DBD Agent queue size|Server thread count):' sdiag; }
 
 # ControlHost names the controller registered with slurmdbd (empty, port 0, when none is).
 sec_dbd_clusters() { timeout -k 2 "$1" sacctmgr -n -P show cluster format=cluster,controlhost,controlport; }

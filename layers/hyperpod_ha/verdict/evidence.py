@@ -46,6 +46,7 @@ def _checked_entry(seen: Observation, checked: ControllerReport) -> dict[str, An
         "takeover_refusal": checked.role.refusal,
         "slurmdbd_reachable": checked.dbd.reachable,
         "slurmdbd_registered_host": checked.dbd.registered_host,
+        "slurmdbd_error": checked.dbd.error,
         "state_save_writable": checked.state_save.effectively_writable,
         "heartbeat_age_seconds": checked.heartbeat.age_seconds,
         "heartbeat_writer": seen.name(writer) if writer is not None else None,

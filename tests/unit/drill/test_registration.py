@@ -23,7 +23,13 @@ def unregistered(target: str = "ctl1", **entry: Any) -> dict[str, Any]:
         "active_controller": target,
         "reasons": ["no controller is registered with slurmdbd (ControlHost empty)"],
         "evidence": {
-            target: {"active": True, "slurmdbd_reachable": True, "slurmdbd_registered_host": None, **entry}
+            target: {
+                "active": True,
+                "slurmdbd_reachable": True,
+                "slurmdbd_registered_host": None,
+                "slurmdbd_error": None,
+                **entry,
+            }
         },
     }
 
@@ -42,6 +48,7 @@ def test_the_active_controller_missing_from_slurmdbd_is_registered_again_at_most
     "verdict",
     [
         unregistered(slurmdbd_reachable=False),  # slurmdbd down: a reconfigure would not help
+        unregistered(slurmdbd_error="this cluster is not registered with slurmdbd"),  # no row at all
         unregistered(slurmdbd_registered_host="127.0.0.1"),
         unregistered(active=False),
         {**unregistered(), "active_controller": "ctl2"},  # the target is not active yet
@@ -69,8 +76,13 @@ def test_what_registering_found_and_did_is_kept() -> None:
     }
     already = rules.registration(NodeOutput(0, {"registered_before": "10.0.0.1"}), 3.0)
     assert (already["reconfigured"], already["registered"]) == (False, "10.0.0.1")
-    refused = rules.registration(NodeOutput(1, {"reconfigure_rc": "1", "output": "Access denied"}), 3.0)
-    assert (refused["registered"], refused["error"]) == (None, "Access denied")
+    refused = rules.registration(
+        NodeOutput(
+            1, {"reconfigure_rc": "1", "error": "scontrol reconfigure exited 1", "output": "Access denied"}
+        ),
+        3.0,
+    )
+    assert (refused["registered"], refused["error"]) == (None, "scontrol reconfigure exited 1: Access denied")
 
 
 class Commands:
@@ -188,11 +200,18 @@ def test_the_script_reconfigures_when_none_is_registered(accounting_node: Path) 
     assert calls.count("scontrol reconfigure") == 1
 
 
-@pytest.mark.parametrize(("env", "rc"), [({"RECONFIGURE_RC": "1"}, 1), ({"STAYS_EMPTY": "1"}, 1)])
+@pytest.mark.parametrize(
+    ("env", "error"),
+    [
+        ({"RECONFIGURE_RC": "1"}, "scontrol reconfigure exited 1"),
+        ({"STAYS_EMPTY": "1"}, "slurmdbd names no controller after scontrol reconfigure"),
+    ],
+)
 def test_the_script_fails_when_the_controller_stays_unregistered(
-    accounting_node: Path, env: dict[str, str], rc: int
+    accounting_node: Path, env: dict[str, str], error: str | None
 ) -> None:
     out, _ = run(accounting_node, "FailoverDrillAccountingDocument", {}, **env)
     parsed = parse_node_output(out)
-    assert parsed.rc == rc
-    assert parsed.values.get("registered", "none") == "none"
+    assert parsed.rc == 1
+    attempt = rules.registration(parsed, 1.0)
+    assert (attempt["registered"], attempt["error"]) == (None, error)

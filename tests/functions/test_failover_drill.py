@@ -132,6 +132,8 @@ def test_a_refused_drill_leaves_the_holder_s_lease_alone(embedded: Embedded) -> 
         {"action": "reboot"},
         {"action": "begin", "request": {"cluster": "ml-cluster; id"}, "execution_id": EXECUTION},
         {"action": "takeover", "phase": "sideways", "request": REQUEST, "plan": {}},
+        {"action": "register", "phase": {"name": "sideways", "started_at": 0}, "plan": {}},
+        {"action": "register", "phase": "hand-back", "plan": {}},
     ],
 )
 def test_a_bad_step_is_rejected_with_a_typed_error_and_changes_nothing(

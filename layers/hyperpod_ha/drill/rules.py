@@ -94,7 +94,7 @@ def measure(phase: Mapping[str, Any], verdict: Mapping[str, Any], now: float) ->
     """One check after a change of control: when the target answered as active, when verified."""
     updated = dict(phase, next="check-again")
     updated["checks"] = int(phase["checks"]) + 1
-    elapsed = round(max(0.0, now - float(phase["started_at"])), 2)
+    elapsed = _seconds_since_start(phase, now)
     active = verdict.get("active_controller") == phase["target"]
     if active and updated["active_seconds"] is None:
         updated["active_seconds"] = elapsed
@@ -134,11 +134,12 @@ def needs_registration(verdict: Mapping[str, Any], target: str) -> bool:
     )
 
 
-def registration(output: NodeOutput, elapsed: float) -> dict[str, Any]:
-    """What registering again found and did, for the phase's figures."""
+def registered(phase: Mapping[str, Any], output: NodeOutput, now: float) -> dict[str, Any]:
+    """The phase after registering its controller again: what that found and did, kept with the
+    phase's figures; then it checks again."""
     before = output.values.get("registered_before")
-    return {
-        "at_seconds": elapsed,
+    attempt = {
+        "at_seconds": _seconds_since_start(phase, now),
         "registered_before": _host(before),
         "reconfigured": "reconfigure_rc" in output.values,
         "registered": _host(output.values.get("registered", before)),
@@ -146,6 +147,11 @@ def registration(output: NodeOutput, elapsed: float) -> dict[str, Any]:
         if output.rc
         else None,
     }
+    return {**phase, "registrations": [*(phase.get("registrations") or []), attempt], "next": "check-again"}
+
+
+def _seconds_since_start(phase: Mapping[str, Any], now: float) -> float:
+    return round(max(0.0, now - float(phase["started_at"])), 2)
 
 
 def _host(value: str | None) -> str | None:

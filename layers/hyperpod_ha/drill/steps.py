@@ -81,22 +81,14 @@ def jobs(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
 def takeover(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     """``phase`` takeover: the plan's backup takes control; hand-back: the primary takes it back."""
     request = DrillRequest.from_json(event.get("request"))
-    drill_plan = event.get("plan") or {}
-    target = ControllerRef.from_json(drill_plan.get("target"))
-    primary = ControllerRef.from_json(drill_plan.get("primary"))
     name = event.get("phase")
-    if name not in ("takeover", "hand-back"):
-        raise InvalidDrillRequest("phase must be takeover or hand-back")
+    new_active = _new_active(name, event.get("plan"))
     started = context.clock()
-    if name == "takeover":
-        output = context.commands().takeover(target.target, target.index)
-        new_active = target
-    else:
-        output = context.commands().takeover(primary.target, 0)
-        new_active = primary
+    # Index 0 on the primary hands control back (drill_node.sh).
+    output = context.commands().takeover(new_active.target, new_active.index)
     detail = output.values.get("output") or output.values.get("error") or ""
     _require(output.rc == 0, f"{name} on {new_active.name} was refused (rc {output.rc}): {detail}")
-    return rules.new_phase(name, new_active, started, request.max_checks)
+    return rules.new_phase(str(name), new_active, started, request.max_checks)
 
 
 def measure(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
@@ -110,19 +102,15 @@ def register(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     """slurmdbd lost the new controller's registration: register it again, then check again.
 
     A failed attempt does not stop the drill: it is kept with the phase, whose checks go on."""
-    phase, drill_plan = event.get("phase"), event.get("plan") or {}
-    if not isinstance(phase, Mapping) or phase.get("name") not in ("takeover", "hand-back"):
+    phase = event.get("phase")
+    if not isinstance(phase, Mapping):
         raise InvalidDrillRequest("register needs the phase")
-    node = ControllerRef.from_json(drill_plan.get("target" if phase["name"] == "takeover" else "primary"))
+    node = _new_active(phase.get("name"), event.get("plan"))
     try:
         output = context.commands().register(node.target)
     except DrillCommandFailed as error:
         output = NodeOutput(rc=1, values={"error": str(error)})
-    elapsed = round(max(0.0, context.clock() - float(phase["started_at"])), 2)
-    updated = dict(phase)
-    updated["registrations"] = [*(phase.get("registrations") or []), rules.registration(output, elapsed)]
-    updated["next"] = "check-again"
-    return updated
+    return rules.registered(phase, output, context.clock())
 
 
 def check_jobs(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
@@ -250,6 +238,14 @@ def _short(report: Mapping[str, Any]) -> str:
 
     keys = ("outcome", "takeover_seconds", "verified_seconds", "jobs_survived", "test_job", "hand_back")
     return json.dumps({key: report.get(key) for key in keys}, default=str)
+
+
+def _new_active(phase: object, drill_plan: object) -> ControllerRef:
+    """The controller a phase gives control to: the plan's backup, or the primary for the hand-back."""
+    if phase not in ("takeover", "hand-back"):
+        raise InvalidDrillRequest("phase must be takeover or hand-back")
+    plan = drill_plan if isinstance(drill_plan, Mapping) else {}
+    return ControllerRef.from_json(plan.get("target" if phase == "takeover" else "primary"))
 
 
 def _require(condition: bool, reason: str) -> None:

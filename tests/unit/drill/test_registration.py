@@ -63,9 +63,17 @@ def test_registration_is_only_asked_for_when_the_active_target_reaches_an_empty_
     assert phase["next"] == "check-again"
 
 
+def attempt_after(output: NodeOutput, now: float = 12.5) -> dict[str, Any]:
+    """The one registration kept on a fresh hand-back phase (started at 0) after ``output``."""
+    phase = rules.registered(rules.new_phase("hand-back", CTL1, 0.0, 10), output, now)
+    assert phase["next"] == "check-again"
+    [attempt] = phase["registrations"]
+    return dict(attempt)
+
+
 def test_what_registering_found_and_did_is_kept() -> None:
-    restored = rules.registration(
-        NodeOutput(0, {"registered_before": "none", "reconfigure_rc": "0", "registered": "127.0.0.1"}), 12.5
+    restored = attempt_after(
+        NodeOutput(0, {"registered_before": "none", "reconfigure_rc": "0", "registered": "127.0.0.1"})
     )
     assert restored == {
         "at_seconds": 12.5,
@@ -74,13 +82,12 @@ def test_what_registering_found_and_did_is_kept() -> None:
         "registered": "127.0.0.1",
         "error": None,
     }
-    already = rules.registration(NodeOutput(0, {"registered_before": "10.0.0.1"}), 3.0)
+    already = attempt_after(NodeOutput(0, {"registered_before": "10.0.0.1"}))
     assert (already["reconfigured"], already["registered"]) == (False, "10.0.0.1")
-    refused = rules.registration(
+    refused = attempt_after(
         NodeOutput(
             1, {"reconfigure_rc": "1", "error": "scontrol reconfigure exited 1", "output": "Access denied"}
-        ),
-        3.0,
+        )
     )
     assert (refused["registered"], refused["error"]) == (None, "scontrol reconfigure exited 1: Access denied")
 
@@ -213,5 +220,5 @@ def test_the_script_fails_when_the_controller_stays_unregistered(
     out, _ = run(accounting_node, "FailoverDrillAccountingDocument", {}, **env)
     parsed = parse_node_output(out)
     assert parsed.rc == 1
-    attempt = rules.registration(parsed, 1.0)
+    attempt = attempt_after(parsed)
     assert (attempt["registered"], attempt["error"]) == (None, error)

@@ -115,8 +115,10 @@ def stop_both_silently(drill: Drill) -> None:
         lab.kill_slurmctld(drill.primary, signal.SIGTERM)
 
     with WatchdogTicker(drill.run.stack, period) as ticker:
-        # The fault lands inside a period, after at least one tick found the lab healthy.
-        time.sleep(period * (1 + secrets.randbelow(60) / 100))
+        # The fault lands inside a period, after at least one tick found the lab healthy, and at
+        # least a tenth of a period after a tick: a tick's probes take a moment, and a fault
+        # landing while they run is seen by that tick (once 0.3 s after one, in `make test`).
+        time.sleep(period * (1 + (10 + secrets.randbelow(60)) / 100))
         drill.inject(f"SIGTERM slurmctld on {drill.backup}, then on {drill.primary}; nothing published", stop)
         found = ticker.wait_for_run(timeout=3 * period + 60)
     before = [tick for tick in ticker.ticks if drill.fault_at is None or tick.at < drill.fault_at]

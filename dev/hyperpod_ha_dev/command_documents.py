@@ -65,7 +65,7 @@ def command_documents_in_sync(template: str) -> dict[str, bool]:
 
 def write_command_documents(template: str) -> str:
     values = {name: json.dumps(build()) for name, build in COMMAND_DOCUMENTS.items()}
-    return replace_resource_lines(template, values, _CONTENT_LINE, "Content")
+    return replace_resource_lines(template, values, _CONTENT_LINE)
 
 
 def main() -> None:

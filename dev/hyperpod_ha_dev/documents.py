@@ -61,17 +61,17 @@ def _section_command(template: str, logical_id: str) -> str:
     return resource_line(template, logical_id, _COMMANDS_LINE)["value"]
 
 
-def replace_resource_lines(template: str, values: dict[str, str], line: re.Pattern[str], key: str) -> str:
-    """``template`` with ``line`` in each resource of ``values`` set to ``key: <value>``."""
+def replace_resource_lines(template: str, values: dict[str, str], line: re.Pattern[str]) -> str:
+    """``template`` with the ``value`` group of ``line`` in each resource of ``values`` replaced."""
     for logical_id, value in values.items():
         found = resource_line(template, logical_id, line)
-        template = template[: found.start()] + f"{found['indent']}{key}: {value}" + template[found.end() :]
+        template = template[: found.start("value")] + value + template[found.end("value") :]
     return template
 
 
 def write_commands(template: str) -> str:
     values = {name: _yaml_string(build()) for name, build in DOCUMENT_COMMANDS.items()}
-    return replace_resource_lines(template, values, _COMMANDS_LINE, "commands")
+    return replace_resource_lines(template, values, _COMMANDS_LINE)
 
 
 def rewrite_template(write: Callable[[str], str], description: str | None) -> None:

@@ -1,5 +1,5 @@
 """The real tier's lab fixture: one lab per test module, up (reused when healthy), down at the
-module's end. Modules that need another lab (the CLI's, the scenarios') define their own ``lab``."""
+module's end. The drill's and the scenarios' modules bring their lab up themselves."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def db_password() -> str:
 
 
 @pytest.fixture(scope="module")
-def lab(db_password: str) -> Iterator[Lab]:
+def lab() -> Iterator[Lab]:
     with lab_session() as lab:
         yield lab
 

@@ -11,22 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 
 import pytest
 
 from hyperpod_ha_dev.cli import main
 from hyperpod_ha_dev.simulation.lab import restore_lab
 from hyperpod_lab import Lab
-from tests.real.lab_support import SLURM, lab_session
+from tests.real.lab_support import SLURM
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def lab() -> Iterator[Lab]:
-    with lab_session() as lab:
-        yield lab
 
 
 def _run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -11,6 +11,7 @@ import pytest
 from botocore.stub import Stubber
 
 from hyperpod_ha.snapshots.errors import SnapshotBusy, SnapshotFailed
+from hyperpod_ha.snapshots.fsx import Fsx
 from hyperpod_ha.snapshots.models import DescribeRequest
 from hyperpod_ha.snapshots.naming import client_request_token, snapshot_tags
 from hyperpod_ha.snapshots.service import Snapshots
@@ -354,3 +355,27 @@ def test_a_failed_clean_up_does_not_fail_the_backup(stubbed: tuple[Any, Stubber]
     )
     assert (state.done, state.succeeded, state.retention) == (True, True, None)
     assert "retention skipped: DescribeBackups" in state.detail
+
+
+@pytest.mark.parametrize(
+    ("lookup", "operation", "not_found", "call"),
+    [
+        ("backup", "describe_backups", "BackupNotFound", "DescribeBackups"),
+        (
+            "export_task",
+            "describe_data_repository_tasks",
+            "DataRepositoryTaskNotFound",
+            "DescribeDataRepositoryTasks",
+        ),
+    ],
+)
+def test_a_lookup_is_none_when_fsx_says_not_found_and_fails_naming_its_call_otherwise(
+    stubbed: tuple[Any, Stubber], lookup: str, operation: str, not_found: str, call: str
+) -> None:
+    fsx, stub = stubbed
+    stub.add_client_error(operation, service_error_code=not_found)
+    stub.add_client_error(operation, service_error_code="InternalServerError")
+    find = getattr(Fsx(fsx), lookup)
+    assert find("id-0123456789abcdef0") is None
+    with pytest.raises(SnapshotFailed, match=f"{call} id-0123456789abcdef0: InternalServerError"):
+        find("id-0123456789abcdef0")

@@ -77,3 +77,20 @@ def test_a_worker_counts_once_per_window(ddb: Any) -> None:
     state_table.uncount_worker(ddb, "state", "c", 600, "i-2")
     assert state_table.count_worker(ddb, "state", "c", 600, "i-2", expires_at=1800) == 2
     assert state_table.workers_key("c", 600).startswith(state_table.workers_prefix("c"))
+
+
+def test_a_join_after_the_lease_is_gone_finds_nothing(ddb: Any) -> None:
+    state_table.put_lease(ddb, "state", lease("a"), now=1000)
+    state_table.release_lease(ddb, "state", "c", "a")
+    # {} (not None): nobody holds the lease, so the caller takes it again.
+    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1", record=True) == {}
+
+
+def test_a_write_that_fails_for_another_reason_is_raised(ddb: Any) -> None:
+    from botocore.exceptions import ClientError
+    from botocore.stub import Stubber
+
+    with Stubber(ddb) as stub:
+        stub.add_client_error("put_item", service_error_code="ThrottlingException")
+        with pytest.raises(ClientError, match="ThrottlingException"):
+            state_table.put_lease(ddb, "state", lease("a"), now=1000)

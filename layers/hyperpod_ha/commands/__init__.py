@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from hyperpod_ha.errors import HyperpodHaError, InputRejected
 
@@ -122,6 +122,11 @@ def runner_for(name: str) -> CommandRunner:
     return factory()
 
 
+# The two transports through SSM (the template's CommandTransport values).
+SESSION_MANAGER: Final = "session-manager"
+RUN_COMMAND: Final = "run-command"
+
+
 @functools.cache
 def _ssm_client() -> SSMClient:
     """One ``ssm`` client per container, created on first use (after the endpoint is configured)."""
@@ -143,5 +148,5 @@ def _run_command_runner() -> CommandRunner:
     return RunCommandRunner(_ssm_client())
 
 
-register_transport("session-manager", _session_manager_runner)
-register_transport("run-command", _run_command_runner)
+register_transport(SESSION_MANAGER, _session_manager_runner)
+register_transport(RUN_COMMAND, _run_command_runner)

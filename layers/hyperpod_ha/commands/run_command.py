@@ -17,6 +17,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import (
+    RUN_COMMAND,
     AccessDenied,
     CommandError,
     CommandRequest,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from mypy_boto3_ssm import SSMClient
     from mypy_boto3_ssm.type_defs import GetCommandInvocationResultTypeDef
 
-TRANSPORT: Final = "run-command"
+TRANSPORT: Final = RUN_COMMAND
 POLL_SECONDS: Final = 1.0
 # SendCommand's TimeoutSeconds (how long the command may wait for delivery) starts at 30.
 MIN_DELIVERY_TIMEOUT_SECONDS: Final = 30

@@ -18,6 +18,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import (
+    SESSION_MANAGER,
     CommandRequest,
     CommandResult,
     CommandTimedOut,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CLIENT_VERSION", "TRANSPORT", "SessionManagerRunner", "SessionOutput", "StartedSession"]
 
-TRANSPORT: Final = "session-manager"
+TRANSPORT: Final = SESSION_MANAGER
 
 
 class SessionManagerRunner:

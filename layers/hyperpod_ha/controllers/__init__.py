@@ -6,5 +6,5 @@ a controller, a cluster's controllers and one controller's report with its evide
 :mod:`.evidence`, :mod:`.shared_evidence` and :mod:`.sections` turn its output into evidence;
 :mod:`.settings` holds the settings of the functions that discover and check, :mod:`.errors`
 the feature's errors. It imports other runtime modules (commands, slurm, probe, errors,
-settings, observability), never the development tools, the lab or the tests.
+environment, request_fields, observability), never the development tools, the lab or the tests.
 """

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Final
 
+from hyperpod_ha.commands import SESSION_MANAGER
 from hyperpod_ha.environment import Number, Settings, Text
 from hyperpod_ha.request_fields import is_cluster_name
 
-DEFAULT_TRANSPORT: Final = "session-manager"  # the template's CommandTransport default
+DEFAULT_TRANSPORT: Final = SESSION_MANAGER  # the template's CommandTransport default
 HEALTH_CHECK_DEADLINE_SECONDS: Final = 90.0  # HealthCheckFunction's PROBE_DEADLINE_SECONDS
 
 

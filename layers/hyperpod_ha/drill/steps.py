@@ -9,8 +9,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from hyperpod_ha.commands import SESSION_MANAGER
 from hyperpod_ha.drill import rules
 from hyperpod_ha.drill.adapters import (
     DrillCommandFailed,
@@ -23,14 +25,16 @@ from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRe
 from hyperpod_ha.drill.node import NodeOutput
 from hyperpod_ha.drill.report import build_report, summary
 from hyperpod_ha.incidents import Incidents, OpenRequest
+from hyperpod_ha.request_fields import text_field
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha.verdict import reports_from_json
 
 KIND_DRILL_NOT_VERIFIED = "drill-not-verified"
 # The drill documents are Session documents: Run Command would need a command document.
-SUPPORTED_TRANSPORTS = frozenset({"session-manager", "simulated", "lab-agent"})
+SUPPORTED_TRANSPORTS = frozenset({SESSION_MANAGER, "simulated", "lab-agent"})
 
 MetricSink = Callable[[str, str, float], None]
+_text = partial(text_field, rejected=InvalidDrillRequest)
 
 
 @dataclass
@@ -251,10 +255,3 @@ def _new_active(phase: object, drill_plan: object) -> ControllerRef:
 def _require(condition: bool, reason: str) -> None:
     if not condition:
         raise DrillCommandFailed(reason)
-
-
-def _text(event: Mapping[str, Any], name: str) -> str:
-    value = event.get(name)
-    if not isinstance(value, str) or not value:
-        raise InvalidDrillRequest(f"{name} is missing")
-    return value

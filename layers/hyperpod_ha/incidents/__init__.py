@@ -6,8 +6,8 @@ written. ``models`` (requests, results), ``ops_item`` (the OpsItem, pure), ``ops
 ``incident_manager`` and ``topic`` (the AWS adapters), ``opening`` and ``resolving`` (the two
 actions), ``adapter`` (:class:`Incidents`, what the functions use), ``settings``, and
 ``service`` (IncidentFunction's). May import the runtime package's shared modules (errors,
-settings, aws_errors, redaction, request_fields, notices, observability, status_records), never a
-feature.
+environment, aws_errors, redaction, request_fields, topic_messages, observability,
+status_records), never a feature.
 """
 
 from hyperpod_ha.incidents.adapter import Incidents

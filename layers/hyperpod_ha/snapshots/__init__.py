@@ -8,7 +8,6 @@ matches), ``settings`` (the function's settings), ``models`` (requests and resul
 backups to keep, at most one per interval) and ``progress`` (a backup's or task's state), the
 adapter ``fsx`` (the FSx calls), ``service`` (start, describe, retain) and ``actions`` (the
 function's requests, recorded for ``hyperpod-ha status``). It may import ``hyperpod_ha``'s
-``errors``, ``settings``, ``aws_errors``, ``request_fields``, ``observability``, ``cluster`` and
-``status_records``;
-never the development tools.
+``errors``, ``environment``, ``aws_errors``, ``request_fields``, ``observability``,
+``controllers`` (cluster names) and ``status_records``; never the development tools.
 """

@@ -13,6 +13,7 @@ from hyperpod_ha.controllers.settings import (
     ProbeSettings,
 )
 from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.watchdog.watchdog_function import PROBE_DEADLINE_SECONDS as WATCHDOG_PROBE_DEADLINE_SECONDS
 from hyperpod_ha_dev.embedded.cfn import load_template
 from tests.conftest import ROOT
 
@@ -69,4 +70,6 @@ def test_the_defaults_are_the_template_values() -> None:
     template: dict[str, Any] = load_template(ROOT / "template.yaml")
     health_check = template["Resources"]["HealthCheckFunction"]["Properties"]["Environment"]["Variables"]
     assert float(health_check["PROBE_DEADLINE_SECONDS"]) == HEALTH_CHECK_DEADLINE_SECONDS
+    watchdog = template["Resources"]["WatchdogFunction"]["Properties"]["Environment"]["Variables"]
+    assert float(watchdog["PROBE_DEADLINE_SECONDS"]) == WATCHDOG_PROBE_DEADLINE_SECONDS
     assert template["Parameters"]["CommandTransport"]["Default"] == DEFAULT_TRANSPORT

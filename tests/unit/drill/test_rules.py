@@ -88,12 +88,12 @@ def test_measure_records_active_and_verified_seconds_once() -> None:
     assert third["next"] == "done"
 
 
-def test_a_hand_back_not_yet_converged_keeps_checking_until_max_checks() -> None:
-    # Slurm 24.11: ctl1 is active again, but slurmdbd has no controller registered yet.
+def test_a_hand_back_not_yet_converged_keeps_checking_until_verified() -> None:
+    # ctl1 is active again, but the standby has not settled yet.
     degraded = {
         "verdict": "DEGRADED",
         "active_controller": "ctl1",
-        "reasons": ["no controller is registered"],
+        "reasons": ["standby ctl2: slurmctld not running"],
     }
     phase = rules.new_phase("hand-back", CTL1, started_at=0.0, max_checks=4)
     for check in range(1, 4):

@@ -11,7 +11,3 @@ class LabScenarioUnknown(InputRejected):
 
 class LabScenarioError(HyperpodHaError, RuntimeError):
     """The lab could not be brought to the state a scenario needs. ``reason`` is safe to log."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason

@@ -21,6 +21,7 @@ from hyperpod_ha_dev.simulation.lab.probes import (
     controller_names,
     daemon_running,
     last_role,
+    registered,
 )
 from hyperpod_ha_dev.simulation.lab.progress import (
     TAKE_BACK_SECONDS,
@@ -80,6 +81,24 @@ def start_primary(drill: Drill) -> None:
     drill.notify(on_message(drill.address(primary)))
     if drill.wait_for_role(backup, offsets[backup], "standby", 20) is not None:
         drill.notify(off_message(drill.address(backup), "Backup"))
+
+
+def registration_agrees(drill: Drill, result: ScenarioResult) -> None:
+    """``back``: the verdict says what slurmdbd says. HEALTHY needs a registered controller;
+    DEGRADED (24.11, when ctl2's closing connection clears ctl1's registration) must name the
+    blank registration as its reason."""
+    held = registered(drill.lab, drill.primary)
+    detail = final_verdict_detail(result)
+    agrees = (
+        result.verdict == "HEALTHY"
+        if held
+        else result.verdict == "DEGRADED" and "no controller is registered with slurmdbd" in detail
+    )
+    drill.check(
+        "the verdict agrees with slurmdbd's registration",
+        agrees,
+        f"sacctmgr names {'a' if held else 'no'} controller; verdict {detail[:200] or result.verdict}",
+    )
 
 
 def stop_primary(drill: Drill) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hyperpod_ha.verdict import VERIFIED
 from hyperpod_ha_dev.simulation.engine import ScenarioResult
 from hyperpod_ha_dev.simulation.lab.progress import (
     Check,
@@ -45,7 +46,7 @@ class LabScenarioResult(ScenarioResult):
         expected = self.lab_scenario
         return (
             self.verdict in expected.expect_verdicts
-            and len(self.incidents) == expected.expect_incidents
+            and len(self.incidents) == self.expected_incidents
             and len(self.snapshots) == 1
             and len(self.executions) == 1
             and self.execution_ended_as_expected
@@ -54,11 +55,14 @@ class LabScenarioResult(ScenarioResult):
         )
 
     @property
+    def expected_incidents(self) -> int:
+        """The workflow's rule: one incident for a run it does not verify, none for one it does."""
+        return 0 if self.verdict in VERIFIED else 1
+
+    @property
     def execution_ended_as_expected(self) -> bool:
         """A verified run succeeds; any other ends failed with its verdict as the error."""
-        wanted = (
-            ("SUCCEEDED", None) if self.verdict in ("HEALTHY", "FAILED_OVER") else ("FAILED", self.verdict)
-        )
+        wanted = ("SUCCEEDED", None) if self.verdict in VERIFIED else ("FAILED", self.verdict)
         return all((e.get("status"), e.get("error")) == wanted for e in self.executions)
 
     def to_json(self) -> dict[str, Any]:
@@ -72,7 +76,7 @@ class LabScenarioResult(ScenarioResult):
                 "expected": {
                     "verdict": expected.expect_label,
                     "verdicts": sorted(expected.expect_verdicts),
-                    "incidents": expected.expect_incidents,
+                    "incidents": self.expected_incidents,
                     "snapshots": 1,
                     "executions": 1,
                 },

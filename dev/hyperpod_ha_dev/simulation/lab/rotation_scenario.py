@@ -367,5 +367,4 @@ ROTATION_SCENARIO: Final = LabScenario(
     _rotate,
     frozenset({"HEALTHY"}),
     "HEALTHY",
-    0,
 )

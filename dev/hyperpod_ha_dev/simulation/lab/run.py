@@ -10,6 +10,7 @@ from hyperpod_ha.slurm import (
     SlurmOutputError,
     parse_show_config,
 )
+from hyperpod_ha.verdict import VERIFIED
 from hyperpod_ha_dev.embedded.site import SiteController
 from hyperpod_ha_dev.simulation.engine import ScenarioResult, embedded_run
 from hyperpod_ha_dev.simulation.lab.baseline import restore_lab
@@ -130,7 +131,8 @@ def _engine_scenario(scenario: LabScenario) -> Scenario:
         ctl2=(),
         notification="",
         expect_verdict=scenario.expect_label,
-        expect_incidents=scenario.expect_incidents,
+        # LabScenarioResult judges the lab's runs; this is the engine's view only.
+        expect_incidents=0 if scenario.expect_verdicts <= VERIFIED else 1,
         parameters=dict(scenario.parameters),
     )
 

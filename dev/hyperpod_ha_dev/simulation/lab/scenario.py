@@ -32,7 +32,6 @@ class LabScenario:
     inject: Inject  # the fault (or the rotation) and the trigger the cluster would send
     expect_verdicts: frozenset[str]
     expect_label: str  # how the expectation reads in the timeline and JSON
-    expect_incidents: int
     parameters: Mapping[str, int] = field(default_factory=lambda: dict(CONVERGING_PARAMETERS))
     precondition: Callable[[Lab], str] | None = None  # before the stack exists; says what it did
     verify: Verify | None = None  # after the workflow, before the repair
@@ -40,14 +39,12 @@ class LabScenario:
     why: str = ""  # why this verdict is the right one, where that is not obvious
     controllers: int = 2  # the lab's controller group for this scenario
     min_slurm: str | None = None  # the oldest Slurm series that shows it (e.g. "24.11")
-    # Where a Slurm release ends otherwise: series -> (verdicts, label, incidents, why).
-    by_release: Mapping[str, tuple[frozenset[str], str, int, str]] = field(default_factory=dict)
+    # Where a Slurm release ends otherwise: series -> (verdicts, label, why).
+    by_release: Mapping[str, tuple[frozenset[str], str, str]] = field(default_factory=dict)
 
     def on(self, series: str) -> LabScenario:
         """The scenario as it ends on ``series``."""
         if series not in self.by_release:
             return self
-        verdicts, label, incidents, why = self.by_release[series]
-        return dataclasses.replace(
-            self, expect_verdicts=verdicts, expect_label=label, expect_incidents=incidents, why=why
-        )
+        verdicts, label, why = self.by_release[series]
+        return dataclasses.replace(self, expect_verdicts=verdicts, expect_label=label, why=why)

@@ -30,7 +30,7 @@ class LabScenario:
     name: str
     summary: str
     inject: Inject  # the fault (or the rotation) and the trigger the cluster would send
-    expect_verdicts: frozenset[str]
+    expect_verdicts: frozenset[str]  # the incidents follow: one if not verified (LabScenarioResult)
     expect_label: str  # how the expectation reads in the timeline and JSON
     parameters: Mapping[str, int] = field(default_factory=lambda: dict(CONVERGING_PARAMETERS))
     precondition: Callable[[Lab], str] | None = None  # before the stack exists; says what it did

@@ -132,6 +132,8 @@ def test_a_refused_drill_leaves_the_holder_s_lease_alone(embedded: Embedded) -> 
         {"action": "reboot"},
         {"action": "begin", "request": {"cluster": "ml-cluster; id"}, "execution_id": EXECUTION},
         {"action": "takeover", "phase": "sideways", "request": REQUEST, "plan": {}},
+        {"action": "takeover", "phase": "takeover", "request": REQUEST, "plan": {}},
+        {"action": "takeover", "phase": "hand-back", "request": REQUEST, "plan": ["ctl1"]},
         {"action": "register", "phase": {"name": "sideways", "started_at": 0}, "plan": {}},
         {"action": "register", "phase": "hand-back", "plan": {}},
     ],

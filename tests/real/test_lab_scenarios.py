@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.commands import CommandRequest
+from hyperpod_ha.verdict import VERIFIED
 from hyperpod_ha_dev.cli.simulate import render_timeline
 from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
 from hyperpod_ha_dev.simulation.lab import (
@@ -55,7 +56,6 @@ ORDER = (
     "second-failover",
     "back-3",
 )
-VERIFIED = {"HEALTHY", "FAILED_OVER"}
 
 
 @pytest.fixture(scope="module")

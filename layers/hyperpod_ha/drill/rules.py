@@ -134,7 +134,7 @@ def needs_registration(verdict: Mapping[str, Any], target: str) -> bool:
     )
 
 
-def registered(phase: Mapping[str, Any], output: NodeOutput, now: float) -> dict[str, Any]:
+def with_registration(phase: Mapping[str, Any], output: NodeOutput, now: float) -> dict[str, Any]:
     """The phase after registering its controller again: what that found and did, kept with the
     phase's figures; then it checks again."""
     before = output.values.get("registered_before")

@@ -114,7 +114,7 @@ def register(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
         output = context.commands().register(node.target)
     except DrillCommandFailed as error:
         output = NodeOutput(rc=1, values={"error": str(error)})
-    return rules.registered(phase, output, context.clock())
+    return rules.with_registration(phase, output, context.clock())
 
 
 def check_jobs(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:

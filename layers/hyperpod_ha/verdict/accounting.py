@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from hyperpod_ha.verdict.observation import Controller, Findings, Observation
+
+# The reason a verdict gives when slurmdbd answers but names no controller.
+NO_REGISTERED_CONTROLLER: Final = "no controller is registered with slurmdbd (ControlHost empty)"
 
 
 def accounting_findings(seen: Observation, active: Controller) -> Findings:
@@ -24,9 +29,7 @@ def accounting_findings(seen: Observation, active: Controller) -> Findings:
     if registered is None:
         return found
     if registered.registered_host is None:
-        found.problems.append(
-            registered.error or "no controller is registered with slurmdbd (ControlHost empty)"
-        )
+        found.problems.append(registered.error or NO_REGISTERED_CONTROLLER)
         return found
     holder = _controller_at(seen, registered.registered_host)
     if holder is None:

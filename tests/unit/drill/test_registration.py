@@ -65,7 +65,7 @@ def test_registration_is_only_asked_for_when_the_active_target_reaches_an_empty_
 
 def attempt_after(output: NodeOutput, now: float = 12.5) -> dict[str, Any]:
     """The one registration kept on a fresh hand-back phase (started at 0) after ``output``."""
-    phase = rules.registered(rules.new_phase("hand-back", CTL1, 0.0, 10), output, now)
+    phase = rules.with_registration(rules.new_phase("hand-back", CTL1, 0.0, 10), output, now)
     assert phase["next"] == "check-again"
     [attempt] = phase["registrations"]
     return dict(attempt)

@@ -13,6 +13,7 @@ from hyperpod_ha.slurm import (
     parse_ping,
     parse_role_log,
 )
+from hyperpod_ha.verdict.accounting import NO_REGISTERED_CONTROLLER
 from hyperpod_ha_dev.simulation.engine import ScenarioResult
 from hyperpod_ha_dev.simulation.lab.errors import LabScenarioError
 from hyperpod_ha_dev.simulation.lab.polling import poll
@@ -92,7 +93,7 @@ def registration_agrees(drill: Drill, result: ScenarioResult) -> None:
     agrees = (
         result.verdict == "HEALTHY"
         if held
-        else result.verdict == "DEGRADED" and "no controller is registered with slurmdbd" in detail
+        else result.verdict == "DEGRADED" and NO_REGISTERED_CONTROLLER in detail
     )
     drill.check(
         "the verdict agrees with slurmdbd's registration",

@@ -19,11 +19,12 @@ export SAM_CLI_TELEMETRY := 0
 LOCAL_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
 ARCH ?= arm64
 
-.PHONY: help venv demo test test-lab lint checkov unit build local-build local-image bench probe-document lab-prepare lab-up lab-down clean
+.PHONY: help venv demo test test-prepare test-container test-lab lint checkov unit build local-build local-image bench probe-document lab-prepare lab-up lab-down clean
 
 help:
 	@echo "make demo            the failover scenario end to end on the embedded stack"
-	@echo "make test            ruff, mypy, cfn-lint, sam validate --lint, checkov and the whole test suite"
+	@echo "make test            ruff, mypy, cfn-lint, sam validate --lint, checkov and every test tier; as root it"
+	@echo "                     installs what the container and lab tiers need first (docker.io, Slurm builds)"
 	@echo "make checkov         checkov on the template as SAM translates it (own tool venv)"
 	@echo "make build           sam build (arm64, python3.13; ARCH=x86_64 for the other)"
 	@echo "make local-build     sam build for this machine's architecture, for sam local"
@@ -34,10 +35,12 @@ help:
 	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces; Slurm 24.11)"
 	@echo "make test-lab        the lab tests: all on 24.11, a smaller set on 22.05 (root)"
 
-$(BIN)/.installed: pyproject.toml
+# The layer's pins are the environment's constraints: the tests run on exactly the Powertools,
+# PyMySQL and websockets the functions ship (tests/unit/test_pins.py checks it).
+$(BIN)/.installed: pyproject.toml layers/requirements.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev]" --constraint layers/requirements.txt
 	@touch $@
 
 venv: $(BIN)/.installed
@@ -67,21 +70,46 @@ lint: venv
 	$(BIN)/sam validate --lint --template template.yaml
 	$(MAKE) --no-print-directory checkov
 
+# `make test` is the whole set-up. As root it first installs what the container and lab tiers
+# need (once per machine, reused after: Debian's docker.io and debootstrap, the lab's packages
+# and its Slurm builds), then runs every tier. As another user it runs lint and the suite
+# outside the lab, and names the command for each tier it cannot run.
 # The non-lab suite runs with the host's Slurm, munge, their users and the lab's leftovers
 # hidden (tests/fresh_host.sh), as on a new user's machine. The container tier runs Lambda
-# containers and the lab's tests time real Slurm failovers: each runs alone, after the rest
+# containers and the lab's tests run real Slurm failovers: each runs alone, after the rest
 # ran on both cores. Every lab test runs on Slurm 24.11 (HyperPod's), a smaller set on 22.05.
+IS_ROOT := $(filter 0,$(shell id -u))
 LAB_2205_TESTS := test_up_builds or test_a_job_runs or test_runner_runs or test_sigkill or \
 	test_an_operator_session or verdict[failover] or verdict[both-down] or verdict[isolated-primary] or \
 	test_a_drill_takes_over_and_hands_back
-test: lint
+test: lint test-prepare
 	time tests/fresh_host.sh $(BIN)/python -m pytest -n 2 -m "not lab and not container"
-	time $(BIN)/python -m pytest -m container
+	$(MAKE) --no-print-directory test-container
 	$(MAKE) --no-print-directory test-lab
 
+# What the container and lab tiers need on this machine; nothing as another user.
+test-prepare: venv
+ifneq ($(IS_ROOT),)
+	time .ci/container-runtime install
+	time $(MAKE) --no-print-directory lab-prepare
+endif
+
+# The container tier starts dockerd itself as root when none answers (and stops it after).
+test-container: venv
+ifneq ($(IS_ROOT),)
+	time $(BIN)/python -m pytest -m container
+else
+	@if .ci/container-runtime status; then time $(BIN)/python -m pytest -m container; \
+	else echo "container tier skipped: no Docker daemon answers and starting one needs root: run 'sudo make test-container'"; fi
+endif
+
 test-lab: venv
+ifneq ($(IS_ROOT),)
 	time $(BIN)/python -m pytest -m lab
 	time HYPERPOD_LAB_SLURM=22.05 $(BIN)/python -m pytest -m lab -k "$(LAB_2205_TESTS)"
+else
+	@echo "lab tier skipped: the Slurm lab needs root (network namespaces, daemons): run 'sudo make test-lab'"
+endif
 
 lab-prepare: venv
 	time $(BIN)/python -m hyperpod_lab prepare --slurm 24.11

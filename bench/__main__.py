@@ -23,6 +23,7 @@ from bench import (
     ROOT,
     cold_start,
     input_parsing,
+    lab_timings,
     lab_verdict,
     package_size,
     storm,
@@ -73,6 +74,7 @@ def main() -> int:
         "input_parsing": _run("hostile input parsing", input_parsing.measure),
         "workflow_cost": _run("workflow cost", workflow_cost.measure),
         "watchdog_cost": _run("watchdog cost", watchdog_cost.measure),
+        "lab_timings": _run("lab build, bring-up and takeover", lab_timings.measure),
         "lab_verdict": _run("lab time to verdict", lab_verdict.measure),
     }
     meta = {

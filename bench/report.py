@@ -15,6 +15,8 @@
                         "inputs": {"sns/<name>" | "eventbridge/<name>": {"median_ms", ...}}},
       "workflow_cost": {"skipped": "..."} | {"prices": {...}, "scenarios": {"failover": {...}, ...}},
       "watchdog_cost": {"skipped": "..."} | <check, USD per cluster-month>,
+      "lab_timings": {"skipped": "..."} | {"up_seconds": <check>, "up_again_seconds", "down_seconds",
+                      "takeover_seconds", "slurm_build_seconds"},
       "lab_verdict": {"skipped": "..."} | <check>
     }
 
@@ -38,6 +40,7 @@ SECTIONS = (
     "input_parsing",
     "workflow_cost",
     "watchdog_cost",
+    "lab_timings",
     "lab_verdict",
 )
 
@@ -69,6 +72,7 @@ def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any
         "input_parsing": parts.get("input_parsing", {"skipped": "not measured"}),
         "workflow_cost": parts["workflow_cost"],
         "watchdog_cost": parts.get("watchdog_cost", {"skipped": "not measured"}),
+        "lab_timings": parts.get("lab_timings", {"skipped": "not measured"}),
         "lab_verdict": parts["lab_verdict"],
     }
 
@@ -269,6 +273,24 @@ def _lab_lines(lab: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _lab_timing_lines(timings: Mapping[str, Any]) -> list[str]:
+    if "skipped" in timings or "error" in timings:
+        return [f"Lab timings: {timings.get('skipped') or timings.get('error')}"]
+    lines = []
+    for name in ("slurm_build_seconds", "up_seconds", "up_again_seconds", "takeover_seconds", "down_seconds"):
+        check = timings.get(name)
+        if not isinstance(check, Mapping):
+            continue
+        if "error" in check:
+            lines.append(f"Lab {name}: error: {check['error']}")
+        else:
+            lines.append(
+                f"Lab {name} (Slurm {timings.get('slurm')}): {check['value']} s; "
+                f"target <= {check['target']} s {_mark(check)}"
+            )
+    return lines
+
+
 def format_table(results: Mapping[str, Any]) -> str:
     missed = [path for path, check in checks(results) if not check["met"]]
     lines = [
@@ -278,6 +300,7 @@ def format_table(results: Mapping[str, Any]) -> str:
         *_input_lines(results.get("input_parsing", {})),
         *_workflow_lines(results.get("workflow_cost", {})),
         *_watchdog_lines(results.get("watchdog_cost", {})),
+        *_lab_timing_lines(results.get("lab_timings", {})),
         *_lab_lines(results.get("lab_verdict", {})),
         f"{len(missed)} target(s) missed" + (": " + ", ".join(missed) if missed else ""),
     ]

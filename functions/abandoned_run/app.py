@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.observability import observed
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -21,7 +21,6 @@ def _cleanup() -> AbandonedRunCleanup:
     return AbandonedRunCleanup.from_settings(AbandonedRunSettings.from_environment())
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return _cleanup().handle(event)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from hyperpod_ha.controllers.discovery import discover_controllers
 from hyperpod_ha.controllers.naming import requested_cluster
 from hyperpod_ha.controllers.settings import DiscoverySettings
-from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.observability import logger, observed
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -28,8 +28,7 @@ def _wiring() -> tuple[DiscoverySettings, SageMakerClient]:
     return settings, boto3.client("sagemaker")
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     settings, sagemaker = _wiring()
     cluster = requested_cluster(event, settings.cluster)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
-from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.observability import logger, observed
 from hyperpod_ha.verdict import VerdictPolicy, VerdictRequest, decide
 
 if TYPE_CHECKING:
@@ -23,8 +23,7 @@ def _policy() -> VerdictPolicy:
     return VerdictPolicy.from_environment()
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     policy = _policy()  # before the event: a bad setting fails every invocation, naming it
     result = decide(VerdictRequest.from_event(event), policy)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.observability import observed
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -30,8 +30,7 @@ def _context() -> DrillContext:
     return drill_context(DrillSettings.from_environment())
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     from hyperpod_ha.drill.drill_function import run_logged_step
 

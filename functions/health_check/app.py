@@ -15,7 +15,7 @@ from hyperpod_ha.commands import CommandRunner, runner_for
 from hyperpod_ha.controllers.check import check_controller
 from hyperpod_ha.controllers.models import Controller
 from hyperpod_ha.controllers.settings import ProbeSettings
-from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.observability import logger, observed
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -28,8 +28,7 @@ def _wiring() -> tuple[ProbeSettings, CommandRunner]:
     return settings, runner_for(settings.transport)
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     settings, runner = _wiring()
     node = Controller.from_json(event)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.observability import logger, metrics, tracer
+from hyperpod_ha.observability import metrics, observed
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -25,8 +25,7 @@ def _service() -> IncidentService:
     return IncidentService.from_settings(IncidentFunctionSettings.from_environment())
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     try:
         return _service().handle(event, context)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.observability import logger, metrics, tracer
+from hyperpod_ha.observability import metrics, observed
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -23,8 +23,7 @@ def _service() -> NodeEventService:
     return NodeEventService.from_settings(NodeEventSettings.from_environment())
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@observed
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return _service().handle(event)

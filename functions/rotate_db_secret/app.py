@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.observability import observed
 from hyperpod_ha.rotation.sdk_logs import silence_sdk_wire_logs
 from hyperpod_ha.rotation.wiring import aws_collaborators
 
@@ -30,8 +30,7 @@ def _service() -> SecretRotation:
     return SecretRotation(settings, aws_collaborators(settings))
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     silence_sdk_wire_logs()  # again: a test or a root logger may have lowered them since
     return _service().handle(event)

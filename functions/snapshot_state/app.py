@@ -12,7 +12,7 @@ from typing import Any
 import boto3
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from hyperpod_ha.observability import logger, tracer
+from hyperpod_ha.observability import observed
 from hyperpod_ha.snapshots.actions import SnapshotActions
 from hyperpod_ha.snapshots.service import Snapshots
 from hyperpod_ha.snapshots.settings import SnapshotSettings
@@ -28,7 +28,6 @@ def _actions() -> SnapshotActions:
     return SnapshotActions(Snapshots(boto3.client("fsx"), settings), records)
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return _actions().handle(event)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.observability import logger, metrics, tracer
+from hyperpod_ha.observability import metrics, observed
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -26,8 +26,7 @@ def _watchdog() -> Watchdog:
     return watchdog_from_settings(WatchdogSettings.from_environment())
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
+@observed
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     from hyperpod_ha.watchdog.watchdog_function import handle_tick

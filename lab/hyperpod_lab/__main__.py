@@ -29,12 +29,13 @@ def prepare(chosen: SlurmRelease) -> dict[str, object]:
     started = time.monotonic()
     installed = ensure_packages(chosen.packages)
     installed_at = time.monotonic()
-    prefix = ensure_built(chosen.series) if chosen.built else None
+    build = ensure_built(chosen.series) if chosen.built else None
     return {
         "slurm": chosen.series,
         "installed_packages": installed,
         "packages_seconds": round(installed_at - started, 1),
-        "prefix": str(prefix) if prefix else None,
+        "prefix": str(build.prefix) if build else None,
+        "built_now": build.built_now if build else False,
         "build_seconds": round(time.monotonic() - installed_at, 1),
     }
 
@@ -64,7 +65,12 @@ def main(argv: list[str] | None = None) -> int:
             topology = Topology(args.controllers, args.nodes, args.network, args.root, args.slurm)
             lab = Lab(topology)
             report = lab.up(os.environ.get(PASSWORD_ENV) or None, install_packages=not args.no_install)
-            result: object = {"seconds": round(report.seconds, 2), "reused": report.reused, **lab.status()}
+            result: object = {
+                "seconds": round(report.seconds, 2),
+                "reused": report.reused,
+                "built_slurm": report.built_slurm,
+                **lab.status(),
+            }
         elif args.command == "prepare":
             result = prepare(release(args.slurm))
         elif args.command == "down":

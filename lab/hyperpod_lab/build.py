@@ -47,13 +47,14 @@ class LabBuild(LabTeardown, LabReadiness):
             raise LabError("the lab needs root (network namespaces, mounts, daemons as root)")
         if install_packages:
             ensure_packages(self.release.packages)
+        built_slurm = False
         if self.release.built:
             try:
-                ensure_built(self.release.series)
+                built_slurm = ensure_built(self.release.series).built_now
             except SlurmSourceError as exc:
                 raise LabError(f"Slurm {self.release.series} is not available: {exc.reason}") from None
         if self._healthy(db_password):
-            return UpReport(time.monotonic() - started, reused=True)
+            return UpReport(time.monotonic() - started, reused=True, built_slurm=built_slurm)
         self.down()
         try:
             self._build(password, started + timeout)
@@ -68,7 +69,7 @@ class LabBuild(LabTeardown, LabReadiness):
             raise
         seconds = time.monotonic() - started
         logger.info("lab up", extra={"seconds": round(seconds, 2), "topology": self.topology.to_json()})
-        return UpReport(seconds, reused=False)
+        return UpReport(seconds, reused=False, built_slurm=built_slurm)
 
     def _healthy(self, db_password: str | None) -> bool:
         state = read_state(self.topology.root)

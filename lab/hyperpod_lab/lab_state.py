@@ -40,6 +40,7 @@ class Heartbeat:
 class UpReport:
     seconds: float
     reused: bool  # the lab was already up and healthy; nothing was rebuilt
+    built_slurm: bool = False  # this up built its Slurm release (once per machine); else reused
 
 
 @dataclass

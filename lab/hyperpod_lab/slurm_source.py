@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tarfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -169,18 +170,26 @@ def fetch_tarball(work: Path, series: str) -> Path:
     return max(tarballs)
 
 
-def ensure_built(series: str, root: Path = BUILD_ROOT) -> Path:
-    """The prefix of a complete build of ``series``: reused when there, else fetched and built.
+@dataclass(frozen=True)
+class SlurmBuild:
+    """A complete build of a release series: where it is, and whether this call made it."""
+
+    prefix: Path
+    built_now: bool
+
+
+def ensure_built(series: str, root: Path = BUILD_ROOT) -> SlurmBuild:
+    """A complete build of ``series``: reused when there, else fetched and built.
 
     One build at a time per machine (a lock file under ``root``).
     """
     if (prefix := installed_prefix(series, root)) is not None:
-        return prefix
+        return SlurmBuild(prefix, built_now=False)
     root.mkdir(parents=True, exist_ok=True)
     with (root / ".build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (prefix := installed_prefix(series, root)) is not None:
-            return prefix  # built by whoever held the lock before us
+            return SlurmBuild(prefix, built_now=False)  # built by whoever held the lock before us
         started = time.monotonic()
         work = root / f"build-{series}"
         shutil.rmtree(work, ignore_errors=True)
@@ -196,7 +205,16 @@ def ensure_built(series: str, root: Path = BUILD_ROOT) -> Path:
         logger.info(
             "Slurm built", extra={"prefix": str(prefix), "seconds": round(time.monotonic() - started)}
         )
-        return prefix
+        return SlurmBuild(prefix, built_now=True)
+
+
+def build_seconds(prefix: Path) -> int | None:
+    """How long the build under ``prefix`` took, as its marker recorded it."""
+    try:
+        found = re.search(r"built in ([0-9]{1,6}) s", (prefix / MARKER).read_text()[:200])
+    except OSError:
+        return None
+    return int(found[1]) if found else None
 
 
 def _build(tarball: Path, work: Path, prefix: Path) -> None:

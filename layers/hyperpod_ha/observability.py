@@ -1,64 +1,50 @@
-"""Logger, tracer and metrics in one place, so every handler is set up the same way.
+"""Logger and metrics in one place, so every handler is set up the same way.
 
-Powertools reads its settings (service name, log level, metrics namespace) from the
-environment the template gives each function.
+Powertools reads its settings (log level, metrics namespace) from the environment the template
+gives each function. Tracing is Lambda's and Step Functions' own (``Tracing: Active`` and the
+state machines' tracing configuration): no X-Ray SDK is shipped (its support ends 2027-02-25).
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from aws_lambda_powertools import Logger, Metrics
 
-if TYPE_CHECKING:
-    from aws_lambda_powertools import Tracer
-
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
+# What a process that is no function (the CLI, the lab) calls itself.
+DEFAULT_SERVICE: Final = "hyperpod-ha"
 
-class LazyTracer:
-    """Powertools' Tracer, made on the first traced invocation instead of at import.
-
-    Making a Tracer imports the X-Ray SDK (its recorder pulls in asyncio and wrapt, and builds
-    an X-Ray client for sampling rules, which Lambda's own sampling never uses): about a third
-    of a handler's import beyond boto3. Deferred, the function's INIT stays close to boto3's;
-    the first invocation pays for the SDK once, the later ones nothing, and every Tracer
-    feature (handler segment, ColdStart annotation, botocore subsegments) is kept.
-    """
-
-    def __init__(self, **options: Any) -> None:
-        self._options = options
-        self._tracer: Tracer | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def tracer(self) -> Tracer:
-        with self._lock:
-            if self._tracer is None:
-                from aws_lambda_powertools import Tracer
-
-                self._tracer = Tracer(**self._options)
-            return self._tracer
-
-    def capture_lambda_handler(self, handler: Handler) -> Handler:
-        traced: list[Callable[..., Any]] = []
-
-        @functools.wraps(handler)
-        def run(event: Any, context: Any) -> Any:
-            if not traced:
-                traced.append(self.tracer.capture_lambda_handler(handler))
-            return traced[0](event, context)
-
-        return run  # type: ignore[return-value]
-
-
-logger = Logger()
-# Only the AWS SDK calls are traced: patching every library X-Ray knows imports them all.
-tracer = LazyTracer(patch_modules=("botocore",))
+logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or DEFAULT_SERVICE)
 # The template sets the namespace; a process that imports this before any function's
 # environment is set (the CLI, the lab) gets the same one.
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "HyperPodHA")
+
+
+def service_name() -> str:
+    """The function's ``POWERTOOLS_SERVICE_NAME``, read when it runs (not when this was imported)."""
+    return os.environ.get("POWERTOOLS_SERVICE_NAME") or DEFAULT_SERVICE
+
+
+def observed(handler: Handler) -> Handler:
+    """A handler's logging context: the Lambda context on every line, state cleared per
+    invocation, and the service name of the function's own environment on logs and metrics.
+
+    The Logger and Metrics are made once per process, at import; in process (``make demo``,
+    ``hyperpod-ha invoke``) that is before a function's environment is set, so the name is
+    applied again at each invocation, as deployed functions have it from the start.
+    """
+
+    @functools.wraps(handler)
+    def named(event: Any, context: Any) -> Any:
+        name = service_name()
+        logger.append_keys(service=name)
+        if metrics.default_dimensions.get("service") != name:  # once per container
+            metrics.set_default_dimensions(service=name)
+        return handler(event, context)
+
+    return cast(Handler, logger.inject_lambda_context(clear_state=True)(named))

@@ -98,3 +98,30 @@ def test_invoke_against_an_endpoint(
         stateMachineArn=stack.outputs["FailoverVerificationStateMachineArn"]
     )["executions"]
     assert [e["executionArn"] for e in executions] == [record["execution_arn"]]
+
+
+def test_in_process_logs_carry_the_functions_service_name() -> None:
+    # The CLI imports the runtime package before any function's environment is set.
+    environment = {key: value for key, value in os.environ.items() if key != "POWERTOOLS_SERVICE_NAME"}
+    done = subprocess.run(
+        [
+            *CLI,
+            "invoke",
+            "ControllerStatusFunction",
+            "--event",
+            "events/sns_controller_on_primary.json",
+            "--embedded",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]
+    handled = [line for line in lines if line.get("message") == "controller notification handled"]
+    assert handled
+    assert {line["service"] for line in handled} == {"hyperpod-ha"}
+    assert "service_undefined" not in done.stderr

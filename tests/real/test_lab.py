@@ -32,12 +32,14 @@ from tests.real.lab_support import (
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
-def test_up_builds_the_controller_group_quickly(lab: Lab, db_password: str) -> None:
+def test_up_builds_the_controller_group_and_reuses_the_slurm_build(lab: Lab, db_password: str) -> None:
+    # The session's lab came up first (tests/real/conftest.py), building Slurm if it had to:
+    # a second bring-up on this machine reuses that build. How long it takes: make bench.
     lab.down()
     report = lab.up(db_password, install_packages=False)
 
     assert not report.reused
-    assert report.seconds < 30  # lab.md saw 7-9 s including packages and a test job
+    assert not report.built_slurm
     controllers = lab.controllers()
     assert [c["hostname"] for c in controllers] == ["ctl1", "ctl2"]
     assert {c["status"] for c in controllers} == {"Running"}
@@ -59,7 +61,7 @@ def test_up_again_reuses_the_running_lab(running: Lab, db_password: str) -> None
     report = running.up(db_password, install_packages=False)
 
     assert report.reused
-    assert report.seconds < 5
+    assert not report.built_slurm
     assert running.status()["hosts"] == before["hosts"]
 
 
@@ -97,7 +99,7 @@ def test_runner_runs_scontrol_ping_on_each_controller(running: Lab) -> None:
         assert ping.exit_code == 0
         assert ping.transport == "lab"
         assert ping.stderr == ""
-        assert 0 < ping.duration_seconds < 15
+        assert ping.duration_seconds > 0
         assert name.stdout == f"{controller['hostname']}\n"
 
 
@@ -135,13 +137,11 @@ def test_runner_reports_exit_codes_and_stderr(running: Lab) -> None:
 
 
 def test_runner_enforces_the_deadline(running: Lab) -> None:
-    started = time.monotonic()
-
     # A duration nothing else on the machine sleeps for: only this command's process matches.
+    # Without the deadline the sleep would end normally after 29.7 s, raising nothing.
     with pytest.raises(CommandTimedOut):
         LabRunner(running).run(command_request("ctl1", "sleep 29.731", deadline=0.5))
 
-    assert time.monotonic() - started < 3
     # Only the lab host's own processes: other work on the machine may sleep too.
     host = pid_namespace(running.holder("ctl1"))
     assert not [

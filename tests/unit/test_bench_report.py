@@ -212,3 +212,21 @@ def test_the_hostile_input_line_in_the_table() -> None:
         "Hostile input (SNS/EventBridge payloads up to 1 MiB, 2 kinds): slowest sns/whitespace-only "
         "12.5 ms parsed or rejected (target <= 50 ms) yes; largest dead-letter body 185.5 KiB"
     ) in format_table(results)
+
+
+def test_the_labs_own_figures_are_checks_in_the_table() -> None:
+    results = _results()
+    results["lab_timings"] = {
+        "slurm": "24.11",
+        "up_seconds": at_most(8.4, 30, unit="seconds", reused=False),
+        "up_again_seconds": at_most(0.3, 5, unit="seconds", reused=True),
+        "takeover_seconds": at_most(17.0, 15, unit="seconds", slurmctld_timeout=10),
+        "down_seconds": {"error": "lab down failed"},
+    }
+
+    missed = [path for path, check in checks(results) if not check["met"]]
+    table = format_table(results)
+
+    assert missed == ["functions.IncidentFunction.cold_start", "lab_timings.takeover_seconds"]
+    assert "Lab up_seconds (Slurm 24.11): 8.4 s; target <= 30 s" in table
+    assert "Lab down_seconds: error: lab down failed" in table

@@ -4,7 +4,9 @@ and that the Lambda layer is the runtime package exactly."""
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -102,14 +104,68 @@ def test_handlers_are_wiring() -> None:
     assert long == []
 
 
-def test_the_built_layer_is_the_runtime_package(tmp_path: Path) -> None:
-    # The layer's own build (x86_64 wheels: whichever, the package part is the same).
+@pytest.fixture(scope="module")
+def built_layer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The layer's own build (x86_64 wheels: whichever, the package part is the same)."""
+    artifacts = tmp_path_factory.mktemp("layer")
     subprocess.run(
-        ["make", "-C", str(ROOT / "layers"), "build-HyperpodHaLayer", f"ARTIFACTS_DIR={tmp_path}"],
+        ["make", "-C", str(ROOT / "layers"), "build-HyperpodHaLayer", f"ARTIFACTS_DIR={artifacts}"],
         check=True,
         capture_output=True,
-        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LAYER_ARCHITECTURE": "x86_64", "HOME": str(tmp_path)},
+        env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LAYER_ARCHITECTURE": "x86_64", "HOME": str(artifacts)},
     )
-    assert layer_differences(tmp_path / "python" / "hyperpod_ha") == []
-    (tmp_path / "python" / "hyperpod_ha" / "extra.py").write_text("")
-    assert layer_differences(tmp_path / "python" / "hyperpod_ha") == ["+extra.py"]
+    return artifacts / "python"
+
+
+def test_the_built_layer_is_the_runtime_package(built_layer: Path, tmp_path: Path) -> None:
+    assert layer_differences(built_layer / "hyperpod_ha") == []
+    copy = tmp_path / "hyperpod_ha"
+    shutil.copytree(built_layer / "hyperpod_ha", copy)
+    (copy / "extra.py").write_text("")
+    assert layer_differences(copy) == ["+extra.py"]
+
+
+def _runtime_modules() -> list[str]:
+    modules = [
+        ".".join(path.relative_to(RUNTIME.parent).with_suffix("").parts).removesuffix(".__init__")
+        for path in python_files(RUNTIME)
+    ]
+    named = {
+        module
+        for path in [*python_files(RUNTIME), *python_files(FUNCTIONS)]
+        for module in imported_modules(path)
+        if module.startswith("aws_lambda_powertools")
+    }
+    return sorted(set(modules) | named)
+
+
+def test_what_the_layer_leaves_out_is_imported_by_nothing_shipped(built_layer: Path) -> None:
+    # Every runtime module and every Powertools name they import (the handlers' deferred
+    # imports included), from the built layer first on the path: a pruned part would fail here.
+    code = (
+        "import importlib, sys\n"
+        "failed = []\n"
+        "for name in sys.argv[1:]:\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except ImportError:\n"
+        "        parent, _, attribute = name.rpartition('.')\n"
+        "        try:\n"
+        "            getattr(importlib.import_module(parent), attribute)\n"
+        "        except (ImportError, AttributeError) as error:\n"
+        "            failed.append(f'{name}: {error}')\n"
+        "import aws_lambda_powertools\n"
+        "print(aws_lambda_powertools.__file__)\n"
+        "print(failed)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *_runtime_modules()],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PYTHONPATH": str(built_layer), "PATH": "/usr/bin:/bin", "AWS_DEFAULT_REGION": "us-east-1"},
+    )
+    location, failed = done.stdout.splitlines()
+    assert location.startswith(str(built_layer))
+    assert failed == "[]"
+    assert not (built_layer / "aws_lambda_powertools" / "event_handler").exists()

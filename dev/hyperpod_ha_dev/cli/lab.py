@@ -74,6 +74,7 @@ def run_lab_command(args: argparse.Namespace) -> int:
                 data: dict[str, Any] = {
                     "seconds": round(report.seconds, 2),
                     "reused": report.reused,
+                    "built_slurm": report.built_slurm,
                     **lab.status(),
                 }
             _print(out, data, as_json=True)

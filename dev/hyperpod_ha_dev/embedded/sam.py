@@ -2,7 +2,8 @@
 
 checkov and the IAM tests read this, not the SAM source, so the roles, policies, permissions
 and rules SAM generates (dead-letter queue grants, LambdaInvokePolicy, event rules) are
-checked too. Uses SAM's own translator (samtranslator, installed with the SAM CLI).
+checked too. Uses SAM's own translator and its YAML reader (samtranslator's public API,
+installed with the SAM CLI).
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def _as_packaged(template: dict[str, Any], root: Path) -> None:
 
 
 def translate(template_path: Path, parameters: dict[str, Any] | None = None) -> dict[str, Any]:
-    from samcli.yamlhelper import yaml_parse
     from samtranslator.translator.transform import transform
+    from samtranslator.yaml_helper import yaml_parse
 
     # The translator asks boto3 for the region (pseudo parameters); any region will do.
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")

@@ -195,7 +195,7 @@ def test_missing_handshake_fails_at_the_deadline_of_the_check(
         run_with_agent(fake_agent, ssm, stubber, terminated=True, deadline=0.6)
 
     assert isinstance(raised.value, ProtocolError)
-    assert 0.6 <= time.monotonic() - started < 2.0
+    assert time.monotonic() - started >= 0.6  # not before its deadline (a slow machine cannot fail this)
     assert ssm_calls == ["StartSession", "TerminateSession"]
     assert fake_agent.wait_done()
     assert fake_agent.errors == []
@@ -213,11 +213,10 @@ def test_missing_handshake_fails_at_the_deadline_of_the_check(
 def test_kms_encryption_request_is_answered_failed_then_refused(
     fake_agent: FakeSsmAgent, ssm: SSMClient, stubber: Stubber, ssm_calls: list[str]
 ) -> None:
-    started = time.monotonic()
+    # Refused at once: waiting for the 10 s deadline would end in a timeout error instead.
     with pytest.raises(EncryptionRequired, match="KMS encryption"):
         run_with_agent(fake_agent, ssm, stubber, terminated=True, deadline=10)
 
-    assert time.monotonic() - started < 1.0
     assert ssm_calls == ["StartSession", "TerminateSession"]
     assert fake_agent.wait_done()
     assert fake_agent.errors == []

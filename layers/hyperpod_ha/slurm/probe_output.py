@@ -8,12 +8,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from hyperpod_ha.json_input import load_json
 from hyperpod_ha.slurm.errors import ProbeOutputError
 from hyperpod_ha.slurm.text import excerpt
 
@@ -84,6 +84,7 @@ def parse_probe_output(text: str) -> ProbeOutput:
     section_end = f"{PROBE_MARK} {nonce} end "
     sections: dict[str, ProbeSection] = {}
     result: dict[str, object] | None = None
+    unreadable: str | None = None  # why a result line could not be read, when one could not
     current: str | None = None
     body: list[str] = []
     for raw in lines[start + 1 :]:
@@ -93,7 +94,10 @@ def parse_probe_output(text: str) -> ProbeOutput:
                 current = line[len(section_begin) :]
                 body = []
             elif line.startswith(PROBE_RESULT_PREFIX):
-                result = _result(line[len(PROBE_RESULT_PREFIX) :], nonce)
+                try:
+                    result = _result(line[len(PROBE_RESULT_PREFIX) :], nonce)
+                except ProbeOutputError as problem:  # cut off mid-line, or hostile: not an end
+                    result, unreadable = None, str(problem)
             continue
         if line.startswith(section_end):
             name, _, fields = line[len(section_end) :].partition(" ")
@@ -112,7 +116,7 @@ def parse_probe_output(text: str) -> ProbeOutput:
         else:
             body.append(raw.rstrip())
     elapsed = result.get("elapsed_ms") if result else None
-    error = result.get("error") if result else None
+    error = result.get("error") if result else unreadable
     return ProbeOutput(
         version=int(begin["version"]),
         nonce=nonce,
@@ -124,10 +128,7 @@ def parse_probe_output(text: str) -> ProbeOutput:
 
 
 def _result(payload: str, nonce: str) -> dict[str, object] | None:
-    try:
-        result = json.loads(payload)
-    except ValueError:
-        return None
+    result = load_json(payload, ProbeOutputError, what="the probe's result line")
     if not isinstance(result, dict) or result.get("nonce") != nonce:
         return None  # someone else's line, or a stale one
     return result

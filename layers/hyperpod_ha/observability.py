@@ -9,10 +9,13 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+
+from hyperpod_ha.redaction import redact
 
 if TYPE_CHECKING:
     from aws_lambda_powertools import Tracer
@@ -56,7 +59,15 @@ class LazyTracer:
         return run  # type: ignore[return-value]
 
 
-logger = Logger()
+class RedactingFormatter(LambdaPowertoolsFormatter):
+    """Powertools' JSON log lines, each through the one redaction path: a reason, an excerpt of
+    node output or an exception's text passed in ``extra=`` does not reach CloudWatch whole."""
+
+    def serialize(self, log: Mapping[str, Any]) -> str:
+        return super().serialize(redact(log))
+
+
+logger = Logger(logger_formatter=RedactingFormatter())
 # Only the AWS SDK calls are traced: patching every library X-Ray knows imports them all.
 tracer = LazyTracer(patch_modules=("botocore",))
 # The template sets the namespace; a process that imports this before any function's

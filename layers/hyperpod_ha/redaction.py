@@ -157,4 +157,6 @@ def redact(value: Any, _depth: int = 0) -> Any:
         return [redact(item, _depth + 1) for item in value]
     if isinstance(value, str):
         return scrub_text(value)
-    return value
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return scrub_text(str(value))  # an exception, a date: written as its text, so scrubbed as one

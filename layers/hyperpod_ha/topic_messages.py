@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
+
 from hyperpod_ha.redaction import scrub_text
 
 if TYPE_CHECKING:

@@ -19,9 +19,9 @@ from hyperpod_ha.drill.node import (
     takeover_parameters,
 )
 from hyperpod_ha.errors import HyperpodHaError
-from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.incidents.keys import CATEGORY, SOURCE
 from hyperpod_ha.incidents.ops_item import ops_item_tags
+from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.state_table import lease_key, put_lease, release_lease
 
 if TYPE_CHECKING:

@@ -41,11 +41,12 @@ _MAX_DEPTH: Final = 32
 _QUOTES: Final = "\"'`"
 # Where a secret may start, leftmost first. At one position the SQL form is tried before the
 # key form (its keyword would otherwise be taken for a key that is no secret). A key is a whole
-# word (however long: "x_StoragePass="), tried once at its start, so the search stays linear.
+# word (however long: "x_StoragePass="; an option's "--" or a "..." before it), tried once at its start,
+# so the search stays linear.
 _MARK = re.compile(
     r"(?P<sql>(?i:\bidentified\s{1,16}(?:with\s{1,16}[\w'\"`]{1,64}\s{1,16})?by\b[ \t]{0,16}))"
     r"|(?P<flag>(?<!\S)-p(?=\S))"
-    r"|(?P<key>(?<![\w.-])[A-Za-z_][\w.-]*)"
+    r"|(?<![\w.-])[.-]*(?P<key>[A-Za-z_][\w.-]*)"
     r"(?P<sep>\\{0,3}[\"']?(?:[ \t]{0,64}[:=][ \t]{0,64}| {0,64}\t[ \t]{0,64}))"
 )
 _URL_CREDENTIALS = re.compile(

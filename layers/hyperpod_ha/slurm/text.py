@@ -23,10 +23,13 @@ def excerpt(text: str, limit: int = TEXT_LIMIT, *, tail: bool = False) -> str:
     may be the end of a value whose key was cut off.
     """
     flat = " ".join(text.split())
-    if len(flat) > limit:
-        flat = "..." + flat[3 - limit :].partition(" ")[2] if tail else flat[: limit - 3] + "..."
-    scrubbed = scrub_text(flat)
-    return scrubbed if len(scrubbed) <= limit else scrubbed[: limit - 3] + "..."
+    if len(flat) <= limit and len(scrubbed := scrub_text(flat)) <= limit:
+        return scrubbed
+    # Scrubbed before the "..." is added (a key glued to it would not be seen as one).
+    if tail:
+        kept = scrub_text(flat[3 - limit :].partition(" ")[2])
+        return "..." + kept[max(len(kept) - limit + 3, 0) :]
+    return scrub_text(flat[: limit - 3])[: limit - 3] + "..."
 
 
 def split_lines(text: str) -> list[str]:

@@ -5,9 +5,10 @@ is not a ``ValueError``, so a handler that rejects bad JSON with ``except ValueE
 instead. And a value nested a few hundred deep, decoded fine, still breaks the code that walks
 it later (redaction, the dead-letter excerpt, ``json.dumps`` of a report). Every JSON text a
 function reads from a node, AWS or an event goes through :func:`load_json`; an event the Lambda
-runtime already decoded goes through :func:`check_depth`. The caller names its own error (an
-:class:`~hyperpod_ha.errors.InputRejected`), so each feature keeps the error its callers match
-on. The reason never quotes the text: it may hold a secret.
+runtime already decoded goes through :func:`check_depth`. The caller names its own error, so
+each feature keeps the error its callers match on (an :class:`~hyperpod_ha.errors.InputRejected`,
+or the transports' ``ProtocolError`` for a frame from AWS). The reason never quotes the text:
+it may hold a secret.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.errors import HyperpodHaError
 
 # Deeper than anything this project reads (an SNS record with its attributes is 5 levels,
 # a Step Functions input about 6) and far below the interpreter's recursion limit.
@@ -24,7 +25,7 @@ MAX_DEPTH: Final = 32
 
 def load_json(
     text: str | bytes | bytearray,
-    rejected: type[InputRejected],
+    rejected: type[HyperpodHaError],
     *,
     what: str = "the input",
     max_depth: int = MAX_DEPTH,
@@ -43,7 +44,7 @@ def load_json(
 
 
 def check_depth(
-    value: object, rejected: type[InputRejected], *, what: str = "the input", max_depth: int = MAX_DEPTH
+    value: object, rejected: type[HyperpodHaError], *, what: str = "the input", max_depth: int = MAX_DEPTH
 ) -> None:
     """``rejected`` when the decoded ``value`` nests lists and objects deeper than ``max_depth``.
 

@@ -105,6 +105,8 @@ def _checked(controllers: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return checked
 
 
+# How many of the output's last lines may hold the report.
+REPORT_TAIL_LINES: Final = 64
 # The report's fields and the JSON types they must have (absent is fine; outcome is required).
 _REPORT_FIELDS: Final[dict[str, tuple[type, ...]]] = {
     "stage": (str,),
@@ -118,10 +120,13 @@ _REPORT_FIELDS: Final[dict[str, tuple[type, ...]]] = {
 def parse_node_report(result: CommandResult) -> dict[str, Any]:
     """The node script's last JSON line, cross-checked with the exit code when there is one.
 
-    Each line is read once (a reversed walk, one bounded-depth decode per ``{`` line): linear
-    in the output, whatever it holds. Lines that are not JSON are the script's other output.
+    Only the output's last :data:`REPORT_TAIL_LINES` lines are looked at (the script prints its
+    report last; stderr may follow it when the streams are merged), each decoded once to a
+    bounded depth: bounded work on a 4 MiB output, whatever it holds. Lines that are not JSON
+    are the script's other output.
     """
-    for raw in reversed(result.stdout.splitlines()):
+    tail = result.stdout.rsplit("\n", REPORT_TAIL_LINES)[-REPORT_TAIL_LINES:]
+    for raw in reversed(tail):
         line = raw.strip()
         if not line.startswith("{"):
             continue

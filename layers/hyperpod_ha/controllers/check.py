@@ -102,7 +102,8 @@ def report_from_result(node: Controller, result: CommandResult) -> ControllerRep
     try:
         output = parse_probe_output(result.stdout)
     except ProbeOutputError as problem:
-        first = next((line for line in result.stdout.splitlines() if line.strip()), "")
+        # The first line that holds something, found without splitting a 4 MiB output into lines.
+        first = result.stdout.lstrip()[:512].splitlines()[0] if result.stdout.strip() else ""
         why = f"{problem}; output begins {excerpt(first, 120)!r}" if first else f"{problem}; no output"
         return controller_report(node, ReportStatus.PROBE_FAILED, reason=excerpt(why), **run)
     try:

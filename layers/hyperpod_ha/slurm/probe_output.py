@@ -83,21 +83,30 @@ def _lines_with(text: str, needles: tuple[str, ...], start: int) -> Iterator[tup
     """(line start, line end, the line stripped or None) for each line from ``start`` on that
     holds one of ``needles``; the line is given only when it begins with the needle.
 
-    ``str.find`` jumps from one needle to the next, so a 4 MiB output of empty lines or of one
-    huge line costs a scan at C speed, not a Python loop over its lines; each line is visited
-    once. More than :data:`MAX_MARKERS` such lines is not the probe's output.
+    Lines end at ``\n``, ``\r\n`` or ``\r`` (Session Manager's pty writes ``\r\n``), found in
+    place: the text is not copied, normalised or split. ``str.find`` jumps from one needle to
+    the next and each line break is looked for once (the nearest ones are kept), so a 4 MiB
+    output of empty lines or of one huge line costs a scan at C speed, not a Python loop over
+    its lines. More than :data:`MAX_MARKERS` such lines is not the probe's output.
     """
     found = [text.find(needle, start) for needle in needles]
+    behind = [-1, -1]  # the last "\n" and "\r" before the current line, looked for since the last one
+    ahead = [-1, -1]  # the next "\n" and "\r" at or after it (len(text) when there is none)
+    scanned = start
     for _ in range(MAX_MARKERS):
         live = [position for position in found if position >= 0]
         if not live:
             return
         position = min(live)
-        line_start = text.rfind("\n", 0, position) + 1
-        line_end = text.find("\n", position)
-        line_end = len(text) if line_end < 0 else line_end
+        for i, mark in enumerate("\n\r"):
+            behind[i] = max(behind[i], text.rfind(mark, scanned, position))
+            if ahead[i] < position:
+                next_one = text.find(mark, position)
+                ahead[i] = len(text) if next_one < 0 else next_one
+        line_start, line_end = max(behind) + 1, min(ahead)
         at_start = not text[line_start:position].strip()
         yield line_start, line_end, text[position:line_end].strip() if at_start else None
+        scanned = line_end
         found = [
             text.find(needle, line_end) if 0 <= at < line_end else at
             for needle, at in zip(needles, found, strict=True)
@@ -112,7 +121,6 @@ def parse_probe_output(text: str) -> ProbeOutput:
     Linear in the output, at C speed (:func:`_lines_with`); each section's text is cut to
     :data:`MAX_SECTION_CHARS` before its lines are touched.
     """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
     begin = next(
         (
             (match, end)
@@ -139,7 +147,7 @@ def parse_probe_output(text: str) -> ProbeOutput:
             continue  # a marker inside a line is text
         if current is None:
             if line.startswith(section_begin):
-                current, body_start = line[len(section_begin) :], line_end + 1
+                current, body_start = line[len(section_begin) :], _next_line(text, line_end)
             elif line.startswith(PROBE_RESULT_PREFIX):
                 try:
                     result = _result(line[len(PROBE_RESULT_PREFIX) :], nonce)
@@ -174,17 +182,23 @@ def parse_probe_output(text: str) -> ProbeOutput:
     )
 
 
+def _next_line(text: str, line_end: int) -> int:
+    return line_end + 2 if text.startswith("\r\n", line_end) else line_end + 1
+
+
 def _body(text: str, start: int, end: int) -> tuple[str, bool]:
-    """A section's text (its lines' trailing blanks removed), at most :data:`MAX_SECTION_CHARS`;
-    and whether it was cut (at a line's end, when it has one)."""
-    if start >= end:
-        return "", False
-    body = text[start : end - 1] if text[end - 1] == "\n" else text[start:end]
+    """A section's text (lines split at ``\n``, ``\r\n`` or ``\r``, their trailing blanks
+    removed), at most :data:`MAX_SECTION_CHARS`; and whether it was cut (at a line's end, when
+    it has one). Only the cut text is normalised."""
+    body = text[start:end] if start < end else ""
+    body = body[:-2] if body.endswith("\r\n") else body[:-1] if body.endswith(("\n", "\r")) else body
     cut = len(body) > MAX_SECTION_CHARS
     if cut:
         body = body[:MAX_SECTION_CHARS]
-        body = body[: body.rfind("\n")] if "\n" in body else body
-    return "\n".join(line.rstrip() for line in body.split("\n")), cut
+        last_break = max(body.rfind("\n"), body.rfind("\r"))
+        body = body[:last_break] if last_break > 0 else body
+    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return ("\n".join(line.rstrip() for line in lines) if body else ""), cut
 
 
 def _result(payload: str, nonce: str) -> dict[str, object] | None:

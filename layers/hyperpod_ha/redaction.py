@@ -49,6 +49,8 @@ _MARK = re.compile(
     r"|(?<![\w.-])[.-]*(?P<key>[A-Za-z_][\w.-]*)"
     r"(?P<sep>\\{0,3}[\"']?(?:[ \t]{0,64}[:=][ \t]{0,64}| {0,64}\t[ \t]{0,64}))"
 )
+_MARKERS: Final = (":", "=", "\t", "-p")
+_SQL_KEYWORD = re.compile("identified", re.IGNORECASE)
 _URL_CREDENTIALS = re.compile(
     r"(?P<scheme>\b[a-z][a-z0-9+.-]{0,31}://)(?P<user>[^:/@\s]{1,256}):(?P<password>[^@/\s]{1,1024})@"
 )
@@ -121,6 +123,8 @@ def scrub_text(text: str) -> str:
     A key that is not a secret is stepped over and the scan goes on inside its value
     (``failed: password=...``, ``"config": "token=..."``).
     """
+    if not _may_hold_a_secret(text):
+        return text
     kept: list[str] = []
     position = 0
     lines = _Lines(text)
@@ -135,6 +139,13 @@ def scrub_text(text: str) -> str:
             position = end
     kept.append(text[position:])
     return _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{REDACTED}@", "".join(kept))
+
+
+def _may_hold_a_secret(text: str) -> bool:
+    """False when none of the forms can be in ``text``: each form needs a separator, ``-p``, the
+    SQL keyword or a URL's ``://``. Substring tests run at C speed, so a large output without
+    any (a rejected notification of 1 MiB, a log line) costs almost nothing."""
+    return any(mark in text for mark in _MARKERS) or _SQL_KEYWORD.search(text) is not None
 
 
 def _is_secret_key(key: str) -> bool:

@@ -301,3 +301,18 @@ def test_every_reject_here_is_an_input_rejected() -> None:
     ):
         assert issubclass(error, InputRejected)
         assert issubclass(error, ValueError)
+
+
+def test_a_node_reports_reason_is_scrubbed_before_the_roll_out_keeps_it() -> None:
+    failures: list[str] = []
+    line = json.dumps(
+        {"outcome": "failed", "stage": "restart", "reason": "mysql -pAb,Cd:Ef refused: StoragePass=Ab,Cd"}
+    )
+    report = roll_out(
+        [{"instance_id": "i-1", "target": "t-1"}],
+        CannedRunner(result=CommandResult(line, "", 1, 0.1, "fake")),
+        RolloutSettings(secret_arn="arn:aws:secretsmanager:us-east-1:123456789012:secret:db", document="d"),
+        lambda controller, reason: failures.append(reason),
+    )
+    assert report.controllers[0].reason == "restart: mysql -p[redacted] refused: StoragePass=[redacted]"
+    assert failures == [report.controllers[0].reason]

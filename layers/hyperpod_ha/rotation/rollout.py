@@ -21,6 +21,7 @@ from hyperpod_ha.commands import CommandError, CommandRequest, CommandResult, Co
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.json_input import load_json
 from hyperpod_ha.observability import logger
+from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.rotation.rollout_document import (
     DEFAULT_CONF_PATH,
     GENERIC_DOCUMENT,
@@ -182,7 +183,8 @@ def _attempt(
         instance_id,
         target,
         "failed",
-        f"{report.get('stage', 'unknown')}: {report.get('reason', 'no reason given')}",
+        # The node's own words: through the one redaction path before they go anywhere.
+        scrub_text(f"{report.get('stage', 'unknown')}: {report.get('reason', 'no reason given')}"),
         restored_previous=bool(report.get("restored_previous")),
     )
 

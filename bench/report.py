@@ -12,7 +12,9 @@
                 "sns_notifications": {..., "dynamodb_writes": <check>},
                 "executions_started": <check>, "notifications_sent": <check>},
       "input_parsing": {"worst": <check, with "input">, "largest_rejected_body_bytes",
-                        "inputs": {"sns/<name>" | "eventbridge/<name>": {"median_ms", ...}}},
+                        "inputs": {"sns/<name>" | "eventbridge/<name>": {"median_ms", ...}},
+                        "node_text": {"worst": <check, with "input">, "inputs": {
+                            "slurm/<parser>/<shape>" | "probe/..." | "rollout/...": {...}}}},
       "workflow_cost": {"skipped": "..."} | {"prices": {...}, "scenarios": {"failover": {...}, ...}},
       "watchdog_cost": {"skipped": "..."} | <check, USD per cluster-month>,
       "lab_timings": {"skipped": "..."} | {"up_seconds": <check>, "up_again_seconds", "down_seconds",
@@ -220,7 +222,20 @@ def _input_lines(parsing: Mapping[str, Any]) -> list[str]:
     return [
         f"Hostile input (SNS/EventBridge payloads up to 1 MiB, {len(parsing['inputs'])} kinds): slowest "
         f"{worst['input']} {worst['value']:.1f} ms parsed or rejected (target <= {worst['target']:g} ms) "
-        f"{_mark(worst)}; largest dead-letter body {human_bytes(parsing['largest_rejected_body_bytes'])}"
+        f"{_mark(worst)}; largest dead-letter body {human_bytes(parsing['largest_rejected_body_bytes'])}",
+        *_node_text_lines(parsing.get("node_text", {"skipped": "not measured"})),
+    ]
+
+
+def _node_text_lines(node_text: Mapping[str, Any]) -> list[str]:
+    status = _status(node_text)
+    if status:
+        return [f"Hostile node text: {status}"]
+    worst = node_text["worst"]
+    return [
+        f"Hostile node text (Slurm sections at their cap, probe and roll-out output at 4 MiB, "
+        f"{len(node_text['inputs'])} kinds): slowest {worst['input']} {worst['value']:.1f} ms parsed or "
+        f"rejected (target <= {worst['target']:g} ms) {_mark(worst)}"
     ]
 
 

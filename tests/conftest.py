@@ -28,7 +28,6 @@ os.environ.update(
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": "us-east-1",
         "AWS_REGION": "us-east-1",
-        "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_METRICS_NAMESPACE": "HyperPodHA",
         "POWERTOOLS_SERVICE_NAME": "hyperpod-ha",
     }

@@ -1,25 +1,41 @@
 """Logger and metrics in one place, so every handler is set up the same way.
 
-Powertools reads its settings (log level, metrics namespace) from the environment the template
-gives each function. Tracing is Lambda's and Step Functions' own (``Tracing: Active`` and the
-state machines' tracing configuration): no X-Ray SDK is shipped (its support ends 2027-02-25).
+Every log line goes through the one redaction path. Powertools reads its settings (log level,
+metrics namespace) from the environment the template gives each function. Tracing is Lambda's
+and Step Functions' own (``Tracing: Active`` and the state machines' tracing configuration): no
+X-Ray SDK is shipped (its support ends 2027-02-25).
 """
 
 from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar, cast
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+
+from hyperpod_ha.redaction import redact
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
 # What a process that is no function (the CLI, the lab) calls itself.
 DEFAULT_SERVICE: Final = "hyperpod-ha"
 
-logger = Logger(service=os.environ.get("POWERTOOLS_SERVICE_NAME") or DEFAULT_SERVICE)
+
+class RedactingFormatter(LambdaPowertoolsFormatter):
+    """Powertools' JSON log lines, each through the one redaction path: a reason, an excerpt of
+    node output or an exception's text passed in ``extra=`` does not reach CloudWatch whole."""
+
+    def serialize(self, log: Mapping[str, Any]) -> str:
+        return super().serialize(redact(log))
+
+
+logger = Logger(
+    service=os.environ.get("POWERTOOLS_SERVICE_NAME") or DEFAULT_SERVICE,
+    logger_formatter=RedactingFormatter(),
+)
 # The template sets the namespace; a process that imports this before any function's
 # environment is set (the CLI, the lab) gets the same one.
 metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "HyperPodHA")

@@ -1,61 +1,174 @@
-"""Secrets out of what we write: keys that look like secrets, ``key=value`` secrets inside text,
-URL credentials. Incidents and the database secret rotation redact with it before anything
-leaves the function (OpsCenter, SNS, logs, errors)."""
+"""Secrets out of what we write: the one redaction path of every text that leaves a function.
+
+Keys that look like secrets, secrets written inside free text and URL credentials. The
+OpsItem, SNS messages, the state table's status records, the dead-letter bodies, node text
+excerpts in reports (:func:`hyperpod_ha.slurm.excerpt`) and every log line (the logger's
+formatter, :mod:`hyperpod_ha.observability`) go through :func:`redact` or :func:`scrub_text`.
+
+Inside free text (command output, error causes), these are recognised:
+
+* ``key=value``, ``key: value``, ``key<TAB>value``, ``"key": "value"`` and the escaped form a
+  JSON text inside a JSON string has (``\\"password\\": \\"...\\"``), for any key that looks like a
+  secret (``StoragePass``, ``MYSQL_PWD``, ``pwd``, ``--password``, ``api_key``, ...);
+* ``mysql -p<password>`` (the password glued to ``-p``; ``-p <pw>`` makes mysql prompt);
+* ``IDENTIFIED [WITH <plugin>] BY <password>``, any quoting, any case.
+
+A quoted value runs to its closing quote, escaped quotes included (``"ab\\"cd"``); an unclosed
+one to the end of its line. An unquoted value runs to the end of its whitespace-delimited
+token, whatever separator follows (the project's own passwords hold ``,`` and ``:``). A key
+whose separator ends its line (``password=`` then a newline) has its value on the next line:
+that whole line is redacted (a wrapped value may hold spaces; losing one line of output is
+the price). The scan is linear in the text: every pattern's quantifiers are bounded, each
+step moves forward, and a line's end is looked up once per line.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-REDACTED = "[redacted]"
+REDACTED: Final = "[redacted]"
 _SECRET_KEY = re.compile(
-    r"password|passwd|passphrase|secret|token|credential|private[_-]?key|api[_-]?key|authorization|cookie|pass$",
+    r"password|passwd|passphrase|pwd|secret|token|credential|private[_-]?key|api[_-]?key"
+    r"|authorization|cookie|pass$",
     re.IGNORECASE,
 )
-# key=value, key: value and "key": "value" forms inside free text (command output, error causes).
-# Quantifiers are bounded and anchored so that huge outputs cannot make the scan quadratic.
-# Also the escaped form a JSON text inside a JSON string has (\"password\": \"...\").
-_ASSIGNMENT = re.compile(r"(?P<key>\b[A-Za-z_][\w.-]{0,63})(?P<sep>\\?[\"']?[ \t]*[:=][ \t]*)")
-_VALUE = re.compile(
-    r"(?P<quote>\\?\"|')(?:(?!(?P=quote))[^\n]){0,4096}(?P=quote)"  # quoted
-    r"|(?P<open>\\?\"|')[^\n]{0,4096}"  # a quote never closed (cut output): up to the line's end
-    r"|[^\s\"'\\,;}&]+"
+# Names of a secret, not the secret: a secret's ARN or id is kept (logs and evidence need it).
+_NAMES_A_SECRET = re.compile(r"(?:arn|id|ids|name|secretsmanager)$", re.IGNORECASE)
+# Deeper than this a value is not looked into, so it is not passed on either.
+_MAX_DEPTH: Final = 32
+_QUOTES: Final = "\"'`"
+# Where a secret may start, leftmost first. At one position the SQL form is tried before the
+# key form (its keyword would otherwise be taken for a key that is no secret). A key is a whole
+# word (however long: "x_StoragePass="; an option's "--" or a "..." before it), tried once at its start,
+# so the search stays linear.
+_MARK = re.compile(
+    r"(?P<sql>(?i:\bidentified\s{1,16}(?:with\s{1,16}[\w'\"`]{1,64}\s{1,16})?by\b[ \t]{0,16}))"
+    r"|(?P<flag>(?<!\S)-p(?=\S))"
+    r"|(?<![\w.-])[.-]*(?P<key>[A-Za-z_][\w.-]*)"
+    r"(?P<sep>\\{0,3}[\"']?(?:[ \t]{0,64}[:=][ \t]{0,64}| {0,64}\t[ \t]{0,64}))"
 )
+_MARKERS: Final = (":", "=", "\t", "-p")
+_SQL_KEYWORD = re.compile("identified", re.IGNORECASE)
 _URL_CREDENTIALS = re.compile(
     r"(?P<scheme>\b[a-z][a-z0-9+.-]{0,31}://)(?P<user>[^:/@\s]{1,256}):(?P<password>[^@/\s]{1,1024})@"
 )
+# An unquoted value: blanks, then the whole whitespace-delimited token. Each is matched at one
+# position and stepped over, so unbounded runs stay linear.
+_TOKEN = re.compile(r"[ \t]*(?=\S)")
+_TOKEN_END = re.compile(r"\S+")
+_BLANKS = re.compile(r"[ \t\r\n]*")
+
+
+class _Lines:
+    """Where the line holding a position ends, found once per line (not once per secret)."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._end = -1
+
+    def end(self, position: int) -> int:
+        if position > self._end:
+            found = self._text.find("\n", position)
+            self._end = len(self._text) if found < 0 else found
+        return self._end
+
+
+def _closing(text: str, opening_end: int, slashes: int, line_end: int) -> int | None:
+    """Where a quoted value whose opening quote (after ``slashes`` backslashes) ends at
+    ``opening_end`` is closed, or None. At JSON's nesting level L a quote is written after
+    2^L - 1 backslashes and one escaped inside it after more: the closing quote is the one
+    whose backslash run matches the opening's modulo 2 * (slashes + 1)."""
+    quote = text[opening_end - 1]
+    position = opening_end
+    while (found := text.find(quote, position, line_end)) >= 0:
+        run = 0
+        while found - 1 - run >= opening_end and text[found - 1 - run] == "\\":
+            run += 1
+        if run % (2 * (slashes + 1)) == slashes:
+            return found + 1
+        position = found + 1
+    return None
+
+
+def _value(text: str, start: int, lines: _Lines) -> tuple[int, str, int, str]:
+    """(where the kept text before the value ends, opening quote, where the value ends,
+    closing quote) for the secret value that follows a key, a flag or a keyword at ``start``."""
+    line_end = lines.end(start)
+    slashes = 0
+    while slashes < 3 and start + slashes < line_end and text[start + slashes] == "\\":
+        slashes += 1
+    if start + slashes < line_end and text[start + slashes] in _QUOTES:
+        opening = text[start : start + slashes + 1]
+        closed = _closing(text, start + slashes + 1, slashes, line_end)
+        if closed is None:  # a quote never closed (cut output): up to the line's end
+            return start, opening, line_end, ""
+        return start, opening, closed, opening
+    if (blanks := _TOKEN.match(text, start, line_end)) is not None:
+        token = _TOKEN_END.match(text, blanks.end())
+        assert token is not None  # the lookahead saw a non-blank
+        return blanks.end(), "", token.end(), ""
+    # "password=" ends its line: the value is the next line that holds something, whole.
+    after = _BLANKS.match(text, start)
+    value_start = after.end() if after else start
+    if value_start >= len(text):
+        return start, "", start, ""
+    return value_start, "", lines.end(value_start), ""
 
 
 def scrub_text(text: str) -> str:
-    """Remove secrets written inside free text (``StoragePass=...``, ``"password": "..."``, URLs).
+    """Remove secrets written inside free text (see the module's docstring for the forms).
 
     A key that is not a secret is stepped over and the scan goes on inside its value
-    (``failed: password=...``, ``"config": "token=..."``); every step moves forward, so
-    the scan stays linear in the size of the text.
+    (``failed: password=...``, ``"config": "token=..."``).
     """
+    if not _may_hold_a_secret(text):
+        return text
     kept: list[str] = []
     position = 0
-    while match := _ASSIGNMENT.search(text, position):
+    lines = _Lines(text)
+    while match := _MARK.search(text, position):
         kept.append(text[position : match.end()])
         position = match.end()
-        if _SECRET_KEY.search(match["key"]) and (value := _VALUE.match(text, position)):
-            quote = value["quote"] or value["open"] or ""
-            kept += [quote, REDACTED, quote]
-            position = value.end()
+        if match["key"] is not None and not _is_secret_key(match["key"]):
+            continue
+        kept_until, opening, end, closing = _value(text, position, lines)
+        if end > kept_until:
+            kept += [text[position:kept_until], opening, REDACTED, closing]
+            position = end
     kept.append(text[position:])
     return _URL_CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}:{REDACTED}@", "".join(kept))
 
 
-def redact(value: Any) -> Any:
-    """A copy of a JSON-like value with every secret-looking key's value and inline secret removed."""
+def _may_hold_a_secret(text: str) -> bool:
+    """False when none of the forms can be in ``text``: each form needs a separator, ``-p``, the
+    SQL keyword or a URL's ``://``. Substring tests run at C speed, so a large output without
+    any (a rejected notification of 1 MiB, a log line) costs almost nothing."""
+    return any(mark in text for mark in _MARKERS) or _SQL_KEYWORD.search(text) is not None
+
+
+def _is_secret_key(key: str) -> bool:
+    return _SECRET_KEY.search(key) is not None and _NAMES_A_SECRET.search(key) is None
+
+
+def redact(value: Any, _depth: int = 0) -> Any:
+    """A copy of a JSON-like value with every secret-looking key's value and inline secret removed.
+
+    Beyond :data:`_MAX_DEPTH` levels a value is replaced whole: it is not looked into, so it is
+    not passed on either (and the walk's recursion stays bounded).
+    """
+    if isinstance(value, Mapping | list | tuple) and _depth >= _MAX_DEPTH:
+        return REDACTED
     if isinstance(value, Mapping):
         return {
-            str(key): REDACTED if _SECRET_KEY.search(str(key)) else redact(item)
+            str(key): REDACTED if _is_secret_key(str(key)) else redact(item, _depth + 1)
             for key, item in value.items()
         }
     if isinstance(value, list | tuple):
-        return [redact(item) for item in value]
+        return [redact(item, _depth + 1) for item in value]
     if isinstance(value, str):
         return scrub_text(value)
-    return value
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return scrub_text(str(value))  # an exception, a date: written as its text, so scrubbed as one

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hyperpod_ha.observability import logger
+from hyperpod_ha.redaction import redact
 from hyperpod_ha.state_table import key
 from hyperpod_ha.state_table import status_key as record_key
 
@@ -33,7 +34,8 @@ class StatusRecords:
         self._clock = clock
 
     def put(self, cluster: str, kind: Kind, data: Mapping[str, Any]) -> bool:
-        body = json.dumps(data, sort_keys=True, default=str)
+        # `hyperpod-ha status` prints it: reasons and excerpts through the one redaction path.
+        body = json.dumps(redact(data), sort_keys=True, default=str)
         if len(body) > MAX_RECORD_BYTES:
             body = json.dumps({"truncated": True, "keys": sorted(data)})
         try:

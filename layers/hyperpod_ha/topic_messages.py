@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from hyperpod_ha.redaction import scrub_text
+
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
     from mypy_boto3_sns.type_defs import MessageAttributeValueTypeDef
@@ -208,10 +210,11 @@ def publish(sns: SNSClient, topic_arn: str, message: TopicMessage) -> str:
     attributes: dict[str, MessageAttributeValueTypeDef] = {
         key: {"DataType": "String", "StringValue": value} for key, value in message.attributes.items()
     }
+    # The one redaction path: a reason or excerpt written into the message does not leak.
     response = sns.publish(
         TopicArn=topic_arn,
-        Subject=message.subject,
-        Message=message.body,
+        Subject=subject_line(scrub_text(message.subject)),
+        Message=_bounded_body([scrub_text(message.body)]),
         MessageAttributes=attributes,
     )
     return response["MessageId"]

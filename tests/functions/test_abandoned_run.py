@@ -142,3 +142,12 @@ def test_a_stopped_drill_releases_its_lease_and_opens_a_drill_incident(embedded:
         OpsItemFilters=[{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}]
     )["OpsItemSummaries"]
     assert item["OperationalData"]["hyperpod-ha:kind"]["Value"] == "drill-not-verified"
+
+
+def test_a_deep_or_mistyped_run_input_is_ignored_not_a_crash(embedded: Embedded) -> None:
+    for run_input in ("[" * 100_000, json.dumps({"cluster": "ml-cluster", "lease_id": {"not": "text"}})):
+        event = {
+            "source": "aws.states",
+            "detail": {"status": "ABORTED", "executionArn": "x", "input": run_input},
+        }
+        assert embedded.stack.invoke("AbandonedRunFunction", event)["outcome"] == "ignored"

@@ -48,6 +48,16 @@ def test_embedded_invoke_of_bad_input_returns_the_rejection() -> None:
     assert json.loads(done.stdout)["records"][0]["outcome"] == "rejected"
 
 
+def test_embedded_invoke_of_a_deeply_nested_run_input_is_a_typed_reject(tmp_path: Path) -> None:
+    event = tmp_path / "abandoned.json"
+    detail = {"status": "ABORTED", "executionArn": "x", "input": "[" * 100_000}
+    event.write_text(json.dumps({"source": "aws.states", "detail": detail}))
+    done = run_cli("invoke", "AbandonedRunFunction", "--event", str(event), "--embedded")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["outcome"] == "ignored"
+    assert "nests deeper" in done.stderr
+
+
 def test_an_unknown_function_is_a_clear_error() -> None:
     done = run_cli(
         "invoke", "NoSuchFunction", "--event", "events/sns_controller_on_primary.json", "--embedded"

@@ -168,3 +168,21 @@ def test_the_off_shape_without_the_comma_starts_a_run(embedded_held: Embedded) -
         "10.1.0.11",
         "backup",
     )
+
+
+def test_a_record_whose_attributes_nest_500_deep_is_rejected_and_kept(embedded_held: Embedded) -> None:
+    event = sns_event()
+    value: Any = "x"
+    for _ in range(500):
+        value = {"a": value}
+    event["Records"][0]["Sns"]["MessageAttributes"] = {"k": value}
+    record = only_record(embedded_held.stack.invoke("ControllerStatusFunction", event))
+    assert record["outcome"] == "rejected"
+    assert "nests deeper" in record["reason"]
+    assert embedded_held.executions() == []
+    (kept,) = boto3.client("sqs").receive_message(
+        QueueUrl=embedded_held.stack.outputs["ControllerStatusDeadLetterQueueUrl"], MaxNumberOfMessages=10
+    )["Messages"]
+    body = json.loads(kept["Body"])
+    assert body["input_truncated"] is True
+    assert body["input"]["Sns"]["Message"] == event["Records"][0]["Sns"]["Message"]

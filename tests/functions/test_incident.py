@@ -63,7 +63,6 @@ def stack(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
     monkeypatch.setenv("AWS_REGION", REGION)
-    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("CLUSTER_NAME", "ml-cluster")
     monkeypatch.setenv("INCIDENT_RESPONSE_PLAN_ARN", "")
     with mock_aws():
@@ -267,3 +266,60 @@ def test_a_malformed_setting_fails_the_first_invocation_naming_it(stack: Stack) 
     app = load_function_module("incident", fresh=True)
     with pytest.raises(ConfigurationError, match="INCIDENT_RESPONSE_PLAN_ARN"):
         app.lambda_handler(dict(OPEN_EVENT), Context())
+
+
+# A password from the project's own alphabet (",", ":" and "^" included), in several forms.
+LEAKED = "Ab,Cd:Ef^gh-12.3+4_x"
+
+
+def test_a_password_in_a_verdict_reason_reaches_no_exit(stack: Stack) -> None:
+    stack.env.setenv("STATE_TABLE", "state")
+    boto3.client("dynamodb").create_table(
+        TableName="state",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    app = load_function_module("incident", fresh=True)
+    sent: list[dict[str, Any]] = []
+    ssm = app._service().incidents.ssm
+    ssm.meta.events.register("provide-client-params.ssm.*", lambda params, **_: sent.append(params))
+    event = {
+        **OPEN_EVENT,
+        "reasons": [
+            f"slurmdbd on ip-10-1-0-11 did not start: StoragePass={LEAKED}",
+            f"roll-out: mysql -u slurm -p{LEAKED} -h db failed",
+            f"drill output: {json.dumps({'conf': json.dumps({'password': LEAKED})})}",
+            f"IDENTIFIED BY '{LEAKED}'",
+        ],
+        "error": {"Error": "States.TaskFailed", "Cause": f"MYSQL_PWD={LEAKED} exited 1"},
+    }
+    with Stubber(ssm) as stub:
+        stub.add_response("create_ops_item", {"OpsItemId": OPS_ITEM})
+        stub.add_response(
+            "get_ops_item",
+            {
+                "OpsItem": {
+                    "OpsItemId": OPS_ITEM,
+                    "OperationalData": _searchable(**{EXECUTION_KEY: EXECUTION}),
+                }
+            },
+        )
+        stub.add_response("update_ops_item", {})
+        result = app.lambda_handler(event, Context())
+    assert result["ops_item_id"] == OPS_ITEM
+    assert [call for call in sent if "Title" in call or "OperationalData" in call]  # the OpsItem went out
+    [message] = stack.messages()
+    record = boto3.client("dynamodb").get_item(
+        TableName="state", Key={"pk": {"S": "status#ml-cluster#verdict"}}
+    )
+    stored = json.loads(record["Item"]["data"]["S"])
+    assert len(stored["reasons"]) == 4
+    assert stored["reasons"][0] == "slurmdbd on ip-10-1-0-11 did not start: StoragePass=[redacted]"
+    for where, text in (
+        ("OpsItem", json.dumps(sent)),
+        ("SNS", json.dumps(message)),
+        ("state", json.dumps(stored)),
+    ):
+        for part in (LEAKED, "Cd:Ef", "gh-12"):
+            assert part not in text, f"{part!r} reached the {where}"

@@ -43,7 +43,6 @@ def env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
     monkeypatch.setenv("AWS_REGION", REGION)
-    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("CLUSTER_NAME", "ml-cluster")
     monkeypatch.setenv("BACKUP_RETENTION", "2")
     monkeypatch.setenv("MIN_BACKUP_INTERVAL_MINUTES", "0")  # retention is the subject here

@@ -230,3 +230,41 @@ def test_the_labs_own_figures_are_checks_in_the_table() -> None:
     assert missed == ["functions.IncidentFunction.cold_start", "lab_timings.takeover_seconds"]
     assert "Lab up_seconds (Slurm 24.11): 8.4 s; target <= 30 s" in table
     assert "Lab down_seconds: error: lab down failed" in table
+
+
+def test_the_hostile_node_text_line_in_the_table() -> None:
+    results = _results()
+    results["input_parsing"] = {
+        "worst": at_most(12.5, 50.0, input="sns/whitespace-only"),
+        "largest_rejected_body_bytes": 190_000,
+        "inputs": {"sns/valid": {}},
+        "node_text": {
+            "worst": at_most(61.0, 50.0, input="probe/parse_probe_output/empty-lines"),
+            "inputs": {"probe/parse_probe_output/empty-lines": {}, "slurm/parse_ping/equals": {}},
+        },
+    }
+    assert problems(results) == []
+    unmet = [path for path, check in checks(results) if not check["met"]]
+    assert "input_parsing.node_text.worst" in unmet  # checked like every other target
+    assert (
+        "Hostile node text (Slurm sections at their cap, probe and roll-out output at 4 MiB, 2 kinds): "
+        "slowest probe/parse_probe_output/empty-lines 61.0 ms parsed or rejected (target <= 50 ms) MISSED"
+    ) in format_table(results)
+
+
+def test_hostile_node_text_is_at_its_largest_and_each_gives_a_result_or_a_typed_reject() -> None:
+    from bench.node_text_parsing import MAX_OUTPUT_BYTES, PARSERS, node_reports, probe_outputs, section_texts
+    from bench.node_text_parsing import cases as node_text_cases
+    from hyperpod_ha.slurm.probe_output import MAX_SECTION_CHARS
+
+    assert all(MAX_SECTION_CHARS - 64 <= len(text) <= MAX_SECTION_CHARS for text in section_texts().values())
+    assert all(
+        len(text) <= MAX_OUTPUT_BYTES for text in [*probe_outputs().values(), *node_reports().values()]
+    )
+    outcomes = {name: run() for name, run in node_text_cases()}
+    assert set(outcomes.values()) == {"parsed", "rejected"}
+    assert {name.split("/")[1] for name in outcomes if name.startswith("slurm/")} == set(PARSERS)
+    assert outcomes["probe/parse_probe_output/marker-flood"] == "rejected"
+    assert outcomes["probe/report_from_result/marker-flood"] == "parsed"  # a PROBE_FAILED report
+    assert outcomes["rollout/parse_node_report/report-after-noise"] == "parsed"
+    assert outcomes["rollout/parse_node_report/deep-line"] == "rejected"

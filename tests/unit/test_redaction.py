@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import string
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from hyperpod_ha import redaction
+from hyperpod_ha.rotation.secret import PASSWORD_LENGTH, SAFE_PUNCTUATION
+from hyperpod_ha.slurm import excerpt
 
 
 def test_secrets_are_redacted_by_key_and_inside_text() -> None:
@@ -39,3 +44,129 @@ def test_scrubbing_huge_output_stays_linear(text: str) -> None:
     # A quadratic scan would hang here (each of these took minutes with a naive pattern).
     scrubbed = redaction.scrub_text(text)
     assert len(scrubbed) <= len(text) + len(redaction.REDACTED) * 40_000
+
+
+# --- every form a password takes in node output, with the project's own alphabet -------------
+
+PASSWORDS = st.text(
+    alphabet=string.ascii_letters + string.digits + SAFE_PUNCTUATION, min_size=12, max_size=PASSWORD_LENGTH
+)
+# Whatever follows an unquoted value: the generator's own "," and ":" included.
+AFTER = st.sampled_from(["", " tail", ",tail", ";tail", "&tail", "}", "\n", "\ttail", ":x", "'", ")"])
+FORMS = [
+    "StoragePass={pw}",
+    "StoragePass = {pw}",
+    "MYSQL_PWD={pw}",
+    "export MYSQL_PWD={pw}",
+    "pwd={pw}",
+    "mysql -u admin -p{pw} -h db",
+    "mysql --password={pw} -u admin",
+    "CREATE USER 'slurm'@'%' IDENTIFIED BY '{pw}';",
+    'ALTER USER slurm identified by "{pw}"',
+    "alter user slurm IDENTIFIED WITH mysql_native_password BY `{pw}`",
+    "GRANT ALL ON *.* TO slurm IDENTIFIED BY {pw}",
+    "password\t{pw}",
+    "password\t\t{pw}",
+    "password=\n{pw}",
+    "error: password:\r\n   {pw} next words\nfollowing line",
+    "db_password: '{pw}'",
+    "failed: token={pw}",
+]
+
+
+def _check(text: str, *passwords: str) -> None:
+    for scrubbed in (redaction.scrub_text(text), json.dumps(redaction.redact({"stdout": [text]}))):
+        for password in passwords:
+            assert password not in scrubbed
+
+
+@pytest.mark.parametrize("form", FORMS)
+@given(password=PASSWORDS, after=AFTER)
+def test_no_password_form_survives_scrubbing(form: str, password: str, after: str) -> None:
+    text = "slurmdbd said: " + form.format(pw=password) + after
+    assume(password not in (form.replace("{pw}", "") + after))
+    _check(text, password)
+
+
+@given(first=PASSWORDS, second=PASSWORDS)
+def test_no_password_survives_in_json_nested_or_escaped(first: str, second: str) -> None:
+    with_quote = first + '"' + second  # the text after the escaped quote must not survive either
+    documents = [
+        json.dumps({"password": first, "port": 3306}),
+        json.dumps({"password": with_quote}),
+        json.dumps({"outer": {"reports": [{"StoragePass": first}, {"MYSQL_PWD": second}]}}),
+        json.dumps({"stdout": json.dumps({"password": with_quote, "user": "slurm"})}),
+        json.dumps({"a": json.dumps({"b": json.dumps({"secret": with_quote})})}),
+        json.dumps({"cause": f"mysql -p{first} failed; StoragePass={second}"}),
+    ]
+    for document in documents:
+        _check("output: " + document + " end", first, second)
+        _check(document, first, second)
+
+
+@given(password=PASSWORDS)
+def test_an_excerpt_of_node_output_holds_no_password(password: str) -> None:
+    line = f"[2026-12-01T10:00:00] error: mysql -u slurm -p{password} -h db: Access denied " + "x " * 200
+    assert password not in excerpt(line)
+    assert password not in excerpt(f"{'x ' * 200} StoragePass={password}", tail=True)
+    # Cut inside the value: its end, whose key was cut off, is dropped too.
+    assert password[6:] not in excerpt(f"{'y' * 30} StoragePass={password} end", 50, tail=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("StoragePass=Ab,Cd:Ef next", "StoragePass=[redacted] next"),
+        ("mysql -p secret", "mysql -p secret"),  # -p then a space: mysql prompts, no password
+        ("mkdir -p /var/spool/slurm", "mkdir -p /var/spool/slurm"),
+        ("password=\nAb,Cd\nkept", "password=\n[redacted]\nkept"),
+        ('{"password": "ab\\"cd", "port": 1}', '{"password": "[redacted]", "port": 1}'),
+        ("identified bypass", "identified bypass"),
+        ('"secret_arn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:db-AbCdEf"', None),
+        ('password="never closed Ab,Cd\nnext', 'password="[redacted]\nnext'),
+        ("password=", "password="),
+    ],
+)
+def test_forms_and_what_is_kept(text: str, expected: str | None) -> None:
+    scrubbed = redaction.scrub_text(text)
+    if expected is None:  # a secret's ARN is no secret: its account and service stay readable
+        assert "arn:aws:secretsmanager:us-east-1:123456789012:secret:" in scrubbed
+    else:
+        assert scrubbed == expected
+
+
+def test_keys_that_name_a_secret_keep_their_values() -> None:
+    kept = redaction.redact({"secret_arn": "arn:x", "SecretId": "db", "token": "t", "db_password": "p"})
+    assert kept == {
+        "secret_arn": "arn:x",
+        "SecretId": "db",
+        "token": "[redacted]",
+        "db_password": "[redacted]",
+    }
+
+
+def test_a_value_nested_beyond_the_walk_is_replaced_not_passed_on() -> None:
+    deep: object = {"password": "hunter2"}
+    for _ in range(5_000):
+        deep = [deep]
+    assert "hunter2" not in json.dumps(redaction.redact({"evidence": deep}))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=" * 200_000,
+        " -px" * 200_000,
+        "a" * 1_000_000,
+        '"password": "' + '\\"' * 200_000,
+        "identified by " * 50_000,
+        "password=\n" * 100_000,
+        "password=" + " " * 500_000 + "x",
+        "ab: " * 200_000,
+    ],
+)
+def test_hostile_texts_scrub_in_one_pass(text: str) -> None:
+    # Quadratic or backtracking scans would not finish here; a linear one takes well under a second.
+    scrubbed = redaction.scrub_text(text)
+    assert len(scrubbed) <= 4 * len(text)
+    assert redaction.scrub_text(scrubbed).count(redaction.REDACTED) >= scrubbed.count(redaction.REDACTED)

@@ -107,8 +107,6 @@ def _environment(spec: FunctionSpec) -> Iterator[None]:
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory),
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
         "_HANDLER": spec.handler,
-        # No X-Ray daemon here: Powertools' tracer stays quiet.
-        "POWERTOOLS_TRACE_DISABLED": "true",
     }
     with _invocation_lock, _variables({**spec.environment, **lambda_variables}):
         yield

@@ -45,6 +45,7 @@ from hyperpod_ha.commands.frames import (
 from hyperpod_ha.commands.session_handshake import answer_handshake
 from hyperpod_ha.commands.session_outgoing import RESEND_TICK_SECONDS, OutgoingFrames
 from hyperpod_ha.commands.session_output import OutputCollector, SessionOutput
+from hyperpod_ha.json_input import load_json
 from hyperpod_ha.observability import logger
 
 # The plugin release whose behaviour this client reproduces; the agent adapts its features to it.
@@ -85,8 +86,8 @@ def _compact(value: object) -> bytes:
 
 def _json_object(payload: bytes) -> dict[str, object] | None:
     try:
-        value = json.loads(payload)
-    except (UnicodeDecodeError, ValueError):
+        value = load_json(payload, ProtocolError, what="the frame's payload")
+    except ProtocolError:
         return None
     return value if isinstance(value, dict) else None
 

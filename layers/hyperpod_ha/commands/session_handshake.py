@@ -10,11 +10,11 @@ raise once the answer is delivered travels with it.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Final
 
 from hyperpod_ha.commands import CommandError, EncryptionRequired, ProtocolError
+from hyperpod_ha.json_input import load_json
 
 ACTION_SUCCESS: Final = 1
 ACTION_FAILED: Final = 2
@@ -36,8 +36,8 @@ def _processed(action_type: str, status: int, error: str = "") -> dict[str, Any]
 def answer_handshake(payload: bytes, session_id: str, client_version: str) -> HandshakeAnswer:
     """Build the HandshakeResponse for ``payload``; :class:`ProtocolError` if it is not a request."""
     try:
-        request = json.loads(payload)
-    except (UnicodeDecodeError, ValueError):
+        request = load_json(payload, ProtocolError)
+    except ProtocolError:
         raise ProtocolError(f"session {session_id}: handshake request payload is not JSON") from None
     actions = request.get("RequestedClientActions") if isinstance(request, dict) else None
     if not isinstance(actions, list) or not all(isinstance(action, dict) for action in actions):

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from hyperpod_ha.commands import CommandError, CommandNotStarted, ProtocolError, SessionEndedByService
 from hyperpod_ha.commands.frames import PayloadType
 
-_EXIT_CODE = re.compile(rb"^\s*EXIT_CODE:\s*(-?\d+)\s*$")
+# Bounded digits: int() refuses more than 4300 of them with a ValueError, not a ProtocolError.
+_EXIT_CODE = re.compile(rb"^\s*EXIT_CODE:\s*(-?\d{1,10})\s*$")
 
 
 @dataclass(frozen=True)

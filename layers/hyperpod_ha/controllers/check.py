@@ -13,6 +13,7 @@ from hyperpod_ha.controllers.decoding import LIST_LIMIT
 from hyperpod_ha.controllers.errors import ControllerCheckThrottled
 from hyperpod_ha.controllers.evidence import evidence
 from hyperpod_ha.controllers.models import RUNNING, Controller, ControllerReport, ReportStatus
+from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.observability import logger
 from hyperpod_ha.probe import probe_command
 from hyperpod_ha.slurm import ProbeOutputError, excerpt, parse_probe_output
@@ -101,10 +102,16 @@ def report_from_result(node: Controller, result: CommandResult) -> ControllerRep
     try:
         output = parse_probe_output(result.stdout)
     except ProbeOutputError as problem:
-        first = next((line for line in result.stdout.splitlines() if line.strip()), "")
+        # The first line that holds something, found without splitting a 4 MiB output into lines.
+        first = result.stdout.lstrip()[:512].splitlines()[0] if result.stdout.strip() else ""
         why = f"{problem}; output begins {excerpt(first, 120)!r}" if first else f"{problem}; no output"
         return controller_report(node, ReportStatus.PROBE_FAILED, reason=excerpt(why), **run)
-    found = evidence(node, output)
+    try:
+        found = evidence(node, output)
+    except InputRejected as problem:
+        # A section no parser can read: this controller's probe failed, not the whole run.
+        reason = excerpt(f"probe output not understood: {problem}")
+        return controller_report(node, ReportStatus.PROBE_FAILED, reason=reason, **run)
     notes = list(found.pop("notes"))
     if result.exit_code not in (None, 0):
         notes.append(f"probe exited {result.exit_code}")

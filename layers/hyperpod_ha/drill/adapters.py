@@ -21,6 +21,7 @@ from hyperpod_ha.drill.node import (
 from hyperpod_ha.errors import HyperpodHaError
 from hyperpod_ha.incidents.keys import CATEGORY, SOURCE
 from hyperpod_ha.incidents.ops_item import ops_item_tags
+from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.state_table import lease_key, put_lease, release_lease
 
 if TYPE_CHECKING:
@@ -125,7 +126,9 @@ class DrillRecords:
     def notify(self, subject: str, body: str) -> str | None:
         if not self.topic_arn:
             return None
-        answer = self.sns.publish(TopicArn=self.topic_arn, Subject=subject[:99], Message=body)
+        answer = self.sns.publish(
+            TopicArn=self.topic_arn, Subject=scrub_text(subject)[:99], Message=scrub_text(body)
+        )
         return answer["MessageId"]
 
     def record(self, cluster: str, execution_id: str, title: str, body: str, data: Mapping[str, str]) -> str:
@@ -137,13 +140,14 @@ class DrillRecords:
             "hyperpod-ha:kind": {"Type": "SearchableString", "Value": "drill"},
             "hyperpod-ha:execution": {"Type": "SearchableString", "Value": execution_id},
             **{
-                f"hyperpod-ha:{key}": {"Type": "String", "Value": value[:4000]} for key, value in data.items()
+                f"hyperpod-ha:{key}": {"Type": "String", "Value": scrub_text(value)[:4000]}
+                for key, value in data.items()
             },
         }
         try:
             ops_item_id = self.ssm.create_ops_item(
-                Title=title[:1024],
-                Description=body[:2048],
+                Title=scrub_text(title)[:1024],
+                Description=scrub_text(body)[:2048],
                 Source=SOURCE,
                 Category=CATEGORY,
                 Severity="4",

@@ -88,7 +88,7 @@ def parse_node_output(text: str) -> NodeOutput:
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith(RESULT_MARK):
-            found = re.search(r"rc=(\d+)", line)
+            found = re.search(r"rc=(\d{1,10})", line)  # bounded: int() refuses 4300 digits
             rc = int(found.group(1)) if found else None
             continue
         words = line.split()

@@ -4,7 +4,7 @@ Every refusal is an :class:`IncidentFailed` naming the call and AWS's error code
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from botocore.exceptions import ClientError
 
@@ -12,6 +12,7 @@ from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.incidents.errors import IncidentFailed
 from hyperpod_ha.incidents.keys import CLUSTER_KEY, KIND_KEY, SOURCE
 from hyperpod_ha.incidents.ops_item import as_json
+from hyperpod_ha.redaction import scrub_text
 
 if TYPE_CHECKING:
     from mypy_boto3_ssm import SSMClient
@@ -33,6 +34,29 @@ def data_value(data: Mapping[str, Any] | None, key: str) -> str | None:
     return None
 
 
+def _scrubbed_data(data: Mapping[str, OpsItemDataValueTypeDef]) -> dict[str, OpsItemDataValueTypeDef]:
+    """Operational data as it may leave: every value through the one redaction path."""
+    return {
+        key: cast("OpsItemDataValueTypeDef", {**entry, "Value": scrub_text(entry.get("Value", ""))})
+        for key, entry in data.items()
+    }
+
+
+_Request = TypeVar("_Request", bound=Mapping[str, Any])
+
+
+def _scrubbed(request: _Request) -> _Request:
+    """A create or update request with its texts (title, description, data) scrubbed: already
+    redacted evidence stays as it is, anything else written into it does not leak."""
+    scrubbed: dict[str, Any] = dict(request)
+    for name in ("Title", "Description"):
+        if isinstance(scrubbed.get(name), str):
+            scrubbed[name] = scrub_text(scrubbed[name])
+    if isinstance(scrubbed.get("OperationalData"), Mapping):
+        scrubbed["OperationalData"] = _scrubbed_data(scrubbed["OperationalData"])
+    return cast("_Request", scrubbed)
+
+
 class OpsCenter:
     def __init__(self, ssm: SSMClient) -> None:
         self.ssm = ssm
@@ -40,7 +64,7 @@ class OpsCenter:
     def create(self, create: CreateOpsItemRequestTypeDef, cluster: str, kind: str) -> str:
         """The id of the new OpsItem, or of the open one with the same dedup string."""
         try:
-            return self.ssm.create_ops_item(**create)["OpsItemId"]
+            return self.ssm.create_ops_item(**_scrubbed(create))["OpsItemId"]
         except ClientError as error:
             if error_code(error) != "OpsItemAlreadyExistsException":
                 raise IncidentFailed(f"CreateOpsItem failed: {error_code(error)}") from error
@@ -65,7 +89,9 @@ class OpsCenter:
 
     def update(self, ops_item_id: str, data: Mapping[str, OpsItemDataValueTypeDef], **fields: Any) -> None:
         try:
-            self.ssm.update_ops_item(OpsItemId=ops_item_id, OperationalData=dict(data), **fields)
+            self.ssm.update_ops_item(
+                OpsItemId=ops_item_id, OperationalData=_scrubbed_data(data), **_scrubbed(fields)
+            )
         except ClientError as error:
             raise IncidentFailed(f"UpdateOpsItem {ops_item_id} failed: {error_code(error)}") from error
 

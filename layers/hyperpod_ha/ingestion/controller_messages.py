@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.json_input import check_depth
 
 SUBJECT = "Slurm Controller Status Change"
 # The observed messages are about 50 characters; anything much longer is not one of them.
@@ -83,6 +84,8 @@ def check_sns_record(record: object) -> Mapping[str, Any]:
     sns = record.get("Sns") if isinstance(record, Mapping) else None
     if not isinstance(sns, Mapping):
         raise NotificationRejected("the record has no Sns object")
+    # Before anything walks it (the idempotency layer copies the record recursively).
+    check_depth(record, NotificationRejected, what="the record")
     message_id = sns.get("MessageId")
     if not isinstance(message_id, str) or not message_id:
         raise NotificationRejected("the record has no MessageId")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hyperpod_ha.redaction import redact
+
 # SQS message bodies are at most 256 KiB (UTF-8 bytes); keep the rejected input well under that.
 SQS_MAX_BODY_BYTES = 256 * 1024
 MAX_KEPT_BYTES = 200_000
@@ -23,10 +25,13 @@ _EXCERPT_DEPTH = 32
 def rejected_body(source: str, input_id: str, reason: str, raw: Any) -> str:
     """The dead-letter message for one rejected input: at most :data:`MAX_KEPT_BYTES` UTF-8 bytes,
     ASCII JSON (every character SQS accepts). Never raises: the reject path must not fail."""
-    head = {"source": source[:64], "id": input_id[:MAX_ID_CHARS], "reason": reason[:_MAX_REASON_CHARS]}
+    # The one redaction path (the excerpt is at most _EXCERPT_DEPTH deep, so its walk is bounded).
+    head = redact(
+        {"source": source[:64], "id": input_id[:MAX_ID_CHARS], "reason": reason[:_MAX_REASON_CHARS]}
+    )
     try:
         excerpt = _Excerpt()
-        kept = excerpt.of(raw, 0)
+        kept = redact(excerpt.of(raw, 0))
         body = json.dumps({**head, "input": kept, "input_truncated": excerpt.truncated})
     except Exception:  # whatever the input holds, the message goes out
         body = ""

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from hyperpod_ha.ingestion.dead_letter_body import MAX_ID_CHARS, rejected_body
 from hyperpod_ha.observability import logger
+from hyperpod_ha.redaction import scrub_text
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -21,6 +22,7 @@ class RejectedInputs:
 
     def keep(self, source: str, input_id: str, reason: str, raw: Any) -> None:
         input_id = str(input_id)[:MAX_ID_CHARS]
+        reason = scrub_text(reason)  # the attribute and the log carry it too
         self._sqs.send_message(
             QueueUrl=self._queue_url,
             MessageBody=rejected_body(source, input_id, reason, raw),

@@ -13,14 +13,15 @@ node's instance role (the documents: :mod:`.rollout_document`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Final
 
 from hyperpod_ha.commands import CommandError, CommandRequest, CommandResult, CommandRunner
 from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.json_input import load_json
 from hyperpod_ha.observability import logger
+from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.rotation.rollout_document import (
     DEFAULT_CONF_PATH,
     GENERIC_DOCUMENT,
@@ -105,17 +106,37 @@ def _checked(controllers: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return checked
 
 
+# How many of the output's last lines may hold the report.
+REPORT_TAIL_LINES: Final = 64
+# The report's fields and the JSON types they must have (absent is fine; outcome is required).
+_REPORT_FIELDS: Final[dict[str, tuple[type, ...]]] = {
+    "stage": (str,),
+    "reason": (str,),
+    "storage_user": (str,),
+    "restored_previous": (bool,),
+    "seconds_to_answer": (int, float),
+}
+
+
 def parse_node_report(result: CommandResult) -> dict[str, Any]:
-    """The node script's last JSON line, cross-checked with the exit code when there is one."""
-    for raw in reversed(result.stdout.splitlines()):
+    """The node script's last JSON line, cross-checked with the exit code when there is one.
+
+    Only the output's last :data:`REPORT_TAIL_LINES` lines are looked at (the script prints its
+    report last; stderr may follow it when the streams are merged), each decoded once to a
+    bounded depth: bounded work on a 4 MiB output, whatever it holds. Lines that are not JSON
+    are the script's other output.
+    """
+    tail = result.stdout.rsplit("\n", REPORT_TAIL_LINES)[-REPORT_TAIL_LINES:]
+    for raw in reversed(tail):
         line = raw.strip()
         if not line.startswith("{"):
             continue
         try:
-            report = json.loads(line)
-        except ValueError:
+            report = load_json(line, NodeReportInvalid, what="the node's report line")
+        except NodeReportInvalid:
             continue
         if isinstance(report, dict) and report.get("outcome") in ("updated", "failed"):
+            _check_fields(report)
             if report["outcome"] == "updated" and result.exit_code not in (0, None):
                 raise NodeReportInvalid(f"the node reported success but exited {result.exit_code}")
             return report
@@ -123,6 +144,15 @@ def parse_node_report(result: CommandResult) -> dict[str, Any]:
     raise NodeReportInvalid(
         f"the node script printed no report (exit code {result.exit_code}; {tail[0][:200]})"
     )
+
+
+def _check_fields(report: Mapping[str, Any]) -> None:
+    for name, types in _REPORT_FIELDS.items():
+        value = report.get(name)
+        if value is not None and (
+            not isinstance(value, types) or (bool not in types and isinstance(value, bool))
+        ):
+            raise NodeReportInvalid(f"the node's report has a {name!r} of the wrong type")
 
 
 def _attempt(
@@ -146,14 +176,15 @@ def _attempt(
             instance_id,
             target,
             "updated",
-            storage_user=str(report.get("storage_user")),
+            storage_user=report.get("storage_user"),
             seconds_to_answer=report.get("seconds_to_answer"),
         )
     return ControllerRollout(
         instance_id,
         target,
         "failed",
-        f"{report.get('stage', 'unknown')}: {report.get('reason', 'no reason given')}",
+        # The node's own words: through the one redaction path before they go anywhere.
+        scrub_text(f"{report.get('stage', 'unknown')}: {report.get('reason', 'no reason given')}"),
         restored_previous=bool(report.get("restored_previous")),
     )
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.json_input import load_json
 
 AWSCURRENT = "AWSCURRENT"
 AWSPENDING = "AWSPENDING"
@@ -104,11 +105,8 @@ def compact_json(document: Mapping[str, Any]) -> str:
 def parse_secret(secret_string: str | None) -> DbSecret:
     if secret_string is None:
         raise SecretFormatError("the secret version has no SecretString")
-    try:
-        document = json.loads(secret_string)
-    except ValueError:
-        # The decoder's error message and attributes can hold part of the text: drop them.
-        raise SecretFormatError("the secret is not valid JSON") from None
+    # load_json drops the decoder's message and attributes: they can hold part of the text.
+    document = load_json(secret_string, SecretFormatError, what="the secret")
     if not isinstance(document, dict):
         raise SecretFormatError("the secret's JSON is not an object")
     for key in ("username", "password"):

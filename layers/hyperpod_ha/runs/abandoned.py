@@ -8,12 +8,12 @@ incident itself: its FAILED event finds the lease gone and is left alone."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.json_input import load_json
 
 ABANDONED_STATUSES = frozenset({"ABORTED", "TIMED_OUT", "FAILED"})
 # Only a FAILED run may have cleaned up after itself: it is handled only while its lease is held.
@@ -43,18 +43,18 @@ def parse_abandoned_run(event: Mapping[str, Any]) -> AbandonedRun:
     execution_arn = detail.get("executionArn")
     if not isinstance(execution_arn, str) or not execution_arn:
         raise AbandonedRunRejected("executionArn is missing")
-    try:
-        run_input = json.loads(detail.get("input") or "")
-    except (TypeError, json.JSONDecodeError):
-        raise AbandonedRunRejected("the run's input is not JSON") from None
+    run_input = load_json(detail.get("input") or "", AbandonedRunRejected, what="the run's input")
     if not isinstance(run_input, Mapping) or not isinstance(run_input.get("cluster"), str):
         raise AbandonedRunRejected("the run's input names no cluster")
+    for name in ("lease_id", "reason"):
+        if not isinstance(run_input.get(name) or "", str):
+            raise AbandonedRunRejected(f"the run's {name} is not a string")
     return AbandonedRun(
         execution_arn=execution_arn,
         status=str(status),
         cluster=run_input["cluster"],
-        lease_id=str(run_input.get("lease_id") or ""),
-        reason=str(run_input.get("reason") or ""),
+        lease_id=run_input.get("lease_id") or "",
+        reason=run_input.get("reason") or "",
     )
 
 

@@ -9,7 +9,8 @@ holds what they share. Every parser takes text from outside and either returns t
 or raises :class:`SlurmOutputError` (an :class:`~hyperpod_ha.errors.InputRejected`, so a
 ``ValueError``) with a reason that is safe to log; none crashes on arbitrary text. Formats
 are those of Slurm 22.05.8 and 24.11 (the captures in ``hyperpod_ha_dev``) and newer Slurm's
-source. Pure parsing: imports only :mod:`hyperpod_ha.errors` and the standard library.
+source. Pure parsing: imports only :mod:`hyperpod_ha.errors`, :mod:`hyperpod_ha.json_input`,
+:mod:`hyperpod_ha.redaction` (excerpts are scrubbed) and the standard library.
 Every name is re-exported here: ``from hyperpod_ha.slurm import parse_ping`` is a contract.
 """
 

@@ -39,7 +39,9 @@ class SlurmConfig:
 _SHOW_CONFIG_LINE = re.compile(
     r"(?P<key>[A-Za-z_][A-Za-z0-9_]*(?:\[(?P<i>[0-9]{1,3})\])?)\s*=\s*(?P<value>.*)"
 )
-_CONF_LINE = re.compile(r"(?P<key>[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(?P<value>[^#]*?)\s*(?:#.*)?")
+# A slurm.conf line is "Key = value # comment": split at the first "=" and "#" and stripped,
+# not matched whole (a lazy value beside "\s*" made one long line quadratic).
+_CONF_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HOST_VALUE = re.compile(r"(?P<name>[^\s()]+)(?:\((?P<address>[^\s()]+)\))?")
 _SECONDS = re.compile(r"(?P<n>[0-9]{1,9})(?:\s*sec)?")
 
@@ -69,10 +71,11 @@ def parse_slurm_conf(text: str) -> SlurmConfig:
     for line in lines[1:]:
         if not line or line.startswith("#"):
             continue
-        match = _CONF_LINE.fullmatch(line)
-        if match is None:
+        key, sep, value = line.partition("=")
+        key = key.rstrip()
+        if not sep or not _CONF_KEY.fullmatch(key):
             raise SlurmOutputError(f"not a slurm.conf line: {excerpt(line, 80)!r}")
-        pairs.append((match["key"], None, match["value"]))
+        pairs.append((key, None, value.partition("#")[0].strip()))
     return _config_from_pairs("slurm.conf", pairs)
 
 

@@ -38,7 +38,11 @@ class Services:
 
 
 _SYSTEMCTL_LINE = re.compile(r"systemctl (?P<daemon>[a-z]{1,20}) (?P<state>[a-z-]{1,20})")
-_PROCESS_LINE = re.compile(r"process (?P<daemon>[a-z]{1,20}) (?P<facts>(?:[a-z_]{1,10}=\S*\s*){1,8})")
+# A process line is split into words, not matched whole: "process", the daemon, then 1-8
+# "key=value" facts (a repeated group of "\S*\s*" backtracked exponentially on odd lines).
+_DAEMON = re.compile(r"[a-z]{1,20}")
+_FACT_KEY = re.compile(r"[a-z_]{1,10}")
+_MAX_FACTS = 8
 
 
 def parse_identity(text: str) -> NodeIdentity:
@@ -64,18 +68,15 @@ def parse_services(text: str) -> Services:
     for line in nonempty_lines(text):
         if (match := _SYSTEMCTL_LINE.fullmatch(line)) is not None:
             systemctl[match["daemon"]] = match["state"]
-        elif (match := _PROCESS_LINE.fullmatch(line)) is not None:
-            facts: dict[str, str] = {}
-            for fact in match["facts"].split():
-                key, _, value = fact.partition("=")
-                facts[key] = value
+        elif (found := _process_facts(line)) is not None:
+            daemon, facts = found
             pid = integer(facts.get("pid"), "pid")
             if pid is None:
                 continue
             state = facts.get("state") or None
             processes.append(
                 DaemonProcess(
-                    name=match["daemon"],
+                    name=daemon,
                     pid=pid,
                     ppid=integer(facts.get("ppid"), "ppid"),
                     state=state[:1] if state else None,
@@ -85,3 +86,19 @@ def parse_services(text: str) -> Services:
             )
         # Other lines (a process that exited while being looked at) carry nothing.
     return Services(systemctl=systemctl, processes=tuple(processes))
+
+
+def _process_facts(line: str) -> tuple[str, dict[str, str]] | None:
+    """``process <daemon> key=value ...``: the daemon and its facts, or None for another line."""
+    words = line.split(None, _MAX_FACTS + 2)
+    if len(words) < 3 or len(words) > _MAX_FACTS + 2 or words[0] != "process":
+        return None
+    if not line.startswith(f"process {words[1]} ") or not _DAEMON.fullmatch(words[1]):
+        return None
+    facts: dict[str, str] = {}
+    for fact in words[2:]:
+        key, sep, value = fact.partition("=")
+        if not sep or not _FACT_KEY.fullmatch(key):
+            return None
+        facts[key] = value
+    return words[1], facts

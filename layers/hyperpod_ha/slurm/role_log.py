@@ -26,9 +26,12 @@ REFUSAL_EVENTS: Final = {
     "not yet able to determine if primary may actually be running": "undetermined",
     "Waiting for heartbeat file to exist": "waiting_for_heartbeat",
 }
-_STARTED = re.compile(r"slurmctld version .* started")
-# "[time] error: <message>" (file) or "<time> <host> slurmctld[pid]: error: <message>" (journal)
-_MESSAGE = re.compile(r"(?:^|\s)(?:error|warning): (?P<message>.*)$")
+# "slurmctld version <v> started": found with str.find, once each (a ".*" pattern searched at
+# every position of a long line was quadratic).
+_STARTED: Final = ("slurmctld version ", " started")
+# "[time] error: <message>" (file) or "<time> <host> slurmctld[pid]: error: <message>" (journal):
+# the first level word after a space or at the line's start; each match is tried once.
+_MESSAGE = re.compile(r"(?:^|(?<=\s))(?:error|warning): ")
 _LOG_TIME = re.compile(r"\[(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.\d+)?\]")
 _JOURNAL_TIME = re.compile(r"(?P<ts>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:[+-]\d{4})?\s")
 
@@ -80,7 +83,9 @@ def classify_role_line(line: str) -> str | None:
     for needle, event in ROLE_EVENTS.items():
         if needle in line:
             return event
-    return "starting" if _STARTED.search(line) else None
+    head, tail = _STARTED
+    start = line.find(head)
+    return "starting" if start >= 0 and line.find(tail, start + len(head)) >= 0 else None
 
 
 def classify_refusal_line(line: str) -> str | None:
@@ -102,7 +107,7 @@ def parse_role_log(text: str) -> RoleLog:
             refusals = []  # a new role ends what the standby said before it
         elif (kind := classify_refusal_line(line)) is not None:
             match = _MESSAGE.search(line)
-            message = match["message"] if match else line
+            message = line[match.end() :] if match else line
             refusals.append(RefusalLine(kind=kind, timestamp=_timestamp(line), message=excerpt(message)))
         # Anything else (a read error of tac or journalctl) says nothing about the role.
     return RoleLog(source=source, now_local=now_local, lines=tuple(found), refusals=tuple(refusals))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.slurm.errors import SlurmOutputError
 
 TEXT_LIMIT: Final = 240
@@ -15,11 +16,20 @@ def excerpt(text: str, limit: int = TEXT_LIMIT, *, tail: bool = False) -> str:
     """One line of outside text, trimmed to a bounded size for reasons and reports.
 
     ``tail`` keeps the end instead of the start: Slurm puts an error's cause last.
+
+    Node text can hold a secret (a command line, a config line), and an excerpt leaves the
+    function in a report: it is cut first (cheap on any size), then scrubbed
+    (:func:`~hyperpod_ha.redaction.scrub_text`). Cut at its start, its first word is dropped: it
+    may be the end of a value whose key was cut off.
     """
     flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    return "..." + flat[3 - limit :] if tail else flat[: limit - 3] + "..."
+    if len(flat) <= limit and len(scrubbed := scrub_text(flat)) <= limit:
+        return scrubbed
+    # Scrubbed before the "..." is added (a key glued to it would not be seen as one).
+    if tail:
+        kept = scrub_text(flat[3 - limit :].partition(" ")[2])
+        return "..." + kept[max(len(kept) - limit + 3, 0) :]
+    return scrub_text(flat[: limit - 3])[: limit - 3] + "..."
 
 
 def split_lines(text: str) -> list[str]:

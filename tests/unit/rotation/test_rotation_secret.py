@@ -84,7 +84,7 @@ def test_compact_json_has_no_separator_spaces() -> None:
     ("raw", "reason"),
     [
         (None, "no SecretString"),
-        ("not json at all: hunter2", "not valid JSON"),
+        ("not json at all: hunter2", "is not JSON"),
         ('["hunter2"]', "not an object"),
         ('{"username":"admin"}', "password"),
         ('{"username":"","password":"hunter2"}', "username"),

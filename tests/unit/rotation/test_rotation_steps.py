@@ -17,7 +17,7 @@ from moto import mock_aws
 from hyperpod_ha.rotation.contract import RotationEvent, RotationSettings, Step, Strategy
 from hyperpod_ha.rotation.database import Session
 from hyperpod_ha.rotation.errors import RotationError, RotationRequestInvalid
-from hyperpod_ha.rotation.secret import Endpoint
+from hyperpod_ha.rotation.secret import Endpoint, SecretFormatError
 from hyperpod_ha.rotation.steps import Rotation
 from tests.unit.rotation.rotation_service import RotationService, raw_value, stages, value
 
@@ -129,6 +129,13 @@ def test_create_stores_a_compact_pending_version_with_every_key(
     assert set(pending["password"]) <= set(string.ascii_letters + string.digits + "-_.+:,@^")
     assert stages(arn)[token] == ["AWSPENDING"]
     assert value(arn) == FULL, "AWSCURRENT is untouched"
+
+
+def test_create_on_a_deeply_nested_secret_is_a_typed_refusal(service: RotationService) -> None:
+    arn = boto3.client("secretsmanager").create_secret(Name="deep", SecretString="[" * 60_000)["ARN"]
+    token = service.start(arn)
+    with pytest.raises(SecretFormatError, match="nests deeper"):
+        rotation().run(event(Step.CREATE, arn, token))
 
 
 def test_create_twice_keeps_the_first_password(service: RotationService) -> None:

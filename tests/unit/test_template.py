@@ -296,10 +296,12 @@ def test_rotation_is_single_user_and_unscheduled_unless_asked() -> None:
     assert TEMPLATE["Conditions"]["RotationScheduled"] == {
         "Fn::Not": [{"Fn::Equals": [{"Ref": "RotationDays"}, 0]}]
     }
-    schedules = [k for k, v in TEMPLATE["Resources"].items() if v["Type"] == "AWS::SecretsManager::RotationSchedule"]
+    resources = TEMPLATE["Resources"].items()
+    schedules = [k for k, v in resources if v["Type"] == "AWS::SecretsManager::RotationSchedule"]
     assert schedules == ["DbSecretRotationSchedule"]
     schedule = TEMPLATE["Resources"]["DbSecretRotationSchedule"]
     assert schedule["Condition"] == "RotationScheduled"
-    assert schedule["Properties"]["RotationRules"]["ScheduleExpression"] == {"Fn::Sub": "rate(${RotationDays} days)"}
+    expression = schedule["Properties"]["RotationRules"]["ScheduleExpression"]
+    assert expression == {"Fn::Sub": "rate(${RotationDays} days)"}
     variables = FUNCTIONS["RotateDbSecretFunction"]["Properties"]["Environment"]["Variables"]
     assert variables["ROTATION_STRATEGY"] == {"Ref": "RotationStrategy"}

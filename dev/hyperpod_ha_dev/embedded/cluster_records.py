@@ -17,8 +17,9 @@ def _cluster(backend: Any, name_or_arn: str) -> Any:
 
 def cluster_events() -> Patch:
     """DescribeClusterEvent from the records a test gave the cluster (``events`` by EventId)."""
+    from moto.core.responses import ActionResult
     from moto.sagemaker.exceptions import ValidationError
-    from moto.sagemaker.responses import ActionResult, SageMakerResponse
+    from moto.sagemaker.responses import SageMakerResponse
 
     def describe_cluster_event(self: Any) -> Any:
         cluster = _cluster(self.sagemaker_backend, self._get_param("ClusterName"))

@@ -73,6 +73,33 @@ class StatusRecords:
         return records
 
 
+_ACCOUNTING_FIELDS: Final = {"mode": 16, "config_strategy": 32}
+_DATABASE_FIELDS: Final = {"endpoint": 255, "name": 64, "secret_arn": 2048}
+
+
+def accounting_record(value: object) -> dict[str, Any] | None:
+    """The run's accounting mode as discovery passed it on (``ClusterControllers.accounting``),
+    kept small for ``hyperpod-ha status``: known keys only, each text bounded."""
+    if not isinstance(value, Mapping):
+        return None
+    kept: dict[str, Any] = {
+        name: value[name][:limit]
+        for name, limit in _ACCOUNTING_FIELDS.items()
+        if isinstance(value.get(name), str)
+    }
+    database = value.get("database")
+    if isinstance(database, Mapping):
+        kept["database"] = {
+            name: database[name][:limit]
+            for name, limit in _DATABASE_FIELDS.items()
+            if isinstance(database.get(name), str)
+        }
+        port = database.get("port")
+        if isinstance(port, int) and not isinstance(port, bool):
+            kept["database"]["port"] = port
+    return kept or None
+
+
 def verdict_metric(verdict: str) -> str | None:
     """``VerdictFailedOver`` for FAILED_OVER; ``None`` for a name that is not a verdict."""
     from hyperpod_ha.verdict import VerdictName

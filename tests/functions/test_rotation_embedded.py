@@ -38,6 +38,8 @@ def rotation(mariadb_lab: MariaDBLab, tmp_path: Path, use_transport: UseTranspor
         site = create_site(
             secret={"username": account.user, "password": account.password}, db_host="127.0.0.1"
         )
+        # Alternating users on a 30-day schedule (the defaults are single and no schedule).
+        site.extra_parameters.update(RotationStrategy="alternating", RotationDays=30)
         stack = create_stack(ROOT, site.stack_parameters())
         secrets = boto3.client("secretsmanager")
 

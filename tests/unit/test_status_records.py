@@ -60,3 +60,23 @@ def test_verdict_metric_names(verdict: str, metric: str) -> None:
 
 def test_a_name_that_is_not_a_verdict_has_no_metric() -> None:
     assert verdict_metric("rollout-failed") is None
+
+
+def test_the_accounting_record_keeps_known_keys_bounded() -> None:
+    from hyperpod_ha.status_records import accounting_record
+
+    assert accounting_record(None) is None
+    assert accounting_record("external") is None
+    kept = accounting_record(
+        {
+            "mode": "external",
+            "config_strategy": "Managed" * 10,
+            "extra": "dropped",
+            "database": {"endpoint": "e" * 400, "port": 3306, "name": "acct", "secret_arn": "arn", "x": 1},
+        }
+    )
+    assert kept == {
+        "mode": "external",
+        "config_strategy": ("Managed" * 10)[:32],
+        "database": {"endpoint": "e" * 255, "port": 3306, "name": "acct", "secret_arn": "arn"},
+    }

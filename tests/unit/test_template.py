@@ -285,3 +285,23 @@ def test_the_master_secret_is_optional_narrow_and_readable_only_when_set() -> No
         "Resource": {"Ref": "MasterSecretArn"},
     }
     assert otherwise == {"Ref": "AWS::NoValue"}
+
+
+def test_rotation_is_single_user_and_unscheduled_unless_asked() -> None:
+    parameters = TEMPLATE["Parameters"]
+    strategy, days = parameters["RotationStrategy"], parameters["RotationDays"]
+    assert strategy["Default"] == "single"
+    assert sorted(strategy["AllowedValues"]) == ["alternating", "single"]
+    assert (days["Default"], days["MinValue"], days["MaxValue"]) == (0, 0, 365)
+    assert TEMPLATE["Conditions"]["RotationScheduled"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "RotationDays"}, 0]}]
+    }
+    resources = TEMPLATE["Resources"].items()
+    schedules = [k for k, v in resources if v["Type"] == "AWS::SecretsManager::RotationSchedule"]
+    assert schedules == ["DbSecretRotationSchedule"]
+    schedule = TEMPLATE["Resources"]["DbSecretRotationSchedule"]
+    assert schedule["Condition"] == "RotationScheduled"
+    expression = schedule["Properties"]["RotationRules"]["ScheduleExpression"]
+    assert expression == {"Fn::Sub": "rate(${RotationDays} days)"}
+    variables = FUNCTIONS["RotateDbSecretFunction"]["Properties"]["Environment"]["Variables"]
+    assert variables["ROTATION_STRATEGY"] == {"Ref": "RotationStrategy"}

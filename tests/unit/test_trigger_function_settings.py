@@ -24,6 +24,7 @@ BASE = {
     "REJECTED_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/rejected",
     "NOTIFICATION_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:notices",
     "PROBE_DOCUMENT": "probe",
+    "INCIDENT_FUNCTION_ARN": "arn:aws:lambda:us-east-1:123456789012:function:incident",
 }
 SETTINGS: list[Any] = [ControllerStatusSettings, NodeEventSettings, WatchdogSettings, AbandonedRunSettings]
 
@@ -67,6 +68,7 @@ def test_the_watchdogs_defaults() -> None:
         (ControllerStatusSettings, "REJECTED_QUEUE_URL"),
         (NodeEventSettings, "NOTIFICATION_TOPIC_ARN"),
         (NodeEventSettings, "CONTROLLER_GROUP"),
+        (NodeEventSettings, "INCIDENT_FUNCTION_ARN"),
         (WatchdogSettings, "PROBE_DOCUMENT"),
         (WatchdogSettings, "CLUSTER_NAME"),
         (AbandonedRunSettings, "STATE_MACHINE_ARN"),

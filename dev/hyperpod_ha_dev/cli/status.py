@@ -132,6 +132,7 @@ def render(status: Mapping[str, Any]) -> str:
         lines += [f"  - {reason}" for reason in verdict.get("reasons", [])[:6]]
     else:
         lines.append("last verdict: none recorded")
+    lines.append(_accounting_line((verdict or {}).get("accounting")))
     running = status.get("in_progress")
     lines.append(
         f"in progress: {running['kind']} since {_when(running['since'])} ({running['lease_holder']}), "
@@ -169,6 +170,21 @@ def render(status: Mapping[str, Any]) -> str:
     else:
         lines.append("last drill: none recorded")
     return "\n".join(lines)
+
+
+def _accounting_line(accounting: Mapping[str, Any] | None) -> str:
+    """The accounting database as the last run's discovery saw it (DescribeCluster)."""
+    if not accounting:
+        return "accounting database: not recorded"
+    strategy = accounting.get("config_strategy") or "-"
+    database = accounting.get("database")
+    if not database:
+        return f"accounting database: internal (the controllers' slurmdbd); SlurmConfigStrategy {strategy}"
+    where = f"{database.get('endpoint')}:{database.get('port') or '-'}/{database.get('name') or '-'}"
+    return (
+        f"accounting database: external {where} (secret {database.get('secret_arn')}), configured by "
+        f"HyperPod; SlurmConfigStrategy {strategy}; this stack does not rotate it"
+    )
 
 
 def run_status(args: argparse.Namespace) -> int:

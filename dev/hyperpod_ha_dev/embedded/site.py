@@ -86,6 +86,18 @@ class Site:
             **self.extra_parameters,
         }
 
+    def add_cluster_event(self, record: dict[str, Any]) -> None:
+        """A record DescribeClusterEvent returns (botocore's ``ClusterEventDetail``)."""
+        from hyperpod_ha_dev.embedded.cluster_records import add_event
+
+        add_event(_sagemaker_backend(), self.cluster_name, record)
+
+    def set_orchestrator(self, orchestrator: dict[str, Any] | None) -> None:
+        """DescribeCluster's ``Orchestrator`` (``{"Slurm": {...}}``); ``None``: none given."""
+        from hyperpod_ha_dev.embedded.cluster_records import set_orchestrator
+
+        set_orchestrator(_sagemaker_backend(), self.cluster_name, orchestrator)
+
     def set_controller_status(self, instance_id: str, status: str) -> None:
         """SageMaker's view of a controller (Running, Failure, Pending, ...)."""
         cluster = _sagemaker_backend().clusters[self.cluster_name]

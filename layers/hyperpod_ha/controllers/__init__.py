@@ -1,7 +1,8 @@
 """A cluster's controllers: finding them and checking each one's health. :mod:`.models` holds
 a controller, a cluster's controllers and one controller's report with its evidence;
 :mod:`.decoding` reads a report back from the workflow's JSON, bounded; :mod:`.naming` is pure
-(cluster names, SSM targets, Slurm node names); :mod:`.discovery` is the SageMaker adapter;
+(cluster names, SSM targets, Slurm node names); :mod:`.orchestration` reads how HyperPod runs
+Slurm (config strategy, external accounting database); :mod:`.discovery` is the SageMaker adapter;
 :mod:`.check` runs the probe (:mod:`hyperpod_ha.probe`) through a command transport, and
 :mod:`.evidence`, :mod:`.shared_evidence` and :mod:`.sections` turn its output into evidence;
 :mod:`.settings` holds the settings of the functions that discover and check, :mod:`.errors`

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from hyperpod_ha.controllers.errors import ControllerGroupNotFound
 from hyperpod_ha.controllers.models import ClusterControllers, Controller
 from hyperpod_ha.controllers.naming import cluster_id_from_arn, slurm_node_name, ssm_target
+from hyperpod_ha.controllers.orchestration import orchestration_of
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker import SageMakerClient
@@ -47,4 +48,5 @@ def discover_controllers(sagemaker: SageMakerClient, cluster: str, group: str) -
         cluster_id=cluster_id,
         cluster_status=described["ClusterStatus"],
         controllers=tuple(sorted(controllers, key=lambda c: c.instance_id)),
+        accounting=orchestration_of(described),
     )

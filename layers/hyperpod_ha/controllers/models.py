@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from hyperpod_ha.controllers.decoding import decode
 from hyperpod_ha.controllers.errors import ControllerInputError
+from hyperpod_ha.controllers.orchestration import SlurmOrchestration
 from hyperpod_ha.slurm import TEXT_LIMIT, ControllerHost, NodeStateCount, PingLine
 
 REPORT_JSON_LIMIT: Final = 24 * 1024
@@ -71,6 +72,8 @@ class ClusterControllers:
     cluster_id: str
     cluster_status: str
     controllers: tuple[Controller, ...]
+    # DescribeCluster's Orchestrator.Slurm: config strategy, external accounting database.
+    accounting: SlurmOrchestration = field(default_factory=SlurmOrchestration)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +82,7 @@ class ClusterControllers:
             "cluster_id": self.cluster_id,
             "cluster_status": self.cluster_status,
             "controllers": [controller.to_json() for controller in self.controllers],
+            "accounting": self.accounting.to_json(),
         }
 
 

@@ -11,9 +11,12 @@ CATEGORY = "Availability"
 
 KIND_VERIFICATION_ERROR = "verification-error"
 KIND_ROLLOUT_FAILED = "rollout-failed"
-# A verified failover says nothing about the database secret on every controller: a
-# roll-out failure is only resolved when the caller names it.
-KINDS_NOT_RESOLVED_BY_DEFAULT = frozenset({KIND_ROLLOUT_FAILED})
+# HyperPod changed the external accounting database's configuration, the change failed and
+# HyperPod could not revert it (a cluster event's DatabaseConfiguration.RollbackStatus).
+KIND_DATABASE_REVERT_FAILED = "accounting-database-revert-failed"
+# A verified failover says nothing about the database secret on every controller, nor about
+# HyperPod's database configuration: these are only resolved when the caller names them.
+KINDS_NOT_RESOLVED_BY_DEFAULT = frozenset({KIND_ROLLOUT_FAILED, KIND_DATABASE_REVERT_FAILED})
 
 # Operational-data keys. Custom keys must not start with aws, amazon, amzn or ssm.
 DEDUP_KEY = "/aws/dedup"

@@ -15,6 +15,7 @@ from hyperpod_ha.incidents.keys import (
     ERROR_KEY,
     EVIDENCE_PREFIX,
     EXECUTION_KEY,
+    KIND_DATABASE_REVERT_FAILED,
     KIND_KEY,
     KIND_ROLLOUT_FAILED,
     KIND_VERIFICATION_ERROR,
@@ -48,7 +49,9 @@ _SEVERITY_BY_VERDICT = {
     "FAILED_OVER": "3",
     "HEALTHY": "4",
 }
-_SEVERITY_BY_KIND = {KIND_VERIFICATION_ERROR: "2", KIND_ROLLOUT_FAILED: "2"}
+# A database change HyperPod could not revert: slurmctld still schedules (not a 1), but
+# accounting may be written to a half-configured database until someone acts (not a 3).
+_SEVERITY_BY_KIND = {KIND_VERIFICATION_ERROR: "2", KIND_ROLLOUT_FAILED: "2", KIND_DATABASE_REVERT_FAILED: "2"}
 # A verdict this module does not know is as uncertain as UNKNOWN.
 _DEFAULT_SEVERITY = "2"
 
@@ -59,6 +62,7 @@ _HEADLINES = {
     "DEGRADED": "the active Slurm controller serves, but something the cluster needs is unhealthy",
     KIND_VERIFICATION_ERROR: "the failover verification itself failed",
     KIND_ROLLOUT_FAILED: "the database secret roll-out to the controllers failed",
+    KIND_DATABASE_REVERT_FAILED: "an accounting database change failed and HyperPod could not revert it",
 }
 
 _LABEL_CHARS = re.compile(r"[^A-Za-z0-9_.:/@-]+")

@@ -14,7 +14,7 @@ from hyperpod_ha.incidents.errors import InvalidIncidentRequest
 from hyperpod_ha.incidents.models import OpenRequest, ResolveRequest
 from hyperpod_ha.incidents.verified_once import announce_verified_once, idempotency_config
 from hyperpod_ha.observability import logger, metrics
-from hyperpod_ha.status_records import StatusRecords, verdict_metric
+from hyperpod_ha.status_records import StatusRecords, accounting_record, verdict_metric
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
@@ -84,8 +84,8 @@ class IncidentService:
         if self._status is not None:
             given = event.get("reasons")
             reasons = [str(reason) for reason in given] if isinstance(given, list) else []
-            self._status.put(
-                str(event["cluster"]),
-                "verdict",
-                {"verdict": verdict, "reasons": reasons[:12], "execution_id": event.get("execution_id")},
-            )
+            record = {"verdict": verdict, "reasons": reasons[:12], "execution_id": event.get("execution_id")}
+            accounting = accounting_record(event.get("accounting"))
+            if accounting:
+                record["accounting"] = accounting
+            self._status.put(str(event["cluster"]), "verdict", record)

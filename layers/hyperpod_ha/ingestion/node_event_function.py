@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from hyperpod_ha.environment import Settings, Text
+from hyperpod_ha.ingestion.cluster_event_records import ClusterEventRecords
+from hyperpod_ha.ingestion.database_incidents import IncidentFunctionClient
+from hyperpod_ha.ingestion.event_metadata_triage import EventMetadataTriage
 from hyperpod_ha.ingestion.instance_groups import InstanceGroups
 from hyperpod_ha.ingestion.node_event_triage import NodeEventTriage
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
@@ -30,6 +33,8 @@ class NodeEventSettings(Settings):
     controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
     rejected_queue_url: Annotated[str, Text("REJECTED_QUEUE_URL")]
     topic_arn: Annotated[str, Text("NOTIFICATION_TOPIC_ARN")]
+    # Opens the incident of an accounting database change HyperPod could not revert.
+    incident_function_arn: Annotated[str, Text("INCIDENT_FUNCTION_ARN")]
     mass_failure: MassFailurePolicy
     verification: VerificationRunsSettings
 
@@ -44,17 +49,27 @@ class NodeEventService:
         import boto3
 
         dynamodb = boto3.client("dynamodb")
+        sagemaker = boto3.client("sagemaker")
         table = settings.verification.state_table
+        publisher = TopicPublisher(
+            boto3.client("sns"), settings.topic_arn, dynamodb, table, NOTICE_TTL_SECONDS
+        )
         triage = NodeEventTriage(
             cluster=settings.cluster,
             controller_group=settings.controller_group,
             runs=VerificationRuns.from_settings(settings.verification, dynamodb),
             workers=WorkerFailures(dynamodb, table, settings.mass_failure),
-            publisher=TopicPublisher(
-                boto3.client("sns"), settings.topic_arn, dynamodb, table, NOTICE_TTL_SECONDS
-            ),
-            group_of_instance=InstanceGroups(boto3.client("sagemaker")).group_of,
+            publisher=publisher,
+            group_of_instance=InstanceGroups(sagemaker).group_of,
             clock=time.time,
+            metadata=EventMetadataTriage(
+                publisher=publisher,
+                read_again=ClusterEventRecords(sagemaker).metadata,
+                open_incident=IncidentFunctionClient(
+                    boto3.client("lambda"), settings.incident_function_arn
+                ).open,
+                clock=time.time,
+            ),
         )
         return cls(triage, RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url))
 

@@ -1,6 +1,7 @@
 """What one HyperPod EventBridge event means for this cluster: a verification run for a
 controller, a count (and at most one notice per window) for unhealthy workers, a notice for a
-cluster that failed."""
+cluster that failed; a cluster event's metadata (slurmdbd health, the accounting database) is
+triaged by :mod:`~hyperpod_ha.ingestion.event_metadata_triage` at any level."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hyperpod_ha.ingestion.cluster_event_metadata import metadata_of
+from hyperpod_ha.ingestion.event_metadata_triage import EventMetadataTriage
 from hyperpod_ha.ingestion.hyperpod_events import (
     KNOWN_HEALTH_STATUSES,
     KNOWN_REPAIR_ACTIONS,
@@ -39,6 +42,8 @@ class NodeEventTriage:
     publisher: TopicPublisher
     group_of_instance: Callable[[str, str], str | None]
     clock: Callable[[], float]
+    # None: metadata is not read (callers without SageMaker's DescribeClusterEvent or IncidentFunction).
+    metadata: EventMetadataTriage | None = None
 
     def handle(self, event: Mapping[str, Any], rejected: RejectedInputs) -> dict[str, Any]:
         raw_id = event.get("id") if isinstance(event, Mapping) else None
@@ -56,6 +61,22 @@ class NodeEventTriage:
             return self._node_health(parsed)
         if isinstance(parsed, ClusterStateChange):
             return self._cluster_state(parsed)
+        return self._any_cluster_event(parsed, event, event_id, rejected)
+
+    def _any_cluster_event(
+        self, parsed: ClusterEvent, event: Mapping[str, Any], event_id: str, rejected: RejectedInputs
+    ) -> dict[str, Any]:
+        """The metadata's meaning first (any level), else the level-based triage."""
+        try:
+            metadata = metadata_of(event["detail"]["EventDetails"])
+        except EventRejected as error:
+            rejected.keep("eventbridge", event_id, str(error), event)
+            return {"event_id": event_id, "outcome": "rejected", "reason": str(error)}
+        if metadata is not None and self.metadata is not None:
+            complete = self.metadata.complete(parsed, metadata)
+            handled = self.metadata.handle(parsed, complete, self._verify, self._result)
+            if handled is not None:
+                return handled
         return self._cluster_event(parsed)
 
     def _node_health(self, event: NodeHealthEvent) -> dict[str, Any]:

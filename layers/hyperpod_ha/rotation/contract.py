@@ -67,7 +67,7 @@ class _StrategyVariable(Variable[Strategy]):
 
 @dataclass(frozen=True)
 class RotationSettings(Settings):
-    strategy: Annotated[Strategy, _StrategyVariable("ROTATION_STRATEGY", Strategy.ALTERNATING.value)]
+    strategy: Annotated[Strategy, _StrategyVariable("ROTATION_STRATEGY", Strategy.SINGLE.value)]
     # For secrets without "host" (the HyperPod sample's).
     default_host: Annotated[str | None, OptionalText("DB_HOST")]
     default_port: Annotated[int, Integer("DB_PORT", 3306)] = 3306

@@ -11,3 +11,12 @@ class RotationRequestInvalid(InputRejected):
 
 class RotationError(HyperpodHaError):
     """A step could not be completed. ``reason`` is safe to log."""
+
+
+class ExternalAccountingDatabase(RotationError):
+    """The cluster's accounting database is HyperPod's to configure (``mode``: ``external``):
+    the rotation refuses before anything changes. ``reason`` is safe to log."""
+
+    def __init__(self, reason: str, *, mode: str) -> None:
+        super().__init__(reason)
+        self.mode = mode

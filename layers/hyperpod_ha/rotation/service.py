@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hyperpod_ha.controllers.orchestration import SlurmOrchestration
 from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.rotation.accounting_mode import refuse_external_database
 from hyperpod_ha.rotation.contract import RotationEvent, Step
 from hyperpod_ha.rotation.errors import RotationRequestInvalid
 from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
@@ -28,6 +30,11 @@ class SecretRotation:
         self._versions = SecretVersions(collaborators.secrets)
         self._rotation = Rotation(collaborators.secrets, collaborators.connector, settings.rotation)
         self._rollout = RolloutCoordinator(settings, collaborators)
+        self._with = collaborators
+
+    def _orchestration(self) -> SlurmOrchestration:
+        """How HyperPod runs the cluster's Slurm (DescribeCluster, through the discovery)."""
+        return self._with.discover(self.settings.cluster, self.settings.controller_group).accounting
 
     def handle(self, event: object) -> dict[str, Any]:
         if not isinstance(event, dict):
@@ -35,6 +42,8 @@ class SecretRotation:
         if event.get("action") == "rollout":
             return self._rollout_action(event)
         rotation_event = RotationEvent.parse(event, self.settings.secret_arn)
+        if rotation_event.step in (Step.CREATE, Step.SET):
+            refuse_external_database(self.settings.cluster, self._orchestration)
         result: dict[str, Any] = dict(self._rotation.run(rotation_event).to_json())
         if rotation_event.step is Step.FINISH:
             # Also when the version was already AWSCURRENT: a retried finishSecret must not skip

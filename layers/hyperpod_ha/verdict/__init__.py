@@ -1,13 +1,14 @@
 """The verdict: from every controller's health report to one verdict (HEALTHY, FAILED_OVER,
 DEGRADED, SPLIT_BRAIN, DOWN, UNKNOWN) with its reasons and evidence, and whether a verification
 run checks again before that verdict is final. Pure logic, no AWS calls: it imports only
-``hyperpod_ha.controllers`` (the reports), ``hyperpod_ha.slurm``, ``hyperpod_ha.errors`` and
-``hyperpod_ha.environment``. ``models`` holds the results; ``inputs`` decodes the workflow's JSON;
-``observation`` is the cluster as the reports show it, which the rules read, one module per
-concern (``activity``: who is active; ``takeover``: why no backup took over; ``accounting``,
-``state_save``, ``scheduling``, ``standbys``, gathered by ``degradation``); ``evaluation``
-gives the verdict, ``evidence`` its per-controller summary, ``convergence`` when to check
-again, ``decision`` one step of a run. The names below are a public contract."""
+``hyperpod_ha.controllers`` (the reports), ``hyperpod_ha.slurm``, ``hyperpod_ha.errors``,
+``hyperpod_ha.redaction`` and ``hyperpod_ha.environment``. ``models`` holds the results;
+``inputs`` decodes the workflow's JSON; ``observation`` is the cluster as the reports show it,
+which the rules read, one module per concern (``activity``: who is active; ``takeover``: why no
+backup took over; ``accounting``, ``state_save``, ``scheduling``, ``standbys``, gathered by
+``degradation``); ``evaluation`` gives the verdict, ``evidence`` its per-controller summary,
+``convergence`` when to check again, ``decision`` one step of a run. The names below are a
+public contract."""
 
 from hyperpod_ha.verdict.convergence import (
     MAX_SLURMCTLD_TIMEOUT,

@@ -19,6 +19,9 @@ from hyperpod_ha.verdict.observation import configured_timeout
 def decide(request: VerdictRequest, policy: VerdictPolicy, now: dt.datetime | None = None) -> dict[str, Any]:
     verdict = evaluate(request.reports, policy, attempt=request.attempt)
     result = verdict.to_json()
+    # The rules judge the controllers' evidence only; what the trigger's source reported
+    # (HyperPod's slurmdbd health) is told beside their reasons, never weighed by them.
+    result["reasons"] = [*result["reasons"], *(r for r in request.reported if r not in result["reasons"])]
     counters = request.counters
     if counters is None:
         return result

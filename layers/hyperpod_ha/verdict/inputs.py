@@ -2,7 +2,8 @@
 
 ``{"reports": [<report>, ...], "attempt": <int, optional>}``, the health-check Map's output;
 when the workflow loops, also its counters: ``max_attempts``, ``started_at``, ``trigger``
-with its ``time``, ``margin_seconds``, ``deadline_seconds``, ``backoff_seconds``."""
+with its ``time``, ``margin_seconds``, ``deadline_seconds``, ``backoff_seconds``. The trigger's
+``summary.reported`` (what HyperPod itself said, e.g. slurmdbd Unhealthy) joins the reasons."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from hyperpod_ha.controllers.errors import ReportRejected
 from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
+from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.slurm import TEXT_LIMIT, excerpt
 from hyperpod_ha.verdict.models import MAX_REPORTS, ConvergenceInputError, VerdictInputError
 
@@ -72,11 +74,27 @@ class Counters:
             raise ConvergenceInputError(f"bad convergence input: {error}") from None
 
 
+# HyperPod's own words are one short line; the execution input is ours, but bounded anyway.
+REPORTED_LIMIT = 200
+
+
+def reported_by_trigger(event: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the trigger's source reported (``trigger.summary.reported``), bounded and scrubbed;
+    ``()`` when there is none or it is not text."""
+    trigger = event.get("trigger")
+    summary = trigger.get("summary") if isinstance(trigger, Mapping) else None
+    reported = summary.get("reported") if isinstance(summary, Mapping) else None
+    if not isinstance(reported, str) or not reported.strip():
+        return ()
+    return (excerpt(scrub_text(reported.strip()[:REPORTED_LIMIT])),)
+
+
 @dataclass(frozen=True)
 class VerdictRequest:
     reports: list[ControllerReport]
     attempt: int | None
     counters: Counters | None  # None: a single check, no loop
+    reported: tuple[str, ...] = ()  # the trigger's source's own words
 
     @classmethod
     def from_event(cls, event: object) -> VerdictRequest:
@@ -87,4 +105,4 @@ class VerdictRequest:
             raise VerdictInputError("attempt is not an integer")
         reports = reports_from_json(event["reports"])
         counters = Counters.from_event(event) if "max_attempts" in event else None
-        return cls(reports, attempt, counters)
+        return cls(reports, attempt, counters, reported_by_trigger(event))

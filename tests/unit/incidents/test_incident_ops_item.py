@@ -46,6 +46,7 @@ from tests.unit.incidents.incident_world import (
         ("DOWN", "verification-error", "2"),
         ("", "verification-error", "2"),
         ("HEALTHY", "rollout-failed", "2"),
+        ("", "accounting-database-revert-failed", "2"),
         ("SOMETHING_NEW", "SOMETHING_NEW", "2"),
     ],
 )

@@ -66,6 +66,7 @@ def test_resolve_request_kinds() -> None:
     assert default.covers("DOWN")
     assert default.covers(None)
     assert not default.covers("rollout-failed")
+    assert not default.covers("accounting-database-revert-failed")
     rollout = ResolveRequest.from_event(
         {"cluster": "c1", "verdict": "HEALTHY", "execution_id": "e", "kinds": ["rollout-failed"]}
     )

@@ -257,8 +257,11 @@ def _rotate(drill: Drill) -> None:
         SLURMDBD_CONF=LAB_SLURMDBD_CONF,
         SLURMDBD_OWNER="root",
         SLURMDBD_VERIFY_SECONDS=str(ROLLOUT_VERIFY_SECONDS),
+        # The scenario rotates with alternating users (the template's default is single).
+        ROTATION_STRATEGY="alternating",
     )
-    function_arn = str(secretsmanager.describe_secret(SecretId=arn)["RotationLambdaARN"])
+    # The template creates no rotation schedule by default (RotationDays 0): name the function.
+    function_arn = run.stack.function("RotateDbSecretFunction").arn
     before = _batch_job(lab, "before")
     drill.note("job before the rotation", f"job {before} completed")
     pids = {name: lab.pid(name, "slurmdbd") for name in controllers}

@@ -1,0 +1,58 @@
+"""HyperPod's answers moto does not give, stood in for the embedded cluster: a cluster event's
+record (``DescribeClusterEvent``) and the cluster's ``Orchestrator`` (``DescribeCluster``'s
+``Orchestrator.Slurm``: the config strategy, an external accounting database)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hyperpod_ha_dev.embedded.patching import Patch
+
+
+def _cluster(backend: Any, name_or_arn: str) -> Any:
+    name = name_or_arn.rsplit("/", 1)[-1]
+    return backend.clusters.get(name)
+
+
+def cluster_events() -> Patch:
+    """DescribeClusterEvent from the records a test gave the cluster (``events`` by EventId)."""
+    from moto.core.responses import ActionResult
+    from moto.sagemaker.exceptions import ValidationError
+    from moto.sagemaker.responses import SageMakerResponse
+
+    def describe_cluster_event(self: Any) -> Any:
+        cluster = _cluster(self.sagemaker_backend, self._get_param("ClusterName"))
+        event_id = self._get_param("EventId")
+        record = getattr(cluster, "events", {}).get(event_id) if cluster is not None else None
+        if record is None:
+            raise ValidationError(message=f"Could not find event {event_id}")
+        return ActionResult({"EventDetails": record})
+
+    return (SageMakerResponse, "describe_cluster_event", describe_cluster_event)
+
+
+def orchestrator() -> Patch:
+    """DescribeCluster with the ``Orchestrator`` a test gave the cluster, when it gave one."""
+    from moto.sagemaker.models import Cluster
+
+    original = Cluster.describe
+
+    def describe(self: Any) -> dict[str, Any]:
+        details = original(self)
+        if getattr(self, "orchestrator", None):
+            details["Orchestrator"] = self.orchestrator
+        return details
+
+    return (Cluster, "describe", describe)
+
+
+def add_event(backend: Any, cluster_name: str, record: Mapping[str, Any]) -> None:
+    cluster = backend.clusters[cluster_name]
+    if not hasattr(cluster, "events"):
+        cluster.events = {}
+    cluster.events[record["EventId"]] = dict(record)
+
+
+def set_orchestrator(backend: Any, cluster_name: str, value: Mapping[str, Any] | None) -> None:
+    backend.clusters[cluster_name].orchestrator = dict(value) if value else None

@@ -21,9 +21,10 @@ from typing import Any
 
 import boto3
 
+from hyperpod_ha_dev.execution_events import after
 from hyperpod_ha_dev.simulation import scenarios as s
 from hyperpod_ha_dev.simulation.cluster import SimulatedCluster, SimulatedController
-from hyperpod_ha_dev.simulation.engine import TimelineEntry, simulated_run
+from hyperpod_ha_dev.simulation.engine import AfterRun, TimelineEntry, simulated_run
 from hyperpod_ha_dev.simulation.fake_controller import ControllerState, FakeController
 
 # Seconds from the takeover (or the restart) until the new controller is in control.
@@ -175,7 +176,7 @@ DRILL_SCENARIOS = {
 }
 
 
-def run_drill_scenario(scenario: DrillScenario, root: Path) -> DrillResult:
+def run_drill_scenario(scenario: DrillScenario, root: Path, after: AfterRun | None = None) -> DrillResult:
     with simulated_run(scenario.base, root, scenario.cluster) as run:
         sfn = boto3.client("stepfunctions")
         started = time.time()
@@ -195,6 +196,8 @@ def run_drill_scenario(scenario: DrillScenario, root: Path) -> DrillResult:
         if isinstance(cluster_sim, DrillSimulatedCluster):
             timeline += [TimelineEntry(at - started, "  controller", what) for at, what in cluster_sim.events]
         timeline.sort(key=lambda e: e.seconds)
+        if after is not None:
+            after(run)
         return DrillResult(
             scenario.name,
             report,
@@ -226,8 +229,8 @@ def timeline_entry(event: dict[str, Any], started: float) -> TimelineEntry | Non
         return TimelineEntry(
             at,
             "  measured",
-            f"{phase.get('name')}: {phase.get('verdict')} active={phase.get('active_seconds')} "
-            f"verified={phase.get('verified_seconds')}",
+            f"{phase.get('name')}: {phase.get('verdict')}, active {after(phase.get('active_seconds'))}, "
+            f"verified {after(phase.get('verified_seconds'))}",
         )
     failed = event.get("executionFailedEventDetails")
     if failed:

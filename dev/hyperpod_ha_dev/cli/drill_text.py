@@ -68,7 +68,10 @@ def render_drill_report(report: Mapping[str, Any]) -> list[str]:
 def _jobs(report: Mapping[str, Any]) -> str:
     jobs = report.get("jobs")
     if not jobs:
-        return "jobs: not checked"
+        survived = report.get("jobs_survived")
+        return (
+            "jobs: not checked" if survived is None else f"jobs: {'all' if survived else 'NOT all'} survived"
+        )
     lost = jobs.get("lost") or {}
     lost_text = ", ".join(f"{job} ({state})" for job, state in lost.items()) if lost else "none"
     return (

@@ -12,6 +12,7 @@ Slurm 24.11 does in the lab) until the drill's ``scontrol reconfigure``.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import threading
 import time
@@ -90,6 +91,9 @@ class DrillSimulatedCluster(SimulatedCluster):
     def _change(self, phase: str, what: str) -> None:
         self._phase, self._changed_at = phase, time.monotonic()
         self.events.append((time.time(), what))
+        # The new controller's log lines are logged when it takes control, not before the drill.
+        settled = self._states(self._changed_at + CHANGE_SECONDS) or ()
+        self.anchor(settled, dt.datetime.now() + dt.timedelta(seconds=CHANGE_SECONDS))
 
     @staticmethod
     def _advance_jobs(jobs: Path) -> None:

@@ -198,6 +198,7 @@ def simulated_run(
             scenario.parameters,
             function_transports={"FailoverDrillFunction": TRANSPORT},
         ) as run:
+            cluster.anchor_now()  # the stack is up: the scenario starts now
             yield run
     finally:
         _current.cluster = None

@@ -44,5 +44,5 @@ def utc_minute(epoch: float) -> str:
 
 
 def ago_at(epoch: float, now: float) -> str:
-    """``1 d 20 h ago (2026-11-29 23:30 UTC)``: the age, then the moment, to the minute."""
-    return f"{ago(now - epoch)} ({utc_minute(epoch)})"
+    """``1 d 20 h ago (2026-11-29 23:30 UTC)``: the age to the second, then the moment, to the minute."""
+    return f"{ago(round(now - epoch))} ({utc_minute(epoch)})"

@@ -65,6 +65,26 @@ def test_simulate_json_is_one_document_and_nothing_else() -> None:
     assert done.stderr == ""
 
 
+@pytest.mark.slow
+def test_simulate_status_shows_the_stack_the_scenario_ran_on() -> None:
+    done = run_cli("simulate", "both-down", "--status", "--json")
+    assert done.returncode == 0, done.stderr
+    status = one_json_document(done.stdout)["status"]
+    assert status["cluster"] == "ml-cluster"
+    assert status["last_verdict"]["verdict"] == "DOWN"
+    assert len(status["last_verdict"]["reasons"]) >= 4
+    (incident,) = status["open_incidents"]
+    assert incident["kind"]
+    assert status["last_snapshot"]["status"] == "AVAILABLE"
+    assert done.stderr == ""
+
+
+def test_simulate_status_goes_with_the_embedded_scenarios() -> None:
+    done = run_cli("simulate", "back", "--lab", "--status")
+    assert done.returncode == 2
+    assert "--status goes with the embedded scenarios" in one_line(done)
+
+
 def test_invoke_with_verbose_logs_on_stderr_and_keeps_stdout_one_document() -> None:
     done = run_cli(
         "--verbose",

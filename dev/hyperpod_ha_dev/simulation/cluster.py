@@ -58,8 +58,10 @@ class SimulatedCluster:
         self.anchor_now()
 
     def anchor_now(self) -> None:
-        """The scenario happens now: the newest log line of any state it shows, logged now."""
-        self.anchor(self._shown, dt.datetime.now())
+        """The scenario happens now: the newest log line of any state it shows was logged when
+        the heartbeat was last written (a second ago; five minutes ago when both are down)."""
+        alive = min((state.heartbeat_age_seconds for state in self._shown), default=0)
+        self.anchor(self._shown, dt.datetime.now() - dt.timedelta(seconds=alive))
 
     def anchor(self, states: Iterable[ControllerState], at: dt.datetime) -> None:
         """Move the captured logs so that the newest line ``states`` show was logged ``at``

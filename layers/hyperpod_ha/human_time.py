@@ -22,16 +22,13 @@ def duration(seconds: float) -> str:
     if value != int(value) and round(value, 1) < 60:
         return f"{sign}{round(value, 1):g} s"
     whole = round(value)
-    for index, (unit, size) in enumerate(_UNITS):
-        if whole >= size or unit == "s":
+    for index, (unit, size) in enumerate(_UNITS[:-1]):
+        if whole >= size:
             first, rest = divmod(whole, size)
-            text = f"{first} {unit}"
-            if index + 1 < len(_UNITS) and rest:
-                next_unit, next_size = _UNITS[index + 1]
-                if rest // next_size:
-                    text += f" {rest // next_size} {next_unit}"
-            return sign + text
-    return f"{sign}{whole} s"  # pragma: no cover (the loop ends at "s")
+            next_unit, next_size = _UNITS[index + 1]
+            second = f" {rest // next_size} {next_unit}" if rest // next_size else ""
+            return f"{sign}{first} {unit}{second}"
+    return f"{sign}{whole} s"
 
 
 def ago(seconds: float) -> str:

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
@@ -210,10 +211,13 @@ def deployed_in_us_east_1(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
+    # The server shares this process's moto backends: what an earlier test left there goes first.
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=30)  # noqa: S310
     monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
     site = create_site()
     create_stack(ROOT, site.stack_parameters())
     yield endpoint
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=30)  # noqa: S310
     server.stop()
 
 

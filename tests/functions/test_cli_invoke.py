@@ -30,14 +30,29 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
     )
 
 
-def test_embedded_invoke_prints_the_result_on_stdout_and_logs_on_stderr() -> None:
+def test_embedded_invoke_prints_the_result_on_stdout_and_logs_on_stderr_with_verbose() -> None:
     done = run_cli(
-        "invoke", "ControllerStatusFunction", "--event", "events/sns_controller_on_primary.json", "--embedded"
+        "invoke",
+        "ControllerStatusFunction",
+        "--event",
+        "events/sns_controller_on_primary.json",
+        "--embedded",
+        "--verbose",
     )
     assert done.returncode == 0, done.stderr
     (record,) = json.loads(done.stdout)["records"]
     assert record["outcome"] == "started"
     assert '"message":"controller notification handled"' in done.stderr
+
+
+def test_embedded_invoke_without_verbose_prints_only_the_result() -> None:
+    done = run_cli(
+        "invoke", "ControllerStatusFunction", "--event", "events/sns_controller_on_primary.json", "--embedded"
+    )
+    assert done.returncode == 0, done.stderr
+    (record,) = json.loads(done.stdout)["records"]  # stdout is exactly one JSON document
+    assert record["outcome"] == "started"
+    assert done.stderr == ""
 
 
 def test_embedded_invoke_of_bad_input_returns_the_rejection() -> None:
@@ -62,8 +77,11 @@ def test_an_unknown_function_is_a_clear_error() -> None:
     done = run_cli(
         "invoke", "NoSuchFunction", "--event", "events/sns_controller_on_primary.json", "--embedded"
     )
-    assert done.returncode != 0
-    assert "NoSuchFunction is not a function of the template" in done.stderr
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()  # one line, no traceback
+    assert line.startswith("hyperpod-ha: invoke: NoSuchFunction is not a function of the template; known: ")
+    assert "HealthCheckFunction" in line
+    assert done.stdout == ""
 
 
 @pytest.fixture

@@ -283,7 +283,7 @@ TAKEOVER_CASES = [
         ),
         DOWN,
         None,
-        ("no controller is active", "nobody writes the heartbeat: last beat 60 s ago by ctl1"),
+        ("no controller is active", "nobody writes the heartbeat: last beat 1 min ago by ctl1"),
     ),
     Case(
         "no controller could be checked",

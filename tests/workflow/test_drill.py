@@ -18,6 +18,7 @@ from hyperpod_ha_dev.cli import drill as drill_cli
 from hyperpod_ha_dev.cli import main
 from hyperpod_ha_dev.cli import status as status_cli
 from hyperpod_ha_dev.cli.drill import wait_for_report
+from hyperpod_ha_dev.execution_events import after
 from hyperpod_ha_dev.simulation.drill import DRILL_SCENARIOS, DrillSimulatedCluster, run_drill_scenario
 from hyperpod_ha_dev.simulation.engine import _current, simulated_run
 from tests.conftest import ROOT
@@ -92,8 +93,9 @@ def test_a_hand_back_that_leaves_slurmdbd_without_a_controller_registers_it_agai
     assert result.report["takeover_registrations"] == []
     measured = [e.detail for e in result.timeline if e.what.strip() == "measured"]
     assert measured[-2:] == [
-        f"hand-back: DEGRADED active={hand_back['takeover_seconds']} verified=None",
-        f"hand-back: HEALTHY active={hand_back['takeover_seconds']} verified={hand_back['verified_seconds']}",
+        f"hand-back: DEGRADED, active {after(hand_back['takeover_seconds'])}, verified not reached",
+        f"hand-back: HEALTHY, active {after(hand_back['takeover_seconds'])}, "
+        f"verified {after(hand_back['verified_seconds'])}",
     ]
     controller_events = [e.detail for e in result.timeline if e.what.strip() == "controller"]
     assert controller_events == ["takeover 1 ctl2", "start ctl1", "reconfigure ctl1"]
@@ -119,16 +121,15 @@ def status(*extra: str) -> int:
     return main(["status", "--stack-name", "hyperpod-ha", *extra])
 
 
-def test_drill_start_json_then_status(results: Results, capsys: pytest.CaptureFixture[str]) -> None:
+def test_drill_start_json_then_status(results: Results) -> None:
     with simulated_run(DRILL_SCENARIOS["drill"].base, ROOT, DrillSimulatedCluster):
         code = drill_start("--cluster", "ml-cluster", "--hand-back", "--json")
         report = results.last_json()
         assert isinstance(_current.cluster, DrillSimulatedCluster)
         assert status("--cluster", "ml-cluster", "--json") == 0
         seen = results.last_json()
-        capsys.readouterr()
         assert status("--cluster", "ml-cluster") == 0
-        text = capsys.readouterr().out
+        text = results.printed[-1].getvalue()
     assert code == 0
     assert report["outcome"] == "completed"
     assert set(CONTRACT) <= set(report)
@@ -179,7 +180,9 @@ def test_a_refused_drill_exits_3_and_status_shows_the_run_in_progress_and_incide
     assert seen["last_verdict"]["reasons"] == ["no controller"]
 
 
-def test_bad_input_exits_2_and_a_dry_run_changes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_exits_2_and_a_dry_run_changes_nothing(
+    results: Results, capsys: pytest.CaptureFixture[str]
+) -> None:
     with simulated_run(DRILL_SCENARIOS["drill"].base, ROOT, DrillSimulatedCluster) as run:
         assert drill_start("--cluster", "other-cluster") == 2
         assert "watches cluster 'ml-cluster', not 'other-cluster'" in capsys.readouterr().err
@@ -189,7 +192,7 @@ def test_bad_input_exits_2_and_a_dry_run_changes_nothing(capsys: pytest.CaptureF
         assert "--slurm and --controllers go with --lab" in capsys.readouterr().err
         assert status("--cluster", "other-cluster", "--lab") == 2
         dry_run = drill_start("--cluster", "ml-cluster", "--dry-run", "--follow")
-        followed = capsys.readouterr().out
+        followed = results.printed[-1].getvalue()
         drills = boto3.client("stepfunctions").list_executions(
             stateMachineArn=str(run.stack.outputs["FailoverDrillStateMachineArn"])
         )["executions"]
@@ -198,7 +201,8 @@ def test_bad_input_exits_2_and_a_dry_run_changes_nothing(capsys: pytest.CaptureF
         assert simulated.events == []  # no takeover, no start
     assert dry_run == 0
     assert "Plan the drill" in followed
-    assert "Dry run: checked and planned only, no takeover." in followed
+    assert "dry run: checked and planned only, no takeover" in followed
+    assert "takeover: not done" in followed
     assert "Take over on the backup" not in followed
     assert len(drills) == 1  # the dry run; nothing before it started a drill
 

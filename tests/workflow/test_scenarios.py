@@ -46,3 +46,23 @@ def test_the_duplicate_storm_starts_one_run_and_joins_the_rest() -> None:
     assert outcomes.count("started") == 1
     assert outcomes.count("duplicate") == 2
     assert outcomes.count("joined") == 20
+
+
+def test_a_failover_that_just_happened_reads_as_just_logged() -> None:
+    # The captures are days old; the scenario moves them to its own time.
+    result = run_scenario(SCENARIOS["failover"], ROOT)
+    (took_over,) = [r for r in result.reasons if "took over from ctl1" in r]
+    age = took_over.split("logged 'Running as primary controller' ", 1)[1].split(" ago", 1)[0]
+    number, unit = age.split(" ")
+    assert unit == "s", took_over
+    assert 0 <= int(number) < 60, took_over
+
+
+def test_every_reason_of_the_verdict_is_kept() -> None:
+    # both-down gives four reasons: the old cut to three hid ctl2.
+    result = run_scenario(SCENARIOS["both-down"], ROOT)
+    assert len(result.reasons) >= 4
+    assert any(r.startswith("ctl2: ") for r in result.reasons)
+    (last,) = [e for e in result.timeline if e.what.strip() == "verdict"][-1:]
+    assert last.reasons == result.reasons
+    assert all(r in last.detail for r in result.reasons)

@@ -1,16 +1,28 @@
 """The ``hyperpod-ha`` command: invoke, simulate, the runbook, drills, status, the lab, the local
 stand-in; one module per subcommand. It may import the runtime package, the other development
-tools and the lab (lazily, where only one subcommand needs it)."""
+tools and the lab (lazily, where only one subcommand needs it).
+
+Every error ends in one line on stderr (``hyperpod-ha: <command>: <error>``; the traceback
+only with ``--verbose``): exit 2 for a usage error, 1 for a runtime error, unless the command
+documents its own codes (runbook, drill, status, lab)."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Callable, Sequence
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from importlib import metadata
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn
+
+from hyperpod_ha_dev.cli.errors import RUNTIME_ERROR, USAGE_ERROR, CommandError
+from hyperpod_ha_dev.cli.output import command_output, result_stream
+
+__all__ = ["main", "project_root", "result_stream"]
 
 
 def project_root() -> Path:
@@ -22,16 +34,25 @@ def project_root() -> Path:
     return Path(__file__).resolve().parents[1] / "project"
 
 
-def result_stream() -> TextIO:
-    """The real stdout for the result; everything else written to stdout (logs, metrics) goes to stderr."""
-    sys.stdout.flush()
-    result = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    return result
+def version() -> str:
+    try:
+        return metadata.version("hyperpod-ha")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hyperpod-ha", description=__doc__)
+class _Parser(argparse.ArgumentParser):
+    """A usage error in one line (argparse prints the whole usage first), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE_ERROR, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from hyperpod_ha_dev.cli.aws import add_account_options
+
+    parser = _Parser(prog="hyperpod-ha", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     invoke = commands.add_parser("invoke", help="run a template function in process with an event")
@@ -46,6 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     invoke.add_argument(
         "--stack-name", help="deployed stack whose resources fill the environment (default: samconfig.toml)"
     )
+    add_account_options(invoke)
 
     simulate = commands.add_parser("simulate", help="run a scenario end to end on the embedded stack")
     simulate.add_argument(
@@ -53,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     simulate.add_argument("--json", action="store_true", help="print one JSON object instead of the timeline")
     simulate.add_argument("--lab", action="store_true", help="against the real Slurm lab (root)")
+    simulate.add_argument(
+        "--status", action="store_true", help="then the status view of the stack the scenario ran on"
+    )
 
     runbook = commands.add_parser("runbook", help="the operator runbook")
     runbook_commands = runbook.add_subparsers(dest="runbook_command", required=True)
@@ -71,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--follow", action="store_true", help="show the states as they run; exit 0 verified, 1 not, 2 error"
     )
     start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+    add_account_options(start)
 
     from hyperpod_ha_dev.cli import drill, local, status
 
@@ -80,13 +106,77 @@ def main(argv: Sequence[str] | None = None) -> int:
     from hyperpod_ha_dev.cli.lab import add_lab_parser
 
     add_lab_parser(commands)
+    # --verbose anywhere: before the command or after it (a subcommand's default must not
+    # overwrite what was given before it).
+    parser.add_argument("-v", "--verbose", action="store_true", help="logs (and tracebacks) on stderr")
+    for sub in _subparsers(parser):
+        sub.add_argument(
+            "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="logs on stderr"
+        )
+    return parser
 
-    args = parser.parse_args(argv)
-    # Each subcommand's module is imported only when it runs (moto, SAM, the lab are heavy).
-    module_name, function_name = _COMMANDS[args.command]
-    module = importlib.import_module(f"hyperpod_ha_dev.cli.{module_name}")
-    run: Callable[[argparse.Namespace], int] = getattr(module, function_name)
-    return run(args)
+
+def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    for action in parser._actions:  # argparse keeps its subcommands only there
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield sub
+                yield from _subparsers(sub)
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """``runbook start``, ``lab fault``, ...: the words that named the command."""
+    words = [args.command]
+    for key in ("runbook_command", "drill_command", "local_command", "lab_command"):
+        if getattr(args, key, None):
+            words.append(getattr(args, key))
+    return " ".join(words)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    verbose = bool(getattr(args, "verbose", False))
+    name = command_name(args)
+    try:
+        with _restored_account(), command_output(verbose):
+            # Each subcommand's module is imported only when it runs (moto, SAM, the lab are heavy).
+            module_name, function_name = _COMMANDS[args.command]
+            module = importlib.import_module(f"hyperpod_ha_dev.cli.{module_name}")
+            run: Callable[[argparse.Namespace], int] = getattr(module, function_name)
+            return run(args)
+    except CommandError as error:
+        return _failed(name, str(error), error.code, verbose)
+    except KeyboardInterrupt:
+        return _failed(name, "interrupted", 130, verbose)
+    except Exception as error:  # anything unexpected: one line, the traceback with --verbose
+        return _failed(name, f"{type(error).__name__}: {error}", RUNTIME_ERROR, verbose)
+
+
+def _failed(name: str, message: str, code: int, verbose: bool) -> int:
+    if verbose and sys.exc_info()[0] is not None:
+        traceback.print_exc(file=sys.stderr)
+    first_line = message.strip().splitlines()[0] if message.strip() else "failed"
+    print(f"hyperpod-ha: {name}: {first_line}", file=sys.stderr)
+    return code
+
+
+@contextlib.contextmanager
+def _restored_account() -> Iterator[None]:
+    """``--region``/``--profile`` change the process's default session; in process (tests), undone."""
+    import boto3
+
+    saved_session = boto3.DEFAULT_SESSION
+    keys = ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE")
+    saved = {key: os.environ.get(key) for key in keys}
+    try:
+        yield
+    finally:
+        boto3.DEFAULT_SESSION = saved_session
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 _COMMANDS: dict[str, tuple[str, str]] = {

@@ -1,18 +1,19 @@
 """``hyperpod-ha drill start``: a failover drill on the deployed stack's cluster.
 
-The drill state machine comes from the deployed stack's outputs. ``--follow`` shows the
-states as they run; ``--json`` prints the drill report (the execution's output) when it
-ends. Exit codes: 0 completed, 1 failed, 2 error (bad input, no such stack or cluster, the
-execution itself failed), 3 refused. ``--lab`` runs the same drill on the embedded stack
-against the Slurm lab's real controllers (root; :mod:`hyperpod_ha_dev.simulation.lab.drill_run`)
-and prints its report, with the same exit codes.
+The drill state machine comes from the deployed stack's outputs (in ``--region``/``--profile``,
+else samconfig.toml's, else the SDK's default account). ``--follow`` shows the states as they
+run; the end is the report in words (controllers by name, instance id and address, every
+reason); ``--json`` prints the drill report (the execution's output) alone, as one JSON
+object. Exit codes: 0 completed, 1 failed, 2 error (bad input, no such stack or cluster, no
+region or credentials, the execution itself failed), 3 refused. ``--lab`` runs the same drill
+on the embedded stack against the Slurm lab's real controllers (root;
+:mod:`hyperpod_ha_dev.simulation.lab.drill_run`) and prints its report, with the same exit codes.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -21,10 +22,13 @@ from typing import Any, TextIO
 import boto3
 
 from hyperpod_ha.drill.models import DrillRequest, InvalidDrillRequest
-from hyperpod_ha.drill.report import summary
 from hyperpod_ha_dev.cli import project_root, result_stream
+from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
+from hyperpod_ha_dev.cli.drill_text import render_drill_report
+from hyperpod_ha_dev.cli.errors import CommandError
 from hyperpod_ha_dev.cli.runbook import POLL_SECONDS, StateView, deployed_stack
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
+from hyperpod_ha_dev.execution_events import after
 
 COMPLETED, FAILED, ERROR, REFUSED = 0, 1, 2, 3
 EXIT_CODES = {"completed": COMPLETED, "failed": FAILED, "refused": REFUSED}
@@ -50,6 +54,7 @@ def add_parser(commands: Any) -> None:
     drill_start.add_argument("--follow", action="store_true", help="show the states as they run")
     drill_start.add_argument("--json", action="store_true", help="wait and print the drill report as JSON")
     drill_start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+    add_account_options(drill_start)
     drill_start.add_argument("--slurm", choices=("24.11", "22.05"), help="--lab: default the running lab's")
     drill_start.add_argument(
         "--controllers", type=int, choices=(2, 3), help="--lab: default the running lab's"
@@ -96,6 +101,16 @@ def wait_for_report(
                 entered = event.get("stateEnteredEventDetails")
                 if entered and not entered["name"].startswith("Run the probe"):
                     view.state(event["timestamp"].strftime("%H:%M:%S"), entered["name"])
+                exited = event.get("stateExitedEventDetails")
+                if exited and exited["name"] == "Measure the recovery":
+                    phase = json.loads(exited.get("output") or "{}").get("phase", {})
+                    view.state(
+                        event["timestamp"].strftime("%H:%M:%S"),
+                        f"  {phase.get('name')}: {phase.get('verdict')}",
+                        f"active {after(phase.get('active_seconds'))}, "
+                        f"verified {after(phase.get('verified_seconds'))}",
+                        tuple(str(r) for r in phase.get("reasons") or []),
+                    )
             seen = len(events)
         if described["status"] != "RUNNING":
             report = json.loads(described["output"]) if described.get("output") else None
@@ -111,43 +126,41 @@ def _start(args: argparse.Namespace) -> str:
         request = DrillRequest.from_json(
             {"cluster": args.cluster, "to": args.to, "hand_back": args.hand_back, "dry_run": args.dry_run}
         )
+        use_deployed_account(args, project_root())
         stack_name = args.stack_name or read_deploy_config(project_root()).stack_name
         return start_drill(stack_for_cluster(stack_name, request.cluster), request)
-    except (InvalidDrillRequest, UnknownCluster) as error:
-        raise DrillNotStarted(f"hyperpod-ha: {error}") from error
+    except (InvalidDrillRequest, UnknownCluster, CommandError) as error:
+        raise DrillNotStarted(str(error)) from error
     except Exception as error:
-        raise DrillNotStarted(f"hyperpod-ha: could not start the drill: {error}") from error
+        raise DrillNotStarted(f"could not start the drill: {type(error).__name__}: {error}") from error
 
 
-class DrillNotStarted(Exception):
-    pass
+class DrillNotStarted(CommandError):
+    """The drill did not start: exit 2."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, ERROR)
 
 
 def run_drill_start(args: argparse.Namespace) -> int:
     if args.lab:
         return _run_lab_drill(args)
     if args.slurm or args.controllers:
-        print("hyperpod-ha: --slurm and --controllers go with --lab", file=sys.stderr)
-        return ERROR
-    try:
-        execution_arn = _start(args)
-    except DrillNotStarted as error:
-        print(str(error), file=sys.stderr)
-        return ERROR
-    out: TextIO = result_stream() if args.json else sys.stdout
+        raise CommandError("--slurm and --controllers go with --lab", ERROR)
+    execution_arn = _start(args)
+    out: TextIO = result_stream()
     if not args.json:
         print(f"started drill {execution_arn}", file=out)
     if not (args.follow or args.json):
         return COMPLETED
-    view = StateView(sys.stdout, sys.stdout.isatty()) if args.follow and not args.json else None
+    view = StateView(out, out.isatty()) if args.follow and not args.json else None
     status, report, failure = wait_for_report(execution_arn, view)
     if report is None:
-        print(f"hyperpod-ha: the drill execution ended {status}: {failure}", file=sys.stderr)
-        return ERROR
+        raise CommandError(f"the drill execution ended {status}: {failure}", ERROR)
     if args.json:
         print(json.dumps(report, indent=2), file=out)
     else:
-        print("\n" + summary(report)[1], file=out)
+        print("\n" + "\n".join(render_drill_report(report)), file=out)
     out.flush()
     return EXIT_CODES.get(str(report.get("outcome")), ERROR)
 
@@ -163,23 +176,20 @@ def _run_lab_drill(args: argparse.Namespace) -> int:
         lab = lab_as_asked(args.slurm, args.controllers)
         drill = run_lab_drill(lab, project_root(), request, cluster_status)
     except LabConfigError as error:
-        print(f"hyperpod-ha: {error}", file=sys.stderr)
-        return ERROR
+        raise CommandError(str(error), ERROR) from error
     except LabError as error:
-        print(f"hyperpod-ha: the lab is not usable: {error.reason}", file=sys.stderr)
-        return ERROR
+        raise CommandError(f"the lab is not usable: {error.reason}", ERROR) from error
     out = result_stream()
     if args.json:
         print(json.dumps(drill.to_json(), indent=2, default=str), file=out)
     else:
         print(f"Slurm {drill.slurm_version}, {drill.controllers} controllers", file=out)
         for entry in drill.timeline:
-            print(f"  {entry.seconds:7.2f}s  {entry.what}  {entry.detail}".rstrip(), file=out)
+            print(f"  {entry.seconds:7.2f} s  {entry.what}  {entry.detail}".rstrip(), file=out)
     out.flush()
     if drill.report is None:
-        print(f"hyperpod-ha: the drill execution ended {drill.status}: {drill.error}", file=sys.stderr)
-        return ERROR
+        raise CommandError(f"the drill execution ended {drill.status}: {drill.error}", ERROR)
     if not args.json:
-        print("\n" + summary(drill.report)[1], file=out)
+        print("\n" + "\n".join(render_drill_report(drill.report)), file=out)
         out.flush()
     return EXIT_CODES.get(str(drill.report.get("outcome")), ERROR)

@@ -77,7 +77,8 @@ def _up(root: Path, args: argparse.Namespace) -> int:
         return 2
     state_path.unlink(missing_ok=True)
     command = [sys.executable, "-m", "hyperpod_ha_dev.cli", "local", "serve", "--state", str(state_path)]
-    command += ["--scenario", args.scenario, "--port", str(args.port)]
+    # --verbose: the stand-in's log file keeps the functions' logs (its tail is shown on failure).
+    command += ["--scenario", args.scenario, "--port", str(args.port), "--verbose"]
     if args.lambda_endpoint:
         command += ["--lambda-endpoint", args.lambda_endpoint]
     with log_path.open("wb") as log:

@@ -2,8 +2,10 @@
 
 The state machine and the lease table come from the deployed stack's outputs; the run is
 started through the same lease as the automatic triggers, so an operator never starts a
-second run beside an active one. ``--follow`` shows the states as they run and ends with
-the verdict: exit 0 verified, 1 not verified, 2 error.
+second run beside an active one. ``--follow`` shows the states as they run (each probe's
+controller by name, instance id and address; each verdict with every reason) and ends with the
+verdict and its reasons: exit 0 verified, 1 not verified, 2 error (also when the run cannot
+start: no stack, no region, no credentials).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -22,8 +23,12 @@ import boto3
 
 from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
-from hyperpod_ha_dev.cli import project_root
+from hyperpod_ha_dev.cli import project_root, result_stream
+from hyperpod_ha_dev.cli.aws import use_deployed_account
+from hyperpod_ha_dev.cli.errors import CommandError
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
+from hyperpod_ha_dev.cli.text import reason_lines
+from hyperpod_ha_dev.execution_events import exit_line
 
 VERIFIED, NOT_VERIFIED, ERROR = 0, 1, 2
 POLL_SECONDS = 2.0
@@ -59,6 +64,8 @@ class Ending:
     error: str | None
     incident: str | None
     code: int
+    reasons: tuple[str, ...] = ()
+    active_controller: str | None = None
 
 
 class StateView:
@@ -69,9 +76,11 @@ class StateView:
         self._live = live
         self._started = time.monotonic()
 
-    def state(self, timestamp: str, name: str, detail: str = "") -> None:
+    def state(self, timestamp: str, name: str, detail: str = "", reasons: tuple[str, ...] = ()) -> None:
         self._clear()
         self._out.write(f"{timestamp}  {name}{'  ' + detail if detail else ''}\n")
+        for line in reason_lines(reasons, indent=" " * 14):
+            self._out.write(f"{line}\n")
         self._out.flush()
 
     def waiting(self, current: str) -> None:
@@ -89,26 +98,36 @@ def follow(execution_arn: str, view: StateView, sleep: Callable[[float], None] =
     sfn = boto3.client("stepfunctions")
     seen = 0
     current = "starting"
+    verdict: dict[str, Any] = {}
     while True:
         # The status first: once it is final, the history read after it is complete.
         described = sfn.describe_execution(executionArn=execution_arn)
         events = _history(sfn, execution_arn)
         for event in events[seen:]:
-            current = _show(event, view) or current
+            current = _show(event, view, verdict) or current
         seen = len(events)
         if described["status"] != "RUNNING":
-            return _ending(described, events)
+            return _ending(described, events, verdict)
         view.waiting(current)
         sleep(POLL_SECONDS)
 
 
-def _show(event: dict[str, Any], view: StateView) -> str | None:
-    """Show one history event if it matters to an operator; the state it entered, if any."""
+def _show(event: dict[str, Any], view: StateView, verdict: dict[str, Any]) -> str | None:
+    """Show one history event if it matters to an operator; the state it entered, if any.
+    ``verdict`` keeps the last verdict decided (its reasons end the output)."""
     at = event["timestamp"].strftime("%H:%M:%S")
     entered = event.get("stateEnteredEventDetails")
     if entered:
         view.state(at, entered["name"])
         return str(entered["name"])
+    exited = event.get("stateExitedEventDetails")
+    if exited:
+        line = exit_line(exited["name"], json.loads(exited.get("output") or "null"))
+        if line is not None:
+            view.state(at, f"  {line.what}:", line.detail, line.reasons)
+            if line.verdict is not None:
+                verdict.clear()
+                verdict.update(line.verdict)
     for key in ("taskFailedEventDetails", "lambdaFunctionFailedEventDetails", "executionFailedEventDetails"):
         failed = event.get(key)
         if failed:
@@ -123,17 +142,25 @@ def _history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
     return events
 
 
-def _ending(described: Mapping[str, Any], events: list[dict[str, Any]]) -> Ending:
+def _ending(
+    described: Mapping[str, Any], events: list[dict[str, Any]], last: Mapping[str, Any] | None = None
+) -> Ending:
     incident = _incident(events)
     status = described["status"]
+    last = last or {}
+    reasons = tuple(str(r) for r in last.get("reasons") or [])
+    active = last.get("active_controller")
     if status == "SUCCEEDED":
         output = json.loads(described.get("output") or "{}")
-        verdict = output.get("verdict", {}).get("value", {}).get("verdict")
-        return Ending(status, verdict, None, incident, VERIFIED)
+        value = output.get("verdict", {}).get("value", {}) or last
+        reasons = tuple(str(r) for r in value.get("reasons") or reasons)
+        return Ending(
+            status, value.get("verdict"), None, incident, VERIFIED, reasons, value.get("active_controller")
+        )
     error = described.get("error")
     if status == "FAILED" and error in VERDICT_ERRORS:
-        return Ending(status, error, None, incident, NOT_VERIFIED)
-    return Ending(status, None, error or status, incident, ERROR)
+        return Ending(status, error, None, incident, NOT_VERIFIED, reasons, active)
+    return Ending(status, None, error or status, incident, ERROR, reasons, active)
 
 
 def _incident(events: list[dict[str, Any]]) -> str | None:
@@ -148,27 +175,34 @@ def _incident(events: list[dict[str, Any]]) -> str | None:
 
 def run_runbook_start(args: argparse.Namespace) -> int:
     root = project_root()
-    stack_name = args.stack_name or read_deploy_config(root).stack_name
+    out = result_stream()
     try:
+        use_deployed_account(args, root)
+        stack_name = args.stack_name or read_deploy_config(root).stack_name
         decision = start_run(deployed_stack(stack_name), args.cluster, args.reason, args.dry_run, args.settle)
-    except Exception as error:
-        print(f"hyperpod-ha: could not start the verification: {error}", file=sys.stderr)
-        return ERROR
+    except Exception as error:  # no stack, region, credentials, permission: one line, exit 2
+        message = str(error) if isinstance(error, CommandError) else f"{type(error).__name__}: {error}"
+        raise CommandError(f"could not start the verification: {message}", ERROR) from error
     verb = {"started": "started", "joined": "joined the running", "duplicate": "found the running"}[
         decision.outcome
     ]
-    print(f"{verb} verification {decision.execution_arn}")
+    print(f"{verb} verification {decision.execution_arn}", file=out)
     region = decision.execution_arn.split(":")[3]
     print(
-        f"console: https://{region}.console.aws.amazon.com/states/home?region={region}#/v2/executions/details/{decision.execution_arn}"
+        f"console: https://{region}.console.aws.amazon.com/states/home?region={region}#/v2/executions/details/{decision.execution_arn}",
+        file=out,
     )
     if not args.follow:
         return VERIFIED
-    ending = follow(decision.execution_arn, StateView(sys.stdout, sys.stdout.isatty()))
+    ending = follow(decision.execution_arn, StateView(out, out.isatty()))
     print(
         f"\nresult: {ending.status}  verdict: {ending.verdict or '-'}"
-        + (f"  error: {ending.error}" if ending.error else "")
+        + (f"  active controller: {ending.active_controller}" if ending.active_controller else "")
+        + (f"  error: {ending.error}" if ending.error else ""),
+        file=out,
     )
+    out.writelines(f"{line}\n" for line in reason_lines(ending.reasons))
     if ending.incident:
-        print(f"incident: {ending.incident}")
+        print(f"incident: {ending.incident}", file=out)
+    out.flush()
     return ending.code

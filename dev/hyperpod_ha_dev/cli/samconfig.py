@@ -1,4 +1,4 @@
-"""What ``samconfig.toml`` says about the deployed stack (name, region, parameters)."""
+"""What ``samconfig.toml`` says about the deployed stack (name, region, profile, parameters)."""
 
 from __future__ import annotations
 
@@ -13,16 +13,25 @@ class DeployConfig:
     stack_name: str
     region: str | None
     parameters: dict[str, str] = field(default_factory=dict)
+    profile: str | None = None
 
 
 def read_deploy_config(root: Path, environment: str = "default") -> DeployConfig:
     path = root / "samconfig.toml"
     config = tomllib.loads(path.read_text()) if path.is_file() else {}
-    deploy = config.get(environment, {}).get("deploy", {}).get("parameters", {})
+    # As SAM CLI reads it: the deploy command's parameters over the global ones.
+    section = config.get(environment, {})
+    deploy = {
+        **section.get("global", {}).get("parameters", {}),
+        **section.get("deploy", {}).get("parameters", {}),
+    }
     overrides = deploy.get("parameter_overrides", "")
     if isinstance(overrides, list):
         overrides = " ".join(overrides)
     parameters = dict(item.split("=", 1) for item in shlex.split(overrides) if "=" in item)
     return DeployConfig(
-        stack_name=deploy.get("stack_name", "hyperpod-ha"), region=deploy.get("region"), parameters=parameters
+        stack_name=deploy.get("stack_name", "hyperpod-ha"),
+        region=deploy.get("region") or None,
+        parameters=parameters,
+        profile=deploy.get("profile") or None,
     )

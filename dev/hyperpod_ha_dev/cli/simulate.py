@@ -1,36 +1,56 @@
-"""``hyperpod-ha simulate``: a whole scenario on the embedded stack, as a timeline or JSON."""
+"""``hyperpod-ha simulate``: a whole scenario on the embedded stack, as a timeline or JSON.
+
+``--status`` adds the status view (``hyperpod-ha status``'s) of the embedded stack as the
+scenario left it; with ``--json`` it is the object's ``status``. Exit 0 when the scenario came
+out as expected, 1 when not, 2 for an unknown scenario.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from hyperpod_ha_dev.cli import project_root, result_stream
+from hyperpod_ha_dev.cli.errors import UsageError
+from hyperpod_ha_dev.cli.text import reason_lines, seconds
 
 if TYPE_CHECKING:
-    from hyperpod_ha_dev.simulation.engine import ScenarioResult
+    from hyperpod_ha_dev.simulation.engine import EmbeddedRun, ScenarioResult
+
+
+def known_scenarios(lab: bool) -> dict[str, tuple[str, str]]:
+    """Name: (summary, what it must come out as)."""
+    if lab:
+        from hyperpod_ha_dev.simulation.lab import LAB_SCENARIOS
+
+        return {name: (s.summary, s.expect_label) for name, s in LAB_SCENARIOS.items()}
+    from hyperpod_ha_dev.simulation.drill import DRILL_SCENARIOS
+    from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
+
+    known = {name: (s.summary, s.expect_verdict) for name, s in SCENARIOS.items()}
+    known.update({name: (d.summary, d.expect_outcome) for name, d in DRILL_SCENARIOS.items()})
+    return known
 
 
 def run_simulate(args: argparse.Namespace) -> int:
+    known = known_scenarios(args.lab)
+    out = result_stream()
+    if args.scenario == "list":
+        for name, (summary, expected) in known.items():
+            print(f"{name:24} {summary} -> {expected}", file=out)
+        return 0
+    if args.scenario not in known:
+        raise UsageError(f"unknown scenario {args.scenario!r}; known: {', '.join(known)}")
+    if args.lab and args.status:
+        raise UsageError(
+            "--status goes with the embedded scenarios (after a lab drill: hyperpod-ha status --lab)"
+        )
     from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
 
-    if args.lab:
-        from hyperpod_ha_dev.simulation.lab import LAB_SCENARIOS
-
-        known = {name: (s.summary, s.expect_label) for name, s in LAB_SCENARIOS.items()}
-    else:
-        from hyperpod_ha_dev.simulation.drill import DRILL_SCENARIOS
-
-        known = {name: (s.summary, s.expect_verdict) for name, s in SCENARIOS.items()}
-        known.update({name: (d.summary, d.expect_outcome) for name, d in DRILL_SCENARIOS.items()})
-    if args.scenario == "list" or args.scenario not in known:
-        for name, (summary, expected) in known.items():
-            print(f"{name:16} {summary} -> {expected}")
-        return 0 if args.scenario == "list" else 2
-    out = result_stream()
     if not args.lab and args.scenario not in SCENARIOS:
         return _simulate_drill(args, out)
+    status: dict[str, Any] = {}
     result: ScenarioResult
     if args.lab:
         from hyperpod_ha_dev.simulation.lab import run_lab_scenario
@@ -39,46 +59,82 @@ def run_simulate(args: argparse.Namespace) -> int:
     else:
         from hyperpod_ha_dev.simulation.engine import run_scenario
 
-        result = run_scenario(SCENARIOS[args.scenario], project_root())
-    print(json.dumps(result.to_json(), indent=2) if args.json else render_timeline(result), file=out)
+        result = run_scenario(
+            SCENARIOS[args.scenario], project_root(), _status_into(status) if args.status else None
+        )
+    if args.json:
+        data = result.to_json()
+        if args.status:
+            data["status"] = status
+        print(json.dumps(data, indent=2, default=str), file=out)
+    else:
+        print(render_timeline(result), file=out)
+        _print_status(out, status)
     out.flush()
     return 0 if result.passed else 1
 
 
+def _status_into(found: dict[str, Any]) -> Any:
+    """A callback for the finished run: the status view of its stack, kept in ``found``."""
+
+    def collect(run: EmbeddedRun) -> None:
+        from hyperpod_ha_dev.cli.drill import stack_for_cluster
+        from hyperpod_ha_dev.cli.status import cluster_status
+
+        cluster = str(run.stack.parameters["ClusterName"])
+        found.update(cluster_status(stack_for_cluster(run.stack.name, cluster), cluster))
+
+    return collect
+
+
+def _print_status(out: TextIO, status: dict[str, Any]) -> None:
+    if status:
+        from hyperpod_ha_dev.cli.status import render
+
+        print(f"\n{render(status)}", file=out)
+
+
 def _simulate_drill(args: argparse.Namespace, out: TextIO) -> int:
+    from hyperpod_ha_dev.cli.drill_text import render_drill_report
     from hyperpod_ha_dev.simulation.drill import DRILL_SCENARIOS, run_drill_scenario
 
-    drill = run_drill_scenario(DRILL_SCENARIOS[args.scenario], project_root())
+    status: dict[str, Any] = {}
+    drill = run_drill_scenario(
+        DRILL_SCENARIOS[args.scenario], project_root(), _status_into(status) if args.status else None
+    )
     data = drill.to_json()
     if args.json:
-        print(json.dumps(data, indent=2), file=out)
+        if args.status:
+            data["status"] = status
+        print(json.dumps(data, indent=2, default=str), file=out)
     else:
         lines = [f"scenario {drill.name}: {DRILL_SCENARIOS[drill.name].summary}"]
-        lines += [f"  {e['seconds']:7.2f}s  {e['what']}  {e['detail']}".rstrip() for e in data["timeline"]]
-        hand_back = data.get("hand_back") or {}
+        lines += [_timeline_line(e) for e in data["timeline"]]
+        lines += render_drill_report(drill.report)
         lines += [
             f"outcome: {data.get('outcome')} (expected {drill.expect_outcome})",
-            f"takeover_seconds: {data.get('takeover_seconds')}",
-            f"verified_seconds: {data.get('verified_seconds')}",
-            f"jobs_survived: {data.get('jobs_survived')}  test_job: {data.get('test_job')}",
-            f"hand_back: verified after {hand_back.get('verified_seconds', '-')} s",
             "PASSED" if drill.passed else "NOT AS EXPECTED",
         ]
         print("\n".join(lines), file=out)
+        _print_status(out, status)
     out.flush()
     return 0 if drill.passed else 1
+
+
+def _timeline_line(entry: dict[str, Any]) -> str:
+    detail = f"  {entry['detail']}" if entry["detail"] else ""
+    return f"  {seconds(entry['seconds']):>9}  {entry['what']}{detail}"
 
 
 def render_timeline(result: ScenarioResult) -> str:
     data = result.to_json()
     lines = [f"scenario {data['scenario']}: {result.scenario.summary}"]
-    for entry in data["timeline"]:
-        detail = f"  {entry['detail']}" if entry["detail"] else ""
-        lines.append(f"  {entry['seconds']:7.2f}s  {entry['what']}{detail}")
+    lines += [_timeline_line(entry) for entry in data["timeline"]]
     incidents = ", ".join(i["ops_item_id"] for i in data["incidents"]) or "none"
     snapshots = ", ".join(s["backup_id"] for s in data["snapshots"]) or "none"
+    lines.append(f"verdict: {data['verdict']} (expected {data['expected']['verdict']})")
+    lines += reason_lines(result.reasons)
     lines += [
-        f"verdict: {data['verdict']} (expected {data['expected']['verdict']})",
         f"incidents: {incidents}   snapshots: {snapshots}   executions: {data['executions']}",
         f"lease released: {data['lease_released']}",
         "PASSED" if data["passed"] else "NOT AS EXPECTED",

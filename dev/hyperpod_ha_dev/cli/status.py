@@ -3,8 +3,12 @@
 From the stack (deployed, or ``--embedded``): the last verdict, snapshot, rotation and
 drill (the state table's status records), a run or drill in progress (the cluster's lease)
 and the open incidents (OpsCenter). ``--lab``: the lab's embedded stack as its last drill
-(``hyperpod-ha drill start --lab``) left it. Exit 0, or 2 when the stack does not watch the
-cluster (or no drill ran on the lab).
+(``hyperpod-ha drill start --lab``) left it. ``hyperpod-ha simulate <scenario> --status``
+shows the same view of the embedded stack a scenario ran on. The deployed stack is found in
+``--region``/``--profile``, else samconfig.toml's, else the SDK's default account. Times read
+``1 d 20 h ago (2026-11-29 23:30 UTC)``; JSON keeps epoch seconds. Exit 0, 2 when the stack
+does not watch the cluster (or no drill ran on the lab), 1 for another error (no region, no
+credentials, no such stack).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,8 +27,12 @@ from hyperpod_ha.runs.naming import execution_arn
 from hyperpod_ha.state_table import read_lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.cli import project_root, result_stream
+from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
 from hyperpod_ha_dev.cli.drill import UnknownCluster, stack_for_cluster
+from hyperpod_ha_dev.cli.drill_text import render_drill_report
+from hyperpod_ha_dev.cli.errors import CommandError
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
+from hyperpod_ha_dev.cli.text import reason_lines, when
 
 ERROR = 2
 
@@ -39,6 +46,7 @@ def add_parser(commands: Any) -> None:
     source.add_argument("--lab", action="store_true", help="the lab's embedded stack after its last drill")
     status.add_argument("--json", action="store_true")
     status.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
+    add_account_options(status)
 
 
 def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
@@ -118,55 +126,49 @@ def _drill_figures(drill: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {key: drill.get(key) for key in keys}
 
 
-def _when(epoch: Any) -> str:
-    if not isinstance(epoch, int | float) or not epoch:
-        return "-"
-    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def render(status: Mapping[str, Any]) -> str:
+def render(status: Mapping[str, Any], now: float | None = None) -> str:
     lines = [f"cluster {status['cluster']}"]
     verdict = status.get("last_verdict")
     if verdict:
-        lines.append(f"last verdict: {verdict.get('verdict')} at {_when(verdict.get('recorded_at'))}")
-        lines += [f"  - {reason}" for reason in verdict.get("reasons", [])[:6]]
+        active = (
+            f", active controller {verdict['active_controller']}" if verdict.get("active_controller") else ""
+        )
+        lines.append(
+            f"last verdict: {verdict.get('verdict')}{active}, {when(verdict.get('recorded_at'), now)}"
+        )
+        lines += reason_lines(verdict.get("reasons") or [])
     else:
         lines.append("last verdict: none recorded")
     lines.append(_accounting_line((verdict or {}).get("accounting")))
     running = status.get("in_progress")
     lines.append(
-        f"in progress: {running['kind']} since {_when(running['since'])} ({running['lease_holder']}), "
+        f"in progress: {running['kind']} since {when(running['since'], now)} ({running['lease_holder']}), "
         f"{running['joined']} joined; {running['execution_link'] or running['execution_arn']}"
         if running
         else "in progress: nothing"
     )
     incidents = status.get("open_incidents") or []
     lines.append(f"open incidents: {len(incidents)}")
-    lines += [f"  - {i['ops_item_id']} {i['title']} {i['link']}" for i in incidents]
+    lines += [
+        f"  - {i['ops_item_id']} (severity {i.get('severity')}) {i['title']} {i['link']}" for i in incidents
+    ]
     snapshot = status.get("last_snapshot")
     if snapshot:
         what = f"{snapshot.get('kind')} {snapshot.get('id')} {snapshot.get('status')}"
-        lines.append(f"last snapshot: {what} at {_when(snapshot.get('recorded_at'))}")
+        lines.append(f"last snapshot: {what}, {when(snapshot.get('recorded_at'), now)}")
     else:
         lines.append("last snapshot: none recorded")
     rotation = status.get("last_rotation")
     if rotation:
         complete = "complete" if rotation.get("complete") else "NOT complete"
-        lines.append(f"last rotation roll-out: {complete} at {_when(rotation.get('recorded_at'))}")
+        lines.append(f"last rotation roll-out: {complete}, {when(rotation.get('recorded_at'), now)}")
         lines += [f"  - {c.get('instance_id')}: {c.get('outcome')}" for c in rotation.get("controllers", [])]
     else:
         lines.append("last rotation roll-out: none recorded")
     drill = status.get("last_drill")
     if drill:
-        hand_back = drill.get("hand_back") or {}
-        lines += [
-            f"last drill: {drill.get('outcome')} at {_when(drill.get('recorded_at'))}, "
-            f"{drill.get('from')} -> {drill.get('to')}",
-            f"  active after {drill.get('takeover_seconds')} s, "
-            f"verified after {drill.get('verified_seconds')} s",
-            f"  jobs survived: {drill.get('jobs_survived')}; test job: {drill.get('test_job')}",
-            f"  hand-back verified after {hand_back.get('verified_seconds', '-')} s",
-        ]
+        lines.append(f"last drill: {drill.get('outcome')}, {when(drill.get('recorded_at'), now)}")
+        lines += [f"  {line}" for line in render_drill_report(drill)[1:]]
     else:
         lines.append("last drill: none recorded")
     return "\n".join(lines)
@@ -188,25 +190,26 @@ def _accounting_line(accounting: Mapping[str, Any] | None) -> str:
 
 
 def run_status(args: argparse.Namespace) -> int:
-    out = result_stream() if args.json else sys.stdout
+    out = result_stream()
     try:
         if args.lab:
             status = _lab_status(args.cluster)
         elif args.embedded:
             status = _embedded_status(args.cluster)
         else:
+            use_deployed_account(args, project_root())
             stack_name = args.stack_name or read_deploy_config(project_root()).stack_name
             status = cluster_status(stack_for_cluster(stack_name, args.cluster), args.cluster)
     except UnknownCluster as error:
-        print(f"hyperpod-ha: {error}", file=sys.stderr)
-        return ERROR
+        raise CommandError(str(error), ERROR) from error
     print(json.dumps(status, indent=2, default=str) if args.json else render(status), file=out)
     out.flush()
     return 0
 
 
 def _embedded_status(cluster: str) -> dict[str, Any]:
-    """The embedded stack as created (nothing has run on it yet): what `status` shows there."""
+    """The embedded stack as created (nothing has run on it yet, so nothing is recorded):
+    ``simulate <scenario> --status`` shows it after a scenario."""
     from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
     from hyperpod_ha_dev.embedded.stack import create_stack
 

@@ -8,11 +8,12 @@ request's parameters) names, on a :class:`FakeController` made to look like that
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import boto3
 
 from hyperpod_ha.commands import CommandRequest, CommandResult, CommandTimedOut, TargetUnreachable
 from hyperpod_ha_dev.simulation.agent import agent_command_line
+from hyperpod_ha_dev.simulation.capture_clock import CaptureClock
 from hyperpod_ha_dev.simulation.fake_controller import ControllerIdentity, ControllerState, FakeController
 
 TRANSPORT = "simulated"
@@ -48,9 +50,26 @@ class SimulatedCluster:
             )
             for c in controllers
         }
+        self._captures = captures
         self._checks: dict[str, int] = {}
         self._lock = threading.Lock()
         self.probes: list[tuple[str, int]] = []  # (instance id, check number), for the timeline
+        self._shown = [state for c in controllers for state in c.states]
+        self.anchor_now()
+
+    def anchor_now(self) -> None:
+        """The scenario happens now: the newest log line of any state it shows was logged when
+        the heartbeat was last written (a second ago; five minutes ago when both are down)."""
+        alive = min((state.heartbeat_age_seconds for state in self._shown), default=0)
+        self.anchor(self._shown, dt.datetime.now() - dt.timedelta(seconds=alive))
+
+    def anchor(self, states: Iterable[ControllerState], at: dt.datetime) -> None:
+        """Move the captured logs so that the newest line ``states`` show was logged ``at``
+        (local time, as slurmctld logs); their spacing stays as captured."""
+        logs = {state.log for state in states}
+        clock = CaptureClock.anchored(((self._captures / log).read_text() for log in logs), at)
+        for node in self._nodes.values():
+            node.clock = clock
 
     def run(self, request: CommandRequest) -> CommandResult:
         # sagemaker-cluster:<cluster-id>_<group>-<instance-id>; instance ids are i-<hex>.

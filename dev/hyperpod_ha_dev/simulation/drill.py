@@ -12,6 +12,7 @@ Slurm 24.11 does in the lab) until the drill's ``scontrol reconfigure``.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import threading
 import time
@@ -21,9 +22,10 @@ from typing import Any
 
 import boto3
 
+from hyperpod_ha_dev.execution_events import after
 from hyperpod_ha_dev.simulation import scenarios as s
 from hyperpod_ha_dev.simulation.cluster import SimulatedCluster, SimulatedController
-from hyperpod_ha_dev.simulation.engine import TimelineEntry, simulated_run
+from hyperpod_ha_dev.simulation.engine import AfterRun, TimelineEntry, simulated_run
 from hyperpod_ha_dev.simulation.fake_controller import ControllerState, FakeController
 
 # Seconds from the takeover (or the restart) until the new controller is in control.
@@ -89,6 +91,9 @@ class DrillSimulatedCluster(SimulatedCluster):
     def _change(self, phase: str, what: str) -> None:
         self._phase, self._changed_at = phase, time.monotonic()
         self.events.append((time.time(), what))
+        # The new controller's log lines are logged when it takes control, not before the drill.
+        settled = self._states(self._changed_at + CHANGE_SECONDS) or ()
+        self.anchor(settled, dt.datetime.now() + dt.timedelta(seconds=CHANGE_SECONDS))
 
     @staticmethod
     def _advance_jobs(jobs: Path) -> None:
@@ -175,7 +180,7 @@ DRILL_SCENARIOS = {
 }
 
 
-def run_drill_scenario(scenario: DrillScenario, root: Path) -> DrillResult:
+def run_drill_scenario(scenario: DrillScenario, root: Path, after: AfterRun | None = None) -> DrillResult:
     with simulated_run(scenario.base, root, scenario.cluster) as run:
         sfn = boto3.client("stepfunctions")
         started = time.time()
@@ -195,6 +200,8 @@ def run_drill_scenario(scenario: DrillScenario, root: Path) -> DrillResult:
         if isinstance(cluster_sim, DrillSimulatedCluster):
             timeline += [TimelineEntry(at - started, "  controller", what) for at, what in cluster_sim.events]
         timeline.sort(key=lambda e: e.seconds)
+        if after is not None:
+            after(run)
         return DrillResult(
             scenario.name,
             report,
@@ -226,8 +233,8 @@ def timeline_entry(event: dict[str, Any], started: float) -> TimelineEntry | Non
         return TimelineEntry(
             at,
             "  measured",
-            f"{phase.get('name')}: {phase.get('verdict')} active={phase.get('active_seconds')} "
-            f"verified={phase.get('verified_seconds')}",
+            f"{phase.get('name')}: {phase.get('verdict')}, active {after(phase.get('active_seconds'))}, "
+            f"verified {after(phase.get('verified_seconds'))}",
         )
     failed = event.get("executionFailedEventDetails")
     if failed:

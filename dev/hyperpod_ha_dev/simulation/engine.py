@@ -7,7 +7,7 @@ import contextlib
 import json
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded import delivery
 from hyperpod_ha_dev.embedded.site import Site, SiteController, create_site, embedded_aws
 from hyperpod_ha_dev.embedded.stack import EmbeddedStack, create_stack
+from hyperpod_ha_dev.execution_events import exit_line
 from hyperpod_ha_dev.simulation.cluster import TRANSPORT, SimulatedCluster, SimulatedController
 from hyperpod_ha_dev.simulation.scenarios import CTL1, CTL1_INSTANCE, CTL2, CTL2_INSTANCE, Scenario
 
@@ -57,6 +58,7 @@ class TimelineEntry:
     seconds: float
     what: str
     detail: str = ""
+    reasons: tuple[str, ...] = ()  # a verdict's, every one
 
 
 @dataclass
@@ -68,6 +70,7 @@ class ScenarioResult:
     executions: list[dict[str, Any]]
     lease_released: bool
     timeline: list[TimelineEntry] = field(default_factory=list)
+    reasons: tuple[str, ...] = ()  # the last verdict's
 
     @property
     def passed(self) -> bool:
@@ -95,10 +98,16 @@ class ScenarioResult:
                 "executions": self.scenario.expect_executions,
             },
             "passed": self.passed,
-            "timeline": [
-                {"seconds": round(e.seconds, 2), "what": e.what, "detail": e.detail} for e in self.timeline
-            ],
+            "reasons": list(self.reasons),
+            "timeline": [timeline_json(e) for e in self.timeline],
         }
+
+
+def timeline_json(entry: TimelineEntry) -> dict[str, Any]:
+    data: dict[str, Any] = {"seconds": round(entry.seconds, 2), "what": entry.what, "detail": entry.detail}
+    if entry.reasons:
+        data["reasons"] = list(entry.reasons)
+    return data
 
 
 @dataclass
@@ -123,6 +132,10 @@ class EmbeddedRun:
         finally:
             self.stack.stop_running_executions()
         return _collect(scenario, self.stack, self.started)
+
+
+AfterRun = Callable[[EmbeddedRun], None]
+"""Called with the finished run while its embedded stack still exists (``simulate --status``)."""
 
 
 @contextlib.contextmanager
@@ -153,7 +166,7 @@ def embedded_run(
         yield EmbeddedRun(site, stack, time.time())
 
 
-def run_scenario(scenario: Scenario, root: Path) -> ScenarioResult:
+def run_scenario(scenario: Scenario, root: Path, after: AfterRun | None = None) -> ScenarioResult:
     with simulated_run(scenario, root) as run:
         if scenario.trigger == "watchdog":
             # Nothing is published: the failure is found at the watchdog's next tick.
@@ -162,7 +175,10 @@ def run_scenario(scenario: Scenario, root: Path) -> ScenarioResult:
             run.notify(scenario.notification)
         if scenario.trigger == "duplicate-storm":
             _storm(scenario, run.stack)
-        return run.finish(scenario)
+        result = run.finish(scenario)
+        if after is not None:
+            after(run)
+        return result
 
 
 @contextlib.contextmanager
@@ -182,6 +198,7 @@ def simulated_run(
             scenario.parameters,
             function_transports={"FailoverDrillFunction": TRANSPORT},
         ) as run:
+            cluster.anchor_now()  # the stack is up: the scenario starts now
             yield run
     finally:
         _current.cluster = None
@@ -247,6 +264,7 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
     timeline = [_delivery_entry(d, started) for d in delivery.deliveries]
     executions = []
     verdict = None
+    reasons: tuple[str, ...] = ()
     for execution in sorted(stack.executions(), key=lambda e: e["startDate"]):
         described = sfn.describe_execution(executionArn=execution["executionArn"])
         executions.append(
@@ -261,7 +279,8 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
             entry, seen = _history_entry(dict(event), started)
             if entry is not None:
                 timeline.append(entry)
-            verdict = seen or verdict
+            if seen is not None:
+                verdict, reasons = str(seen.get("verdict")), entry.reasons if entry else ()
     timeline.sort(key=lambda e: e.seconds)
     return ScenarioResult(
         scenario=scenario,
@@ -271,6 +290,7 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
         executions=executions,
         lease_released=_lease_released(stack),
         timeline=timeline,
+        reasons=reasons,
     )
 
 
@@ -285,45 +305,27 @@ def _delivery_entry(item: delivery.Delivery, started: float) -> TimelineEntry:
     return TimelineEntry(item.at - started, f"{source} -> {item.function}", outcomes)
 
 
-def _history_entry(event: dict[str, Any], started: float) -> tuple[TimelineEntry | None, str | None]:
+def _history_entry(
+    event: dict[str, Any], started: float
+) -> tuple[TimelineEntry | None, Mapping[str, Any] | None]:
+    """The timeline's entry for one history event, and the verdict it decided, if any."""
     at = event["timestamp"].timestamp() - started
     entered = event.get("stateEnteredEventDetails")
     if entered:
         return TimelineEntry(at, entered["name"]), None
     exited = event.get("stateExitedEventDetails")
     if exited:
-        return _exit_detail(at, exited["name"], json.loads(exited.get("output") or "null"))
+        line = exit_line(exited["name"], json.loads(exited.get("output") or "null"))
+        if line is None:
+            return None, None
+        # Every reason, in the detail as before (the lab's checks read it) and on their own.
+        detail = f"{line.detail}: {'; '.join(line.reasons)}" if line.what == "verdict" else line.detail
+        return TimelineEntry(at, f"  {line.what}", detail, line.reasons), line.verdict
     failed = event.get("executionFailedEventDetails")
     if failed:
         return TimelineEntry(at, "execution failed", f"{failed.get('error')}"), None
     if event["type"] == "ExecutionSucceeded":
         return TimelineEntry(at, "execution succeeded"), None
-    return None, None
-
-
-def _exit_detail(at: float, name: str, output: Any) -> tuple[TimelineEntry | None, str | None]:
-    if name == "Run the probe on the controller" and isinstance(output, dict):
-        detail = f"{output.get('instance_id', '?')}: {output.get('status')}"
-        if output.get("reason"):
-            detail += f" ({output['reason']})"
-        return TimelineEntry(at, "  probe report", detail), None
-    if name == "Decide the verdict" and output.get("verdict"):
-        value = output["verdict"]["value"]
-        reasons = "; ".join(value.get("reasons", [])[:3])
-        return TimelineEntry(
-            at, "  verdict", f"{value['verdict']} ({value.get('next', '')}): {reasons}"
-        ), value["verdict"]
-    if name in ("Snapshot the Slurm state", "Check the snapshot", "Record that the snapshot failed"):
-        snap = (output.get("snapshot") or {}).get("value") or {}
-        return TimelineEntry(
-            at, "  snapshot", f"{snap.get('kind')} {snap.get('id')} {snap.get('status')}"
-        ), None
-    if name in ("Open an incident", "Report that verification could not complete", "Resolve open incidents"):
-        incident = (output.get("incident") or {}).get("value") or {}
-        detail = (
-            incident.get("ops_item_id") or ", ".join(incident.get("resolved", [])) or "nothing to resolve"
-        )
-        return TimelineEntry(at, "  incident", str(detail)), None
     return None, None
 
 

@@ -2,8 +2,9 @@
 
 The probe script runs unchanged under bash; only the Slurm commands (and ``systemctl``,
 ``pgrep``, ``uname``, ``ip``) are small scripts that print files captured from a real Slurm
-22.05 controller pair (``hyperpod_ha_dev/captures``). StateSaveLocation is a real directory
-with a heartbeat written now; a ``sleep`` process stands in for a running slurmctld.
+22.05 controller pair (``hyperpod_ha_dev/captures``), the log's timestamps moved to the
+scenario's time (``clock``). StateSaveLocation is a real directory with a heartbeat written
+now; a ``sleep`` process stands in for a running slurmctld.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from hyperpod_ha_dev.simulation.capture_clock import CaptureClock
 
 SlurmctldState = Literal["running", "stopped", "hung"]
 
@@ -55,6 +58,7 @@ class FakeController:
     captures: Path
     shared_state: Path  # StateSaveLocation, shared by every controller as FSx for Lustre is
     cluster: str = "lab"
+    clock: CaptureClock = field(default_factory=CaptureClock)  # the scenario's time for the captures
     _daemon: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @property
@@ -77,7 +81,7 @@ class FakeController:
         self.jobs_file.touch(exist_ok=True)
         self._daemon_as(state.slurmctld)
         log = self.root / "slurmctld.log"
-        log.write_text(self._capture(state.log))
+        log.write_text(self.clock.apply(self._capture(state.log)))
         state_dir = self.state_dir if state.state_writable else Path("/proc/1")
         heartbeat = self.state_dir / "heartbeat"
         if state.heartbeat_writer is None:

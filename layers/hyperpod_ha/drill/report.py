@@ -23,6 +23,13 @@ def _figures(phase: Mapping[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+def _controller(ref: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A planned controller as an operator finds it: name, instance id, address."""
+    if not ref:
+        return None
+    return {"name": ref.get("name"), "instance_id": ref.get("instance_id"), "address": ref.get("private_ip")}
+
+
 def build_report(
     state: Mapping[str, Any],
     outcome: str,
@@ -45,6 +52,8 @@ def build_report(
         "dry_run": bool(request.get("dry_run")),
         "from": (plan.get("primary") or {}).get("name"),
         "to": (plan.get("target") or {}).get("name"),
+        "from_controller": _controller(plan.get("primary")),
+        "to_controller": _controller(plan.get("target")),
         "takeover_seconds": (takeover or {}).get("active_seconds"),
         "verified_seconds": (takeover or {}).get("verified_seconds"),
         "takeover_registrations": (takeover or {}).get("registrations") or [],

@@ -40,7 +40,7 @@ def plan_drill(
     """Refuse unless the check now says HEALTHY and the target is a backup that answers."""
     name = verdict.get("verdict")
     if name != HEALTHY:
-        reasons = "; ".join(str(r) for r in list(verdict.get("reasons") or [])[:3])
+        reasons = "; ".join(str(r) for r in verdict.get("reasons") or [])
         return DrillPlan(f"the cluster is not HEALTHY now ({name}): {reasons or 'no reason given'}")
     controllers = controllers_from_reports(reports)
     primary = next((c for c in controllers if c.index == 0), None)

@@ -7,6 +7,7 @@ it writes a fresh heartbeat and others reach it. More than one active is a split
 
 from __future__ import annotations
 
+from hyperpod_ha.human_time import ago
 from hyperpod_ha.verdict.observation import Controller, Observation
 from hyperpod_ha.verdict.phrases import role_phrase
 
@@ -66,7 +67,7 @@ def why_active(seen: Observation, controller: Controller) -> str:
     if report is not None and report.role.logged == "primary":
         parts.append(role_phrase(report))
     if seen.fresh_beat is not None and seen.fresh_beat.writer == controller.index:
-        parts.append(f"writes the heartbeat (last beat {seen.fresh_beat.age} s ago)")
+        parts.append(f"writes the heartbeat (last beat {ago(seen.fresh_beat.age)})")
     if controller.index is not None and seen.responding(controller.index):
         parts.append("answers ping")
     return ", ".join(parts) or "no direct evidence"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from hyperpod_ha.controllers.models import ControllerReport
+from hyperpod_ha.human_time import ago
 from hyperpod_ha.verdict.observation import Controller, Observation
 
 _ROLE_PHRASES: Final = {
@@ -56,4 +57,4 @@ def slurmctld_phrase(report: ControllerReport) -> str:
 def role_phrase(report: ControllerReport) -> str:
     phrase = _ROLE_PHRASES.get(report.role.logged or "", f"logged {report.role.logged}")
     age = report.role.line_age_seconds
-    return f"{phrase} {age} s ago" if age is not None else phrase
+    return f"{phrase} {ago(age)}" if age is not None else phrase

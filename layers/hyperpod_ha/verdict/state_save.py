@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hyperpod_ha.human_time import ago
 from hyperpod_ha.verdict.observation import Controller, Findings, Observation
 
 
@@ -46,11 +47,11 @@ def heartbeat_findings(seen: Observation, active: Controller) -> Findings:
         if seen.last_beat is not None:
             found.problems.append(
                 "the active controller does not write the heartbeat: "
-                f"last beat {seen.last_beat.age} s ago by {seen.name(seen.last_beat.writer)}"
+                f"last beat {ago(seen.last_beat.age)} by {seen.name(seen.last_beat.writer)}"
             )
     elif beat.writer != active.index:
         found.problems.append(
-            f"heartbeat last written {beat.age} s ago by {seen.name(beat.writer)}, "
+            f"heartbeat last written {ago(beat.age)} by {seen.name(beat.writer)}, "
             f"not by the active {active.key}"
         )
     return found

@@ -7,6 +7,7 @@ a network partition, in which the backups never take over."""
 
 from __future__ import annotations
 
+from hyperpod_ha.human_time import ago
 from hyperpod_ha.verdict.activity import hung
 from hyperpod_ha.verdict.observation import Controller, Observation
 from hyperpod_ha.verdict.phrases import describe, why_unchecked
@@ -22,7 +23,7 @@ def refusal(seen: Observation, controller: Controller) -> str | None:
     age = report.role.refusal_age_seconds
     if age is not None and age > seen.fresh_seconds:
         return None
-    when = f" ({age} s ago)" if age is not None else ""
+    when = f" ({ago(age)})" if age is not None else ""
     if report.role.refusal == "waiting_for_heartbeat":
         return (
             f"{controller.key} waits for the heartbeat file to exist{when}: "
@@ -48,22 +49,22 @@ def _heartbeat_reason(seen: Observation) -> str:
         writer = seen.controllers[beat.writer]
         if writer.checked is None:
             return (
-                f"{writer.key} writes the heartbeat (last beat {beat.age} s ago) but no checked "
+                f"{writer.key} writes the heartbeat (last beat {ago(beat.age)}) but no checked "
                 f"controller reaches it ({why_unchecked(writer.report)}): network partition? "
                 "The backups do not take over while its heartbeat stays fresh"
             )
         if hung(seen, writer):
             return (
-                f"{writer.key} still holds the heartbeat (last beat {beat.age} s ago) but its slurmctld "
+                f"{writer.key} still holds the heartbeat (last beat {ago(beat.age)}) but its slurmctld "
                 f"does not answer: a backup takes over after SlurmctldTimeout ({seen.timeout} s)"
             )
         return (
-            f"heartbeat written {beat.age} s ago by {writer.key}, which is not active: "
+            f"heartbeat written {ago(beat.age)} by {writer.key}, which is not active: "
             f"a backup takes over after SlurmctldTimeout ({seen.timeout} s)"
         )
     if seen.last_beat is not None:
         return (
-            f"nobody writes the heartbeat: last beat {seen.last_beat.age} s ago "
+            f"nobody writes the heartbeat: last beat {ago(seen.last_beat.age)} "
             f"by {seen.name(seen.last_beat.writer)}"
         )
     return "the heartbeat could not be read on any controller"

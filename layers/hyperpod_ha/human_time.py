@@ -1,0 +1,45 @@
+"""Times as a person reads them: ``12 s``, ``3 min 5 s``, ``2 h 7 min``, ``1 d 20 h``.
+
+Two units at most, the larger first (a reader wants the size, not the last second); JSON
+and the state table keep plain seconds. Used where an operator reads a reason, an incident
+or a command's output.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+_UNITS = (("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1))
+
+
+def duration(seconds: float) -> str:
+    """``45 s``, ``3 min 5 s``, ``1 h``, ``1 d 20 h``; a fraction under a minute keeps its
+    tenths (``25.3 s``), as a measured duration has them."""
+    if not math.isfinite(seconds):
+        return "unknown"
+    sign, value = ("-", -seconds) if seconds < 0 else ("", seconds)
+    if value != int(value) and round(value, 1) < 60:
+        return f"{sign}{round(value, 1):g} s"
+    whole = round(value)
+    for index, (unit, size) in enumerate(_UNITS[:-1]):
+        if whole >= size:
+            first, rest = divmod(whole, size)
+            next_unit, next_size = _UNITS[index + 1]
+            second = f" {rest // next_size} {next_unit}" if rest // next_size else ""
+            return f"{sign}{first} {unit}{second}"
+    return f"{sign}{whole} s"
+
+
+def ago(seconds: float) -> str:
+    """``12 s ago``; a negative age (a clock ahead of the reader's) reads ``in 3 s``."""
+    return f"in {duration(-seconds)}" if seconds < 0 else f"{duration(seconds)} ago"
+
+
+def utc_minute(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def ago_at(epoch: float, now: float) -> str:
+    """``1 d 20 h ago (2026-11-29 23:30 UTC)``: the age to the second, then the moment, to the minute."""
+    return f"{ago(round(now - epoch))} ({utc_minute(epoch)})"

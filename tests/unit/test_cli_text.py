@@ -1,0 +1,151 @@
+"""The command's plain output: the drill report in words, controllers named, every reason,
+human times; samconfig's region and profile; the runbook's ending with the verdict's reasons."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from hyperpod_ha_dev.cli.drill_text import render_drill_report
+from hyperpod_ha_dev.cli.runbook import StateView, _ending, _show
+from hyperpod_ha_dev.cli.samconfig import read_deploy_config
+from hyperpod_ha_dev.cli.status import render
+from hyperpod_ha_dev.execution_events import controller_label, exit_line
+
+REPORT: dict[str, Any] = {
+    "outcome": "completed",
+    "cluster": "ml-cluster",
+    "reasons": [],
+    "dry_run": False,
+    "from": "ctl1",
+    "to": "ctl2",
+    "from_controller": {"name": "ctl1", "instance_id": "i-0a1", "address": "10.214.0.11"},
+    "to_controller": {"name": "ctl2", "instance_id": "i-0a2", "address": "10.214.0.12"},
+    "takeover_seconds": 7.26,
+    "verified_seconds": 9.01,
+    "takeover_registrations": [],
+    "verdict": "HEALTHY",
+    "verdict_reasons": ["ctl1 (configured primary) is active", "ctl2: standby", "slurmdbd answers", "fourth"],
+    "verified": True,
+    "jobs_survived": True,
+    "jobs": {"before": ["4"], "survived": ["4"], "lost": {}, "all_survived": True},
+    "test_job": {"id": "100", "state": "COMPLETED", "ran": True, "seconds": 25.34},
+    "hand_back": {"to": "ctl1", "takeover_seconds": 40.0, "verified_seconds": 46.44, "verified": True},
+}
+
+
+def test_the_drill_report_reads_as_words() -> None:
+    text = "\n".join(render_drill_report(REPORT))
+    assert "control: ctl1 (i-0a1, 10.214.0.11) -> ctl2 (i-0a2, 10.214.0.12)" in text
+    assert "takeover to ctl2: active after 7.3 s, verified after 9 s" in text
+    assert "test job 100: COMPLETED in 25.3 s" in text
+    assert "hand-back to ctl1: verified after 46.4 s, active after 40 s" in text
+    assert "jobs: 1 running before, 1 survived, lost: none" in text
+    for reason in REPORT["verdict_reasons"]:  # every one, not three
+        assert f"  - {reason}" in text
+    assert "{" not in text  # no repr
+    assert "None" not in text
+
+
+def test_a_refused_drill_says_why_and_what_was_not_done() -> None:
+    refused = {
+        "outcome": "refused",
+        "cluster": "ml-cluster",
+        "reasons": ["the cluster is not HEALTHY now (DEGRADED): a; b; c; d"],
+        "from": None,
+        "to": None,
+        "verified": None,
+    }
+    lines = render_drill_report(refused)
+    assert lines[0] == "drill on ml-cluster: REFUSED"
+    assert "  - the cluster is not HEALTHY now (DEGRADED): a; b; c; d" in lines
+    assert {"takeover: not done", "test job: not run", "hand-back: not done", "jobs: not checked"} <= set(
+        lines
+    )
+
+
+def test_a_controller_is_named_with_what_is_known() -> None:
+    assert controller_label("ctl1", "i-1", "10.0.0.1") == "ctl1 (i-1, 10.0.0.1)"
+    assert controller_label(None, "i-1", None) == "i-1"
+    assert controller_label("ctl2") == "ctl2"
+
+
+def test_a_probe_report_names_its_controller() -> None:
+    line = exit_line(
+        "Run the probe on the controller",
+        {"instance_id": "i-1", "hostname": "ctl1", "private_ip": "10.0.0.1", "status": "CHECKED"},
+    )
+    assert line is not None
+    assert (line.what, line.detail) == ("probe report", "ctl1 (i-1, 10.0.0.1): CHECKED")
+
+
+def test_samconfig_region_and_profile(tmp_path: Path) -> None:
+    (tmp_path / "samconfig.toml").write_text(
+        'version = 0.1\n[default.global.parameters]\nprofile = "ops"\n'
+        '[default.deploy.parameters]\nstack_name = "hp-a"\nregion = "eu-west-2"\n'
+    )
+    config = read_deploy_config(tmp_path)
+    assert (config.stack_name, config.region, config.profile) == ("hp-a", "eu-west-2", "ops")
+    assert read_deploy_config(tmp_path / "nowhere").region is None
+
+
+def _event(kind: str, name: str, output: Any) -> dict[str, Any]:
+    import datetime as dt
+
+    return {
+        "timestamp": dt.datetime(2026, 12, 1, 21, 0, 0),
+        kind: {"name": name, "output": json.dumps(output)},
+    }
+
+
+def test_the_runbook_follows_with_controllers_and_ends_with_every_reason() -> None:
+    reasons = [
+        "no controller is active",
+        "ctl1: slurmctld not running",
+        "ctl2: slurmctld not running",
+        "fourth",
+    ]
+    verdict = {"verdict": {"value": {"verdict": "DOWN", "next": "not-verified", "reasons": reasons}}}
+    probe = {"instance_id": "i-2", "hostname": "ctl2", "private_ip": "10.0.0.2", "status": "CHECKED"}
+    events = [
+        _event("stateExitedEventDetails", "Run the probe on the controller", probe),
+        _event("stateExitedEventDetails", "Decide the verdict", verdict),
+    ]
+    out = io.StringIO()
+    last: dict[str, Any] = {}
+    for event in events:
+        _show(event, StateView(out, live=False), last)
+    text = out.getvalue()
+    assert "probe report:  ctl2 (i-2, 10.0.0.2): CHECKED" in text
+    assert all(f"- {reason}" in text for reason in reasons)
+    ending = _ending({"status": "FAILED", "error": "DOWN"}, events, last)
+    assert (ending.verdict, ending.code, ending.reasons) == ("DOWN", 1, tuple(reasons))
+
+
+def test_status_times_are_human_and_every_reason_shows() -> None:
+    now = 1_796_160_000.0
+    status = {
+        "cluster": "ml-cluster",
+        "last_verdict": {
+            "verdict": "DOWN",
+            "recorded_at": int(now - 185),
+            "reasons": [f"reason {i}" for i in range(8)],
+            "active_controller": None,
+        },
+        "in_progress": None,
+        "open_incidents": [],
+        "last_snapshot": {
+            "kind": "backup",
+            "id": "b-1",
+            "status": "AVAILABLE",
+            "recorded_at": int(now - 158323),
+        },
+        "last_rotation": None,
+        "last_drill": None,
+    }
+    text = render(status, now=now)
+    assert "last verdict: DOWN, 3 min 5 s ago (" in text
+    assert all(f"  - reason {i}" in text for i in range(8))
+    assert "last snapshot: backup b-1 AVAILABLE, 1 d 19 h ago (2026-11-" in text

@@ -72,9 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
 
-    from hyperpod_ha_dev.cli import drill, local, status
+    from hyperpod_ha_dev.cli import configure, drill, local, status
 
-    for module in (drill, status, local):
+    for module in (drill, status, local, configure):
         module.add_parser(commands)
 
     from hyperpod_ha_dev.cli.lab import add_lab_parser
@@ -97,4 +97,5 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("status", "run_status"),
     "local": ("local", "run_local"),
     "lab": ("lab", "run_lab_command"),
+    "configure": ("configure", "run_configure"),
 }

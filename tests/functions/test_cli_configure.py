@@ -155,9 +155,17 @@ def _put_provisioning(content: Any) -> None:
 def _configure(account: Account, *extra: str, multihead: bool = True) -> int:
     stack = ["--multihead-stack", "sagemaker-hyperpod-multihead"] if multihead else []
     return main(
-        ["configure", "--cluster", CLUSTER, "--region", REGION, "--config-file", str(account.config_file)]
-        + stack
-        + list(extra)
+        [
+            "configure",
+            "--cluster",
+            CLUSTER,
+            "--region",
+            REGION,
+            "--config-file",
+            str(account.config_file),
+            *stack,
+            *extra,
+        ]
     )
 
 
@@ -208,8 +216,8 @@ def test_everything_found_writes_the_clusters_environment(
     assert f"FileSystemId = {account.file_system_id}  (from FSx DescribeFileSystems" in out
     assert "ControllerGroupName = controller-machine-group  (from s3://" in out
     assert (
-        "DbHost = slurmdb.abcdefghij.us-east-1.rds.amazonaws.com  (from stack sagemaker-hyperpod-multihead output SlurmDBEndpointAddress)"
-        in out
+        "DbHost = slurmdb.abcdefghij.us-east-1.rds.amazonaws.com"
+        "  (from stack sagemaker-hyperpod-multihead output SlurmDBEndpointAddress)" in out
     )
     assert "SlurmDBUsername: admin" in out
     assert f"sam deploy --config-env {CLUSTER}" in out
@@ -231,7 +239,8 @@ def test_missing_values_are_named_and_nothing_is_written(
     assert len(error.splitlines()) == 1
     for name in ("SlurmFailoverTopicArn", "DbSecretArn", "DbHost"):
         assert f"{name} (the multi-head stack: no --multihead-stack given)" in error
-    assert "FileSystemId" not in error and "SubnetIds" not in error
+    assert "FileSystemId" not in error
+    assert "SubnetIds" not in error
     assert account.config_file.read_text() == before
 
 
@@ -310,8 +319,8 @@ def test_a_file_system_that_cannot_be_matched_exactly_is_asked_for(
 
     error = capsys.readouterr().err
     assert (
-        f"FileSystemId (FSx DescribeFileSystems: 0 file systems with DNS name {account.dns_name} and mount name other)"
-        in error
+        "FileSystemId (FSx DescribeFileSystems: 0 file systems with "
+        f"DNS name {account.dns_name} and mount name other)" in error
     )
 
 
@@ -364,6 +373,11 @@ def test_an_unknown_cluster_is_one_line(account: Account, capsys: pytest.Capture
     error = capsys.readouterr().err.strip()
     assert error.startswith("hyperpod-ha configure: cannot describe cluster no-such:")
     assert len(error.splitlines()) == 1
+
+
+def test_an_unknown_profile_is_a_usage_error(account: Account, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _configure(account, "--profile", "no-such-profile") == 2
+    assert "no-such-profile" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

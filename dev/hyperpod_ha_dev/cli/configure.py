@@ -69,7 +69,7 @@ def run_configure(args: argparse.Namespace) -> int:
     except (ClientError, BotoCoreError) as error:
         return _fail(f"cannot describe cluster {args.cluster}: {discovery.failure(error)}", AWS_ERROR)
     values = _checked(specs, found)
-    _report_found(found, values)
+    _report_found(specs, found, values)
     wanted = _wanted(specs, values, found)
     try:
         if wanted and args.no_input:
@@ -81,9 +81,11 @@ def run_configure(args: argparse.Namespace) -> int:
         write_environment(config_file, environment, force=args.force)
     except InputRejected as error:
         return _fail(error.reason, USAGE)
+    if wanted:
+        print(f"asked: {', '.join(spec.name for spec in wanted)}")
     for name in specs:
         if name not in values and name in found.unresolved:
-            print(f"  not found, the template's default {specs[name].default!r} applies: {name}")
+            print(f"not found, the template's default {specs[name].default!r} applies: {name}")
     print(f"wrote [{args.cluster}.deploy.parameters] to {config_file} (stack {stack_name})")
     print(f"next: sam build && sam deploy --config-env {args.cluster}")
     return WRITTEN
@@ -184,11 +186,11 @@ def _wanted(
     return wanted
 
 
-def _report_found(found: Discovered, values: dict[str, str]) -> None:
+def _report_found(specs: dict[str, ParameterSpec], found: Discovered, values: dict[str, str]) -> None:
     print("found:")
-    for name, answer in found.resolved.items():
+    for name in specs:
         if name in values:
-            print(f"  {name} = {shown(values[name])}  (from {answer.source})")
+            print(f"  {name} = {shown(values[name])}  (from {found.resolved[name].source})")
     if found.username:
         print(f"  (the multi-head stack's database user, SlurmDBUsername: {shown(found.username)})")
 

@@ -81,8 +81,6 @@ def validate(spec: ParameterSpec, value: str) -> str:
     :class:`InputRejected` saying which rule it breaks."""
     if len(value) > MAX_VALUE_CHARS:
         raise InputRejected(f"{spec.name}: longer than {MAX_VALUE_CHARS} characters")
-    if _UNQUOTABLE.search(value):
-        raise InputRejected(f"{spec.name}: no spaces, quotes or backslashes allowed")
     if spec.min_length is not None and len(value) < spec.min_length:
         raise InputRejected(f"{spec.name}: shorter than {spec.min_length} characters")
     if spec.max_length is not None and len(value) > spec.max_length:
@@ -100,6 +98,8 @@ def validate(spec: ParameterSpec, value: str) -> str:
 
 
 def _validate_scalar(spec: ParameterSpec, item_type: str, value: str) -> None:
+    if _UNQUOTABLE.search(value):
+        raise InputRejected(f"{spec.name}: no spaces, quotes or backslashes allowed")
     if item_type == "Number":
         try:
             number = Decimal(value)

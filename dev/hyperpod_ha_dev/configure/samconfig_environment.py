@@ -49,6 +49,9 @@ def write_environment(path: Path, environment: DeployEnvironment, *, force: bool
             )
         del document[environment.name]
     parameters = tomlkit.table()
+    written = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    # Inside the table, so that replacing the environment replaces its comment too.
+    parameters.add(tomlkit.comment(f"written by hyperpod-ha configure, {written}"))
     parameters["stack_name"] = environment.stack_name
     parameters["region"] = environment.region
     for key, value in DEPLOY_SETTINGS.items():
@@ -61,9 +64,7 @@ def write_environment(path: Path, environment: DeployEnvironment, *, force: bool
     deploy["parameters"] = parameters
     section = tomlkit.table(is_super_table=True)
     section["deploy"] = deploy
-    written = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     document.add(tomlkit.nl())
-    document.add(tomlkit.comment(f"cluster {environment.name}: written by hyperpod-ha configure, {written}"))
     document[environment.name] = section
     path.write_text(tomlkit.dumps(document))
 

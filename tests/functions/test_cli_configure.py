@@ -148,6 +148,9 @@ def _set_mount_name(file_system_id: str) -> None:
 
 
 def _put_provisioning(content: Any) -> None:
+    if content is None:
+        boto3.client("s3", region_name=REGION).delete_object(Bucket=BUCKET, Key=PROVISIONING_KEY)
+        return
     body = content if isinstance(content, bytes) else json.dumps(content).encode()
     boto3.client("s3", region_name=REGION).put_object(Bucket=BUCKET, Key=PROVISIONING_KEY, Body=body)
 
@@ -281,6 +284,7 @@ def test_input_ending_before_every_value_is_given(
 @pytest.mark.parametrize(
     ("content", "reason"),
     [
+        (None, "cannot read it (NoSuchKey: The specified key does not exist.)"),
         (b"{not json", "not JSON"),
         (b'["controller_group"]', "not a JSON object"),
         (json.dumps({"workload_manager": "slurm"}).encode(), "no controller_group string"),
@@ -292,7 +296,7 @@ def test_input_ending_before_every_value_is_given(
     ],
 )
 def test_a_malformed_provisioning_file_names_what_it_should_have_given(
-    account: Account, capsys: pytest.CaptureFixture[str], content: bytes, reason: str
+    account: Account, capsys: pytest.CaptureFixture[str], content: bytes | None, reason: str
 ) -> None:
     _put_provisioning(content)
 
@@ -352,6 +356,34 @@ def test_other_clusters_environments_stay(account: Account) -> None:
     text = account.config_file.read_text()
     assert "# the other cluster" in text
     assert tomllib.loads(text)["other"] == {"deploy": {"parameters": {"stack_name": "hyperpod-ha-other"}}}
+
+
+def test_outside_a_checkout_it_writes_in_the_working_directory(
+    account: Account, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hyperpod_ha_dev.cli import project_root
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    installed = project_root() / "samconfig.toml"  # the copy shipped with the package
+
+    assert (
+        main(
+            [
+                "configure",
+                "--cluster",
+                CLUSTER,
+                "--multihead-stack",
+                "sagemaker-hyperpod-multihead",
+                "--no-input",
+            ]
+        )
+        == 0
+    )
+
+    assert CLUSTER in tomllib.loads((elsewhere / "samconfig.toml").read_text())
+    assert not installed.exists()
 
 
 def test_an_unknown_cluster_is_one_line(account: Account, capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,7 +57,10 @@ def add_parser(commands: Any) -> None:
 def run_configure(args: argparse.Namespace) -> int:
     root = project_root()
     specs = template_parameters(root / "template.yaml")
-    config_file: Path = args.config_file or root / "samconfig.toml"
+    # samconfig.toml beside the checkout's template; the installed command's copy is no place to write.
+    config_file: Path = (
+        args.config_file or (root if Path.cwd().is_relative_to(root) else Path.cwd()) / "samconfig.toml"
+    )
     stack_name = args.stack_name or f"hyperpod-ha-{args.cluster}"
     try:
         session = _session(args, root)
@@ -213,6 +216,8 @@ def _ask(spec: ParameterSpec, why: Unresolved | None, stdin: TextIO, stdout: Tex
         line = stdin.readline(4097)
         if not line:
             raise InputRejected(f"no value for {spec.name} (end of input)")
+        if not stdin.isatty():
+            print(file=stdout)  # a terminal echoes the typed line's end; a pipe does not
         try:
             return validate(spec, line.strip())
         except InputRejected as error:

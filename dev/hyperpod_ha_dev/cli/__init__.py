@@ -98,9 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
     add_account_options(start)
 
-    from hyperpod_ha_dev.cli import drill, local, status
+    from hyperpod_ha_dev.cli import configure, drill, local, status
 
-    for module in (drill, status, local):
+    for module in (drill, status, local, configure):
         module.add_parser(commands)
 
     from hyperpod_ha_dev.cli.lab import add_lab_parser
@@ -187,4 +187,5 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("status", "run_status"),
     "local": ("local", "run_local"),
     "lab": ("lab", "run_lab_command"),
+    "configure": ("configure", "run_configure"),
 }

@@ -24,6 +24,9 @@ BASE = {
     "REJECTED_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/rejected",
     "NOTIFICATION_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:notices",
     "PROBE_DOCUMENT": "probe",
+    "SLURM_FAILOVER_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:slurm-failover",
+    "STACK_ACCOUNT_ID": "123456789012",
+    "AWS_REGION": "us-east-1",
 }
 SETTINGS: list[Any] = [ControllerStatusSettings, NodeEventSettings, WatchdogSettings, AbandonedRunSettings]
 

@@ -30,6 +30,11 @@ class NodeEventSettings(Settings):
     controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
     rejected_queue_url: Annotated[str, Text("REJECTED_QUEUE_URL")]
     topic_arn: Annotated[str, Text("NOTIFICATION_TOPIC_ARN")]
+    # The stack's own account (the template's AWS::AccountId) and region (Lambda sets AWS_REGION).
+    # A variable, not the context's invoked_function_arn: read once with the other settings and
+    # named in the template; not AWS_ACCOUNT_ID, which botocore reads for its endpoints.
+    account: Annotated[str, Text("STACK_ACCOUNT_ID")]
+    region: Annotated[str, Text("AWS_REGION", Text("AWS_DEFAULT_REGION"))]
     mass_failure: MassFailurePolicy
     verification: VerificationRunsSettings
 
@@ -55,6 +60,8 @@ class NodeEventService:
             ),
             group_of_instance=InstanceGroups(boto3.client("sagemaker")).group_of,
             clock=time.time,
+            account=settings.account,
+            region=settings.region,
         )
         return cls(triage, RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url))
 

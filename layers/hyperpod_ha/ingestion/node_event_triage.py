@@ -16,6 +16,7 @@ from hyperpod_ha.ingestion.hyperpod_events import (
     EventRejected,
     HyperPodEvent,
     NodeHealthEvent,
+    check_origin,
     parse_hyperpod_event,
 )
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
@@ -39,11 +40,15 @@ class NodeEventTriage:
     publisher: TopicPublisher
     group_of_instance: Callable[[str, str], str | None]
     clock: Callable[[], float]
+    # The stack's own account and region: events from elsewhere are refused.
+    account: str
+    region: str
 
     def handle(self, event: Mapping[str, Any], rejected: RejectedInputs) -> dict[str, Any]:
         raw_id = event.get("id") if isinstance(event, Mapping) else None
         event_id = raw_id[:256] if isinstance(raw_id, str) else ""
         try:
+            check_origin(event, self.account, self.region)
             parsed = parse_hyperpod_event(event)
         except EventRejected as error:
             rejected.keep("eventbridge", event_id, str(error), event)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.rotation.contract import RotationEvent, Step
+from hyperpod_ha.rotation.contract import RotationEvent, Step, check_own_secret
 from hyperpod_ha.rotation.errors import RotationRequestInvalid
 from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
 from hyperpod_ha.rotation.rollout_coordination import RolloutCoordinator
@@ -47,6 +47,7 @@ class SecretRotation:
         secret_id = event.get("SecretId") or self.settings.secret_arn
         if not secret_id:
             raise ConfigurationError("environment variable DB_SECRET_ARN is not set")
+        check_own_secret(secret_id, self.settings.secret_arn)
         description = self._versions.describe(secret_id)
         arn = description["ARN"]
         if rotation_in_progress(description.get("VersionIdsToStages", {})):

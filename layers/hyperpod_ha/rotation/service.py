@@ -4,8 +4,9 @@
 Two kinds of event:
 
 - Secrets Manager's ``{"Step", "SecretId", "ClientRequestToken"}``.
-- ``{"action": "rollout", "controllers": [...]}`` (optional ``SecretId``): the roll-out alone,
-  to re-run it after a failure. Without ``controllers`` the cluster's controllers are discovered.
+- ``{"action": "rollout", "controllers": [...]}`` (optional ``SecretId``, which must be
+  ``DB_SECRET_ARN``): the roll-out alone, to re-run it after a failure. The controllers are
+  always discovered; ``controllers`` (objects with ``instance_id``) only chooses among them.
 """
 
 from __future__ import annotations

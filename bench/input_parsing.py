@@ -167,7 +167,7 @@ def handle_sns(event: dict[str, Any], rejected: RejectedInputs) -> list[str]:
     """What ControllerStatusFunction does with each record before starting anything."""
     outcomes = []
     for record in sns_records(event):
-        sns = check_sns_record(record)
+        sns = check_sns_record(record, "arn:aws:sns:us-east-1:123456789012:failover")
         try:
             parse_controller_notification(sns.get("Subject"), sns.get("Message"))
             outcomes.append("parsed")
@@ -188,7 +188,12 @@ def handle_eventbridge(event: dict[str, Any], rejected: RejectedInputs) -> list[
         publisher=None,  # type: ignore[arg-type]
         group_of_instance=lambda cluster, instance: None,
         clock=time.time,
+        account="123456789012",
+        region="us-east-1",
     )
+    # From this account and region, so that the parser (not the origin check) meets each input.
+    if isinstance(event, dict):
+        event = {"account": "123456789012", "region": "us-east-1", **event}
     outcome = str(triage.handle(event, rejected)["outcome"])
     return ["parsed" if outcome == "ignored" else outcome]
 

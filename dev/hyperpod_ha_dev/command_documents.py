@@ -37,10 +37,31 @@ def probe_command_document() -> dict[str, Any]:
     }
 
 
+# The stack's own secret and no other, as the Session document pins it: DbSecretArn with "."
+# and "+" escaped (rollout_document.secret_arn_pattern), built at deploy time.
+PINNED_SECRET_PATTERN: dict[str, Any] = {
+    "Fn::Join": [
+        "",
+        [
+            "^",
+            {
+                "Fn::Join": [
+                    "\\+",
+                    {"Fn::Split": ["+", {"Fn::Join": ["\\.", {"Fn::Split": [".", {"Ref": "DbSecretArn"}]}]}]},
+                ]
+            },
+            "$",
+        ],
+    ]
+}
+
+
 def _rollout_command_document() -> dict[str, Any]:
     from hyperpod_ha.rotation.rollout_document import command_document
 
-    return command_document()
+    document = command_document()
+    secret = {**document["parameters"]["secretId"], "allowedPattern": PINNED_SECRET_PATTERN}
+    return {**document, "parameters": {**document["parameters"], "secretId": secret}}
 
 
 # Command document logical id -> its Content.

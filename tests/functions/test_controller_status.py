@@ -113,10 +113,26 @@ def test_wrong_subject_is_rejected_not_raised(embedded_held: Embedded) -> None:
     assert only_record(embedded_held.stack.invoke("ControllerStatusFunction", event))["outcome"] == "rejected"
 
 
-def test_any_topic_arn_is_accepted(embedded_held: Embedded) -> None:
-    event = sns_event()
-    event["Records"][0]["Sns"]["TopicArn"] = "arn:aws:sns:eu-west-1:999999999999:some-other-topic"
-    assert only_record(embedded_held.stack.invoke("ControllerStatusFunction", event))["outcome"] == "started"
+def test_a_record_of_another_topic_or_of_none_is_rejected_and_starts_nothing(embedded_held: Embedded) -> None:
+    # Issue 22: only the stack's SlurmFailoverTopicArn acts (another account's topic, a direct invoke).
+    for topic in ("arn:aws:sns:eu-west-1:999999999999:some-other-topic", None):
+        event = sns_event()
+        if topic is None:
+            del event["Records"][0]["Sns"]["TopicArn"]
+        else:
+            event["Records"][0]["Sns"]["TopicArn"] = topic
+        record = only_record(embedded_held.stack.invoke("ControllerStatusFunction", event))
+        assert record["outcome"] == "rejected"
+        assert record["reason"] == "the record's TopicArn is not the stack's SlurmFailoverTopicArn"
+    assert embedded_held.executions() == []
+    assert (
+        state_table.read_lease(boto3.client("dynamodb"), embedded_held.stack.ref("StateTable"), "ml-cluster")
+        is None
+    )
+    kept = boto3.client("sqs").receive_message(
+        QueueUrl=embedded_held.stack.outputs["ControllerStatusDeadLetterQueueUrl"], MaxNumberOfMessages=10
+    )["Messages"]
+    assert len(kept) == 2
 
 
 def test_a_message_published_to_the_failover_topic_starts_a_real_execution(embedded_held: Embedded) -> None:

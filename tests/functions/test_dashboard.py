@@ -77,10 +77,8 @@ def run_every_emitting_path(embedded: Embedded, use_transport: UseTransport) -> 
     release_lease(embedded)
     use_transport("unreachable", lambda: UnreachableRunner("unreachable"))
     stack.override_environment("RotateDbSecretFunction", COMMAND_TRANSPORT="unreachable")
-    stack.invoke(
-        "RotateDbSecretFunction",
-        {"action": "rollout", "controllers": [{"instance_id": "i-0a1b2c3d4e5f60001", "target": "t-1"}]},
-    )
+    # The discovered controllers (a request only chooses among them), all unreachable here.
+    stack.invoke("RotateDbSecretFunction", {"action": "rollout"})
 
 
 def dashboard_metrics(embedded: Embedded) -> list[list[Any]]:

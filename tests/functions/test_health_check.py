@@ -93,6 +93,8 @@ def app(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     """A new container: its settings and runner are made at its first invocation."""
     monkeypatch.setenv("COMMAND_TRANSPORT", TRANSPORT)
     monkeypatch.setenv("PROBE_DOCUMENT", OWN_DOCUMENT)
+    monkeypatch.setenv("CLUSTER_NAME", "lab")
+    monkeypatch.setenv("CONTROLLER_GROUP", "controller-machine")
     monkeypatch.delenv("PROBE_DEADLINE_SECONDS", raising=False)
     return load_function_module("health_check", fresh=True)
 
@@ -250,3 +252,12 @@ def test_the_probe_command_runs_without_a_shell(
     assert report["state_save"]["writable"] is True
     assert report["scheduler"]["answers"] is True
     assert sorted(p.name for p in ctl2.state_dir.iterdir()) == ["heartbeat"]
+
+
+def test_a_node_of_another_group_is_refused_before_any_command(app: ModuleType, use: Use) -> None:
+    from hyperpod_ha.controllers.targets import ForeignControllerRejected
+
+    runner = use(answer(captured_probe_output()))
+    with pytest.raises(ForeignControllerRejected):
+        invoke(app, {**CONTROLLER, "group": "worker-group"})
+    assert runner.requests == []

@@ -102,17 +102,63 @@ def discovered(app: Rig, controllers: list[dict[str, Any]]) -> None:
 
 def test_the_rollout_action_updates_the_given_controllers(app: Rig) -> None:
     runner: RolloutRunner = app.runner
-    nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b")]
+    nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b", "c")]
+    discovered(app, [n.as_json() for n in nodes])
 
-    result = app.lambda_handler({"action": "rollout", "controllers": [n.as_json() for n in nodes]}, CONTEXT)
+    # The request chooses among the discovered controllers (here two of three, by instance id).
+    chosen = [{"instance_id": n.as_json()["instance_id"]} for n in nodes[:2]]
+    result = app.lambda_handler({"action": "rollout", "controllers": chosen, "SecretId": app.arn}, CONTEXT)
 
     assert result["action"] == "rollout"
     assert result["secret_arn"] == app.arn
     assert result["rollout"]["complete"]
     assert [c["instance_id"] for c in result["rollout"]["controllers"]] == ["i-a", "i-b"]
-    assert all(n.credentials() == {"storageuser": "admin", "storagepass": "Old-Password-1"} for n in nodes)
-    assert all(n.restarts() == ["admin"] for n in nodes)
+    assert all(
+        n.credentials() == {"storageuser": "admin", "storagepass": "Old-Password-1"} for n in nodes[:2]
+    )
+    assert all(n.restarts() == ["admin"] for n in nodes[:2])
+    assert nodes[2].restarts() == []
     assert "Old-Password-1" not in json.dumps(result)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        [{"instance_id": "i-other"}],
+        [{"instance_id": "i-a", "target": "sagemaker-cluster:othercluster_controller-machine-i-a"}],
+        [{"target": "sagemaker-cluster:othercluster_controller-machine-i-a"}],
+        ["i-a"],
+    ],
+)
+def test_a_rollout_request_cannot_target_a_node_discovery_did_not_find(app: Rig, given: list[Any]) -> None:
+    runner: RolloutRunner = app.runner
+    node = runner.add("a", OLD["username"], OLD["password"])
+    discovered(app, [node.as_json()])
+
+    with pytest.raises(RotationRequestInvalid, match="not a discovered controller of this cluster"):
+        app.lambda_handler({"action": "rollout", "controllers": given}, CONTEXT)
+    assert node.restarts() == []
+
+
+@pytest.mark.parametrize(
+    "secret_id",
+    [
+        "arn:aws:secretsmanager:us-east-1:210987654321:secret:slurmdbd-AbCdEf",
+        "arn:aws:secretsmanager:us-east-1:123456789012:secret:other-AbCdEf",
+    ],
+)
+def test_a_request_for_another_secret_is_refused_and_changes_nothing(app: Rig, secret_id: str) -> None:
+    runner: RolloutRunner = app.runner
+    node = runner.add("a", OLD["username"], OLD["password"])
+    discovered(app, [node.as_json()])
+    for event in (
+        {"action": "rollout", "SecretId": secret_id},
+        {"Step": "createSecret", "SecretId": secret_id, "ClientRequestToken": "t-1"},
+    ):
+        with pytest.raises(RotationRequestInvalid, match="not this stack's database secret"):
+            app.lambda_handler(event, CONTEXT)
+    assert node.restarts() == []
+    assert app.discovery_calls == []
 
 
 def test_the_rollout_action_discovers_controllers_running_ones_first(
@@ -124,7 +170,7 @@ def test_the_rollout_action_discovers_controllers_running_ones_first(
     healthy = runner.add("healthy", OLD["username"], OLD["password"])
     discovered(app, [{**replaced.as_json(), "status": "Pending"}, healthy.as_json()])
 
-    result = app.lambda_handler({"action": "rollout", "SecretId": "slurmdbd"}, CONTEXT)
+    result = app.lambda_handler({"action": "rollout", "SecretId": app.arn}, CONTEXT)
 
     assert app.discovery_calls == [("lab", "controller-machine")]
     outcomes = [(c["instance_id"], c["outcome"]) for c in result["rollout"]["controllers"]]
@@ -156,7 +202,7 @@ def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
         SecretString=json.dumps(NEW, separators=(",", ":")),
         VersionStages=["AWSPENDING"],
     )
-    event = {"Step": "finishSecret", "SecretId": "slurmdbd", "ClientRequestToken": token}
+    event = {"Step": "finishSecret", "SecretId": app.arn, "ClientRequestToken": token}
 
     first = app.lambda_handler(event, CONTEXT)
 

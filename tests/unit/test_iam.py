@@ -235,3 +235,140 @@ def test_every_checkov_skip_is_listed_once_with_its_reason() -> None:
     for position, line in enumerate(listed):
         if line.strip().startswith("- "):
             assert listed[position - 1].strip().startswith("#"), f"{line.strip()} has no reason above it"
+
+
+# --- issue 22, item 7: each grant names this stack's own resources, not a prefix or a type ----
+
+
+def _sub(value: Any, **names: str) -> str:
+    """A ``Fn::Sub`` (or plain string) with ``names`` filled in for ``${name}``."""
+    text = value["Fn::Sub"] if isinstance(value, dict) else value
+    assert isinstance(text, str), value
+    for name, filled in names.items():
+        text = text.replace("${" + name + "}", filled)
+    return text
+
+
+def test_only_secrets_manager_rotating_this_stacks_secret_invokes_the_rotation() -> None:
+    permission = translated("session-manager")["Resources"]["RotateDbSecretPermission"]["Properties"]
+    assert permission["Principal"] == "secretsmanager.amazonaws.com"
+    assert permission["SourceAccount"] == {"Ref": "AWS::AccountId"}
+    assert permission["SourceArn"] == {"Ref": "DbSecretArn"}
+
+
+@pytest.mark.parametrize("document", ["SlurmdbdRolloutDocument", "SlurmdbdRolloutCommandDocument"])
+def test_both_rollout_documents_admit_only_this_stacks_secret(document: str) -> None:
+    from hyperpod_ha.rotation.rollout_document import secret_arn_pattern
+    from hyperpod_ha_dev.embedded.cfn import Context, Resolver
+
+    template = translated("run-command")
+    spec = template["Resources"][document]["Properties"]["Content"]["parameters"]["secretId"]
+    arn = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:slurm.db+x-AbCdEf"
+    context = Context(
+        parameters={"DbSecretArn": arn}, pseudo={}, ref=lambda n: n, get_att=lambda *a: a, conditions={}
+    )
+    pattern = Resolver(template, context).resolve(spec["allowedPattern"])
+    assert pattern == secret_arn_pattern(arn)
+    assert re.fullmatch(pattern, arn)
+    for other in (arn.replace("123456789012", "210987654321"), arn[:-1] + "x", arn + "x"):
+        assert not re.fullmatch(pattern, other), other
+
+
+def test_only_this_stacks_alarms_publish_to_the_notification_topic() -> None:
+    from fnmatch import fnmatchcase
+
+    resources = translated("session-manager")["Resources"]
+    (alarms_statement,) = [
+        s
+        for s in resources["NotificationTopicPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+        if s["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    ]
+    names = {"AWS::Partition": "aws", "AWS::Region": "eu-west-1", "AWS::AccountId": "123456789012"}
+    allowed = _sub(
+        alarms_statement["Condition"]["ArnLike"]["aws:SourceArn"], **names, **{"AWS::StackName": "ha"}
+    )
+    alarm_arn = "arn:aws:cloudwatch:eu-west-1:123456789012:alarm:{}"
+    alarms = {k: v for k, v in resources.items() if v["Type"] == "AWS::CloudWatch::Alarm"}
+    assert alarms
+    for logical_id, alarm in alarms.items():
+        name = _sub(alarm["Properties"]["AlarmName"], **{"AWS::StackName": "ha"})
+        assert name == f"ha.{logical_id}"
+        assert fnmatchcase(alarm_arn.format(name), allowed)
+    # Not another alarm of the account, not even one of the stack "ha-x" (stack names hold no ".").
+    for foreign in ("anything", "ha-x.ControllerStatusErrorsAlarm", "ha-ControllerStatusErrorsAlarm"):
+        assert not fnmatchcase(alarm_arn.format(foreign), allowed), foreign
+
+
+def test_the_dead_letter_queues_admit_exactly_the_rules_that_deliver_to_them() -> None:
+    resources = translated("session-manager")["Resources"]
+    policies = {k: v for k, v in resources.items() if v["Type"] == "AWS::SQS::QueuePolicy"}
+    assert len(policies) == 2
+    for policy in policies.values():
+        (queue,) = [q["Ref"] for q in policy["Properties"]["Queues"]]
+        (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
+        allowed = _listed(statement["Condition"]["ArnEquals"]["aws:SourceArn"])
+        delivering = sorted(
+            name
+            for name, rule in resources.items()
+            if rule["Type"] == "AWS::Events::Rule"
+            and any(
+                target.get("DeadLetterConfig", {}).get("Arn") == {"Fn::GetAtt": [queue, "Arn"]}
+                for target in rule["Properties"].get("Targets", [])
+            )
+        )
+        assert delivering
+        assert sorted(a["Fn::GetAtt"][0] for a in allowed) == delivering
+        assert all(a["Fn::GetAtt"][1] == "Arn" for a in allowed)
+
+
+def test_the_hyperpod_and_step_functions_rules_take_only_this_accounts_events() -> None:
+    resources = translated("session-manager")["Resources"]
+    rules = [
+        rule["Properties"]["EventPattern"]
+        for rule in resources.values()
+        if rule["Type"] == "AWS::Events::Rule"
+        and rule["Properties"]["EventPattern"]["source"] != ["aws.secretsmanager"]
+    ]
+    assert len(rules) == 3
+    for pattern in rules:
+        assert pattern["account"] == [{"Ref": "AWS::AccountId"}]
+
+
+def test_state_table_deletes_only_this_clusters_keys() -> None:
+    from fnmatch import fnmatchcase
+
+    from hyperpod_ha import state_table
+
+    cluster = "c1"
+    deleted_by_code = {
+        state_table.lease_key(cluster),
+        state_table.notice_key(cluster, "event-1"),
+        state_table.watchdog_key(cluster),
+    }
+    foreign = {
+        state_table.lease_key("c1-x"),
+        state_table.lease_key("other"),
+        state_table.notice_key("other", "event-1"),
+        state_table.status_key(cluster, "verdict"),
+        state_table.workers_key(cluster, 60),
+    }
+    found = 0
+    for transport in ("session-manager", "run-command"):
+        for role, statement in statements(translated(transport)):
+            if "dynamodb:DeleteItem" not in _actions(statement):
+                continue
+            if statement["Resource"] != {"Fn::GetAtt": ["StateTable", "Arn"]}:
+                continue
+            found += 1
+            assert _actions(statement) == ["dynamodb:DeleteItem"], role  # the condition is its alone
+            keys = [
+                _sub(k, ClusterName=cluster)
+                for k in _listed(statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"])
+            ]
+            assert any(fnmatchcase(state_table.lease_key(cluster), k) for k in keys), role
+            for pk in foreign:
+                assert not any(fnmatchcase(pk, k) for k in keys), (role, pk)
+            for k in keys:
+                assert any(fnmatchcase(pk, k) for pk in deleted_by_code), (role, k)
+    # controller status, node events, watchdog, abandoned runs, the drill, both state machines
+    assert found == 2 * 7

@@ -25,6 +25,9 @@ BASE = {
     "NOTIFICATION_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:notices",
     "PROBE_DOCUMENT": "probe",
     "INCIDENT_FUNCTION_ARN": "arn:aws:lambda:us-east-1:123456789012:function:incident",
+    "SLURM_FAILOVER_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:slurm-failover",
+    "STACK_ACCOUNT_ID": "123456789012",
+    "AWS_REGION": "us-east-1",
 }
 SETTINGS: list[Any] = [ControllerStatusSettings, NodeEventSettings, WatchdogSettings, AbandonedRunSettings]
 

@@ -82,7 +82,8 @@ class ResourceCreators:
 
     def _create_alarm(self, logical_id: str, properties: Mapping[str, Any]) -> None:
         props = self.resolver.resolve(properties)
-        name = self._physical_name(logical_id)
+        # The template names its alarms (the topic policy admits only this stack's names).
+        name = str(props.get("AlarmName") or self._physical_name(logical_id))
         fields = (
             "AlarmDescription", "Namespace", "MetricName", "Dimensions", "Statistic", "Period",
             "EvaluationPeriods", "Threshold", "ComparisonOperator", "TreatMissingData",

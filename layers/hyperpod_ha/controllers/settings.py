@@ -51,3 +51,13 @@ class ProbeSettings(Settings):
     transport: Annotated[str, Text("COMMAND_TRANSPORT", DEFAULT_TRANSPORT)]
     document: Annotated[str, Text("PROBE_DOCUMENT")]
     deadline_seconds: Annotated[float, _Deadline("PROBE_DEADLINE_SECONDS", HEALTH_CHECK_DEADLINE_SECONDS)]
+
+
+@dataclass(frozen=True)
+class HealthCheckSettings(Settings):
+    """HealthCheckFunction's: how the probe runs, and whose controllers it may probe."""
+
+    probe: ProbeSettings
+    # The stack's cluster and controller group (the template's Globals): only its nodes are probed.
+    cluster: Annotated[str, _ClusterName("CLUSTER_NAME")]
+    controller_group: Annotated[str, Text("CONTROLLER_GROUP")]

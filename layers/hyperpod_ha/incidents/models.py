@@ -12,14 +12,18 @@ from hyperpod_ha.incidents.errors import InvalidIncidentRequest
 from hyperpod_ha.incidents.keys import KINDS_NOT_RESOLVED_BY_DEFAULT
 from hyperpod_ha.incidents.limits import bounded_chars
 from hyperpod_ha.redaction import redact, scrub_text
-from hyperpod_ha.request_fields import is_cluster_name, text_field
+from hyperpod_ha.request_fields import bounded_id, bounded_text, is_cluster_name, text_field
 from hyperpod_ha.topic_messages import Links
 
+# A verdict gives a handful of reasons; each is cut to an excerpt (request_fields' bound).
+MAX_REASONS = 32
 _KIND = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _CLUSTER_ARN = re.compile(r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9-]+$")
 
 
 _text = partial(text_field, rejected=InvalidIncidentRequest)
+# At most MAX_ID_CHARS: an execution id is an ARN.
+_id = partial(bounded_id, name="execution_id", rejected=InvalidIncidentRequest)
 
 
 def _cluster(value: str) -> str:
@@ -99,8 +103,8 @@ class OpenRequest:
             cluster=cluster,
             verdict=verdict,
             kind=kind,
-            execution_id=_text(event, "execution_id"),
-            reasons=tuple(scrub_text(str(reason)) for reason in reasons),
+            execution_id=_id(_text(event, "execution_id")),
+            reasons=tuple(bounded_text(scrub_text(str(reason))) for reason in reasons[:MAX_REASONS]),
             evidence=redact(evidence),
             error=WorkflowError(str(error.get("Error") or "Error"), str(error.get("Cause") or ""))
             if error
@@ -127,7 +131,7 @@ class ResolveRequest:
         return cls(
             cluster=_cluster(_text(event, "cluster")),
             verdict=_text(event, "verdict"),
-            execution_id=_text(event, "execution_id"),
+            execution_id=_id(_text(event, "execution_id")),
             kinds=frozenset(_kind(kind) for kind in kinds) if kinds is not None else None,
             snapshot=_snapshot(event),
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import boto3
 
@@ -14,6 +14,7 @@ from hyperpod_ha.incidents.errors import InvalidIncidentRequest
 from hyperpod_ha.incidents.models import OpenRequest, ResolveRequest
 from hyperpod_ha.incidents.verified_once import announce_verified_once, idempotency_config
 from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.request_fields import bounded_text
 from hyperpod_ha.status_records import StatusRecords, accounting_record, verdict_metric
 
 if TYPE_CHECKING:
@@ -22,14 +23,21 @@ if TYPE_CHECKING:
 
     from hyperpod_ha.incidents.settings import IncidentFunctionSettings
 
+_Request = TypeVar("_Request", OpenRequest, ResolveRequest)
+
 
 class IncidentService:
     def __init__(
-        self, incidents: Incidents, idempotency_table: str | None, status: StatusRecords | None
+        self,
+        incidents: Incidents,
+        idempotency_table: str | None,
+        status: StatusRecords | None,
+        cluster: str = "",
     ) -> None:
         self.incidents = incidents
         self._table = idempotency_table
         self._status = status
+        self._cluster = cluster
 
     @classmethod
     def from_settings(cls, settings: IncidentFunctionSettings) -> IncidentService:
@@ -43,7 +51,7 @@ class IncidentService:
         status = (
             StatusRecords(boto3.client("dynamodb"), settings.state_table) if settings.state_table else None
         )
-        return cls(incidents, settings.idempotency_table, status)
+        return cls(incidents, settings.idempotency_table, status, settings.cluster)
 
     @cached_property
     def _idempotency(self) -> IdempotencyConfig:
@@ -59,7 +67,7 @@ class IncidentService:
         action = event.get("action")
         logger.append_keys(action=action)
         if action == "open":
-            opened = self.incidents.open(OpenRequest.from_event(event))
+            opened = self.incidents.open(self._own(OpenRequest.from_event(event)))
             if opened.created:
                 metrics.add_metric(name="IncidentsOpened", unit="Count", value=1)
             self._record_verdict(event)
@@ -67,12 +75,20 @@ class IncidentService:
         if action == "resolve":
             # Lets Powertools expire an in-progress record when this invocation times out.
             self._idempotency.register_lambda_context(context)
-            resolved = self.incidents.resolve(ResolveRequest.from_event(event), self._announce_verified)
+            resolved = self.incidents.resolve(
+                self._own(ResolveRequest.from_event(event)), self._announce_verified
+            )
             if resolved.resolved:
                 metrics.add_metric(name="IncidentsResolved", unit="Count", value=len(resolved.resolved))
             self._record_verdict(event)
             return resolved.to_json()
         raise InvalidIncidentRequest("action must be open or resolve")
+
+    def _own(self, request: _Request) -> _Request:
+        """The request, when it names this stack's cluster (one stack, one cluster)."""
+        if self._cluster and request.cluster != self._cluster:
+            raise InvalidIncidentRequest(f"this stack watches cluster {self._cluster}, not {request.cluster}")
+        return request
 
     def _record_verdict(self, event: dict[str, Any]) -> None:
         """The run's verdict: kept for `hyperpod-ha status` and counted for the dashboard."""
@@ -83,8 +99,9 @@ class IncidentService:
         metrics.add_metric(name=name, unit="Count", value=1)
         if self._status is not None:
             given = event.get("reasons")
-            reasons = [str(reason) for reason in given] if isinstance(given, list) else []
-            record = {"verdict": verdict, "reasons": reasons[:12], "execution_id": event.get("execution_id")}
+            # Each cut to an excerpt: a state-table item holds at most 400 KB.
+            reasons = [bounded_text(str(reason)) for reason in given[:12]] if isinstance(given, list) else []
+            record = {"verdict": verdict, "reasons": reasons, "execution_id": event.get("execution_id")}
             accounting = accounting_record(event.get("accounting"))
             if accounting:
                 record["accounting"] = accounting

@@ -42,3 +42,5 @@ class IncidentFunctionSettings(Settings):
     idempotency_table: Annotated[str | None, OptionalText("IDEMPOTENCY_TABLE")] = None
     # Where the run's verdict is kept for `hyperpod-ha status`; not kept without it.
     state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None
+    # The stack's cluster: a request naming another is refused ("" only in settings made by hand).
+    cluster: Annotated[str, Text("CLUSTER_NAME", "")] = ""

@@ -32,6 +32,8 @@ class ControllerStatusSettings(Settings):
     """ControllerStatusFunction's environment."""
 
     cluster: Annotated[str, Text("CLUSTER_NAME")]
+    # The SlurmFailoverTopicArn the stack subscribes to: a record from any other topic is refused.
+    topic_arn: Annotated[str, Text("SLURM_FAILOVER_TOPIC_ARN")]
     idempotency_table: Annotated[str, Text("IDEMPOTENCY_TABLE")]
     rejected_queue_url: Annotated[str, Text("REJECTED_QUEUE_URL")]
     verification: VerificationRunsSettings
@@ -87,10 +89,12 @@ class ControllerStatusService:
         cluster: str,
         rejected: RejectedInputs,
         persistence_store: BasePersistenceLayer,
+        topic_arn: str,
     ) -> None:
         from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
         self._rejected = rejected
+        self._topic_arn = topic_arn
 
         def handle(record: Mapping[str, Any], notification: ControllerNotification) -> dict[str, Any]:
             sns = record["Sns"]
@@ -115,6 +119,7 @@ class ControllerStatusService:
             settings.cluster,
             RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url),
             DynamoDBPersistenceLayer(table_name=settings.idempotency_table),
+            settings.topic_arn,
         )
 
     def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
@@ -127,7 +132,7 @@ class ControllerStatusService:
 
     def _record(self, raw: object) -> dict[str, Any]:
         try:
-            sns = check_sns_record(raw)
+            sns = check_sns_record(raw, self._topic_arn)
         except NotificationRejected as error:
             return self._reject(raw, "", str(error))
         message_id = str(sns["MessageId"])

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hyperpod_ha import request_fields
 from hyperpod_ha.redaction import redact
 
 # SQS message bodies are at most 256 KiB (UTF-8 bytes); keep the rejected input well under that.
 SQS_MAX_BODY_BYTES = 256 * 1024
 MAX_KEPT_BYTES = 200_000
 # The id and reason come from the input too (an SNS MessageId, an event id): bounded as well.
-MAX_ID_CHARS = 256
+MAX_ID_CHARS = request_fields.MAX_ID_CHARS
 _MAX_REASON_CHARS = 1024
 # How much of a rejected input is kept: whole when it is small (every real event is), else
 # its start. The walk stops at these bounds, so a 1 MiB input costs no more than a small one.

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.request_fields import MAX_ID_CHARS, bounded_text
 
 SOURCE = "aws.sagemaker"
 NODE_HEALTH = "SageMaker HyperPod Cluster Node Health Event"
@@ -20,7 +21,7 @@ CLUSTER_EVENT = "SageMaker HyperPod Cluster Event"
 KNOWN_HEALTH_STATUSES = frozenset({"Healthy", "Unhealthy", "Unknown"})
 KNOWN_REPAIR_ACTIONS = frozenset({"None", "Reboot", "Replace"})
 ALARMING_CLUSTER_STATUSES = frozenset({"Failed", "RollingBack"})
-MAX_EVENT_ID_CHARS = 256
+MAX_EVENT_ID_CHARS = MAX_ID_CHARS
 
 
 class EventRejected(InputRejected):
@@ -73,6 +74,17 @@ class ClusterEvent:
 HyperPodEvent = NodeHealthEvent | ClusterStateChange | ClusterEvent
 
 
+def check_origin(event: object, account: str, region: str) -> None:
+    """Refuse an event that did not come from this stack's own account and region (the rules
+    filter on ``account`` too; this holds for a direct invoke or a misrouted event as well)."""
+    if not isinstance(event, Mapping):
+        raise EventRejected("event is not a JSON object")
+    if event.get("account") != account:
+        raise EventRejected("account is not this stack's account")
+    if event.get("region") != region:
+        raise EventRejected("region is not this stack's region")
+
+
 def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
     """Turn one EventBridge event into a typed value; raise :class:`EventRejected` otherwise."""
     if not isinstance(event, Mapping):
@@ -88,7 +100,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
         # EventBridge ids are UUIDs; a longer one would be copied into every log line.
         raise EventRejected(f"event.id is longer than {MAX_EVENT_ID_CHARS} characters")
     # The event's own time, when it is text; the run's start stands in otherwise (never a reason to reject).
-    time = event["time"] if isinstance(event.get("time"), str) else ""
+    time = event["time"] if isinstance(event.get("time"), str) and len(event["time"]) <= 64 else ""
     if detail_type == NODE_HEALTH:
         summary = detail.get("HealthSummary")
         if not isinstance(summary, Mapping):
@@ -99,7 +111,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
             cluster_arn=_optional_text(detail, "ClusterArn"),
             instance_id=_text(detail, "InstanceId", "detail"),
             health_status=_text(summary, "HealthStatus", "HealthSummary"),
-            reason=_optional_text(summary, "HealthStatusReason"),
+            reason=_free_text(summary, "HealthStatusReason"),
             repair_action=_optional_text(summary, "RepairAction") or "None",
             time=time,
         )
@@ -109,7 +121,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
             cluster_name=_text(detail, "ClusterName", "detail"),
             cluster_arn=_optional_text(detail, "ClusterArn"),
             status=_text(detail, "ClusterStatus", "detail"),
-            failure_message=_optional_text(detail, "FailureMessage"),
+            failure_message=_free_text(detail, "FailureMessage"),
             time=time,
         )
     if detail_type == CLUSTER_EVENT:
@@ -123,7 +135,7 @@ def parse_hyperpod_event(event: Mapping[str, Any]) -> HyperPodEvent:
             cluster_arn=_optional_text(details, "ClusterArn"),
             level=_text(details, "EventLevel", "EventDetails"),
             resource_type=_optional_text(details, "ResourceType"),
-            description=_optional_text(details, "Description"),
+            description=_free_text(details, "Description"),
             group=_optional_text(details, "InstanceGroupName") or None,
             instance_id=_optional_text(details, "InstanceId") or None,
             time=time,
@@ -135,13 +147,30 @@ def _text(container: Mapping[str, Any], key: str, where: str) -> str:
     value = container.get(key)
     if not isinstance(value, str) or not value.strip():
         raise EventRejected(f"{where}.{key} is missing or not a non-empty string")
-    return value.strip()
+    return _bounded(key, value.strip())
 
 
 def _optional_text(container: Mapping[str, Any], key: str) -> str:
+    """An id or a name (an instance id, a status, a group): refused when over the id bound."""
     value = container.get(key)
     if value is None:
         return ""
     if not isinstance(value, str):
         raise EventRejected(f"{key} is not a string")
-    return value.strip()
+    return _bounded(key, value.strip())
+
+
+def _bounded(key: str, value: str) -> str:
+    if len(value) > MAX_ID_CHARS:
+        raise EventRejected(f"{key} is longer than {MAX_ID_CHARS} characters")
+    return value
+
+
+def _free_text(container: Mapping[str, Any], key: str) -> str:
+    """A message written for people: cut to a bounded excerpt, never refused for its length."""
+    value = container.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise EventRejected(f"{key} is not a string")
+    return bounded_text(value.strip())

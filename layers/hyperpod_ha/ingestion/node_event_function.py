@@ -35,6 +35,12 @@ class NodeEventSettings(Settings):
     topic_arn: Annotated[str, Text("NOTIFICATION_TOPIC_ARN")]
     # Opens the incident of an accounting database change HyperPod could not revert.
     incident_function_arn: Annotated[str, Text("INCIDENT_FUNCTION_ARN")]
+
+    # The stack's own account (the template's AWS::AccountId) and region (Lambda sets AWS_REGION).
+    # A variable, not the context's invoked_function_arn: read once with the other settings and
+    # named in the template; not AWS_ACCOUNT_ID, which botocore reads for its endpoints.
+    account: Annotated[str, Text("STACK_ACCOUNT_ID")]
+    region: Annotated[str, Text("AWS_REGION", Text("AWS_DEFAULT_REGION"))]
     mass_failure: MassFailurePolicy
     verification: VerificationRunsSettings
 
@@ -70,6 +76,8 @@ class NodeEventService:
                 ).open,
                 clock=time.time,
             ),
+            account=settings.account,
+            region=settings.region,
         )
         return cls(triage, RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url))
 

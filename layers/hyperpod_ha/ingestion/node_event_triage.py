@@ -19,6 +19,7 @@ from hyperpod_ha.ingestion.hyperpod_events import (
     EventRejected,
     HyperPodEvent,
     NodeHealthEvent,
+    check_origin,
     parse_hyperpod_event,
 )
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
@@ -42,6 +43,9 @@ class NodeEventTriage:
     publisher: TopicPublisher
     group_of_instance: Callable[[str, str], str | None]
     clock: Callable[[], float]
+    # The stack's own account and region: events from elsewhere are refused.
+    account: str
+    region: str
     # None: metadata is not read (callers without SageMaker's DescribeClusterEvent or IncidentFunction).
     metadata: EventMetadataTriage | None = None
 
@@ -49,6 +53,7 @@ class NodeEventTriage:
         raw_id = event.get("id") if isinstance(event, Mapping) else None
         event_id = raw_id[:256] if isinstance(raw_id, str) else ""
         try:
+            check_origin(event, self.account, self.region)
             parsed = parse_hyperpod_event(event)
         except EventRejected as error:
             rejected.keep("eventbridge", event_id, str(error), event)

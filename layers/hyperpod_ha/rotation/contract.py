@@ -6,6 +6,7 @@ retries a failed rotation from the start with the same token.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -54,9 +55,36 @@ class RotationEvent:
         token = event.get("ClientRequestToken")
         if not isinstance(secret_id, str) or not secret_id:
             raise RotationRequestInvalid("the event has no SecretId and DB_SECRET_ARN is not set")
+        check_own_secret(secret_id, default_secret_id)
         if not isinstance(token, str) or not token:
             raise RotationRequestInvalid("the event has no ClientRequestToken")
         return cls(step, secret_id, token)
+
+
+# Secrets Manager appends "-" and six characters to a secret's name in its full ARN.
+_ARN_SUFFIX = re.compile(r"-[A-Za-z0-9]{6}")
+
+
+def check_own_secret(secret_id: object, own_secret_arn: str | None) -> None:
+    """Refuse a ``SecretId`` that is not the stack's ``DbSecretArn`` (:class:`RotationRequestInvalid`).
+
+    Its full ARN is accepted too when ``DbSecretArn`` was given without the random suffix, and
+    its bare name.
+    Without ``DB_SECRET_ARN`` (development only) there is nothing to compare with."""
+    if not own_secret_arn:
+        return
+    # Its bare name too (moto's rotation sends it): in this account and region, that secret.
+    name = own_secret_arn.partition(":secret:")[2]
+    names = {name, name[:-7] if _ARN_SUFFIX.fullmatch(name[-7:]) else name}
+    if not isinstance(secret_id, str) or not (
+        secret_id == own_secret_arn
+        or secret_id in names
+        or (
+            secret_id.startswith(own_secret_arn)
+            and _ARN_SUFFIX.fullmatch(secret_id[len(own_secret_arn) :]) is not None
+        )
+    ):
+        raise RotationRequestInvalid("SecretId is not this stack's database secret (DbSecretArn)")
 
 
 @dataclass(frozen=True)

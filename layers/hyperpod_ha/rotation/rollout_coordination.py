@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hyperpod_ha.observability import logger, metrics
-from hyperpod_ha.rotation.controller_order import given_controllers, running_first
+from hyperpod_ha.rotation.controller_order import check_given, given_controllers, running_first
 from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
 from hyperpod_ha.rotation.rollout import FailureHandler, RolloutReport, roll_out
 from hyperpod_ha.rotation.wiring import Collaborators
@@ -18,10 +18,12 @@ class RolloutCoordinator:
         self._with = collaborators
 
     def controllers(self, given: object = None) -> list[dict[str, Any]]:
-        """The event's controllers as given, else the cluster's, running ones first."""
+        """The discovered controllers the event names, else all of the cluster's, running ones first."""
         if given is not None:
-            return given_controllers(given)
+            check_given(given)  # before any call
         found = self._with.discover(self._settings.cluster, self._settings.controller_group)
+        if given is not None:
+            return given_controllers(given, found.controllers)
         return running_first(found.controllers)
 
     def roll_out(self, secret_arn: str, controllers: list[dict[str, Any]]) -> RolloutReport:

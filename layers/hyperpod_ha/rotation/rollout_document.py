@@ -28,7 +28,7 @@ SECRET_ARN_PATTERN = r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:[0-9]{12}:secre
 # The document's parameters. Their values are pasted into a `sh -c "..."` line run as root, so
 # each admits only what this project needs (and never quotes, `$`, backticks, backslashes or
 # spaces). The service is not a parameter: the node script restarts slurmdbd and nothing else.
-# In template.yaml the stack narrows secretId further, to its own secret's ARN.
+# In template.yaml both documents narrow secretId further, to the stack's own secret's ARN.
 DOCUMENT_PARAMETERS: dict[str, dict[str, str]] = {
     "secretId": {
         "type": "String",

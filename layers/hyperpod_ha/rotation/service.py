@@ -4,8 +4,9 @@
 Two kinds of event:
 
 - Secrets Manager's ``{"Step", "SecretId", "ClientRequestToken"}``.
-- ``{"action": "rollout", "controllers": [...]}`` (optional ``SecretId``): the roll-out alone,
-  to re-run it after a failure. Without ``controllers`` the cluster's controllers are discovered.
+- ``{"action": "rollout", "controllers": [...]}`` (optional ``SecretId``, which must be
+  ``DB_SECRET_ARN``): the roll-out alone, to re-run it after a failure. The controllers are
+  always discovered; ``controllers`` (objects with ``instance_id``) only chooses among them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from hyperpod_ha.controllers.orchestration import SlurmOrchestration
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.rotation.accounting_mode import refuse_external_database
-from hyperpod_ha.rotation.contract import RotationEvent, Step
+from hyperpod_ha.rotation.contract import RotationEvent, Step, check_own_secret
 from hyperpod_ha.rotation.errors import RotationRequestInvalid
 from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
 from hyperpod_ha.rotation.rollout_coordination import RolloutCoordinator
@@ -56,6 +57,7 @@ class SecretRotation:
         secret_id = event.get("SecretId") or self.settings.secret_arn
         if not secret_id:
             raise ConfigurationError("environment variable DB_SECRET_ARN is not set")
+        check_own_secret(secret_id, self.settings.secret_arn)
         description = self._versions.describe(secret_id)
         arn = description["ARN"]
         if rotation_in_progress(description.get("VersionIdsToStages", {})):

@@ -8,12 +8,13 @@ incident itself: its FAILED event finds the lease gone and is left alone."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.json_input import load_json
+from hyperpod_ha.request_fields import MAX_ID_CHARS, bounded_text
 
 ABANDONED_STATUSES = frozenset({"ABORTED", "TIMED_OUT", "FAILED"})
 # Only a FAILED run may have cleaned up after itself: it is handled only while its lease is held.
@@ -33,7 +34,15 @@ class AbandonedRun:
     reason: str
 
 
-def parse_abandoned_run(event: Mapping[str, Any]) -> AbandonedRun:
+# Step Functions' execution input is at most 256 KiB; a run's own is far smaller.
+MAX_INPUT_CHARS = 256 * 1024
+
+
+def parse_abandoned_run(
+    event: Mapping[str, Any], state_machines: Collection[str], cluster: str
+) -> AbandonedRun:
+    """The abandoned run of one of this stack's ``state_machines`` (their ARNs) for ``cluster``;
+    :class:`AbandonedRunRejected` for anything else, before any lease or incident is touched."""
     detail = event.get("detail") if isinstance(event, Mapping) else None
     if not isinstance(detail, Mapping) or event.get("source") != "aws.states":
         raise AbandonedRunRejected("not a Step Functions execution status change")
@@ -43,19 +52,37 @@ def parse_abandoned_run(event: Mapping[str, Any]) -> AbandonedRun:
     execution_arn = detail.get("executionArn")
     if not isinstance(execution_arn, str) or not execution_arn:
         raise AbandonedRunRejected("executionArn is missing")
-    run_input = load_json(detail.get("input") or "", AbandonedRunRejected, what="the run's input")
+    machine = detail.get("stateMachineArn")
+    if machine not in {arn for arn in state_machines if arn}:
+        raise AbandonedRunRejected("stateMachineArn is not one of this stack's state machines")
+    if len(execution_arn) > MAX_ID_CHARS or not execution_arn.startswith(execution_prefix(str(machine))):
+        raise AbandonedRunRejected("executionArn is not an execution of that state machine")
+    raw_input = detail.get("input") or ""
+    if not isinstance(raw_input, str) or len(raw_input) > MAX_INPUT_CHARS:
+        raise AbandonedRunRejected("the run's input is not JSON text of a run")
+    run_input = load_json(raw_input, AbandonedRunRejected, what="the run's input")
     if not isinstance(run_input, Mapping) or not isinstance(run_input.get("cluster"), str):
         raise AbandonedRunRejected("the run's input names no cluster")
+    if run_input["cluster"] != cluster:
+        raise AbandonedRunRejected("the run's input names another cluster than this stack's")
     for name in ("lease_id", "reason"):
         if not isinstance(run_input.get(name) or "", str):
             raise AbandonedRunRejected(f"the run's {name} is not a string")
+    lease_id = run_input.get("lease_id") or ""
+    if len(lease_id) > MAX_ID_CHARS:
+        raise AbandonedRunRejected("the run's lease_id is not an id")
     return AbandonedRun(
         execution_arn=execution_arn,
         status=str(status),
-        cluster=run_input["cluster"],
-        lease_id=run_input.get("lease_id") or "",
-        reason=run_input.get("reason") or "",
+        cluster=cluster,
+        lease_id=lease_id,
+        reason=bounded_text(run_input.get("reason") or ""),
     )
+
+
+def execution_prefix(state_machine_arn: str) -> str:
+    """What the ARN of every execution of ``state_machine_arn`` starts with."""
+    return state_machine_arn.replace(":stateMachine:", ":execution:", 1) + ":"
 
 
 def needs_release_check(run: AbandonedRun) -> bool:
@@ -66,9 +93,7 @@ def needs_release_check(run: AbandonedRun) -> bool:
 def is_drill(run: AbandonedRun, drill_state_machine_arn: str) -> bool:
     """Whether the run is an execution of the drill state machine (its ARN's prefix)."""
     drills = drill_state_machine_arn.strip()
-    return bool(drills) and run.execution_arn.startswith(
-        drills.replace(":stateMachine:", ":execution:") + ":"
-    )
+    return bool(drills) and run.execution_arn.startswith(execution_prefix(drills))
 
 
 def incident_reasons(run: AbandonedRun, *, drill: bool) -> tuple[str, tuple[str, ...]]:

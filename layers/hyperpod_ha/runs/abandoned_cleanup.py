@@ -29,13 +29,18 @@ class AbandonedRunSettings(Settings):
     verification: VerificationRunsSettings
     drill_state_machine_arn: Annotated[str, Text("DRILL_STATE_MACHINE_ARN", "")]
     incidents: IncidentSettings
+    # Only this cluster's runs are released (the template's Globals set it).
+    cluster: Annotated[str, Text("CLUSTER_NAME")]
 
 
 class AbandonedRunCleanup:
-    def __init__(self, runs: VerificationRuns, incidents: Incidents, drill_state_machine_arn: str) -> None:
+    def __init__(
+        self, runs: VerificationRuns, incidents: Incidents, drill_state_machine_arn: str, cluster: str
+    ) -> None:
         self._runs = runs
         self._incidents = incidents
         self._drill_state_machine_arn = drill_state_machine_arn
+        self._cluster = cluster
 
     @classmethod
     def from_settings(cls, settings: AbandonedRunSettings) -> AbandonedRunCleanup:
@@ -43,12 +48,17 @@ class AbandonedRunCleanup:
 
         incidents = Incidents(boto3.client("ssm"), boto3.client("sns"), settings.incidents)
         return cls(
-            VerificationRuns.from_settings(settings.verification), incidents, settings.drill_state_machine_arn
+            VerificationRuns.from_settings(settings.verification),
+            incidents,
+            settings.drill_state_machine_arn,
+            settings.cluster,
         )
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         try:
-            run = parse_abandoned_run(event)
+            run = parse_abandoned_run(
+                event, (self._runs.state_machine_arn, self._drill_state_machine_arn), self._cluster
+            )
         except AbandonedRunRejected as error:
             # The rule only sends these; anything else is logged and dropped, never retried.
             event_id = event.get("id") if isinstance(event, Mapping) else None

@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from hyperpod_ha import state_table
 from hyperpod_ha.aws_errors import error_code
+from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.request_fields import MAX_TEXT_CHARS, bounded_id, bounded_text
 from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger, VerificationRunsSettings
 from hyperpod_ha.runs.naming import execution_arn, execution_name, lease_id_for
 
@@ -27,6 +29,36 @@ if TYPE_CHECKING:
 
 # Joined trigger ids are kept on the lease for the run's evidence; a storm is only counted.
 MAX_RECORDED_JOINS = 100
+# A run input is a few bounded fields (request_fields); Step Functions takes at most 256 KiB.
+# JSON's escapes can still make a bounded text 6-12 times longer: this guard is checked last.
+MAX_RUN_INPUT_BYTES = 128 * 1024
+_MAX_SUMMARY_FIELDS = 16
+
+
+class RunRequestRejected(InputRejected):
+    """A trigger whose id or fields exceed their bounds: nothing is taken or started."""
+
+
+def bounded_trigger(trigger: Trigger) -> Trigger:
+    """``trigger`` with its id checked (:data:`~hyperpod_ha.request_fields.MAX_ID_CHARS`) and each
+    text of its summary cut to an excerpt: whoever built it, the run input stays small."""
+    bounded_id(trigger.id, "the trigger's id", RunRequestRejected)
+    if len(trigger.summary) > _MAX_SUMMARY_FIELDS:
+        raise RunRequestRejected(f"the trigger's summary has more than {_MAX_SUMMARY_FIELDS} fields")
+    summary = {bounded_text(str(name), 64): _bounded_value(value) for name, value in trigger.summary.items()}
+    return replace(trigger, summary=summary, time=bounded_text(trigger.time, 64))
+
+
+def _bounded_value(value: object) -> Any:
+    """A summary value: text (cut), a number, or a short list of texts (the watchdog's reasons)."""
+    if isinstance(value, str):
+        return bounded_text(value)
+    if value is None or isinstance(value, int | float | bool):
+        return value
+    items = list(value) if isinstance(value, list | tuple) else None
+    if items is not None and len(items) <= _MAX_SUMMARY_FIELDS and all(isinstance(i, str) for i in items):
+        return [bounded_text(str(item)) for item in items]
+    raise RunRequestRejected("the trigger's summary holds a value that is not text, a number or texts")
 
 
 @dataclass(frozen=True)
@@ -56,6 +88,10 @@ class VerificationRuns:
         )
 
     def start_or_join(self, cluster: str, trigger: Trigger, reason: str) -> RunDecision:
+        """Start the cluster's run for ``trigger``, or join the one running. Raises
+        :class:`RunRequestRejected` before anything is written when a field exceeds its bound."""
+        trigger = bounded_trigger(trigger)
+        reason = bounded_text(reason, MAX_TEXT_CHARS)
         lease_id = lease_id_for(trigger)
         name = execution_name(cluster, lease_id)
         # Two passes at most: the lease may be released between our failed take and our join.
@@ -140,11 +176,13 @@ class VerificationRuns:
             "max_attempts": self.settings.max_attempts,
             "backoff_seconds": self.settings.backoff_seconds,
         }
+        body = json.dumps(run_input, sort_keys=True)
+        if len(body.encode()) > MAX_RUN_INPUT_BYTES:
+            self.release(cluster, lease_id)
+            raise RunRequestRejected(f"the run input would exceed {MAX_RUN_INPUT_BYTES} bytes")
         try:
             started = self.stepfunctions.start_execution(
-                stateMachineArn=self.state_machine_arn,
-                name=name,
-                input=json.dumps(run_input, sort_keys=True),
+                stateMachineArn=self.state_machine_arn, name=name, input=body
             )
         except ClientError as error:
             # Either way the lease goes: a late redelivery's run is over already (never hold the

@@ -160,6 +160,9 @@ def parse_probe_output(text: str) -> ProbeOutput:
         match = _END_FIELDS.fullmatch(fields)
         if name != current or match is None:
             raise ProbeOutputError(f"malformed end marker of section {excerpt(current, 40)!r}")
+        if current in sections:
+            # The probe prints each section once: a second one is not the probe's (issue 22).
+            raise ProbeOutputError(f"section {excerpt(current, 40)!r} appears twice")
         body, cut = _body(text, body_start, line_start)
         sections[current] = ProbeSection(
             name=current,

@@ -26,6 +26,9 @@ class SnapshotActions:
         cluster = self.snapshots.settings.cluster_name
         if action == "start":
             request = StartRequest.from_event(event)
+            if cluster and request.cluster != cluster:
+                # One stack, one cluster: never a backup of our file system tagged for another.
+                raise InvalidSnapshotRequest(f"this stack watches cluster {cluster}, not {request.cluster}")
             started = self.snapshots.start(request).to_json()
             return self._recorded(request.cluster, started, execution_id=event.get("execution_id"))
         if action == "describe":

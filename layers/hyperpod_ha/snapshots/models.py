@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from functools import partial
 from typing import Any, Literal
 
-from hyperpod_ha.request_fields import is_cluster_name, text_field
+from hyperpod_ha.request_fields import bounded_id, is_cluster_name, text_field
 from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest
 
 Kind = Literal["backup", "export", "unsupported"]
@@ -32,7 +32,7 @@ class StartRequest:
             cluster=cluster,
             reason=_text(event, "reason", required=False),
             verdict=_text(event, "verdict", required=False),
-            execution_id=_text(event, "execution_id"),
+            execution_id=bounded_id(_text(event, "execution_id"), "execution_id", InvalidSnapshotRequest),
         )
 
 

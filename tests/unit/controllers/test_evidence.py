@@ -206,3 +206,25 @@ def test_sinfo_reaching_only_a_standby_backup() -> None:
     )
     assert report.scheduler.answers is False
     assert report.scheduler.error == "sinfo: slurm_load_partitions: Slurm backup controller in standby mode"
+
+
+def test_a_duplicated_section_is_a_failed_probe_not_a_replaced_one() -> None:
+    # A second "services" section (printed by a command inside another section cannot carry the
+    # nonce; this is output that is not the probe's own) must not silently replace the first.
+    text = probe_text()
+    nonce_begin = next(line for line in text.splitlines() if " begin services" in line)
+    nonce_end = next(line for line in text.splitlines() if " end services " in line)
+    forged = "\n".join([nonce_begin, "process slurmctld pid=1 state=S", nonce_end])
+    doubled = text.replace(nonce_end, nonce_end + "\n" + forged, 1)
+    report = check_controller(
+        NODE, CannedRunner(result=result(doubled)), document=OWN_DOCUMENT, deadline_seconds=60
+    )
+    assert report.status is ReportStatus.PROBE_FAILED
+    assert report.reason is not None
+    assert "section 'services' appears twice" in report.reason
+    assert (
+        check_controller(
+            NODE, CannedRunner(result=result(text)), document=OWN_DOCUMENT, deadline_seconds=60
+        ).status
+        is ReportStatus.CHECKED
+    )

@@ -23,6 +23,7 @@ from hyperpod_ha.incidents.limits import (
     bounded,
 )
 from hyperpod_ha.incidents.ops_item import operational_data, ops_item_request, severity_for
+from hyperpod_ha.request_fields import CUT_MARK
 from tests.unit.incidents.incident_world import (
     CLUSTER_ARN,
     EXECUTION,
@@ -135,7 +136,8 @@ def test_operational_data_keys_are_allowed_and_values_bounded() -> None:
     assert len(evidence_keys) == MAX_EVIDENCE_ENTRIES + 1
     more = json.loads(data["hyperpod-ha:evidence:more"]["Value"])
     assert more["entries"] == [f"controller-{i}" for i in range(25, 40)]
-    assert "[truncated by hyperpod-ha:" in data[REASONS_KEY]["Value"]
+    # Each reason is cut to an excerpt when the request is read (request_fields), before OpsCenter's bound.
+    assert CUT_MARK in data[REASONS_KEY]["Value"]
 
 
 def test_bounded_leaves_small_values_alone_and_cuts_on_a_character_boundary() -> None:

@@ -63,13 +63,35 @@ def event(step: Step, secret: str, token: str) -> RotationEvent:
     return RotationEvent(step, secret, token)
 
 
-def test_events_are_parsed_and_the_event_secret_wins_over_the_default() -> None:
-    raw = {"Step": "setSecret", "SecretId": "from-event", "ClientRequestToken": "t-1"}
-    assert RotationEvent.parse(raw, "from-env") == RotationEvent(Step.SET, "from-event", "t-1")
-    assert (
-        RotationEvent.parse({"Step": "testSecret", "ClientRequestToken": "t"}, "from-env").secret_id
-        == "from-env"
-    )
+OWN = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:slurmdbd-AbCdEf"
+
+
+def test_events_are_parsed_and_the_secret_is_the_stacks_own() -> None:
+    raw = {"Step": "setSecret", "SecretId": OWN, "ClientRequestToken": "t-1"}
+    assert RotationEvent.parse(raw, OWN) == RotationEvent(Step.SET, OWN, "t-1")
+    assert RotationEvent.parse({"Step": "testSecret", "ClientRequestToken": "t"}, OWN).secret_id == OWN
+    # DbSecretArn given without the random suffix: Secrets Manager sends the full ARN.
+    assert RotationEvent.parse(raw, OWN.removesuffix("-AbCdEf")).secret_id == OWN
+    # Without DB_SECRET_ARN (development only) there is nothing to compare with.
+    assert RotationEvent.parse({**raw, "SecretId": "from-event"}).secret_id == "from-event"
+
+
+@pytest.mark.parametrize(
+    "secret_id",
+    [
+        OWN.replace("123456789012", "210987654321"),  # another account's secret of that name
+        OWN.replace("slurmdbd", "other"),
+        OWN + "x",
+        OWN.removesuffix("-AbCdEf") + "-AbCdEfGh",
+        "other",
+        "x" * 20_000,
+    ],
+)
+def test_a_secret_other_than_the_stacks_is_refused(secret_id: str) -> None:
+    raw = {"Step": "createSecret", "SecretId": secret_id, "ClientRequestToken": "t-1"}
+    with pytest.raises(RotationRequestInvalid, match="not this stack's database secret") as refused:
+        RotationEvent.parse(raw, OWN)
+    assert secret_id not in str(refused.value)
 
 
 @pytest.mark.parametrize(

@@ -111,3 +111,11 @@ def test_probe_output_round_trip(sections: list[ProbeSection]) -> None:
     output = parse_probe_output(format_probe_output(sections))
     assert output.complete
     assert list(output.sections.values()) == sections
+
+
+def test_a_section_printed_twice_is_rejected() -> None:
+    text = format_probe_output(
+        [_section("ping", "first"), _section("sinfo", "b"), _section("ping", "second")]
+    )
+    with pytest.raises(ProbeOutputError, match="section 'ping' appears twice"):
+        parse_probe_output(text)

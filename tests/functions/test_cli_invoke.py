@@ -65,12 +65,19 @@ def test_embedded_invoke_of_bad_input_returns_the_rejection() -> None:
 
 def test_embedded_invoke_of_a_deeply_nested_run_input_is_a_typed_reject(tmp_path: Path) -> None:
     event = tmp_path / "abandoned.json"
-    detail = {"status": "ABORTED", "executionArn": "x", "input": "[" * 100_000}
+    machine = "arn:aws:states:us-east-1:123456789012:stateMachine:hyperpod-ha-FailoverVerificationStateMachine"
+    detail = {
+        "status": "ABORTED",
+        "stateMachineArn": machine,
+        "executionArn": machine.replace(":stateMachine:", ":execution:") + ":run-1",
+        "input": "[" * 100_000,
+    }
     event.write_text(json.dumps({"source": "aws.states", "detail": detail}))
     done = run_cli("invoke", "AbandonedRunFunction", "--event", str(event), "--embedded")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["outcome"] == "ignored"
-    assert "nests deeper" in done.stderr
+    result = json.loads(done.stdout)
+    assert result["outcome"] == "ignored"
+    assert "nests deeper" in result["reason"]
 
 
 def test_an_unknown_function_is_a_clear_error() -> None:
@@ -139,6 +146,7 @@ def test_in_process_logs_carry_the_functions_service_name() -> None:
             "--event",
             "events/sns_controller_on_primary.json",
             "--embedded",
+            "--verbose",
         ],
         cwd=ROOT,
         capture_output=True,

@@ -45,7 +45,7 @@ from hyperpod_ha.slurm import (
     parse_slurm_conf,
     parse_state_save,
 )
-from hyperpod_ha.slurm.probe_output import MAX_SECTION_CHARS
+from hyperpod_ha.slurm.probe_output import MAX_SECTION_CHARS, SECTIONS
 
 TARGET_MS: Final = 50.0
 ROUNDS: Final = 5
@@ -126,20 +126,7 @@ def probe_outputs() -> dict[str, str]:
     every = tuple(
         (name, _fill(text[:200] + "\n", size // 13))
         for name, text in zip(
-            (
-                "identity",
-                "services",
-                "slurm_conf",
-                "config",
-                "ping",
-                "sinfo",
-                "sdiag",
-                "dbd_clusters",
-                "dbd_ping",
-                "role",
-                "heartbeat",
-                "state_save",
-            ),
+            SECTIONS,
             section_texts().values(),
             strict=False,
         )

@@ -65,7 +65,9 @@ def test_embedded_invoke_of_bad_input_returns_the_rejection() -> None:
 
 def test_embedded_invoke_of_a_deeply_nested_run_input_is_a_typed_reject(tmp_path: Path) -> None:
     event = tmp_path / "abandoned.json"
-    machine = "arn:aws:states:us-east-1:123456789012:stateMachine:hyperpod-ha-FailoverVerificationStateMachine"
+    machine = (
+        "arn:aws:states:us-east-1:123456789012:stateMachine:hyperpod-ha-FailoverVerificationStateMachine"
+    )
     detail = {
         "status": "ABORTED",
         "stateMachineArn": machine,
@@ -137,23 +139,14 @@ def test_invoke_against_an_endpoint(
 
 def test_in_process_logs_carry_the_functions_service_name() -> None:
     # The CLI imports the runtime package before any function's environment is set.
-    environment = {key: value for key, value in os.environ.items() if key != "POWERTOOLS_SERVICE_NAME"}
-    done = subprocess.run(
-        [
-            *CLI,
-            "invoke",
-            "ControllerStatusFunction",
-            "--event",
-            "events/sns_controller_on_primary.json",
-            "--embedded",
-            "--verbose",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=environment,
-        check=False,
+    done = run_cli(
+        "invoke",
+        "ControllerStatusFunction",
+        "--event",
+        "events/sns_controller_on_primary.json",
+        "--embedded",
+        "--verbose",
+        env={"POWERTOOLS_SERVICE_NAME": ""},
     )
     assert done.returncode == 0, done.stderr
     lines = [json.loads(line) for line in done.stderr.splitlines() if line.startswith("{")]

@@ -50,6 +50,10 @@ _MARK = re.compile(
     r"(?P<sep>\\{0,3}[\"']?(?:[ \t]{0,64}[:=][ \t]{0,64}| {0,64}\t[ \t]{0,64}))"
 )
 _MARKERS: Final = (":", "=", "\t", "-p")
+# An ARN names a resource, it holds no secret: its ``:secret:<name>`` is not a key and value. Its
+# resource part stops at a blank, a quote, ``,``, ``;``, ``=`` or ``&``, so a ``password=`` after it
+# is still seen.
+_ARN = re.compile(r"\barn:aws[\w-]{0,16}:[\w-]{1,64}:[\w-]{0,32}:[0-9]{12}:[^\s\"'`\\,;=&]{1,2048}")
 _SQL_KEYWORD = re.compile("identified", re.IGNORECASE)
 _URL_CREDENTIALS = re.compile(
     r"(?P<scheme>\b[a-z][a-z0-9+.-]{0,31}://)(?P<user>[^:/@\s]{1,256}):(?P<password>[^@/\s]{1,1024})@"
@@ -128,7 +132,15 @@ def scrub_text(text: str) -> str:
     kept: list[str] = []
     position = 0
     lines = _Lines(text)
+    arns = _ARN.finditer(text)
+    arn = next(arns, None)
     while match := _MARK.search(text, position):
+        while arn is not None and arn.end() <= match.start():
+            arn = next(arns, None)
+        if arn is not None and arn.start() <= match.start():  # inside an ARN: step over it whole
+            kept.append(text[position : arn.end()])
+            position = arn.end()
+            continue
         kept.append(text[position : match.end()])
         position = match.end()
         if match["key"] is not None and not _is_secret_key(match["key"]):

@@ -63,7 +63,7 @@ def test_an_unknown_cluster_is_one_line(account: Account, capsys: pytest.Capture
         == 1
     )
     error = capsys.readouterr().err.strip()
-    assert error.startswith("hyperpod-ha configure: cannot describe cluster no-such:")
+    assert error.startswith("hyperpod-ha: configure: cannot describe cluster no-such:")
     assert len(error.splitlines()) == 1
 
 

@@ -41,11 +41,9 @@ def test_an_unhealthy_slurmdbd_warn_starts_a_run_with_hyperpods_reason(watching:
     assert record["outcome"] == "started"
     trigger = run_input(watching)["trigger"]
     assert trigger["id"] == "5b0e1a52-6f3c-4d8e-9a71-2c4b8d0e6f11"
-    assert trigger["summary"]["slurm_health"] == {
-        "component": "Slurmdbd",
-        "status": "Unhealthy",
-        "reason": "DbUnreachable",
-    }
+    summary = trigger["summary"]
+    assert (summary["slurm_health_component"], summary["slurm_health_status"]) == ("Slurmdbd", "Unhealthy")
+    assert summary["slurm_health_reason"] == "DbUnreachable"
     assert trigger["summary"]["reported"] == "HyperPod reported slurmdbd Unhealthy (DbUnreachable)"
 
 

@@ -60,7 +60,7 @@ def test_abandoned_runs_name_their_cluster_and_lease(status: str) -> None:
             "another cluster",
         ),
         ({"input": json.dumps({"cluster": "ml-cluster", "lease_id": "x" * 2560})}, "lease_id is not an id"),
-        ({"input": json.dumps({"cluster": "ml-cluster", "lease_id": 7})}, "lease_id is not an id"),
+        ({"input": json.dumps({"cluster": "ml-cluster", "lease_id": 7})}, "lease_id is not a string"),
         ({"input": " " * (10 * 256 * 1024)}, "not JSON text of a run"),
     ],
 )

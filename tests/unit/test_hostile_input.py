@@ -148,29 +148,38 @@ def test_a_deep_secret_is_a_secret_format_error() -> None:
         (json.dumps({"cluster": "ml-cluster", "deep": nested(MAX_DEPTH + 5)}), "nests deeper"),
         (json.dumps({"cluster": "ml-cluster", "lease_id": {"a": 1}}), "lease_id is not a string"),
         (json.dumps({"cluster": "ml-cluster", "reason": ["x"]}), "reason is not a string"),
-        (17, "not a JSON text"),
+        (17, "not JSON text"),
     ],
 )
 def test_an_abandoned_runs_input_is_a_typed_reject(run_input: object, reason: str) -> None:
-    event = {
-        "source": "aws.states",
-        "detail": {"status": "ABORTED", "executionArn": "arn:x", "input": run_input},
+    machine = (
+        "arn:aws:states:us-east-1:123456789012:stateMachine:hyperpod-ha-FailoverVerificationStateMachine"
+    )
+    detail = {
+        "status": "ABORTED",
+        "stateMachineArn": machine,
+        "executionArn": machine.replace(":stateMachine:", ":execution:") + ":run-1",
+        "input": run_input,
     }
     with pytest.raises(AbandonedRunRejected, match=reason):
-        parse_abandoned_run(event)
+        parse_abandoned_run({"source": "aws.states", "detail": detail}, (machine,), "ml-cluster")
+
+
+TOPIC = "arn:aws:sns:us-east-1:123456789012:slurm-failover"
 
 
 def test_an_sns_record_with_deep_attributes_is_rejected_and_kept_bounded() -> None:
     record = {
         "Sns": {
             "MessageId": "m-1",
+            "TopicArn": TOPIC,
             "Subject": "Slurm Controller Status Change",
             "Message": "Slurm Controller is ON, (10.1.2.3, Primary Node)",
             "MessageAttributes": {"k": nested(500)},
         }
     }
     with pytest.raises(NotificationRejected, match="nests deeper") as caught:
-        check_sns_record(record)
+        check_sns_record(record, TOPIC)
     kept = json.loads(rejected_body("sns", "m-1", str(caught.value), record))
     assert kept["input_truncated"] is True
     assert kept["input"]["Sns"]["MessageId"] == "m-1"

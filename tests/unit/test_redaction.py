@@ -170,3 +170,12 @@ def test_hostile_texts_scrub_in_one_pass(text: str) -> None:
     scrubbed = redaction.scrub_text(text)
     assert len(scrubbed) <= 4 * len(text)
     assert redaction.scrub_text(scrubbed).count(redaction.REDACTED) >= scrubbed.count(redaction.REDACTED)
+
+
+def test_an_arn_names_a_secret_and_is_kept_while_a_password_after_it_is_not() -> None:
+    scrub_text = redaction.scrub_text
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:slurm-accounting-AbCdEf"
+    assert scrub_text(arn) == arn
+    assert scrub_text(f"SecretId {arn} failed") == f"SecretId {arn} failed"
+    assert scrub_text(f"{arn},password=Ab,Cd:Ef") == f"{arn},password=[redacted]"
+    assert scrub_text(f"password: {arn}") == "password: [redacted]"

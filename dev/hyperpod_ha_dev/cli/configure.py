@@ -10,6 +10,7 @@ not find (``--no-input``: names them and exits 2, writing nothing), and writes
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import sys
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha_dev.cli import project_root
+from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 from hyperpod_ha_dev.configure import discovery
 from hyperpod_ha_dev.configure.findings import Resolved, Unresolved, resolve, shown
@@ -55,6 +56,12 @@ def add_parser(commands: Any) -> None:
 
 
 def run_configure(args: argparse.Namespace) -> int:
+    # What it found, asked and wrote is the command's result: on the result stream (stdout).
+    with contextlib.redirect_stdout(result_stream()):
+        return _configure(args)
+
+
+def _configure(args: argparse.Namespace) -> int:
     root = project_root()
     specs = template_parameters(root / "template.yaml")
     # samconfig.toml beside the checkout's template; the installed command's copy is no place to write.
@@ -226,5 +233,5 @@ def _ask(spec: ParameterSpec, why: Unresolved | None, stdin: TextIO, stdout: Tex
 
 
 def _fail(reason: str, code: int) -> int:
-    print(f"hyperpod-ha configure: {reason}", file=sys.stderr)
+    print(f"hyperpod-ha: configure: {reason}", file=sys.stderr)
     return code

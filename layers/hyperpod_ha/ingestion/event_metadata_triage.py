@@ -74,7 +74,10 @@ class EventMetadataTriage:
             return result(event, "ignored", reason=f"slurm health status {health.status}")
         reported = health.describe()
         summary = {
-            "slurm_health": {"component": health.component, "status": health.status, "reason": health.reason},
+            # Flat texts: a run's trigger summary holds texts and numbers only (runs.verification_runs).
+            "slurm_health_component": health.component,
+            "slurm_health_status": health.status,
+            "slurm_health_reason": health.reason,
             # Read by EvaluateVerdictFunction: HyperPod's words among the verdict's reasons.
             "reported": reported,
         }

@@ -35,7 +35,7 @@ _SECRET_KEY = re.compile(
     re.IGNORECASE,
 )
 # Names of a secret, not the secret: a secret's ARN or id is kept (logs and evidence need it).
-_NAMES_A_SECRET = re.compile(r"(?:arn|id|ids|name|secretsmanager)$", re.IGNORECASE)
+_NAMES_A_SECRET = re.compile(r"secret[_-]?(?:arn|id|name)s?$", re.IGNORECASE)
 # Deeper than this a value is not looked into, so it is not passed on either.
 _MAX_DEPTH: Final = 32
 _QUOTES: Final = "\"'`"
@@ -50,10 +50,12 @@ _MARK = re.compile(
     r"(?P<sep>\\{0,3}[\"']?(?:[ \t]{0,64}[:=][ \t]{0,64}| {0,64}\t[ \t]{0,64}))"
 )
 _MARKERS: Final = (":", "=", "\t", "-p")
-# An ARN names a resource, it holds no secret: its ``:secret:<name>`` is not a key and value. Its
-# resource part stops at a blank, a quote, ``,``, ``;``, ``=`` or ``&``, so a ``password=`` after it
-# is still seen.
-_ARN = re.compile(r"\barn:aws[\w-]{0,16}:[\w-]{1,64}:[\w-]{0,32}:[0-9]{12}:[^\s\"'`\\,;=&]{1,2048}")
+# An ARN names a resource, it holds no secret: its ``:secret:<name>`` is not a key and value. Only
+# the resource's type and name are stepped over: the name stops at a blank, a quote, ``:``, ``,``,
+# ``;``, ``=`` or ``&``, so a ``:password:...`` or ``password=...`` after it is still seen.
+_ARN = re.compile(
+    r"\barn:aws[\w-]{0,16}:[\w-]{1,64}:[\w-]{0,32}:[0-9]{12}:(?:[a-z-]{1,32}:)?[^\s\"'`\\,;=&:]{1,2048}"
+)
 _SQL_KEYWORD = re.compile("identified", re.IGNORECASE)
 _URL_CREDENTIALS = re.compile(
     r"(?P<scheme>\b[a-z][a-z0-9+.-]{0,31}://)(?P<user>[^:/@\s]{1,256}):(?P<password>[^@/\s]{1,1024})@"

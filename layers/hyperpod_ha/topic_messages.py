@@ -83,7 +83,8 @@ def subject_line(text: str) -> str:
     return one_line[: SUBJECT_LIMIT - 3].rstrip() + "..."
 
 
-def _bounded_body(lines: Sequence[str]) -> str:
+def bounded_body(lines: Sequence[str]) -> str:
+    """The lines as one message body of at most SNS's limit (UTF-8 bytes), shortened with a note."""
     body = "\n".join(lines).rstrip() + "\n"
     encoded = body.encode("utf-8")
     if len(encoded) <= BODY_LIMIT:
@@ -142,7 +143,7 @@ def incident_opened(incident: OpenedIncident) -> TopicMessage:
     lines += ["", "The per-controller evidence is attached to the OpsItem as operational data."]
     return TopicMessage(
         subject=subject,
-        body=_bounded_body(lines),
+        body=bounded_body(lines),
         attributes=_attributes(
             event, incident.cluster, incident.verdict, kind=incident.kind, severity=incident.severity
         ),
@@ -177,7 +178,7 @@ def recovered(
         *_link_lines(Links(execution=execution_link)),
     ]
     return TopicMessage(
-        subject=subject, body=_bounded_body(lines), attributes=_attributes("recovered", cluster, verdict)
+        subject=subject, body=bounded_body(lines), attributes=_attributes("recovered", cluster, verdict)
     )
 
 
@@ -201,7 +202,7 @@ def verified(
         *_link_lines(Links(execution=execution_link)),
     ]
     return TopicMessage(
-        subject=subject, body=_bounded_body(lines), attributes=_attributes("verified", cluster, verdict)
+        subject=subject, body=bounded_body(lines), attributes=_attributes("verified", cluster, verdict)
     )
 
 
@@ -214,7 +215,7 @@ def publish(sns: SNSClient, topic_arn: str, message: TopicMessage) -> str:
     response = sns.publish(
         TopicArn=topic_arn,
         Subject=subject_line(scrub_text(message.subject)),
-        Message=_bounded_body([scrub_text(message.body)]),
+        Message=bounded_body([scrub_text(message.body)]),
         MessageAttributes=attributes,
     )
     return response["MessageId"]

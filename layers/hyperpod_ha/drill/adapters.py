@@ -23,6 +23,7 @@ from hyperpod_ha.incidents.keys import CATEGORY, SOURCE
 from hyperpod_ha.incidents.ops_item import ops_item_tags
 from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.state_table import lease_key, put_lease, release_lease
+from hyperpod_ha.topic_messages import bounded_body
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -127,7 +128,9 @@ class DrillRecords:
         if not self.topic_arn:
             return None
         answer = self.sns.publish(
-            TopicArn=self.topic_arn, Subject=scrub_text(subject)[:99], Message=scrub_text(body)
+            TopicArn=self.topic_arn,
+            Subject=scrub_text(subject)[:99],
+            Message=bounded_body([scrub_text(body)]),  # every reason is in it: kept within SNS's limit
         )
         return answer["MessageId"]
 

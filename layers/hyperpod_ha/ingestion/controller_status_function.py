@@ -18,7 +18,7 @@ from hyperpod_ha.ingestion.controller_messages import (
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.runs.models import Trigger, VerificationRunsSettings
-from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
 from hyperpod_ha.verdict import trigger_time
 
 if TYPE_CHECKING:
@@ -140,7 +140,10 @@ class ControllerStatusService:
             notification = parse_controller_notification(sns.get("Subject"), sns.get("Message"))
         except NotificationRejected as error:
             return self._reject(raw, message_id, str(error))
-        result: dict[str, Any] = self._handle_once(record=raw, notification=notification)
+        try:
+            result: dict[str, Any] = self._handle_once(record=raw, notification=notification)
+        except RunRequestRejected as error:  # a trigger over its bounds: kept, nothing started
+            return self._reject(raw, message_id, str(error))
         metrics.add_metric(name=f"Notifications{result['outcome'].capitalize()}", unit="Count", value=1)
         return result
 

@@ -7,6 +7,8 @@ the de-duplication stay in one function."""
 
 from __future__ import annotations
 
+import hashlib
+
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -42,7 +44,7 @@ def revert_failed_request(cluster: str, event_id: str, database: DatabaseConfigu
         "kind": KIND_DATABASE_REVERT_FAILED,
         "verdict": "",
         # The event, not a run: a redelivered event finds the same Incident Manager token.
-        "execution_id": f"hyperpod-event:{event_id}",
+        "execution_id": f"hyperpod-event:{hashlib.sha256(event_id.encode()).hexdigest()[:32]}",
         "reasons": [scrub_text(reason) for reason in reasons],
         "evidence": redact(
             {

@@ -27,7 +27,7 @@ from hyperpod_ha.ingestion.topic_publisher import TopicPublisher
 from hyperpod_ha.ingestion.worker_failures import WorkerFailures
 from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.models import Trigger
-from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
 from hyperpod_ha.topic_messages import TopicMessage, subject_line
 from hyperpod_ha.verdict import trigger_time
 
@@ -62,11 +62,15 @@ class NodeEventTriage:
             return self._result(
                 parsed, "ignored", reason=f"event for another cluster ({parsed.cluster_name})"
             )
-        if isinstance(parsed, NodeHealthEvent):
-            return self._node_health(parsed)
-        if isinstance(parsed, ClusterStateChange):
-            return self._cluster_state(parsed)
-        return self._any_cluster_event(parsed, event, event_id, rejected)
+        try:
+            if isinstance(parsed, NodeHealthEvent):
+                return self._node_health(parsed)
+            if isinstance(parsed, ClusterStateChange):
+                return self._cluster_state(parsed)
+            return self._any_cluster_event(parsed, event, event_id, rejected)
+        except RunRequestRejected as error:  # a trigger over its bounds: kept, nothing started
+            rejected.keep("eventbridge", event_id, str(error), event)
+            return {"event_id": event_id, "outcome": "rejected", "reason": str(error)}
 
     def _any_cluster_event(
         self, parsed: ClusterEvent, event: Mapping[str, Any], event_id: str, rejected: RejectedInputs
@@ -74,15 +78,15 @@ class NodeEventTriage:
         """The metadata's meaning first (any level), else the level-based triage."""
         try:
             metadata = metadata_of(event["detail"]["EventDetails"])
+            handled = None
+            if metadata is not None and self.metadata is not None:
+                # The record read again from SageMaker is outside input too: a bad one is a reject.
+                complete = self.metadata.complete(parsed, metadata)
+                handled = self.metadata.handle(parsed, complete, self._verify, self._result)
         except EventRejected as error:
             rejected.keep("eventbridge", event_id, str(error), event)
             return {"event_id": event_id, "outcome": "rejected", "reason": str(error)}
-        if metadata is not None and self.metadata is not None:
-            complete = self.metadata.complete(parsed, metadata)
-            handled = self.metadata.handle(parsed, complete, self._verify, self._result)
-            if handled is not None:
-                return handled
-        return self._cluster_event(parsed)
+        return handled if handled is not None else self._cluster_event(parsed)
 
     def _node_health(self, event: NodeHealthEvent) -> dict[str, Any]:
         if event.health_status not in KNOWN_HEALTH_STATUSES:

@@ -68,22 +68,16 @@ _ARN_SUFFIX = re.compile(r"-[A-Za-z0-9]{6}")
 def check_own_secret(secret_id: object, own_secret_arn: str | None) -> None:
     """Refuse a ``SecretId`` that is not the stack's ``DbSecretArn`` (:class:`RotationRequestInvalid`).
 
-    Its full ARN is accepted too when ``DbSecretArn`` was given without the random suffix, and
-    its bare name.
+    ``DbSecretArn`` is a full ARN (the template's pattern requires Secrets Manager's six-character
+    suffix); the secret's name, which is that ARN's name without the suffix, is accepted too
+    (moto's rotation sends it): in this account and region, it names this secret and no other.
     Without ``DB_SECRET_ARN`` (development only) there is nothing to compare with."""
     if not own_secret_arn:
         return
-    # Its bare name too (moto's rotation sends it): in this account and region, that secret.
     name = own_secret_arn.partition(":secret:")[2]
-    names = {name, name[:-7] if _ARN_SUFFIX.fullmatch(name[-7:]) else name}
-    if not isinstance(secret_id, str) or not (
-        secret_id == own_secret_arn
-        or secret_id in names
-        or (
-            secret_id.startswith(own_secret_arn)
-            and _ARN_SUFFIX.fullmatch(secret_id[len(own_secret_arn) :]) is not None
-        )
-    ):
+    if _ARN_SUFFIX.fullmatch(name[-7:]):
+        name = name[:-7]
+    if not isinstance(secret_id, str) or secret_id not in {own_secret_arn, name}:
         raise RotationRequestInvalid("SecretId is not this stack's database secret (DbSecretArn)")
 
 

@@ -70,8 +70,8 @@ def test_events_are_parsed_and_the_secret_is_the_stacks_own() -> None:
     raw = {"Step": "setSecret", "SecretId": OWN, "ClientRequestToken": "t-1"}
     assert RotationEvent.parse(raw, OWN) == RotationEvent(Step.SET, OWN, "t-1")
     assert RotationEvent.parse({"Step": "testSecret", "ClientRequestToken": "t"}, OWN).secret_id == OWN
-    # DbSecretArn given without the random suffix: Secrets Manager sends the full ARN.
-    assert RotationEvent.parse(raw, OWN.removesuffix("-AbCdEf")).secret_id == OWN
+    # The secret's name (moto's rotation sends it) names this secret in this account and region.
+    assert RotationEvent.parse({**raw, "SecretId": "slurmdbd"}, OWN).secret_id == "slurmdbd"
     # Without DB_SECRET_ARN (development only) there is nothing to compare with.
     assert RotationEvent.parse({**raw, "SecretId": "from-event"}).secret_id == "from-event"
 
@@ -83,6 +83,8 @@ def test_events_are_parsed_and_the_secret_is_the_stacks_own() -> None:
         OWN.replace("slurmdbd", "other"),
         OWN + "x",
         OWN.removesuffix("-AbCdEf") + "-AbCdEfGh",
+        OWN + "-XyZ789",  # a secret named "slurmdbd-AbCdEf": another one
+        "slurmdbd-AbCdEf",  # that other secret's name
         "other",
         "x" * 20_000,
     ],

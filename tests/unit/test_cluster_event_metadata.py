@@ -141,7 +141,14 @@ def test_the_revert_failed_request_names_the_kind_and_redacts() -> None:
     database = DatabaseConfiguration("RevertFailed", "update again", "connect failed (password=Hunter2)")
     request = database_incidents.revert_failed_request("ml-cluster", EVENT_ID, database)
     assert request["kind"] == KIND_DATABASE_REVERT_FAILED
-    assert request["execution_id"] == f"hyperpod-event:{EVENT_ID}"
+    # One id per event (a redelivery finds the same incident), short whatever the event id's length.
+    assert request["execution_id"].startswith("hyperpod-event:")
+    long_id = database_incidents.revert_failed_request("ml-cluster", "e" * 256, database)["execution_id"]
+    assert len(long_id) <= 64
+    assert (
+        long_id == database_incidents.revert_failed_request("ml-cluster", "e" * 256, database)["execution_id"]
+    )
+    assert long_id != request["execution_id"]
     assert "Hunter2" not in str(request)
     assert any("connect failed" in reason for reason in request["reasons"])
 

@@ -8,7 +8,6 @@ the de-duplication stay in one function."""
 from __future__ import annotations
 
 import hashlib
-
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any

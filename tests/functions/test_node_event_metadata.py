@@ -113,6 +113,30 @@ def test_null_metadata_is_read_again_from_sagemaker(watching: Embedded) -> None:
     )
 
 
+def test_a_malformed_record_read_again_is_rejected_and_kept(watching: Embedded) -> None:
+    # What SageMaker answers is outside input too: a record no parser reads is a kept reject.
+    raw = event("eventbridge_cluster_event_null_metadata.json")
+    details = raw["detail"]["EventDetails"]
+    watching.site.add_cluster_event(
+        {
+            **{key: details[key] for key in ("EventId", "ClusterArn", "ClusterName", "InstanceGroupName")},
+            "ResourceType": "Instance",
+            "EventTime": "2026-11-30T08:12:05Z",
+            "EventDetails": {
+                "EventMetadata": {"SlurmHealth": {"Component": "Slurmdbd", "Status": "U" * 100}}
+            },
+        }
+    )
+    record = outcome(watching, raw)
+    assert record["outcome"] == "rejected"
+    assert "Status" in record["reason"]
+    kept = boto3.client("sqs").receive_message(
+        QueueUrl=watching.stack.outputs["NodeEventDeadLetterQueueUrl"]
+    )["Messages"]
+    assert json.loads(kept[0]["Body"])["id"] == raw["id"]
+    assert watching.executions() == []
+
+
 def test_null_metadata_without_a_record_falls_back_to_the_level(watching: Embedded) -> None:
     record = outcome(watching, event("eventbridge_cluster_event_null_metadata.json"))
     assert (record["outcome"], record["reason"]) == ("ignored", "event level Warn")

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import boto3
 
+from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.rotation.secret import AWSCURRENT, AWSPREVIOUS, alternate_username
 from hyperpod_ha_dev.simulation.lab.errors import LabScenarioError
 from hyperpod_ha_dev.simulation.lab.polling import poll
@@ -230,6 +231,13 @@ def _accounted(lab: Lab, host: str, job_ids: Sequence[str]) -> dict[str, str]:
     return dict(seen)
 
 
+def _step_outcome(result: dict[str, Any]) -> str:
+    """A rotation step's outcome, or its error with the function's (redacted) reason."""
+    if result.get("outcome"):
+        return str(result["outcome"])
+    return f"{result.get('errorType')} ({scrub_text(str(result.get('errorMessage', '')))[:200]})"
+
+
 def _conf_facts(lab: Lab, host: str) -> tuple[str, str, int, int]:
     """StorageUser, StoragePass, mode and owner of ``host``'s slurmdbd.conf."""
     conf = lab.paths.host_etc(host) / "slurmdbd.conf"
@@ -268,8 +276,12 @@ def _rotate(drill: Drill) -> None:
     with AccountingPoller(lab, controllers) as poller, recorded_invocations(function_arn) as calls:
         drill.inject(
             "database secret rotated (alternating users) and rolled out to every controller",
+            # RotationRules enable rotation on the secret, as the template's schedule would.
             lambda: secretsmanager.rotate_secret(
-                SecretId=arn, RotationLambdaARN=function_arn, RotateImmediately=True
+                SecretId=arn,
+                RotationLambdaARN=function_arn,
+                RotationRules={"AutomaticallyAfterDays": 30},
+                RotateImmediately=True,
             ),
         )
     drill.note("rotation finished", f"{len(calls)} invocations of RotateDbSecretFunction")
@@ -280,7 +292,7 @@ def _rotate(drill: Drill) -> None:
     drill.check(
         "Secrets Manager ran the four rotation steps without error",
         tuple(step for step, _, _ in steps) == ROTATION_STEPS and all(error is None for _, error, _ in steps),
-        ", ".join(f"{step}: {result.get('outcome') or result.get('errorType')}" for step, _, result in steps),
+        ", ".join(f"{step}: {_step_outcome(result)}" for step, _, result in steps),
     )
     current = json.loads(
         secretsmanager.get_secret_value(SecretId=arn, VersionStage=AWSCURRENT)["SecretString"]

@@ -10,9 +10,9 @@ from typing import Any
 import cfnlint.api
 import pytest
 
+from hyperpod_ha_dev.cfn import load_template
 from hyperpod_ha_dev.command_documents import command_documents_in_sync
 from hyperpod_ha_dev.documents import documents_in_sync
-from hyperpod_ha_dev.embedded.cfn import load_template
 from tests.conftest import EVENTS, ROOT
 
 TEMPLATE = load_template(ROOT / "template.yaml")

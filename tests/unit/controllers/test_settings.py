@@ -14,7 +14,7 @@ from hyperpod_ha.controllers.settings import (
 )
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.watchdog.watchdog_function import PROBE_DEADLINE_SECONDS as WATCHDOG_PROBE_DEADLINE_SECONDS
-from hyperpod_ha_dev.embedded.cfn import load_template
+from hyperpod_ha_dev.cfn import load_template
 from tests.conftest import ROOT
 
 DISCOVERY = {"CLUSTER_NAME": "ml-cluster", "CONTROLLER_GROUP": "controller-machine"}

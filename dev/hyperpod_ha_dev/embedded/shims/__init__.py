@@ -20,7 +20,7 @@ from hyperpod_ha_dev.embedded.shims.function import Function, LayerVersion
 from hyperpod_ha_dev.embedded.shims.intrinsics import equals_as_text, no_value_leaves_lists
 from hyperpod_ha_dev.embedded.shims.invoke_config import EventInvokeConfig
 from hyperpod_ha_dev.embedded.shims.model import Shim, client
-from hyperpod_ha_dev.embedded.shims.policy_documents import Key, Role
+from hyperpod_ha_dev.embedded.shims.policy_documents import KEY, ROLE
 from hyperpod_ha_dev.embedded.shims.rotation_schedule import RotationSchedule
 from hyperpod_ha_dev.embedded.shims.schedule import Schedule
 from hyperpod_ha_dev.embedded.shims.state_machine import StateMachine
@@ -33,9 +33,9 @@ SHIMS: dict[str, Any] = {
         Document,
         EventInvokeConfig,
         Function,
-        Key,
+        KEY,
         LayerVersion,
-        Role,
+        ROLE,
         RotationSchedule,
         Schedule,
         StateMachine,

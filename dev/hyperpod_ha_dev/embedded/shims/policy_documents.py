@@ -10,48 +10,44 @@ translated template."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from moto.iam.models import Role as MotoRole
-from moto.kms.models import Key as MotoKey
+from moto.iam.models import Role
+from moto.kms.models import Key
+
+Properties = dict[str, Any]
 
 
-class Role(MotoRole):
-    @classmethod
+@dataclass(frozen=True)
+class JsonDocuments:
+    """moto's own model, handed the properties with their policy documents as JSON text."""
+
+    model: Any
+    as_json: Callable[[Properties], Properties]
+
+    def cloudformation_type(self) -> str:
+        return str(self.model.cloudformation_type())
+
+    def has_cfn_attr(self, attribute: str) -> bool:
+        return bool(self.model.has_cfn_attr(attribute))
+
     def create_from_cloudformation_json(
-        cls,
-        resource_name: str,
-        cloudformation_json: dict[str, Any],
-        account_id: str,
-        region_name: str,
-        **kwargs: Any,
-    ) -> MotoRole:
-        properties = cloudformation_json["Properties"]
-        policies = [
-            {**policy, "PolicyDocument": json.dumps(policy["PolicyDocument"])}
-            for policy in properties.get("Policies", [])
-        ]
-        as_sent = {**cloudformation_json, "Properties": {**properties, "Policies": policies}}
-        return MotoRole.create_from_cloudformation_json(
-            resource_name, as_sent, account_id, region_name, **kwargs
-        )
+        self, resource_name: str, cloudformation_json: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> Any:
+        properties = self.as_json(cloudformation_json["Properties"])
+        as_sent = {**cloudformation_json, "Properties": properties}
+        return self.model.create_from_cloudformation_json(resource_name, as_sent, *args, **kwargs)
 
 
-class Key(MotoKey):
-    @classmethod
-    def create_from_cloudformation_json(
-        cls,
-        resource_name: str,
-        cloudformation_json: dict[str, Any],
-        account_id: str,
-        region_name: str,
-        **kwargs: Any,
-    ) -> MotoKey:
-        properties = cloudformation_json["Properties"]
-        as_sent = {
-            **cloudformation_json,
-            "Properties": {**properties, "KeyPolicy": json.dumps(properties["KeyPolicy"])},
-        }
-        return MotoKey.create_from_cloudformation_json(
-            resource_name, as_sent, account_id, region_name, **kwargs
-        )
+def _role(properties: Properties) -> Properties:
+    policies = properties.get("Policies", [])
+    return {
+        **properties,
+        "Policies": [{**p, "PolicyDocument": json.dumps(p["PolicyDocument"])} for p in policies],
+    }
+
+
+ROLE = JsonDocuments(Role, _role)
+KEY = JsonDocuments(Key, lambda properties: {**properties, "KeyPolicy": json.dumps(properties["KeyPolicy"])})

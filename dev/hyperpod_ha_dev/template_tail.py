@@ -18,9 +18,7 @@ from hyperpod_ha_dev.dashboard import dashboard_resource
 from hyperpod_ha_dev.documents import MAPPING, node_commands
 from hyperpod_ha_dev.embedded.cfn import parse_template
 
-MARKER = (
-    "  # ==== Generated: `make probe-document` writes all below (hyperpod_ha_dev.template_tail) ===="
-)
+MARKER = "  # ==== Generated: `make probe-document` writes all below (hyperpod_ha_dev.template_tail) ===="
 
 
 def hand_written(template: str) -> str:

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.ingestion.controller_status_function import ControllerStatusSettings
-from hyperpod_ha.ingestion.node_event_function import NodeEventSettings
+from hyperpod_ha.ingestion.function import ControllerStatusFunctionSettings, NodeEventFunctionSettings
 from hyperpod_ha.runs.abandoned_cleanup import AbandonedRunSettings
 from hyperpod_ha.runs.models import RunSettings, VerificationRunsSettings
 from hyperpod_ha.watchdog.watchdog_function import WatchdogSettings
@@ -29,7 +28,12 @@ BASE = {
     "STACK_ACCOUNT_ID": "123456789012",
     "AWS_REGION": "us-east-1",
 }
-SETTINGS: list[Any] = [ControllerStatusSettings, NodeEventSettings, WatchdogSettings, AbandonedRunSettings]
+SETTINGS: list[Any] = [
+    ControllerStatusFunctionSettings,
+    NodeEventFunctionSettings,
+    WatchdogSettings,
+    AbandonedRunSettings,
+]
 
 
 def test_the_run_settings_defaults_are_the_templates() -> None:
@@ -52,11 +56,11 @@ def test_each_function_reads_its_variables(settings: Any) -> None:
 
 
 def test_the_node_event_function_reads_the_mass_failure_policy() -> None:
-    read = NodeEventSettings.from_environment(
+    read = NodeEventFunctionSettings.from_environment(
         {**BASE, "MASS_FAILURE_THRESHOLD": "7", "MASS_FAILURE_WINDOW_MINUTES": "2"}
     )
     assert (read.mass_failure.threshold, read.mass_failure.window_seconds) == (7, 120)
-    assert NodeEventSettings.from_environment(BASE).mass_failure.window_seconds == 600
+    assert NodeEventFunctionSettings.from_environment(BASE).mass_failure.window_seconds == 600
 
 
 def test_the_watchdogs_defaults() -> None:
@@ -67,11 +71,11 @@ def test_the_watchdogs_defaults() -> None:
 @pytest.mark.parametrize(
     ("settings", "missing"),
     [
-        (ControllerStatusSettings, "IDEMPOTENCY_TABLE"),
-        (ControllerStatusSettings, "REJECTED_QUEUE_URL"),
-        (NodeEventSettings, "NOTIFICATION_TOPIC_ARN"),
-        (NodeEventSettings, "CONTROLLER_GROUP"),
-        (NodeEventSettings, "INCIDENT_FUNCTION_ARN"),
+        (ControllerStatusFunctionSettings, "IDEMPOTENCY_TABLE"),
+        (ControllerStatusFunctionSettings, "REJECTED_QUEUE_URL"),
+        (NodeEventFunctionSettings, "NOTIFICATION_TOPIC_ARN"),
+        (NodeEventFunctionSettings, "CONTROLLER_GROUP"),
+        (NodeEventFunctionSettings, "INCIDENT_FUNCTION_ARN"),
         (WatchdogSettings, "PROBE_DOCUMENT"),
         (WatchdogSettings, "CLUSTER_NAME"),
         (AbandonedRunSettings, "STATE_MACHINE_ARN"),
@@ -86,15 +90,15 @@ def test_a_missing_variable_is_named(settings: Any, missing: str) -> None:
 @pytest.mark.parametrize(
     ("settings", "variable", "value", "reason"),
     [
-        (ControllerStatusSettings, "MAX_ATTEMPTS", "many", "MAX_ATTEMPTS is not an integer"),
+        (ControllerStatusFunctionSettings, "MAX_ATTEMPTS", "many", "MAX_ATTEMPTS is not an integer"),
         (
-            NodeEventSettings,
+            NodeEventFunctionSettings,
             "MASS_FAILURE_WINDOW_MINUTES",
             "ten",
             "MASS_FAILURE_WINDOW_MINUTES is not an integer",
         ),
         (
-            NodeEventSettings,
+            NodeEventFunctionSettings,
             "MASS_FAILURE_WINDOW_MINUTES",
             "0",
             "MASS_FAILURE_WINDOW_MINUTES must be at least 1",

@@ -11,7 +11,7 @@ from hyperpod_ha.verdict import (
     DEFAULT_SLURMCTLD_TIMEOUT,
     MAX_WAIT_SECONDS,
     ConvergenceInputError,
-    Step,
+    NextStep,
     next_step,
     trigger_time,
 )
@@ -20,7 +20,7 @@ START = "2026-11-29T23:30:30.000Z"
 T0 = dt.datetime(2026, 11, 29, 23, 30, 30, tzinfo=dt.UTC)
 
 
-def step(verdict: str = "DOWN", *, at: float = 0, **given: Any) -> Step:
+def step(verdict: str = "DOWN", *, at: float = 0, **given: Any) -> NextStep:
     """next_step at ``at`` seconds after the run's start, with the template's defaults."""
     arguments: dict[str, Any] = {
         "attempt": 1,

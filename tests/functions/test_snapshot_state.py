@@ -34,7 +34,7 @@ class Context:
 
 def _fsx(app: ModuleType) -> Any:
     """The container's FSx client (made with its settings on first use)."""
-    return app._actions().snapshots.fsx.client
+    return app._function().snapshots.fsx.client
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ import boto3
 import pytest
 from moto.fsx.models import fsx_backends
 
+from hyperpod_ha.snapshots.lifecycle import Snapshots
 from hyperpod_ha.snapshots.models import DescribeRequest
 from hyperpod_ha.snapshots.naming import client_request_token, snapshot_tags
-from hyperpod_ha.snapshots.service import Snapshots
 from hyperpod_ha.snapshots.settings import SnapshotSettings
 from tests.unit.snapshot_support import (
     ACCOUNT,

@@ -12,9 +12,9 @@ from botocore.stub import Stubber
 
 from hyperpod_ha.snapshots.errors import SnapshotBusy, SnapshotFailed
 from hyperpod_ha.snapshots.fsx import Fsx
+from hyperpod_ha.snapshots.lifecycle import Snapshots
 from hyperpod_ha.snapshots.models import DescribeRequest
 from hyperpod_ha.snapshots.naming import client_request_token, snapshot_tags
-from hyperpod_ha.snapshots.service import Snapshots
 from hyperpod_ha.snapshots.settings import SnapshotSettings
 from tests.unit.snapshot_support import (
     EXECUTION,

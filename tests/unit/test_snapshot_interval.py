@@ -11,9 +11,9 @@ import boto3
 import pytest
 
 from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.snapshots.lifecycle import Snapshots
 from hyperpod_ha.snapshots.models import StartRequest
 from hyperpod_ha.snapshots.retention import BackupScope, recent_backup
-from hyperpod_ha.snapshots.service import Snapshots
 from hyperpod_ha.snapshots.settings import SnapshotSettings
 from tests.unit.snapshot_support import EXECUTION, answer, moto_aws, moto_file_system
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.snapshots.function import SnapshotStateFunctionSettings
 from hyperpod_ha.snapshots.settings import SnapshotSettings
 from tests.unit.snapshot_support import FS, STATE_PATH
 
@@ -43,5 +44,8 @@ def test_a_malformed_number_is_named(name: str) -> None:
 def test_the_process_environment_is_the_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CLUSTER_NAME", "from-the-process")
     monkeypatch.setenv("STATE_TABLE", "hyperpod-ha-StateTable")
-    settings = SnapshotSettings.from_environment()
-    assert (settings.cluster_name, settings.state_table) == ("from-the-process", "hyperpod-ha-StateTable")
+    settings = SnapshotStateFunctionSettings.from_environment()
+    assert (settings.snapshots.cluster_name, settings.state_table) == (
+        "from-the-process",
+        "hyperpod-ha-StateTable",
+    )

@@ -1,24 +1,47 @@
-"""SnapshotStateFunction's three actions (``start``, ``describe``, ``retain``), each result
-kept as the cluster's last snapshot for ``hyperpod-ha status``."""
+"""SnapshotStateFunction and its settings: three actions (``start``, ``describe``, ``retain``),
+each result kept as the cluster's last snapshot for ``hyperpod-ha status``."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
 
 from hyperpod_ha.controllers.naming import requested_cluster
+from hyperpod_ha.environment import OptionalText, Settings
 from hyperpod_ha.observability import logger
 from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest
+from hyperpod_ha.snapshots.lifecycle import Snapshots
 from hyperpod_ha.snapshots.models import DescribeRequest, StartRequest
-from hyperpod_ha.snapshots.service import Snapshots
+from hyperpod_ha.snapshots.settings import SnapshotSettings
 from hyperpod_ha.status_records import StatusRecords
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
-class SnapshotActions:
+
+@dataclass(frozen=True)
+class SnapshotStateFunctionSettings(Settings):
+    """SnapshotStateFunction's environment."""
+
+    snapshots: SnapshotSettings
+    # Where the last snapshot is recorded for `hyperpod-ha status`; not recorded without it.
+    state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None
+
+
+class SnapshotStateFunction:
     def __init__(self, snapshots: Snapshots, records: StatusRecords | None) -> None:
         self.snapshots = snapshots
         self._records = records
 
-    def handle(self, event: object) -> dict[str, Any]:
+    @classmethod
+    def from_settings(cls, settings: SnapshotStateFunctionSettings) -> SnapshotStateFunction:
+        import boto3
+
+        table = settings.state_table
+        records = StatusRecords(boto3.client("dynamodb"), table) if table else None
+        return cls(Snapshots(boto3.client("fsx"), settings.snapshots), records)
+
+    def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
         if not isinstance(event, dict):
             raise InvalidSnapshotRequest("the request is not a JSON object")
         action = event.get("action")

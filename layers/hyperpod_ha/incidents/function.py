@@ -1,17 +1,18 @@
-"""IncidentFunction's service: ``{"action": "open" | "resolve", ...}`` handled, counted on the
-dashboard, and the run's verdict kept for ``hyperpod-ha status``."""
+"""IncidentFunction and its settings: ``{"action": "open" | "resolve", ...}`` handled, counted on
+the dashboard, and the run's verdict kept for ``hyperpod-ha status``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-import boto3
-
-from hyperpod_ha.incidents.adapter import Incidents
+from hyperpod_ha.environment import OptionalText, Settings, Text
 from hyperpod_ha.incidents.errors import InvalidIncidentRequest
 from hyperpod_ha.incidents.models import OpenRequest, ResolveRequest
+from hyperpod_ha.incidents.settings import IncidentSettings
+from hyperpod_ha.incidents.tracking import Incidents
 from hyperpod_ha.incidents.verified_once import announce_verified_once, idempotency_config
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.request_fields import bounded_text
@@ -21,12 +22,23 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from hyperpod_ha.incidents.settings import IncidentFunctionSettings
-
 _Request = TypeVar("_Request", OpenRequest, ResolveRequest)
 
 
-class IncidentService:
+@dataclass(frozen=True)
+class IncidentFunctionSettings(Settings):
+    """IncidentFunction's environment."""
+
+    incidents: IncidentSettings
+    # Without it a retried resolve may repeat the "verified" message.
+    idempotency_table: Annotated[str | None, OptionalText("IDEMPOTENCY_TABLE")] = None
+    # Where the run's verdict is kept for `hyperpod-ha status`; not kept without it.
+    state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None
+    # The stack's cluster: a request naming another is refused ("" only in settings made by hand).
+    cluster: Annotated[str, Text("CLUSTER_NAME", "")] = ""
+
+
+class IncidentFunction:
     def __init__(
         self,
         incidents: Incidents,
@@ -40,8 +52,10 @@ class IncidentService:
         self._cluster = cluster
 
     @classmethod
-    def from_settings(cls, settings: IncidentFunctionSettings) -> IncidentService:
-        """The service with its clients: Incident Manager's only when a response plan is set."""
+    def from_settings(cls, settings: IncidentFunctionSettings) -> IncidentFunction:
+        """The function with its clients: Incident Manager's only when a response plan is set."""
+        import boto3
+
         incidents = Incidents(
             boto3.client("ssm"),
             boto3.client("sns"),
@@ -62,6 +76,13 @@ class IncidentService:
         return announce_verified_once(self.incidents, self._table, self._idempotency)
 
     def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
+        try:
+            return self._action(event, context)
+        finally:
+            if metrics.metric_set:  # a failed step emits nothing: no empty-metrics warning
+                metrics.flush_metrics()
+
+    def _action(self, event: object, context: LambdaContext) -> dict[str, Any]:
         if not isinstance(event, dict):
             raise InvalidIncidentRequest("the request is not a JSON object")
         action = event.get("action")

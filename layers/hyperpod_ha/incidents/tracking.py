@@ -1,5 +1,6 @@
-""":class:`Incidents`: what the functions use to open and resolve this project's incidents.
-Its clients are passed in (created once per container)."""
+""":class:`Incidents`: what the functions use to open and resolve this project's incidents, in
+OpsCenter, Incident Manager and on the topic. Its clients are passed in (created once per
+container)."""
 
 from __future__ import annotations
 

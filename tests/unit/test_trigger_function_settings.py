@@ -10,8 +10,8 @@ import pytest
 
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.ingestion.function import ControllerStatusFunctionSettings, NodeEventFunctionSettings
-from hyperpod_ha.runs.abandoned_cleanup import AbandonedRunSettings
-from hyperpod_ha.runs.models import RunSettings, VerificationRunsSettings
+from hyperpod_ha.runs.function import AbandonedRunFunctionSettings
+from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
 from hyperpod_ha.watchdog.watchdog_function import WatchdogSettings
 
 BASE = {
@@ -32,7 +32,7 @@ SETTINGS: list[Any] = [
     ControllerStatusFunctionSettings,
     NodeEventFunctionSettings,
     WatchdogSettings,
-    AbandonedRunSettings,
+    AbandonedRunFunctionSettings,
 ]
 
 
@@ -78,8 +78,8 @@ def test_the_watchdogs_defaults() -> None:
         (NodeEventFunctionSettings, "INCIDENT_FUNCTION_ARN"),
         (WatchdogSettings, "PROBE_DOCUMENT"),
         (WatchdogSettings, "CLUSTER_NAME"),
-        (AbandonedRunSettings, "STATE_MACHINE_ARN"),
-        (AbandonedRunSettings, "STATE_TABLE"),
+        (AbandonedRunFunctionSettings, "STATE_MACHINE_ARN"),
+        (AbandonedRunFunctionSettings, "STATE_TABLE"),
     ],
 )
 def test_a_missing_variable_is_named(settings: Any, missing: str) -> None:
@@ -105,7 +105,7 @@ def test_a_missing_variable_is_named(settings: Any, missing: str) -> None:
         ),
         (WatchdogSettings, "PROBE_DEADLINE_SECONDS", "soon", "PROBE_DEADLINE_SECONDS is not a number"),
         (WatchdogSettings, "PROBE_DEADLINE_SECONDS", "0", "PROBE_DEADLINE_SECONDS must be positive"),
-        (AbandonedRunSettings, "LEASE_SECONDS", "an hour", "LEASE_SECONDS is not an integer"),
+        (AbandonedRunFunctionSettings, "LEASE_SECONDS", "an hour", "LEASE_SECONDS is not an integer"),
     ],
 )
 def test_a_malformed_variable_is_named(settings: Any, variable: str, value: str, reason: str) -> None:

@@ -21,7 +21,8 @@ from typing import Any, TextIO
 
 import boto3
 
-from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger, VerificationRunsSettings
+from hyperpod_ha.runs.models import RunDecision, Trigger
+from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import use_deployed_account

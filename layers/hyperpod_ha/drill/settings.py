@@ -8,7 +8,7 @@ from typing import Annotated
 from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT
 from hyperpod_ha.environment import Integer, Number, Settings, Text
 from hyperpod_ha.incidents import IncidentSettings
-from hyperpod_ha.runs.models import RunSettings
+from hyperpod_ha.runs.settings import RunSettings
 
 # The template's value; LEASE_SECONDS is the verification runs' default.
 DEFAULT_COMMAND_DEADLINE_SECONDS = 60

@@ -31,7 +31,7 @@ from hyperpod_ha.notifications import (
     parse_controller_notification,
 )
 from hyperpod_ha.observability import metrics
-from hyperpod_ha.runs.models import VerificationRunsSettings
+from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from hyperpod_ha.controllers.settings import ProbeSettings
 from hyperpod_ha.environment import Settings, Text
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import logger, metrics
-from hyperpod_ha.runs.models import VerificationRunsSettings
+from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.watchdog.service import Watchdog
 from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
 

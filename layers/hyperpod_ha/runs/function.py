@@ -1,11 +1,11 @@
-"""AbandonedRunFunction's service: a run or drill that ended without finishing its workflow
-gets its lease released and its incident opened."""
+"""AbandonedRunFunction and its settings: a run or drill that ended without finishing its
+workflow gets its lease released and its incident opened."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from hyperpod_ha.drill.adapters import lease_id_for_drill
 from hyperpod_ha.environment import Settings, Text
@@ -18,12 +18,15 @@ from hyperpod_ha.runs.abandoned import (
     needs_release_check,
     parse_abandoned_run,
 )
-from hyperpod_ha.runs.models import VerificationRunsSettings
+from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
 @dataclass(frozen=True)
-class AbandonedRunSettings(Settings):
+class AbandonedRunFunctionSettings(Settings):
     """AbandonedRunFunction's environment."""
 
     verification: VerificationRunsSettings
@@ -33,7 +36,7 @@ class AbandonedRunSettings(Settings):
     cluster: Annotated[str, Text("CLUSTER_NAME")]
 
 
-class AbandonedRunCleanup:
+class AbandonedRunFunction:
     def __init__(
         self, runs: VerificationRuns, incidents: Incidents, drill_state_machine_arn: str, cluster: str
     ) -> None:
@@ -43,7 +46,7 @@ class AbandonedRunCleanup:
         self._cluster = cluster
 
     @classmethod
-    def from_settings(cls, settings: AbandonedRunSettings) -> AbandonedRunCleanup:
+    def from_settings(cls, settings: AbandonedRunFunctionSettings) -> AbandonedRunFunction:
         import boto3
 
         incidents = Incidents(boto3.client("ssm"), boto3.client("sns"), settings.incidents)
@@ -54,7 +57,7 @@ class AbandonedRunCleanup:
             settings.cluster,
         )
 
-    def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
+    def handle(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         try:
             run = parse_abandoned_run(
                 event, (self._runs.state_machine_arn, self._drill_state_machine_arn), self._cluster

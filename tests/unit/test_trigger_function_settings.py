@@ -12,7 +12,7 @@ from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.ingestion.function import ControllerStatusFunctionSettings, NodeEventFunctionSettings
 from hyperpod_ha.runs.function import AbandonedRunFunctionSettings
 from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
-from hyperpod_ha.watchdog.watchdog_function import WatchdogSettings
+from hyperpod_ha.watchdog.function import WatchdogFunctionSettings
 
 BASE = {
     "CLUSTER_NAME": "ml-cluster",
@@ -31,7 +31,7 @@ BASE = {
 SETTINGS: list[Any] = [
     ControllerStatusFunctionSettings,
     NodeEventFunctionSettings,
-    WatchdogSettings,
+    WatchdogFunctionSettings,
     AbandonedRunFunctionSettings,
 ]
 
@@ -64,7 +64,7 @@ def test_the_node_event_function_reads_the_mass_failure_policy() -> None:
 
 
 def test_the_watchdogs_defaults() -> None:
-    read = WatchdogSettings.from_environment(BASE)
+    read = WatchdogFunctionSettings.from_environment(BASE)
     assert (read.probe.transport, read.probe.deadline_seconds) == ("session-manager", 20)
 
 
@@ -76,8 +76,8 @@ def test_the_watchdogs_defaults() -> None:
         (NodeEventFunctionSettings, "NOTIFICATION_TOPIC_ARN"),
         (NodeEventFunctionSettings, "CONTROLLER_GROUP"),
         (NodeEventFunctionSettings, "INCIDENT_FUNCTION_ARN"),
-        (WatchdogSettings, "PROBE_DOCUMENT"),
-        (WatchdogSettings, "CLUSTER_NAME"),
+        (WatchdogFunctionSettings, "PROBE_DOCUMENT"),
+        (WatchdogFunctionSettings, "CLUSTER_NAME"),
         (AbandonedRunFunctionSettings, "STATE_MACHINE_ARN"),
         (AbandonedRunFunctionSettings, "STATE_TABLE"),
     ],
@@ -103,8 +103,13 @@ def test_a_missing_variable_is_named(settings: Any, missing: str) -> None:
             "0",
             "MASS_FAILURE_WINDOW_MINUTES must be at least 1",
         ),
-        (WatchdogSettings, "PROBE_DEADLINE_SECONDS", "soon", "PROBE_DEADLINE_SECONDS is not a number"),
-        (WatchdogSettings, "PROBE_DEADLINE_SECONDS", "0", "PROBE_DEADLINE_SECONDS must be positive"),
+        (
+            WatchdogFunctionSettings,
+            "PROBE_DEADLINE_SECONDS",
+            "soon",
+            "PROBE_DEADLINE_SECONDS is not a number",
+        ),
+        (WatchdogFunctionSettings, "PROBE_DEADLINE_SECONDS", "0", "PROBE_DEADLINE_SECONDS must be positive"),
         (AbandonedRunFunctionSettings, "LEASE_SECONDS", "an hour", "LEASE_SECONDS is not an integer"),
     ],
 )

@@ -29,9 +29,9 @@ __all__ = ["aws", "mariadb_lab"]  # fixtures, imported for pytest to find
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch) -> Any:
     module = load_function_module("rotate_db_secret")
-    module._service.cache_clear()
+    module._function.cache_clear()
     yield module
-    module._service.cache_clear()
+    module._function.cache_clear()
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""RotateDbSecretFunction's own wiring with its commands faked: the controllers' runner and,
-where a test gives one, the discovery of the cluster's controllers."""
+"""RotateDbSecretFunction's own collaborators with its commands faked: the controllers' runner
+and, where a test gives one, the discovery of the cluster's controllers."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 
 from hyperpod_ha.commands import CommandRunner
 from hyperpod_ha.controllers.models import ClusterControllers
-from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
-from hyperpod_ha.rotation.wiring import Collaborators
+from hyperpod_ha.rotation import function as rotation_function
+from hyperpod_ha.rotation.collaborators import Collaborators
+from hyperpod_ha.rotation.function import RotateDbSecretFunctionSettings
 
 Discover = Callable[[str, str], ClusterControllers]
 
@@ -20,12 +21,13 @@ Discover = Callable[[str, str], ClusterControllers]
 def fake_commands(
     module: Any, monkeypatch: pytest.MonkeyPatch, runner: CommandRunner, discover: Discover | None = None
 ) -> None:
-    """Patches the loaded handler module; its service is made again on the next invocation."""
-    wired = module.aws_collaborators
+    """Patches what RotateDbSecretFunction.from_settings calls; the loaded handler module makes its
+    function again on the next invocation."""
+    wired = rotation_function.aws_collaborators
 
-    def collaborators(settings: RotateDbSecretSettings) -> Collaborators:
+    def collaborators(settings: RotateDbSecretFunctionSettings) -> Collaborators:
         real: Collaborators = wired(settings)
         return replace(real, runner=lambda: runner, discover=discover or real.discover)
 
-    monkeypatch.setattr(module, "aws_collaborators", collaborators)
-    module._service.cache_clear()
+    monkeypatch.setattr(rotation_function, "aws_collaborators", collaborators)
+    module._function.cache_clear()

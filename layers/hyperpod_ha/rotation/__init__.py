@@ -9,7 +9,7 @@ runs on the controller.
 - :mod:`.database`: PyMySQL logins, password changes and grant copies on MariaDB.
 - :mod:`.contract` and :mod:`.errors`: the rotation contract's steps, event and result;
   :mod:`.settings`: the strategy and the database a rotation runs with.
-- :mod:`.versions`: the secret's versions in Secrets Manager (the AWS adapter).
+- :mod:`.versions`: the secret's versions in Secrets Manager.
 - :mod:`.steps`: which step runs; :mod:`.step_create`, :mod:`.step_set`,
   :mod:`.step_set_alternating` (with :mod:`.grant_copy`), :mod:`.step_check`,
   :mod:`.step_finish`: the four steps.

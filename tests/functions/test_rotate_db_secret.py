@@ -24,8 +24,8 @@ from hyperpod_ha_dev.embedded.functions import LambdaContext
 from hyperpod_ha_dev.embedded.patching import applied
 from tests.conftest import CURRENT_USER, load_function_module
 from tests.fakes.rollout_nodes import DOCUMENT, RolloutRunner
-from tests.unit.rotation.function_fakes import Discover, fake_commands
-from tests.unit.rotation.rotation_service import RotationService, stages, value
+from tests.fakes.rotation_function import Discover, fake_commands
+from tests.fakes.rotation_service import RotationService, stages, value
 
 OLD = {"username": "admin", "password": "Old-Password-1"}
 NEW = {"username": "admin_clone", "password": "New-Password-2"}

@@ -17,7 +17,7 @@ from moto.fsx.models import fsx_backends
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest, SnapshotBusy
 from tests.conftest import load_function_module
-from tests.unit.snapshot_support import answer
+from tests.unit.snapshots.cases.snapshot_support import answer
 
 REGION = "us-west-2"
 ACCOUNT = "123456789012"  # moto's default account

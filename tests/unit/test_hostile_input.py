@@ -43,7 +43,7 @@ from hyperpod_ha.slurm import (
 )
 from hyperpod_ha.slurm.probe_output import MAX_MARKERS, MAX_SECTION_CHARS
 from tests.fakes.canned_runner import CannedRunner
-from tests.unit.controllers.probe_outputs import NODE, probe_text, result, section
+from tests.unit.controllers.cases.probe_outputs import NODE, probe_text, result, section
 
 DEEP = "[" * 100_000
 

@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 from hyperpod_ha_dev.embedded.cfn import load_template
-from tests.unit.test_layout import FUNCTIONS, ROOT, RUNTIME, python_files
+from tests.unit.test_layout import FUNCTIONS, ROOT, RUNTIME, imported_modules, python_files
 
 # The one form of functions/<name>/app.py; only the docstring and, for a function that counts
 # every invocation, Powertools' metrics decorator differ.
@@ -83,7 +83,7 @@ def handler_deviations(app: Path, entry: str) -> list[str]:
         )
     }
     if _without_docstring(tree) not in forms:
-        found.append(f"{app.parent.name}: not the one form of a handler (tests/unit/test_layout.py)")
+        found.append(f"{app.parent.name}: not the one form of a handler (tests/unit/test_layout_shape.py)")
     return found + entry_deviations(RUNTIME / feature / "function.py", entry)
 
 
@@ -133,7 +133,7 @@ def test_the_shape_check_finds_a_handler_that_wires_itself(tmp_path: Path) -> No
     assert handler_deviations(app, "EvaluateVerdictFunction") == []
     app.write_text(handler.replace("return _function().handle(event, context)", "return {}"))
     assert handler_deviations(app, "EvaluateVerdictFunction") == [
-        "evaluate_verdict: not the one form of a handler (tests/unit/test_layout.py)"
+        "evaluate_verdict: not the one form of a handler (tests/unit/test_layout_shape.py)"
     ]
     assert handler_deviations(app, "IncidentFunction")[0].startswith("evaluate_verdict: the docstring")
     module = tmp_path / "function.py"
@@ -178,3 +178,45 @@ def test_no_module_keeps_a_retired_name() -> None:
         if path.name in RETIRED_NAMES or path.name.endswith("_function.py")
     ]
     assert retired == []
+
+
+UNIT = ROOT / "tests" / "unit"
+
+
+def misplaced_unit_tests(unit: Path, runtime: Path) -> list[str]:
+    """Where ``unit`` does not mirror the runtime package: a feature without its folder of tests,
+    a test of one feature (and no development tool) outside that folder, a module that is neither
+    a test nor in a ``cases/`` folder (case tables and helpers; test doubles are tests/fakes)."""
+    features = sorted(path.name for path in runtime.iterdir() if (path / "__init__.py").exists())
+    found = [f"{feature}/: no tests" for feature in features if not list((unit / feature).glob("test_*.py"))]
+    for path in python_files(unit):
+        relative = path.relative_to(unit)
+        if not path.name.startswith("test_"):
+            if path.name not in ("__init__.py", "conftest.py") and "cases" not in relative.parts:
+                found.append(f"{relative}: belongs in a cases/ folder (or tests/fakes)")
+            continue
+        imported = set(imported_modules(path))
+        parts = [name.split(".") for name in imported]
+        used = {
+            part[1] for part in parts if part[0] == "hyperpod_ha" and len(part) > 1 and part[1] in features
+        }
+        tools = any(name.startswith("hyperpod_ha_dev") for name in imported)
+        if len(relative.parts) == 1 and len(used) == 1 and not tools:
+            found.append(f"{relative}: belongs in {used.pop()}/")
+    return found
+
+
+def test_unit_tests_mirror_the_runtime_package(tmp_path: Path) -> None:
+    assert misplaced_unit_tests(UNIT, RUNTIME) == []
+    runtime, unit = tmp_path / "hyperpod_ha", tmp_path / "unit"
+    for folder in (runtime / "verdict", runtime / "slurm", unit / "slurm"):
+        folder.mkdir(parents=True)
+        (folder / "__init__.py").write_text("")
+    (unit / "slurm" / "test_ping.py").write_text("from hyperpod_ha.slurm import parse_ping\n")
+    (unit / "test_verdict.py").write_text("from hyperpod_ha.verdict.models import HEALTHY\n")
+    (unit / "verdict_probes.py").write_text("")
+    assert misplaced_unit_tests(unit, runtime) == [
+        "verdict/: no tests",
+        "test_verdict.py: belongs in verdict/",
+        "verdict_probes.py: belongs in a cases/ folder (or tests/fakes)",
+    ]

@@ -20,7 +20,7 @@ from hyperpod_ha.rotation.errors import RotationError, RotationRequestInvalid
 from hyperpod_ha.rotation.secret import Endpoint, SecretFormatError
 from hyperpod_ha.rotation.settings import RotationSettings
 from hyperpod_ha.rotation.steps import Rotation
-from tests.unit.rotation.rotation_service import RotationService, raw_value, stages, value
+from tests.fakes.rotation_service import RotationService, raw_value, stages, value
 
 SHORT = {"username": "admin", "password": "Old-Password-1"}
 FULL = {

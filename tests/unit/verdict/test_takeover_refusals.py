@@ -18,7 +18,7 @@ from hyperpod_ha.probe import probe_script
 from hyperpod_ha.slurm import parse_role_log
 from hyperpod_ha.verdict import DEGRADED, DOWN
 from hyperpod_ha_dev import CAPTURES
-from tests.unit.verdict_probes import CTL1_KILLED, Probe, verdict_of
+from tests.unit.verdict.cases.verdict_probes import CTL1_KILLED, Probe, verdict_of
 
 UNREADABLE = (
     "Not taking control. Primary slurmctld is unresponsive, but heartbeat file could not be read. "

@@ -2,7 +2,7 @@
 
 The ``*_24_11*`` files of hyperpod_ha_dev/captures were captured from the lab running the
 24.11.5 build (see that directory's README); the 22.05 captures beside them are tested in
-test_slurm.py and test_verdict.py.
+tests/unit/slurm and test_verdict.py.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hyperpod_ha.slurm import (
 )
 from hyperpod_ha.verdict import DOWN, FAILED_OVER, HEALTHY
 from hyperpod_ha_dev import CAPTURES
-from tests.unit.verdict_probes import Probe, verdict_of
+from tests.unit.verdict.cases.verdict_probes import Probe, verdict_of
 
 
 def capture(name: str) -> str:

@@ -1,7 +1,7 @@
 """From the controllers' reports to one verdict: every verdict, and the situations of the captures.
 
-Reports are built the way the health check builds them (``tests.unit.verdict_probes``); the
-cases are tabled by concern in ``tests.unit.verdict_cases_*``.
+Reports are built the way the health check builds them (``tests.unit.verdict.cases.verdict_probes``); the
+cases are tabled by concern in ``tests.unit.verdict.cases.verdict_cases_*``.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from hyperpod_ha.verdict import (
     evaluate,
     reports_from_json,
 )
-from tests.unit.verdict_cases_degraded import DEGRADED_CASES
-from tests.unit.verdict_cases_takeover import TAKEOVER_CASES
-from tests.unit.verdict_probes import (
+from tests.unit.verdict.cases.verdict_cases_degraded import DEGRADED_CASES
+from tests.unit.verdict.cases.verdict_cases_takeover import TAKEOVER_CASES
+from tests.unit.verdict.cases.verdict_probes import (
     CTL1_KILLED,
     CTL2_TOOK_OVER,
     STANDBY,

@@ -15,7 +15,7 @@ from hyperpod_ha.snapshots.lifecycle import Snapshots
 from hyperpod_ha.snapshots.models import StartRequest
 from hyperpod_ha.snapshots.retention import BackupScope, recent_backup
 from hyperpod_ha.snapshots.settings import SnapshotSettings
-from tests.unit.snapshot_support import EXECUTION, answer, moto_aws, moto_file_system
+from tests.unit.snapshots.cases.snapshot_support import EXECUTION, answer, moto_aws, moto_file_system
 
 STACK = "hyperpod-ha"
 

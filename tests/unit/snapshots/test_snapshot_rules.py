@@ -13,7 +13,7 @@ from hyperpod_ha.snapshots.models import DescribeRequest
 from hyperpod_ha.snapshots.naming import client_request_token, snapshot_tags, tag_value
 from hyperpod_ha.snapshots.plan import plan_snapshot
 from hyperpod_ha.snapshots.retention import BackupScope, retention_plan
-from tests.unit.snapshot_support import (
+from tests.unit.snapshots.cases.snapshot_support import (
     EXECUTION,
     FS,
     STATE_PATH,

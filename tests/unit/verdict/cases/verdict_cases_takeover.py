@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hyperpod_ha.verdict import DEGRADED, DOWN, FAILED_OVER, HEALTHY, SPLIT_BRAIN, UNKNOWN
-from tests.unit.verdict_probes import (
+from tests.unit.verdict.cases.verdict_probes import (
     CTL1_KILLED,
     CTL2_TOOK_OVER,
     STANDBY,

@@ -17,7 +17,7 @@ from hyperpod_ha.ingestion.hyperpod_events import (
     parse_hyperpod_event,
 )
 
-EVENTS = Path(__file__).resolve().parents[2] / "events"
+EVENTS = Path(__file__).resolve().parents[3] / "events"
 
 
 def sample(name: str) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from hyperpod_ha.snapshots.lifecycle import Snapshots
 from hyperpod_ha.snapshots.models import DescribeRequest
 from hyperpod_ha.snapshots.naming import client_request_token, snapshot_tags
 from hyperpod_ha.snapshots.settings import SnapshotSettings
-from tests.unit.snapshot_support import (
+from tests.unit.snapshots.cases.snapshot_support import (
     EXECUTION,
     FS,
     NOW,

@@ -8,7 +8,7 @@ import pytest
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.snapshots.function import SnapshotStateFunctionSettings
 from hyperpod_ha.snapshots.settings import SnapshotSettings
-from tests.unit.snapshot_support import FS, STATE_PATH
+from tests.unit.snapshots.cases.snapshot_support import FS, STATE_PATH
 
 ENV = {"CLUSTER_NAME": "a", "FILE_SYSTEM_ID": FS}
 

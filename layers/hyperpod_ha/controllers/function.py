@@ -32,10 +32,10 @@ class DiscoverControllersFunctionSettings(Settings):
     controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
 
 
+@dataclass(frozen=True)
 class DiscoverControllersFunction:
-    def __init__(self, sagemaker: SageMakerClient, settings: DiscoverControllersFunctionSettings) -> None:
-        self._sagemaker = sagemaker
-        self._settings = settings
+    sagemaker: SageMakerClient
+    settings: DiscoverControllersFunctionSettings
 
     @classmethod
     def from_settings(cls, settings: DiscoverControllersFunctionSettings) -> DiscoverControllersFunction:
@@ -44,8 +44,8 @@ class DiscoverControllersFunction:
         return cls(boto3.client("sagemaker"), settings)
 
     def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
-        cluster = requested_cluster(event, self._settings.cluster)
-        found = discover_controllers(self._sagemaker, cluster, self._settings.controller_group)
+        cluster = requested_cluster(event, self.settings.cluster)
+        found = discover_controllers(self.sagemaker, cluster, self.settings.controller_group)
         logger.info(
             "controllers found",
             extra={"cluster": cluster, "controllers": [(c.instance_id, c.status) for c in found.controllers]},
@@ -63,11 +63,11 @@ class HealthCheckFunctionSettings(Settings):
     controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
 
 
+@dataclass(frozen=True)
 class HealthCheckFunction:
-    def __init__(self, runner: CommandRunner, own: OwnControllers, probe: ProbeSettings) -> None:
-        self._runner = runner
-        self._own = own
-        self._probe = probe
+    runner: CommandRunner
+    own: OwnControllers
+    probe: ProbeSettings
 
     @classmethod
     def from_settings(cls, settings: HealthCheckFunctionSettings) -> HealthCheckFunction:
@@ -79,10 +79,10 @@ class HealthCheckFunction:
         return cls(runner_for(settings.probe.transport), own, settings.probe)
 
     def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
-        node = self._own.check(Controller.from_json(event))
+        node = self.own.check(Controller.from_json(event))
         logger.append_keys(instance_id=node.instance_id)
         report = check_controller(
-            node, self._runner, document=self._probe.document, deadline_seconds=self._probe.deadline_seconds
+            node, self.runner, document=self.probe.document, deadline_seconds=self.probe.deadline_seconds
         )
         logger.info("controller checked", extra={"status": report.status.value, "reason": report.reason})
         return report.to_json()

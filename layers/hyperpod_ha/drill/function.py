@@ -51,9 +51,9 @@ class FailoverDrillFunctionSettings(Settings):
     incidents: IncidentSettings  # its topic also gets the drill's summary
 
 
+@dataclass(frozen=True)
 class FailoverDrillFunction:
-    def __init__(self, context: DrillContext) -> None:
-        self.context = context
+    context: DrillContext
 
     @classmethod
     def from_settings(cls, settings: FailoverDrillFunctionSettings) -> FailoverDrillFunction:

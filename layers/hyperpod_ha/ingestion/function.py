@@ -151,10 +151,10 @@ class NodeEventFunctionSettings(Settings):
     verification: VerificationRunsSettings
 
 
+@dataclass(frozen=True)
 class NodeEventFunction:
-    def __init__(self, triage: NodeEventTriage, rejected: RejectedInputs) -> None:
-        self._triage = triage
-        self._rejected = rejected
+    triage: NodeEventTriage
+    rejected: RejectedInputs
 
     @classmethod
     def from_settings(cls, settings: NodeEventFunctionSettings) -> NodeEventFunction:
@@ -188,7 +188,7 @@ class NodeEventFunction:
         return cls(triage, RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url))
 
     def handle(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
-        result = self._triage.handle(event, self._rejected)
+        result = self.triage.handle(event, self.rejected)
         metrics.add_metric(
             name=f"NodeEvents{result['outcome'].replace('-', ' ').title().replace(' ', '')}",
             unit="Count",

@@ -25,15 +25,15 @@ class EvaluateVerdictFunctionSettings(Settings):
     policy: VerdictPolicy
 
 
+@dataclass(frozen=True)
 class EvaluateVerdictFunction:
-    def __init__(self, policy: VerdictPolicy) -> None:
-        self._policy = policy
+    policy: VerdictPolicy
 
     @classmethod
     def from_settings(cls, settings: EvaluateVerdictFunctionSettings) -> EvaluateVerdictFunction:
         return cls(settings.policy)  # no clients: the verdict calls nothing
 
     def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
-        result = decide(VerdictRequest.from_event(event), self._policy)
+        result = decide(VerdictRequest.from_event(event), self.policy)
         logger.info("verdict", extra={key: result.get(key) for key in LOGGED})
         return result

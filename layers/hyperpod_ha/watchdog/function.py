@@ -68,9 +68,9 @@ class WatchdogFunctionSettings(Settings):
             return super().from_environment(env)
 
 
+@dataclass(frozen=True)
 class WatchdogFunction:
-    def __init__(self, watchdog: Watchdog) -> None:
-        self.watchdog = watchdog
+    watchdog: Watchdog
 
     @classmethod
     def from_settings(cls, settings: WatchdogFunctionSettings) -> WatchdogFunction:

@@ -38,18 +38,13 @@ class IncidentFunctionSettings(Settings):
     cluster: Annotated[str, Text("CLUSTER_NAME", "")] = ""
 
 
+@dataclass(frozen=True)
 class IncidentFunction:
-    def __init__(
-        self,
-        incidents: Incidents,
-        idempotency_table: str | None,
-        status: StatusRecords | None,
-        cluster: str = "",
-    ) -> None:
-        self.incidents = incidents
-        self._table = idempotency_table
-        self._status = status
-        self._cluster = cluster
+    incidents: Incidents
+    # Without it a retried resolve may repeat the "verified" message.
+    idempotency_table: str | None
+    status: StatusRecords | None
+    cluster: str = ""  # "" only in a function made by hand: then any cluster's request is taken
 
     @classmethod
     def from_settings(cls, settings: IncidentFunctionSettings) -> IncidentFunction:
@@ -73,7 +68,7 @@ class IncidentFunction:
 
     @cached_property
     def _announce_verified(self) -> Callable[[ResolveRequest], bool]:
-        return announce_verified_once(self.incidents, self._table, self._idempotency)
+        return announce_verified_once(self.incidents, self.idempotency_table, self._idempotency)
 
     def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
         try:
@@ -107,8 +102,8 @@ class IncidentFunction:
 
     def _own(self, request: _Request) -> _Request:
         """The request, when it names this stack's cluster (one stack, one cluster)."""
-        if self._cluster and request.cluster != self._cluster:
-            raise InvalidIncidentRequest(f"this stack watches cluster {self._cluster}, not {request.cluster}")
+        if self.cluster and request.cluster != self.cluster:
+            raise InvalidIncidentRequest(f"this stack watches cluster {self.cluster}, not {request.cluster}")
         return request
 
     def _record_verdict(self, event: dict[str, Any]) -> None:
@@ -118,7 +113,7 @@ class IncidentFunction:
         if name is None:
             return
         metrics.add_metric(name=name, unit="Count", value=1)
-        if self._status is not None:
+        if self.status is not None:
             given = event.get("reasons")
             # Each cut to an excerpt: a state-table item holds at most 400 KB.
             reasons = [bounded_text(str(reason)) for reason in given[:12]] if isinstance(given, list) else []
@@ -126,4 +121,4 @@ class IncidentFunction:
             accounting = accounting_record(event.get("accounting"))
             if accounting:
                 record["accounting"] = accounting
-            self._status.put(str(event["cluster"]), "verdict", record)
+            self.status.put(str(event["cluster"]), "verdict", record)

@@ -111,7 +111,7 @@ def test_a_failed_run_that_released_its_lease_is_left_alone(embedded: Embedded) 
 
 
 def test_a_stopped_drill_releases_its_lease_and_opens_a_drill_incident(embedded: Embedded) -> None:
-    from hyperpod_ha.drill.adapters import DrillLease, lease_id_for_drill
+    from hyperpod_ha.drill.lease import DrillLease, lease_id_for_drill
 
     drills = str(embedded.stack.outputs["FailoverDrillStateMachineArn"])
     # A drill that stops at once (its settings are refused) gives a real execution and input;

@@ -28,7 +28,7 @@ from hyperpod_ha.state_table import read_lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
-from hyperpod_ha_dev.cli.drill import UnknownCluster, stack_for_cluster
+from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, stack_for_cluster
 from hyperpod_ha_dev.cli.drill_text import render_drill_report
 from hyperpod_ha_dev.cli.errors import CommandError
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config

@@ -14,15 +14,11 @@ from typing import Any
 
 from hyperpod_ha.commands import SESSION_MANAGER
 from hyperpod_ha.drill import rules
-from hyperpod_ha.drill.adapters import (
-    DrillCommandFailed,
-    DrillLease,
-    DrillRecords,
-    NodeCommands,
-    lease_id_for_drill,
-)
+from hyperpod_ha.drill.lease import DrillLease, lease_id_for_drill
 from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRequest
 from hyperpod_ha.drill.node import NodeOutput
+from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
+from hyperpod_ha.drill.records import DrillRecords
 from hyperpod_ha.drill.report import build_report, summary
 from hyperpod_ha.incidents import Incidents, OpenRequest
 from hyperpod_ha.request_fields import text_field

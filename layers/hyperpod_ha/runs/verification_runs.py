@@ -20,8 +20,9 @@ from hyperpod_ha import state_table
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.request_fields import MAX_TEXT_CHARS, bounded_id, bounded_text
-from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger, VerificationRunsSettings
+from hyperpod_ha.runs.models import RunDecision, Trigger
 from hyperpod_ha.runs.naming import execution_arn, execution_name, lease_id_for
+from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

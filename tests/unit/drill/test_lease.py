@@ -9,7 +9,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha.drill.adapters import DrillLease
+from hyperpod_ha.drill.lease import DrillLease
 
 TABLE = "state"
 ARN = "arn:aws:states:us-east-1:123456789012:execution:drills:drill-1"

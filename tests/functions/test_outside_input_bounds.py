@@ -12,6 +12,7 @@ import boto3
 import pytest
 
 from hyperpod_ha import state_table
+from hyperpod_ha.lease import Lease
 from hyperpod_ha.request_fields import CUT_MARK, MAX_ID_CHARS, MAX_TEXT_CHARS
 from hyperpod_ha.runs.models import RunSettings, Trigger
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
@@ -37,7 +38,7 @@ def run_inputs(embedded: Embedded) -> list[dict[str, Any]]:
     ]
 
 
-def lease(embedded: Embedded) -> dict[str, Any] | None:
+def lease(embedded: Embedded) -> Lease | None:
     return state_table.read_lease(boto3.client("dynamodb"), embedded.stack.ref("StateTable"), "ml-cluster")
 
 

@@ -5,7 +5,7 @@ measure, judge the jobs), ``report`` (the drill's report and summary), ``node`` 
 commands the drill runs on controllers), ``adapters`` (the lease, SNS, OpsCenter, the state
 table), ``steps`` (one function per step of the drill state machine), ``settings``
 (FailoverDrillFunction's environment) and ``drill_function`` (its wiring and one logged
-step). It imports other runtime modules (commands, controllers, incidents, verdict, runs,
+step). It imports other runtime modules (commands, controllers, incidents, verdict, lease,
 state_table, status_records, environment, request_fields, errors, aws_errors, observability)
 and boto3 only in ``drill_function``; nothing imports it but the drill's handler and the
 development tools.

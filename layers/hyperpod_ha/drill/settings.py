@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT
-from hyperpod_ha.environment import Integer, Number, Settings, Text
+from hyperpod_ha.environment import Number, Settings, Text
 from hyperpod_ha.incidents import IncidentSettings
-from hyperpod_ha.runs.models import RunSettings
+from hyperpod_ha.lease import LeaseSeconds
 
-# The template's value; LEASE_SECONDS is the verification runs' default.
+# The template's value.
 DEFAULT_COMMAND_DEADLINE_SECONDS = 60
 
 
@@ -27,5 +27,5 @@ class DrillSettings(Settings):
         float,
         Number("DRILL_COMMAND_DEADLINE_SECONDS", DEFAULT_COMMAND_DEADLINE_SECONDS, minimum=1, whole=True),
     ]
-    lease_seconds: Annotated[int, Integer("LEASE_SECONDS", RunSettings.lease_seconds, minimum=1)]
+    lease_seconds: LeaseSeconds  # the same lease, and setting, as the verification runs'
     incidents: IncidentSettings  # its topic also gets the drill's summary

@@ -85,6 +85,65 @@ def test_the_direction_check_finds_an_import_against_it(tmp_path: Path) -> None:
     assert forbidden_imports("lab", tmp_path) != []
 
 
+def part_imports(directory: Path) -> dict[str, set[str]]:
+    """Which part of the runtime package (a feature package, or a module at its top) imports
+    which other part, wherever the import stands (in a function, under TYPE_CHECKING)."""
+    graph: dict[str, set[str]] = {}
+    for path in python_files(directory):
+        part = path.relative_to(directory).parts[0].removesuffix(".py")
+        for module in imported_modules(path):
+            names = module.split(".")
+            if names[0] == "hyperpod_ha" and len(names) > 1 and names[1] != part:
+                graph.setdefault(part, set()).add(names[1])
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of parts that import each other, directly or through other parts."""
+
+    def reached(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for part in graph.get(todo.pop(), set()) - seen:
+                seen.add(part)
+                todo.append(part)
+        return seen
+
+    reach = {part: reached(part) for part in graph}
+    circles = {
+        frozenset(other for other in reach[part] if part in reach.get(other, set()))
+        for part in graph
+        if part in reach[part]
+    }
+    return sorted(sorted(circle) for circle in circles)
+
+
+def test_no_two_parts_of_the_runtime_package_import_each_other() -> None:
+    # A shared value (the lease, the settings it needs) sits at the top, not in one feature.
+    assert import_circles(part_imports(RUNTIME)) == []
+
+
+def test_the_circle_check_finds_features_importing_each_other(tmp_path: Path) -> None:
+    files = {
+        "runs/cleanup.py": "from hyperpod_ha.drill.adapters import lease_id_for_drill\n",
+        "drill/settings.py": "def lazy() -> None:\n    from hyperpod_ha.runs import models\n",
+        "lease.py": "from hyperpod_ha import errors\n",
+        "ingestion/a.py": "import hyperpod_ha.watchdog.b\nfrom hyperpod_ha import lease\n",
+        "watchdog/b.py": "from hyperpod_ha.snapshots.c import C\n",
+        "snapshots/c.py": "from hyperpod_ha import ingestion\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert import_circles(part_imports(tmp_path)) == [
+        ["drill", "runs"],
+        ["ingestion", "snapshots", "watchdog"],
+    ]
+    (tmp_path / "drill" / "settings.py").write_text("from hyperpod_ha.lease import LeaseSeconds\n")
+    assert import_circles(part_imports(tmp_path)) == [["ingestion", "snapshots", "watchdog"]]
+
+
 def test_no_module_is_longer_than_the_limit() -> None:
     long = [
         f"{path.relative_to(ROOT)}: {lines}"

@@ -42,8 +42,9 @@ _DESERIALIZER: Final = TypeDeserializer()
 
 
 class LeaseItemRejected(InputRejected):
-    """A lease item in the state table that this code did not write: a missing or mistyped
-    attribute, or an unknown holder kind. Nothing is taken, joined or started on it."""
+    """A lease item in the state table that this code did not write (a missing, mistyped, empty
+    or oversized attribute, an unknown holder kind), or a lease that could not be read back if
+    written. Nothing is taken, joined or started on it."""
 
 
 class LeaseTrigger(Protocol):
@@ -101,6 +102,21 @@ class Lease:
             execution_arn=execution_arn,
         )
 
+    def __post_init__(self) -> None:
+        # What an item must hold to be read back (from_item): a lease that breaks it is never written.
+        for name in ("lease_id", "trigger", "execution_name", "execution_arn"):
+            value: str = getattr(self, name)
+            if not value and name != "execution_arn":
+                raise LeaseItemRejected(f"the lease's {name} is empty")
+            if len(value) > _MAX_CHARS:
+                raise LeaseItemRejected(f"the lease's {name} is longer than {_MAX_CHARS} characters")
+        if self.kind == "drill" and not self.execution_arn:
+            raise LeaseItemRejected("the drill's lease names no execution_arn")
+        if not all(key and len(key) <= _MAX_CHARS for key in self.joined):
+            raise LeaseItemRejected(
+                f"the lease's joined holds an empty key or one over {_MAX_CHARS} characters"
+            )
+
     def expired(self, now: float) -> bool:
         """DynamoDB deletes expired items lazily: an expired lease is free, though still stored."""
         return self.expires_at < int(now)
@@ -131,7 +147,7 @@ class Lease:
         kind = plain.text("kind", required=False) or "run"
         if kind not in ("run", "drill"):
             raise LeaseItemRejected("the lease item's kind is neither a run nor a drill")
-        lease = cls(
+        return cls(
             lease_id=plain.text("lease_id"),
             trigger=plain.text("trigger"),
             execution_name=plain.text("execution_name"),
@@ -142,13 +158,10 @@ class Lease:
             joined_count=plain.whole("joined_count", default=0),
             joined=plain.texts("joined"),
         )
-        if lease.kind == "drill" and not lease.execution_arn:
-            raise LeaseItemRejected("the drill's lease item names no execution_arn")
-        return lease
 
 
 class _ItemValues:
-    """An item's attributes read one by one, each checked for its type and bound."""
+    """An item's attributes read one by one, each checked for its type (the lease checks the rest)."""
 
     def __init__(self, item: Mapping[str, Any]) -> None:
         self._item = item
@@ -166,10 +179,8 @@ class _ItemValues:
         value = self._value(name)
         if value is None and not required:
             return ""
-        if not isinstance(value, str) or not value:
-            raise LeaseItemRejected(f"the lease item's {name} is not a non-empty string")
-        if len(value) > _MAX_CHARS:
-            raise LeaseItemRejected(f"the lease item's {name} is longer than {_MAX_CHARS} characters")
+        if not isinstance(value, str):
+            raise LeaseItemRejected(f"the lease item's {name} is not a string")
         return value
 
     def whole(self, name: str, default: int | None = None) -> int:
@@ -184,8 +195,6 @@ class _ItemValues:
         value = self._value(name)
         if value is None:
             return frozenset()
-        if not isinstance(value, set) or not all(
-            isinstance(key, str) and len(key) <= _MAX_CHARS for key in value
-        ):
+        if not isinstance(value, set) or not all(isinstance(key, str) for key in value):
             raise LeaseItemRejected(f"the lease item's {name} is not a set of trigger keys")
         return frozenset(value)

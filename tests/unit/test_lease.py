@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,24 @@ def test_the_holder_kind_is_a_run_unless_the_item_says_drill() -> None:
         Lease.from_item(drill)
 
 
+@pytest.mark.parametrize(
+    ("build", "reason"),
+    [
+        (
+            lambda: Lease.for_drill("d", "arn:aws:states:r:1:execution:drills:", 10, 60),
+            "execution_name is empty",
+        ),
+        (lambda: Lease.for_run("", "sns:m-1", "c-x", 10, 60), "lease_id is empty"),
+        (lambda: Lease("a", "sns:m-1", "c-a", 10, 60, kind="drill"), "names no execution_arn"),
+        (lambda: Lease("a", "x" * (MAX_TEXT_CHARS + 1), "c-a", 10, 60), "trigger is longer than"),
+        (lambda: Lease("a", "sns:m-1", "c-a", 10, 60, joined=frozenset({""})), "joined holds an empty key"),
+    ],
+)
+def test_a_lease_that_could_not_be_read_back_is_never_built(build: Callable[[], Lease], reason: str) -> None:
+    with pytest.raises(LeaseItemRejected, match=reason):
+        build()
+
+
 def _without(name: str) -> dict[str, Any]:
     item = recorded("run_joined")
     del item[name]
@@ -115,13 +134,13 @@ def _without(name: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("item", "reason"),
     [
-        (_without("lease_id"), "lease_id is not a non-empty string"),
-        (_without("trigger"), "trigger is not a non-empty string"),
-        (_without("execution_name"), "execution_name is not a non-empty string"),
+        (_without("lease_id"), "lease_id is not a string"),
+        (_without("trigger"), "trigger is not a string"),
+        (_without("execution_name"), "execution_name is not a string"),
         (_without("taken_at"), "taken_at is not a whole number"),
         (_without("expires_at"), "expires_at is not a whole number"),
-        ({**recorded("run_taken"), "lease_id": {"S": ""}}, "lease_id is not a non-empty string"),
-        ({**recorded("run_taken"), "lease_id": {"N": "7"}}, "lease_id is not a non-empty string"),
+        ({**recorded("run_taken"), "lease_id": {"S": ""}}, "lease_id is empty"),
+        ({**recorded("run_taken"), "lease_id": {"N": "7"}}, "lease_id is not a string"),
         ({**recorded("run_taken"), "trigger": {"S": "x" * (MAX_TEXT_CHARS + 1)}}, "longer than"),
         ({**recorded("run_taken"), "expires_at": {"S": "1780003600"}}, "expires_at is not a whole number"),
         ({**recorded("run_taken"), "expires_at": {"N": "soon"}}, "expires_at is not a whole number"),

@@ -90,7 +90,7 @@ def _module_name(path: Path, root: Path, top: str) -> str:
     return ".".join((top, *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
 
 
-def import_circles(packages: Mapping[str, Path]) -> list[list[str]]:
+def module_circles(packages: Mapping[str, Path]) -> list[list[str]]:
     """Modules that import each other, directly or round a circle, at any depth (an import in a
     function too). A package's ``__init__`` is left out: it may gather its own modules."""
     modules = {
@@ -146,13 +146,72 @@ def _strongly_connected(graph: Mapping[str, Sequence[str]]) -> list[list[str]]:
 def test_no_modules_import_each_other_in_a_circle(tmp_path: Path) -> None:
     # The embedded stack is being rebuilt on SAM's translator (issue 23), which takes its circle
     # apart; its modules join this check then.
-    assert import_circles({"hyperpod_ha": RUNTIME}) == []
-    circles = import_circles({"hyperpod_ha_dev": DEV})
+    assert module_circles({"hyperpod_ha": RUNTIME}) == []
+    circles = module_circles({"hyperpod_ha_dev": DEV})
     assert [circle for circle in circles if not all(".embedded." in name for name in circle)] == []
     (tmp_path / "status.py").write_text("from pkg.drill import stack_for_cluster\n")
     (tmp_path / "drill.py").write_text("def start():\n    from pkg.status import cluster_status\n")
     (tmp_path / "text.py").write_text("from pkg.status import render\n")
-    assert import_circles({"pkg": tmp_path}) == [["pkg.drill", "pkg.status"]]
+    assert module_circles({"pkg": tmp_path}) == [["pkg.drill", "pkg.status"]]
+
+
+def part_imports(directory: Path) -> dict[str, set[str]]:
+    """Which part of the runtime package (a feature package, or a module at its top) imports
+    which other part, wherever the import stands (in a function, under TYPE_CHECKING)."""
+    graph: dict[str, set[str]] = {}
+    for path in python_files(directory):
+        part = path.relative_to(directory).parts[0].removesuffix(".py")
+        for module in imported_modules(path):
+            names = module.split(".")
+            if names[0] == "hyperpod_ha" and len(names) > 1 and names[1] != part:
+                graph.setdefault(part, set()).add(names[1])
+    return graph
+
+
+def part_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of parts that import each other, directly or through other parts."""
+
+    def reached(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for part in graph.get(todo.pop(), set()) - seen:
+                seen.add(part)
+                todo.append(part)
+        return seen
+
+    reach = {part: reached(part) for part in graph}
+    circles = {
+        frozenset(other for other in reach[part] if part in reach.get(other, set()))
+        for part in graph
+        if part in reach[part]
+    }
+    return sorted(sorted(circle) for circle in circles)
+
+
+def test_no_two_parts_of_the_runtime_package_import_each_other() -> None:
+    # A shared value (the lease, the settings it needs) sits at the top, not in one feature.
+    assert part_circles(part_imports(RUNTIME)) == []
+
+
+def test_the_circle_check_finds_features_importing_each_other(tmp_path: Path) -> None:
+    files = {
+        "runs/cleanup.py": "from hyperpod_ha.drill.adapters import lease_id_for_drill\n",
+        "drill/settings.py": "def lazy() -> None:\n    from hyperpod_ha.runs import models\n",
+        "lease.py": "from hyperpod_ha import errors\n",
+        "ingestion/a.py": "import hyperpod_ha.watchdog.b\nfrom hyperpod_ha import lease\n",
+        "watchdog/b.py": "from hyperpod_ha.snapshots.c import C\n",
+        "snapshots/c.py": "from hyperpod_ha import ingestion\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert part_circles(part_imports(tmp_path)) == [
+        ["drill", "runs"],
+        ["ingestion", "snapshots", "watchdog"],
+    ]
+    (tmp_path / "drill" / "settings.py").write_text("from hyperpod_ha.lease import LeaseSeconds\n")
+    assert part_circles(part_imports(tmp_path)) == [["ingestion", "snapshots", "watchdog"]]
 
 
 def test_no_module_is_longer_than_the_limit() -> None:

@@ -19,16 +19,16 @@ from hyperpod_ha.drill.models import InvalidDrillRequest
 from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
 from hyperpod_ha.drill.records import DrillRecords
 from hyperpod_ha.drill.steps import DrillContext, run_step
-from hyperpod_ha.environment import Integer, Number, Settings, Text
+from hyperpod_ha.environment import Number, Settings, Text
 from hyperpod_ha.incidents import Incidents, IncidentSettings
+from hyperpod_ha.lease import LeaseSeconds
 from hyperpod_ha.observability import logger, metrics
-from hyperpod_ha.runs.settings import RunSettings
 from hyperpod_ha.status_records import StatusRecords
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-# The template's value; LEASE_SECONDS is the verification runs' default.
+# The template's value.
 DEFAULT_COMMAND_DEADLINE_SECONDS = 60
 
 
@@ -47,7 +47,7 @@ class FailoverDrillFunctionSettings(Settings):
         float,
         Number("DRILL_COMMAND_DEADLINE_SECONDS", DEFAULT_COMMAND_DEADLINE_SECONDS, minimum=1, whole=True),
     ]
-    lease_seconds: Annotated[int, Integer("LEASE_SECONDS", RunSettings.lease_seconds, minimum=1)]
+    lease_seconds: LeaseSeconds  # the same lease, and setting, as the verification runs'
     incidents: IncidentSettings  # its topic also gets the drill's summary
 
 

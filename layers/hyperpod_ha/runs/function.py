@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
-from hyperpod_ha.drill.lease import lease_id_for_drill
 from hyperpod_ha.environment import Settings, Text
 from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest
+from hyperpod_ha.lease import lease_id_for_drill
 from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.abandoned import (
     AbandonedRunRejected,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 from hyperpod_ha.environment import Integer, Settings, Text
+from hyperpod_ha.lease import DEFAULT_LEASE_SECONDS, LeaseSeconds
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class RunSettings(Settings):
     settle_seconds: Annotated[int, Integer("SETTLE_SECONDS", 0, minimum=0)] = 0
     max_attempts: Annotated[int, Integer("MAX_ATTEMPTS", 30, minimum=1)] = 30
     backoff_seconds: Annotated[int, Integer("BACKOFF_SECONDS", 5, minimum=0)] = 5
-    lease_seconds: Annotated[int, Integer("LEASE_SECONDS", 3600, minimum=1)] = 3600
+    lease_seconds: LeaseSeconds = DEFAULT_LEASE_SECONDS
     dry_run: bool = False
 
     @classmethod

@@ -22,6 +22,7 @@ from bench import (
     RESULTS,
     ROOT,
     cold_start,
+    embedded_stack,
     input_parsing,
     lab_timings,
     lab_verdict,
@@ -76,6 +77,7 @@ def main() -> int:
         "watchdog_cost": _run("watchdog cost", watchdog_cost.measure),
         "lab_timings": _run("lab build, bring-up and takeover", lab_timings.measure),
         "lab_verdict": _run("lab time to verdict", lab_verdict.measure),
+        "embedded_stack": _run("embedded stack creation", embedded_stack.measure),
     }
     meta = {
         "generated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

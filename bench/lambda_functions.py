@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench import REGION
-from hyperpod_ha_dev.embedded.cfn import Context, Resolver, evaluate_conditions, load_template
-from hyperpod_ha_dev.embedded.stack import function_spec
+from hyperpod_ha_dev.cfn import Context, Resolver, evaluate_conditions, load_template
+from hyperpod_ha_dev.embedded.function_spec import function_spec, run_properties
+from hyperpod_ha_dev.embedded.sam import translate
 
 ACCOUNT: Final = "123456789012"
 STACK: Final = "hyperpod-ha-bench"
@@ -31,13 +32,13 @@ PLACEHOLDERS: Final[Mapping[str, Any]] = {
 }
 
 _ARN_SHAPES: Final[Mapping[str, str]] = {
-    "AWS::Serverless::Function": "arn:aws:lambda:{region}:{account}:function:{name}",
-    "AWS::Serverless::StateMachine": "arn:aws:states:{region}:{account}:stateMachine:{name}",
+    "AWS::Lambda::Function": "arn:aws:lambda:{region}:{account}:function:{name}",
+    "AWS::StepFunctions::StateMachine": "arn:aws:states:{region}:{account}:stateMachine:{name}",
     "AWS::SNS::Topic": "arn:aws:sns:{region}:{account}:{name}",
     "AWS::SQS::Queue": "arn:aws:sqs:{region}:{account}:{name}",
     "AWS::DynamoDB::Table": "arn:aws:dynamodb:{region}:{account}:table/{name}",
     "AWS::Logs::LogGroup": "arn:aws:logs:{region}:{account}:log-group:{name}:*",
-    "AWS::Serverless::LayerVersion": "arn:aws:lambda:{region}:{account}:layer:{name}:1",
+    "AWS::Lambda::LayerVersion": "arn:aws:lambda:{region}:{account}:layer:{name}:1",
 }
 
 
@@ -94,7 +95,7 @@ def _resolver(template: Mapping[str, Any]) -> Resolver:
 
     def ref(logical_id: str) -> str:
         kind = resources.get(logical_id, {}).get("Type", "")
-        if kind in ("AWS::Serverless::StateMachine", "AWS::SNS::Topic", "AWS::Serverless::LayerVersion"):
+        if kind in ("AWS::StepFunctions::StateMachine", "AWS::SNS::Topic", "AWS::Lambda::LayerVersion"):
             return arn(logical_id)
         if kind == "AWS::SQS::Queue":
             return f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{_physical(logical_id)}"
@@ -115,16 +116,17 @@ def _resolver(template: Mapping[str, Any]) -> Resolver:
 
 
 def template_functions(root: Path) -> list[LambdaFunction]:
-    """Every function of ``root/template.yaml``, in template order."""
-    template = load_template(root / "template.yaml")
+    """Every function of ``root/template.yaml`` (as SAM translates it), in template order."""
+    template = translate(root / "template.yaml")
     resolver = _resolver(template)
     found = []
     for logical_id, resource in template["Resources"].items():
-        if resource.get("Type") != "AWS::Serverless::Function":
+        if resource.get("Type") != "AWS::Lambda::Function":
             continue
         name = _physical(logical_id)
-        arn = _ARN_SHAPES["AWS::Serverless::Function"].format(region=REGION, account=ACCOUNT, name=name)
-        spec, props = function_spec(root, template, resolver, logical_id, name, arn)
+        arn = _ARN_SHAPES["AWS::Lambda::Function"].format(region=REGION, account=ACCOUNT, name=name)
+        props = run_properties(template, resolver, logical_id)
+        spec = function_spec(root, logical_id, name, arn, props)
         found.append(
             LambdaFunction(
                 logical_id=logical_id,
@@ -133,7 +135,7 @@ def template_functions(root: Path) -> list[LambdaFunction]:
                 memory_mb=spec.memory,
                 timeout_seconds=spec.timeout,
                 environment=dict(spec.environment),
-                tracing_active=str(props.get("Tracing", "")).lower() == "active",
+                tracing_active=props.get("TracingConfig", {}).get("Mode") == "Active",
             )
         )
     return found

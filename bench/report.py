@@ -19,7 +19,8 @@
       "watchdog_cost": {"skipped": "..."} | <check, USD per cluster-month>,
       "lab_timings": {"skipped": "..."} | {"up_seconds": <check>, "up_again_seconds", "down_seconds",
                       "takeover_seconds", "slurm_build_seconds"},
-      "lab_verdict": {"skipped": "..."} | <check>
+      "lab_verdict": {"skipped": "..."} | <check>,
+      "embedded_stack": {"skipped": "..."} | <check, seconds, with "first_seconds", "resources">
     }
 
 A check is ``{"value", "target", "met", "note"?, ...details}``; a measurement that could not
@@ -44,6 +45,7 @@ SECTIONS = (
     "watchdog_cost",
     "lab_timings",
     "lab_verdict",
+    "embedded_stack",
 )
 
 
@@ -76,6 +78,7 @@ def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any
         "watchdog_cost": parts.get("watchdog_cost", {"skipped": "not measured"}),
         "lab_timings": parts.get("lab_timings", {"skipped": "not measured"}),
         "lab_verdict": parts["lab_verdict"],
+        "embedded_stack": parts.get("embedded_stack", {"skipped": "not measured"}),
     }
 
 
@@ -306,6 +309,17 @@ def _lab_timing_lines(timings: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _embedded_lines(created: Mapping[str, Any]) -> list[str]:
+    status = _status(created)
+    if status:
+        return [f"Embedded stack: {status}"]
+    return [
+        f"Embedded stack, {created['resources']} resources: created in {created['value']} s (median of "
+        f"{created['rounds']}; the first, translating the template, {created['first_seconds']} s); "
+        f"target <= {created['target']:g} s {_mark(created)}"
+    ]
+
+
 def format_table(results: Mapping[str, Any]) -> str:
     missed = [path for path, check in checks(results) if not check["met"]]
     lines = [
@@ -317,6 +331,7 @@ def format_table(results: Mapping[str, Any]) -> str:
         *_watchdog_lines(results.get("watchdog_cost", {})),
         *_lab_timing_lines(results.get("lab_timings", {})),
         *_lab_lines(results.get("lab_verdict", {})),
+        *_embedded_lines(results.get("embedded_stack", {})),
         f"{len(missed)} target(s) missed" + (": " + ", ".join(missed) if missed else ""),
     ]
     return "\n".join(lines)

@@ -235,7 +235,7 @@ def measure(
         table_names = {
             physical.ref: logical_id
             for logical_id, physical in stack.resources.items()
-            if stack.resources[logical_id].attributes.get("Arn", "").startswith("arn:aws:dynamodb:")
+            if physical.type == "AWS::DynamoDB::Table"
         }
         queue = _watch_topic(str(stack.outputs["NotificationTopicArn"]))
         put_item_ms = _put_item_baseline()

@@ -13,10 +13,10 @@ import json
 from typing import Any
 
 from hyperpod_ha_dev.alarms import alarms
+from hyperpod_ha_dev.cfn import parse_template
 from hyperpod_ha_dev.command_documents import COMMAND_DOCUMENTS, command_document_resource
 from hyperpod_ha_dev.dashboard import dashboard_resource
 from hyperpod_ha_dev.documents import MAPPING, node_commands
-from hyperpod_ha_dev.embedded.cfn import parse_template
 
 MARKER = "  # ==== Generated: `make probe-document` writes all below (hyperpod_ha_dev.template_tail) ===="
 

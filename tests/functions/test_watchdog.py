@@ -168,7 +168,9 @@ def test_the_schedule_invokes_only_the_watchdog(healthy: EmbeddedRun) -> None:
     schedule = boto3.client("scheduler").get_schedule(Name=healthy.stack.ref("WatchdogSchedule"))
     assert schedule["ScheduleExpression"] == "rate(5 minutes)"
     assert schedule["Target"]["Arn"] == healthy.stack.function("WatchdogFunction").arn
-    assert schedule["Target"]["DeadLetterConfig"]["Arn"].endswith("WatchdogDeadLetterQueue")
+    queue = healthy.stack.ref("WatchdogDeadLetterQueue")
+    attributes = boto3.client("sqs").get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])
+    assert schedule["Target"]["DeadLetterConfig"]["Arn"] == attributes["Attributes"]["QueueArn"]
     role = healthy.stack.ref("WatchdogScheduleRole")
     (policy,) = boto3.client("iam").list_role_policies(RoleName=role)["PolicyNames"]
     document = boto3.client("iam").get_role_policy(RoleName=role, PolicyName=policy)["PolicyDocument"]

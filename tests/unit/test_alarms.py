@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha_dev.embedded.cfn import load_template
+from hyperpod_ha_dev.cfn import load_template
 from tests.conftest import ROOT
 
 TEMPLATE = load_template(ROOT / "template.yaml")

@@ -154,6 +154,7 @@ def test_the_table_shows_figures_misses_and_skips() -> None:
     assert "Workflow cost: skipped: simulation not available" in table
     assert "Watchdog cost: skipped: the template has no WatchdogFunction" in table
     assert "Lab time to verdict: skipped: the Slurm lab needs root" in table
+    assert "Embedded stack: skipped: not measured" in table
     assert table.endswith("1 target(s) missed: functions.IncidentFunction.cold_start")
 
 
@@ -230,6 +231,16 @@ def test_the_labs_own_figures_are_checks_in_the_table() -> None:
     assert missed == ["functions.IncidentFunction.cold_start", "lab_timings.takeover_seconds"]
     assert "Lab up_seconds (Slurm 24.11): 8.4 s; target <= 30 s" in table
     assert "Lab down_seconds: error: lab down failed" in table
+
+
+def test_the_embedded_stack_line_in_the_table() -> None:
+    results = _results()
+    results["embedded_stack"] = at_most(3.4, 10.0, unit="seconds", first_seconds=4.1, rounds=5, resources=108)
+    assert problems(results) == []
+    assert (
+        "Embedded stack, 108 resources: created in 3.4 s (median of 5; the first, translating the "
+        "template, 4.1 s); target <= 10 s yes"
+    ) in format_table(results)
 
 
 def test_the_hostile_node_text_line_in_the_table() -> None:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from hyperpod_ha_dev.cfn import TemplateError, find_in_map, load_template, parse_template
 from hyperpod_ha_dev.dashboard import WIDGETS, Widget, dashboard_resource, ours
-from hyperpod_ha_dev.embedded.cfn import TemplateError, find_in_map, load_template, parse_template
 from hyperpod_ha_dev.settings_checks import DRILL, SETTINGS_CHECKS, VERIFICATION, number
 from hyperpod_ha_dev.template_tail import MARKER, hand_written, tail
 from tests.conftest import ROOT

@@ -259,7 +259,7 @@ def test_only_secrets_manager_rotating_this_stacks_secret_invokes_the_rotation()
 @pytest.mark.parametrize("document", ["SlurmdbdRolloutDocument", "SlurmdbdRolloutCommandDocument"])
 def test_both_rollout_documents_admit_only_this_stacks_secret(document: str) -> None:
     from hyperpod_ha.rotation.rollout_document import secret_arn_pattern
-    from hyperpod_ha_dev.embedded.cfn import Context, Resolver
+    from hyperpod_ha_dev.cfn import Context, Resolver
 
     template = translated("run-command")
     spec = template["Resources"][document]["Properties"]["Content"]["parameters"]["secretId"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hyperpod_ha_dev.embedded.cfn import load_template
+from hyperpod_ha_dev.cfn import load_template
 from tests.unit.test_layout import FUNCTIONS, ROOT, RUNTIME, imported_modules, python_files
 
 # The one form of functions/<name>/app.py; only the docstring and, for a function that counts

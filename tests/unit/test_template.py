@@ -10,9 +10,9 @@ from typing import Any
 import cfnlint.api
 import pytest
 
+from hyperpod_ha_dev.cfn import load_template, with_mappings
 from hyperpod_ha_dev.command_documents import COMMAND_DOCUMENTS
 from hyperpod_ha_dev.documents import NODE_COMMANDS
-from hyperpod_ha_dev.embedded.cfn import load_template, with_mappings
 from hyperpod_ha_dev.generate import stale
 from tests.conftest import EVENTS, ROOT
 

@@ -1,4 +1,5 @@
-"""A template function resolved against a deployed stack: its parameters and physical resources."""
+"""A template function, as SAM translates it, resolved against a deployed stack: its parameters
+and physical resources."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from typing import Any
 
 import boto3
 
+from hyperpod_ha_dev.cfn import Context, Resolver, TemplateError, evaluate_conditions
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
-from hyperpod_ha_dev.embedded.cfn import Context, Resolver, TemplateError, evaluate_conditions, load_template
+from hyperpod_ha_dev.embedded.function_spec import function_spec, run_properties
 from hyperpod_ha_dev.embedded.functions import FunctionSpec
-from hyperpod_ha_dev.embedded.stack import function_spec
+from hyperpod_ha_dev.embedded.sam import translate
 
 # GetAtt <resource>.Arn from the physical id, by type (what the template's functions use).
 _ARN_FORMATS = {
@@ -23,7 +25,7 @@ _ARN_FORMATS = {
 
 def offline_function(root: Path, logical_id: str) -> FunctionSpec:
     """The function with no stack to ask: references stay empty for ``--env-vars`` to fill."""
-    template = load_template(root / "template.yaml")
+    template = translate(root / "template.yaml")
     values = {key: spec.get("Default", "") for key, spec in template.get("Parameters", {}).items()}
     pseudo = {
         "AWS::AccountId": "",
@@ -36,8 +38,7 @@ def offline_function(root: Path, logical_id: str) -> FunctionSpec:
         template,
         Context(values, pseudo, lambda _: "", lambda _, __: "", evaluate_conditions(template, values)),
     )
-    spec, _ = function_spec(root, template, resolver, logical_id, logical_id, "")
-    return spec
+    return function_spec(root, logical_id, logical_id, "", run_properties(template, resolver, logical_id))
 
 
 def deployed_function(root: Path, logical_id: str, stack_name: str | None) -> FunctionSpec:
@@ -63,7 +64,7 @@ def deployed_function(root: Path, logical_id: str, stack_name: str | None) -> Fu
         "AWS::StackName": name,
         "AWS::URLSuffix": "amazonaws.com",
     }
-    template = load_template(root / "template.yaml")
+    template = translate(root / "template.yaml")
     for key, spec in template.get("Parameters", {}).items():
         parameters.setdefault(key, spec.get("Default", ""))
 
@@ -86,6 +87,5 @@ def deployed_function(root: Path, logical_id: str, stack_name: str | None) -> Fu
 
     conditions = evaluate_conditions(template, parameters)
     resolver = Resolver(template, Context(parameters, pseudo, ref, get_att, conditions))
-    function_name = ref(logical_id)
-    spec, _ = function_spec(root, template, resolver, logical_id, function_name, get_att(logical_id, "Arn"))
-    return spec
+    properties = run_properties(template, resolver, logical_id)
+    return function_spec(root, logical_id, ref(logical_id), get_att(logical_id, "Arn"), properties)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha_dev.embedded.cfn import load_template
+from hyperpod_ha_dev.cfn import load_template
 
 # A value longer than CloudFormation's own limit for a parameter value is not one.
 MAX_VALUE_CHARS = 4096
@@ -51,7 +51,11 @@ class ParameterSpec:
 
 def template_parameters(template: Path) -> dict[str, ParameterSpec]:
     """The template's parameters by name, in the template's order."""
-    parameters: Mapping[str, Mapping[str, Any]] = load_template(template).get("Parameters", {})
+    return parameter_specs(load_template(template).get("Parameters", {}))
+
+
+def parameter_specs(parameters: Mapping[str, Mapping[str, Any]]) -> dict[str, ParameterSpec]:
+    """A template's ``Parameters`` section, read."""
     return {name: _spec(name, entry) for name, entry in parameters.items()}
 
 

@@ -1,6 +1,7 @@
-"""The stack from ``template.yaml``, created in process on moto (tests, the CLI, ``make demo``).
+"""The stack from ``template.yaml``, created in process on moto (tests, the CLI, ``make demo``):
+SAM's translation, created by moto's own CloudFormation (:mod:`.stack`, :mod:`.shims`).
 
-Never imported by a Lambda handler: it needs the development dependencies (moto, PyYAML). It
+Never imported by a Lambda handler: it needs the development dependencies (moto, SAM). It
 may import the runtime package (to run the functions in process); only the local stand-in
 (``standin``) uses the simulation, never the CLI.
 """

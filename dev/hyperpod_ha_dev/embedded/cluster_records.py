@@ -1,6 +1,7 @@
 """HyperPod's answers moto does not give, stood in for the embedded cluster: a cluster event's
-record (``DescribeClusterEvent``) and the cluster's ``Orchestrator`` (``DescribeCluster``'s
-``Orchestrator.Slurm``: the config strategy, an external accounting database)."""
+record (``DescribeClusterEvent``), the cluster's ``Orchestrator`` (``DescribeCluster``'s
+``Orchestrator.Slurm``: the config strategy, an external accounting database) and the nodes'
+addresses (``DescribeClusterNode``)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,22 @@ def orchestrator() -> Patch:
         return details
 
     return (Cluster, "describe", describe)
+
+
+def node_addresses() -> Patch:
+    """moto's cluster nodes with the addresses HyperPod's DescribeClusterNode returns."""
+    from moto.sagemaker.models import ClusterNode
+
+    original = ClusterNode.describe
+
+    def describe(self: Any) -> dict[str, Any]:
+        details = original(self)
+        if getattr(self, "private_ip", None):
+            details["PrivatePrimaryIp"] = self.private_ip
+            details["PrivateDnsHostname"] = self.hostname
+        return details
+
+    return (ClusterNode, "describe", describe)
 
 
 def add_event(backend: Any, cluster_name: str, record: Mapping[str, Any]) -> None:

@@ -7,28 +7,23 @@ import datetime as dt
 import json
 import time
 import uuid
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import boto3
 
+from hyperpod_ha_dev.cfn import TemplateError
 from hyperpod_ha_dev.embedded import delivery
-from hyperpod_ha_dev.embedded.cfn import (
-    TemplateError,
-)
-from hyperpod_ha_dev.embedded.function_spec import parameter_text
 from hyperpod_ha_dev.embedded.functions import FunctionSpec, invoke
 
-ACCOUNT = "123456789012"
-REGION = "us-east-1"
 
-
-@dataclass
+@dataclass(frozen=True)
 class Physical:
+    """A created resource: what Ref answers (its physical id), and its type."""
+
     ref: str
-    attributes: dict[str, str] = field(default_factory=dict)
+    type: str
 
 
 @dataclass
@@ -90,38 +85,15 @@ class EmbeddedStack:
     def stop_running_executions(self) -> None:
         """moto runs executions in threads: stop them before the mock goes away."""
         sfn = boto3.client("stepfunctions")
-        drills = (
-            self.executions("FailoverDrillStateMachineArn")
-            if "FailoverDrillStateMachineArn" in self.outputs
-            else []
-        )
-        for execution in self.executions() + drills:
-            if execution["status"] != "RUNNING":
-                continue
-            # moto's worker has no environment until its thread has begun; it cannot be stopped before.
-            for _ in range(50):
-                try:
-                    sfn.stop_execution(executionArn=execution["executionArn"], error="Stopped")
-                    break
-                except AttributeError:
-                    time.sleep(0.05)
-
-    def record_in_cloudformation(self) -> None:
-        """A CloudFormation stack of this name with the same parameters and outputs, for the
-        tools that find a deployed stack that way (``runbook``, ``invoke --stack-name``)."""
-        parameters = {key: parameter_text(value) for key, value in self.parameters.items()}
-        body = {
-            "Parameters": {key: {"Type": "String"} for key in parameters},
-            # CloudFormation wants one resource; moto creates nothing for this one.
-            "Resources": {"Marker": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
-            "Outputs": {key: {"Value": parameter_text(value)} for key, value in self.outputs.items()},
-        }
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            boto3.client("cloudformation").create_stack(
-                StackName=self.name,
-                TemplateBody=json.dumps(body),
-                Parameters=[
-                    {"ParameterKey": key, "ParameterValue": value} for key, value in parameters.items()
-                ],
-            )
+        machines = [p.ref for p in self.resources.values() if p.type == "AWS::StepFunctions::StateMachine"]
+        for machine in machines:
+            for execution in sfn.list_executions(stateMachineArn=machine, statusFilter="RUNNING")[
+                "executions"
+            ]:
+                # moto's worker has no environment until its thread has begun; it cannot be stopped before.
+                for _ in range(50):
+                    try:
+                        sfn.stop_execution(executionArn=execution["executionArn"], error="Stopped")
+                        break
+                    except AttributeError:
+                        time.sleep(0.05)

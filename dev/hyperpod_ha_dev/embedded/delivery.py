@@ -89,14 +89,14 @@ def invoke_async(spec: FunctionSpec, event: Any) -> Any:
 @contextlib.contextmanager
 def patched() -> Iterator[None]:
     """moto, patched for as long as the embedded stack is in use (see the module's docstring)."""
-    from hyperpod_ha_dev.embedded import cluster_records, site
+    from hyperpod_ha_dev.embedded import cluster_records
 
     with applied(
         [
             _route_lambda_invoke(),
             _deliver_sns_to_lambda(),
             _deliver_events_to_lambda(),
-            site.node_addresses(),
+            cluster_records.node_addresses(),
             cluster_records.cluster_events(),
             cluster_records.orchestrator(),
             *opscenter.patches(),

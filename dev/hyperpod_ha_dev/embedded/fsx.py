@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hyperpod_ha_dev.embedded.account import ACCOUNT
 from hyperpod_ha_dev.embedded.patching import Patch
 
 
@@ -26,8 +27,6 @@ def _store(backend: Any) -> dict[str, Any]:
 def link_to_s3(file_system_id: str, bucket_path: str, region: str = "us-east-1") -> None:
     """Give a file system a data repository association (as an S3-linked PERSISTENT_2 has)."""
     from moto.fsx.models import fsx_backends
-
-    from hyperpod_ha_dev.embedded.stack import ACCOUNT
 
     store = _store(fsx_backends[ACCOUNT][region])
     store["associations"].append(

@@ -1,4 +1,4 @@
-"""A template function resolved: what runs it, and the zip of its code."""
+"""A translated ``AWS::Lambda::Function``, resolved, as :class:`FunctionSpec` (what runs it)."""
 
 from __future__ import annotations
 
@@ -8,38 +8,49 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hyperpod_ha_dev.embedded.cfn import (
-    Resolver,
-    with_function_globals,
-)
+from hyperpod_ha_dev.cfn import Resolver
 from hyperpod_ha_dev.embedded.functions import FunctionSpec
+from hyperpod_ha_dev.embedded.sam import local_code
+
+# The properties that say how a function runs (the rest is who may do what, and where it logs).
+RUN_PROPERTIES = (
+    "Code",
+    "Handler",
+    "Environment",
+    "Timeout",
+    "MemorySize",
+    "DeadLetterConfig",
+    "TracingConfig",
+)
 
 
 def function_spec(
-    root: Path, template: Mapping[str, Any], resolver: Resolver, logical_id: str, name: str, arn: str
-) -> tuple[FunctionSpec, dict[str, Any]]:
-    """A template function resolved: its spec (what runs it) and its properties (with Globals)."""
-    properties = template["Resources"][logical_id].get("Properties", {})
-    props: dict[str, Any] = resolver.resolve(with_function_globals(template, properties))
-    environment = {
-        key: parameter_text(value) for key, value in props.get("Environment", {}).get("Variables", {}).items()
-    }
-    spec = FunctionSpec(
+    root: Path, logical_id: str, name: str, arn: str, properties: Mapping[str, Any], max_retries: int = 2
+) -> FunctionSpec:
+    """The function of these resolved properties (Lambda's defaults where they say nothing)."""
+    variables = properties.get("Environment", {}).get("Variables", {})
+    return FunctionSpec(
         logical_id=logical_id,
         name=name,
         arn=arn,
-        code_dir=(root / props["CodeUri"]).resolve(),
-        handler=props["Handler"],
-        environment=environment,
-        timeout=int(props.get("Timeout", 3)),
-        memory=int(props.get("MemorySize", 128)),
-        max_retries=int(props.get("EventInvokeConfig", {}).get("MaximumRetryAttempts", 2)),
-        dead_letter_queue_arn=props.get("DeadLetterQueue", {}).get("TargetArn"),
+        code_dir=local_code(root, properties["Code"]).resolve(),
+        handler=properties["Handler"],
+        environment={key: parameter_text(value) for key, value in variables.items()},
+        timeout=int(properties.get("Timeout", 3)),
+        memory=int(properties.get("MemorySize", 128)),
+        max_retries=max_retries,
+        dead_letter_queue_arn=properties.get("DeadLetterConfig", {}).get("TargetArn"),
     )
-    return spec, props
+
+
+def run_properties(template: Mapping[str, Any], resolver: Resolver, logical_id: str) -> dict[str, Any]:
+    """A translated function's :data:`RUN_PROPERTIES`, resolved (outside moto: a deployed stack)."""
+    properties = template["Resources"][logical_id]["Properties"]
+    return {key: resolver.resolve(properties[key]) for key in RUN_PROPERTIES if key in properties}
 
 
 def parameter_text(value: Any) -> str:
+    """A value as CloudFormation passes it where only text goes (a parameter, a variable)."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):

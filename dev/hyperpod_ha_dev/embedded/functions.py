@@ -51,7 +51,6 @@ class FunctionSpec:
     memory: int
     max_retries: int = 2
     dead_letter_queue_arn: str | None = None
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass

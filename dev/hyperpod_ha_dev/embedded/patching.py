@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 from unittest import mock
 
-# (class, attribute, replacement)
-Patch = tuple[type[Any], str, Any]
+# (class or module, attribute, replacement)
+Patch = tuple[object, str, Any]
 
 
 @contextlib.contextmanager

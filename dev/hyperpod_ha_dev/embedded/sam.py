@@ -1,18 +1,22 @@
 """``template.yaml`` as SAM translates it: the CloudFormation that would really be deployed.
 
-checkov and the IAM tests read this, not the SAM source, so the roles, policies, permissions
-and rules SAM generates (dead-letter queue grants, LambdaInvokePolicy, event rules) are
-checked too. Uses SAM's own translator and its YAML reader (samtranslator's public API,
-installed with the SAM CLI).
+The embedded stack creates this, and checkov and the IAM tests read it, not the SAM source, so
+the roles, policies, permissions and rules SAM generates (dead-letter queue grants,
+LambdaInvokePolicy, event rules) are created and checked too. Uses SAM's own translator and its
+YAML reader (samtranslator's public API, installed with the SAM CLI).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any
+
+# The translator warns, when collected, that its metrics were never published: nothing here would.
+logging.getLogger("samtranslator.metrics.metrics").setLevel(logging.ERROR)
 
 # Parameters without a default, and values a deployment would give them.
 SAMPLE_PARAMETERS: dict[str, Any] = {
@@ -33,16 +37,25 @@ class _NoManagedPolicies:
         return {}
 
 
+# Where ``sam package`` would have put the code: one bucket, a key per local directory.
+PACKAGED_BUCKET = "packaged"
+
+
 def _as_packaged(template: dict[str, Any], root: Path) -> None:
     """Local code paths as ``sam package`` would leave them: S3 URIs (as ``sam validate`` does),
     and the state machine's definition inlined so its substitutions are checked too."""
-    for logical_id, resource in template["Resources"].items():
+    for resource in template["Resources"].values():
         properties = resource.get("Properties", {})
         for key in ("CodeUri", "ContentUri"):
             if isinstance(properties.get(key), str):
-                properties[key] = f"s3://packaged/{logical_id}.zip"
+                properties[key] = f"s3://{PACKAGED_BUCKET}/{properties[key].strip('/')}.zip"
         if isinstance(properties.get("DefinitionUri"), str):
             properties["Definition"] = json.loads((root / properties.pop("DefinitionUri")).read_text())
+
+
+def local_code(root: Path, code: dict[str, Any]) -> Path:
+    """The directory a translated function's ``Code`` (or a layer's ``Content``) was packaged from."""
+    return root / str(code["S3Key"]).removesuffix(".zip")
 
 
 def translate(template_path: Path, parameters: dict[str, Any] | None = None) -> dict[str, Any]:

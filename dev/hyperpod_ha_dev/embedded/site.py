@@ -16,8 +16,7 @@ from unittest import mock
 import boto3
 from moto.core.config import DefaultConfig
 
-from hyperpod_ha_dev.embedded.patching import Patch
-from hyperpod_ha_dev.embedded.stack import REGION
+from hyperpod_ha_dev.embedded.account import ACCOUNT, CREDENTIALS, REGION
 
 MOTO_CONFIG: DefaultConfig = {
     "stepfunctions": {"execute_state_machine": True},
@@ -33,16 +32,9 @@ def embedded_aws() -> Iterator[None]:
 
     from hyperpod_ha_dev.embedded import delivery
 
-    fake = {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-        "AWS_REGION": REGION,
-    }
     # moto's interpreter logs every state's internals at WARNING; keep our output readable.
     logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
-    with mock.patch.dict(os.environ, fake):
+    with mock.patch.dict(os.environ, CREDENTIALS):
         # Never a real account or another endpoint, whatever the shell says.
         os.environ.pop("AWS_ENDPOINT_URL", None)
         os.environ.pop("AWS_PROFILE", None)
@@ -163,25 +155,7 @@ def create_site(
 def _sagemaker_backend() -> Any:
     from moto.sagemaker.models import sagemaker_backends
 
-    from hyperpod_ha_dev.embedded.stack import ACCOUNT
-
     return sagemaker_backends[ACCOUNT][REGION]
-
-
-def node_addresses() -> Patch:
-    """moto's cluster nodes with the addresses HyperPod's DescribeClusterNode returns."""
-    from moto.sagemaker.models import ClusterNode
-
-    original = ClusterNode.describe
-
-    def describe(self: Any) -> dict[str, Any]:
-        details = original(self)
-        if getattr(self, "private_ip", None):
-            details["PrivatePrimaryIp"] = self.private_ip
-            details["PrivateDnsHostname"] = self.hostname
-        return details
-
-    return (ClusterNode, "describe", describe)
 
 
 def _create_cluster(name: str, group: str, controllers: tuple[SiteController, ...], workers: int) -> str:

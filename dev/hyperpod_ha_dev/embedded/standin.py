@@ -33,18 +33,13 @@ from typing import Any
 
 from hyperpod_ha.commands import TargetUnreachable
 from hyperpod_ha_dev.embedded import delivery
+from hyperpod_ha_dev.embedded.account import CREDENTIALS
+from hyperpod_ha_dev.embedded.function_spec import parameter_text
 from hyperpod_ha_dev.embedded.patching import Patch, applied
 from hyperpod_ha_dev.embedded.site import MOTO_CONFIG, create_site
-from hyperpod_ha_dev.embedded.stack import REGION, EmbeddedStack, create_stack
+from hyperpod_ha_dev.embedded.stack import EmbeddedStack, create_stack
 
 SESSION_DEADLINE_SECONDS = 60.0
-CREDENTIALS = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
-    "AWS_DEFAULT_REGION": REGION,
-    "AWS_REGION": REGION,
-}
 
 
 def container_gateway() -> str | None:
@@ -214,16 +209,10 @@ def _write_state(
         "container_endpoint": container_endpoint,
         "scenario": scenario,
         "lambda_endpoint": lambda_endpoint,
-        "parameters": {key: _text(value) for key, value in stack.parameters.items()},
-        "outputs": {key: _text(value) for key, value in stack.outputs.items()},
+        "parameters": {key: parameter_text(value) for key, value in stack.parameters.items()},
+        "outputs": {key: parameter_text(value) for key, value in stack.outputs.items()},
         "environment": {logical_id: dict(spec.environment) for logical_id, spec in stack.functions.items()},
     }
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(state, indent=2))
     temporary.replace(path)  # whoever waits for the file sees all of it or nothing
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, list):
-        return ",".join(str(item) for item in value)
-    return str(value)

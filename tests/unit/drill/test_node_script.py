@@ -13,7 +13,7 @@ import pytest
 
 from hyperpod_ha.commands import CommandRequest
 from hyperpod_ha.drill.node import jobs_parameters, parse_node_output, takeover_parameters
-from hyperpod_ha_dev.embedded.cfn import load_template, with_mappings
+from hyperpod_ha_dev.cfn import load_template, with_mappings
 from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
 from tests.conftest import ROOT
 

@@ -22,7 +22,7 @@ from hyperpod_ha.rotation.rollout_document import (
     secret_arn_pattern,
     session_document,
 )
-from hyperpod_ha_dev.embedded.cfn import Context, Resolver, load_template, with_mappings
+from hyperpod_ha_dev.cfn import Context, Resolver, load_template, with_mappings
 from tests.fakes.rollout_nodes import DOCUMENT, SECRET_ARN
 
 

@@ -1,49 +1,24 @@
-"""Reading ``template.yaml`` the way CloudFormation and SAM would, for the embedded stack.
+"""Reading ``template.yaml`` (SAM's reader), and resolving a template's
+values outside moto: against a deployed stack (``hyperpod-ha invoke --stack-name``), with
+placeholders (``bench``), or to check what the embedded stack created.
 
-Only what this project's template uses is resolved: Ref, Fn::GetAtt, Fn::Sub, Fn::If,
-Fn::Join, Fn::Select, Fn::Split, Fn::FindInMap, conditions, pseudo parameters and SAM's Function
-Globals.
-Anything else raises, so a template change the harness does not follow fails loudly.
+Only what this project's template uses is resolved: Ref, Fn::GetAtt, Fn::Sub, Fn::If, Fn::Join,
+Fn::Select, Fn::Split, Fn::FindInMap, conditions and pseudo parameters; others stay unresolved.
 """
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 NO_VALUE = object()
-
-_TAGS_WITH_LIST = {"GetAtt"}
 
 
 class TemplateError(ValueError):
-    """The template uses something the embedded stack does not understand."""
-
-
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-def _construct_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-        if suffix in _TAGS_WITH_LIST:
-            value = str(value).split(".", 1)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-    key = suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}"
-    return {key: value}
-
-
-_Loader.add_multi_constructor("!", _construct_tag)
+    """A template, or a stack created from it, has something these tools cannot follow."""
 
 
 def load_template(path: Path) -> dict[str, Any]:
@@ -51,7 +26,10 @@ def load_template(path: Path) -> dict[str, Any]:
 
 
 def parse_template(text: str, source: str = "the template") -> dict[str, Any]:
-    loaded = yaml.load(text, Loader=_Loader)  # noqa: S506 (SafeLoader subclass)
+    """A template as SAM's own reader reads it: CloudFormation's tags as intrinsic functions."""
+    from samtranslator.yaml_helper import yaml_parse
+
+    loaded = yaml_parse(text)
     if not isinstance(loaded, dict) or "Resources" not in loaded:
         raise TemplateError(f"{source} is not a CloudFormation template")
     return loaded
@@ -183,36 +161,3 @@ def evaluate_conditions(template: Mapping[str, Any], parameters: Mapping[str, An
     for name in definitions:
         condition(name)
     return results
-
-
-def parameter_values(template: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for name, spec in template.get("Parameters", {}).items():
-        if name in given:
-            value = given[name]
-        elif "Default" in spec:
-            value = spec["Default"]
-        else:
-            raise TemplateError(f"parameter {name} has no value and no default")
-        if str(spec.get("Type", "")).startswith("List<") and isinstance(value, str):
-            value = [item for item in value.split(",") if item]
-        if "AllowedValues" in spec and value not in spec["AllowedValues"]:
-            raise TemplateError(f"parameter {name}={value!r} is not one of {spec['AllowedValues']}")
-        if "AllowedPattern" in spec and not re.fullmatch(spec["AllowedPattern"], str(value)):
-            raise TemplateError(f"parameter {name}={value!r} does not match {spec['AllowedPattern']}")
-        values[name] = value
-    return values
-
-
-def with_function_globals(template: Mapping[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
-    """SAM's Globals: maps merge (environment variables too), lists are prepended, scalars are defaults."""
-    merged: dict[str, Any] = copy.deepcopy(dict(template.get("Globals", {}).get("Function", {})))
-    for key, value in properties.items():
-        if key == "Environment" and key in merged:
-            variables = {**merged[key].get("Variables", {}), **value.get("Variables", {})}
-            merged[key] = {"Variables": variables}
-        elif isinstance(value, list) and isinstance(merged.get(key), list):
-            merged[key] = merged[key] + value
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged

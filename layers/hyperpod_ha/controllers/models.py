@@ -23,7 +23,9 @@ from hyperpod_ha.controllers.errors import ControllerInputError
 from hyperpod_ha.controllers.orchestration import SlurmOrchestration
 from hyperpod_ha.slurm import TEXT_LIMIT, ControllerHost, NodeStateCount, PingLine
 
-REPORT_JSON_LIMIT: Final = 24 * 1024
+# The worst case, every text and list at its cap (a real report is about 3 KiB): the failover
+# evidence (slurm.conf, the version, the ON/OFF programs) raised it from 24 KiB.
+REPORT_JSON_LIMIT: Final = 32 * 1024
 RUNNING: Final = "Running"  # SageMaker's InstanceStatus of a node that can be probed
 
 

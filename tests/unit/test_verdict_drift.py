@@ -16,8 +16,7 @@ from tests.unit.verdict_probes import (
     Conf,
     Probe,
     Unreachable,
-    ping_of_three,
-    three_controllers,
+    three_all_up,
     verdict_of,
 )
 
@@ -28,32 +27,11 @@ def no_drift(reasons: tuple[str, ...]) -> bool:
     return not any(word in reason for reason in reasons for word in DRIFT_WORDS)
 
 
-def three(*confs: Conf | None) -> list[Probe]:
-    ping = ping_of_three(True, True, True)
-    return [
-        Probe(config=three_controllers(), ping=ping, conf=confs[0]),
-        Probe(
-            name="ctl2",
-            config=three_controllers(),
-            ping=ping,
-            log="slurmctld_log_ctl2_standby.txt",
-            conf=confs[1],
-        ),
-        Probe(
-            name="ctl3",
-            config=three_controllers(),
-            ping=ping,
-            log="slurmctld_log_ctl2_standby.txt",
-            conf=confs[2],
-        ),
-    ]
-
-
 @pytest.mark.parametrize(
     "controllers",
     [
         pytest.param((Probe(), STANDBY), id="two controllers"),
-        pytest.param(tuple(three(Conf(), Conf(), Conf())), id="three controllers"),
+        pytest.param(tuple(three_all_up()), id="three controllers"),
         pytest.param((Probe(), Unreachable("ctl2")), id="one controller unreachable"),
         pytest.param((CTL1_KILLED, CTL2_TOOK_OVER), id="after a failover"),
         # A node that could not tell a field (no slurm.conf found, no failover_conf section, an
@@ -70,7 +48,7 @@ def test_no_drift_on_a_healthy_cluster(controllers: tuple[Probe | Unreachable, .
 
 def test_an_unreachable_controller_is_not_compared() -> None:
     # ctl3 cannot be checked; ctl1 and ctl2 agree: nothing about ctl3's configuration is told.
-    ctl1, ctl2, _ = three(Conf(), Conf(), Conf())
+    ctl1, ctl2, _ = three_all_up()
     verdict = verdict_of(ctl1, ctl2, Unreachable("ctl3"))
     assert no_drift(verdict.reasons), verdict.reasons
 

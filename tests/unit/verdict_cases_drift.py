@@ -17,8 +17,7 @@ from tests.unit.verdict_probes import (
     Case,
     Conf,
     Probe,
-    ping_of_three,
-    three_controllers,
+    three_all_up,
 )
 
 OFF = "controller status notifications are off on {}: the failover topic will stay silent"
@@ -148,22 +147,7 @@ DRIFT_CASES = [
     ),
     Case(
         "three controllers: backup2's version differs",
-        (
-            Probe(config=three_controllers(), ping=ping_of_three(True, True, True)),
-            Probe(
-                name="ctl2",
-                config=three_controllers(),
-                ping=ping_of_three(True, True, True),
-                log="slurmctld_log_ctl2_standby.txt",
-            ),
-            Probe(
-                name="ctl3",
-                config=three_controllers(),
-                ping=ping_of_three(True, True, True),
-                log="slurmctld_log_ctl2_standby.txt",
-                conf=Conf(version="24.11.1"),
-            ),
-        ),
+        three_all_up(Conf(), Conf(), Conf(version="24.11.1")),
         DEGRADED,
         "ctl1",
         ("the Slurm version differs between controllers: 24.11.5 on ctl1, ctl2; 24.11.1 on ctl3",),

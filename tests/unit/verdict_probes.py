@@ -264,3 +264,16 @@ class Case:
     active: str | None
     reasons: tuple[str, ...] = ()  # each must appear in some reason
     policy: VerdictPolicy | None = None
+
+
+def three_all_up(*confs: Conf | None) -> tuple[Probe, Probe, Probe]:
+    """Three controllers, ctl1 active, ctl2 and ctl3 standbys, every one answering; each with
+    its ``Conf`` (the default's when not given)."""
+    conf = [*confs, *([Conf()] * (3 - len(confs)))]
+    ping = ping_of_three(True, True, True)
+    standby = {"config": three_controllers(), "ping": ping, "log": "slurmctld_log_ctl2_standby.txt"}
+    return (
+        Probe(config=three_controllers(), ping=ping, conf=conf[0]),
+        Probe(name="ctl2", conf=conf[1], **standby),  # type: ignore[arg-type]
+        Probe(name="ctl3", conf=conf[2], **standby),  # type: ignore[arg-type]
+    )

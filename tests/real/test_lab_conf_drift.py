@@ -52,7 +52,9 @@ def test_the_programs_run_and_every_host_reads_the_shared_copy(running: Lab) -> 
         assert str(running.paths.primary_program(status)) in config
 
 
-def test_conf_drift_leaves_a_local_copy_the_standby_reads(running: Lab) -> None:
+def test_conf_drift_leaves_a_local_copy_the_standby_reads(
+    running: Lab, capfd: pytest.CaptureFixture[str]
+) -> None:
     offset = len(running.log("ctl2"))
     shared_before = running.paths.slurm_conf.read_text()
     try:
@@ -65,6 +67,10 @@ def test_conf_drift_leaves_a_local_copy_the_standby_reads(running: Lab) -> None:
         assert RECONFIGURED in running.log("ctl2")[offset:]
         assert "read it again" in record["detail"]
         assert running.local_conf_hosts() == ["ctl2"]
+        assert running.status()["local_slurm_conf_hosts"] == ["ctl2"]
+        capfd.readouterr()
+        assert main(["lab", "status", "--root", str(running.paths.root)]) == 0
+        assert "slurm.conf a local copy (not the shared one) on ctl2" in capfd.readouterr().out
         assert baseline_problems(running) == ["ctl2's slurm.conf is a local copy"]
         with pytest.raises(LabFaultError, match="already a local copy"):
             check(running, "onprog-off", "ctl2")

@@ -177,4 +177,7 @@ def _status_text(status: dict[str, Any]) -> str:
     ):
         if status.get(key):
             lines.append(f"  StateSaveLocation {what} on {', '.join(status[key])}")
+    if status.get("local_slurm_conf_hosts"):
+        hosts = ", ".join(status["local_slurm_conf_hosts"])
+        lines.append(f"  slurm.conf a local copy (not the shared one) on {hosts}")
     return "\n".join(lines)

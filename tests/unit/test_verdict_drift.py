@@ -12,6 +12,7 @@ from hyperpod_ha.verdict import DEGRADED, HEALTHY, VerdictPolicy, VerdictRequest
 from tests.unit.verdict_probes import (
     CTL1_KILLED,
     CTL2_TOOK_OVER,
+    SHARED_CONF,
     STANDBY,
     Conf,
     Probe,
@@ -38,6 +39,11 @@ def no_drift(reasons: tuple[str, ...]) -> bool:
         # unknown version) is not compared: unknown is not a difference.
         pytest.param((Probe(), dataclasses.replace(STANDBY, conf=None)), id="a standby told nothing"),
         pytest.param((Probe(), dataclasses.replace(STANDBY, conf=Conf(version=None))), id="no version"),
+        # SLURM_CONF naming the shared copy itself: a file, not a link, but the same file.
+        pytest.param(
+            (Probe(), dataclasses.replace(STANDBY, conf=Conf(link=False, resolved=SHARED_CONF))),
+            id="the shared copy read directly",
+        ),
     ],
 )
 def test_no_drift_on_a_healthy_cluster(controllers: tuple[Probe | Unreachable, ...]) -> None:
@@ -99,3 +105,14 @@ def test_drift_fixed_gives_the_verdict_back() -> None:
     drifted = verdict_of(Probe(), dataclasses.replace(STANDBY, conf=Conf(link=False, sha256="6" * 64)))
     healed = verdict_of(Probe(), STANDBY)
     assert (drifted.name, healed.name) == (DEGRADED, HEALTHY)
+
+
+def test_hashes_are_compared_whole() -> None:
+    # Two hashes alike in the 12 digits a reason shows are still two slurm.conf.
+    other = Conf(sha256="5" * 12 + "6" * 52)
+    verdict = verdict_of(Probe(), dataclasses.replace(STANDBY, conf=other))
+    assert verdict.name is DEGRADED
+    assert (
+        "slurm.conf differs between controllers: sha256 555555555555 on ctl1; sha256 555555555555 on ctl2"
+        in (verdict.reasons)
+    )

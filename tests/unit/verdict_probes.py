@@ -103,6 +103,7 @@ class Conf:
     program_state: str = "executable"
     fstype: str = "lustre"  # of the file slurm.conf resolves to
     source: str = "fsx"
+    resolved: str | None = None  # where it resolves; None: the shared copy if a link, else itself
 
     def slurm_conf(self, config: str) -> str:
         hosts = self.hosts
@@ -125,7 +126,7 @@ class Conf:
                 lines.append(f"{kind}_{slot.lower()}_prog={path if configured else ''}")
                 if configured:
                     lines.append(f"{kind}_{slot.lower()}_prog_state={self.program_state}")
-        resolved = SHARED_CONF if self.link else CONF
+        resolved = self.resolved or (SHARED_CONF if self.link else CONF)
         lines += [
             f"conf_path={CONF}",
             f"conf_link={'yes' if self.link else 'no'}",

@@ -39,8 +39,8 @@ def drift_problems(seen: Observation, active: Controller | None) -> list[str]:
     compared = _COMPARED
     if len({r.state_save.fstype for _, r in checked if r.state_save.fstype}) > 1:
         compared = compared[:-1]  # other file system types: the StateSaveLocation rule says so
-    for what, value in compared:
-        differs = _differs(what, {c.key: value(r) for c, r in checked})
+    for what, value, shown in compared:
+        differs = _differs(what, {c.key: value(r) for c, r in checked}, shown)
         if differs:
             problems.append(differs)
     return problems
@@ -84,6 +84,7 @@ def _notifications(controller: Controller, failover: FailoverConfigEvidence, act
 
 def _local_copies(seen: Observation, checked: Checked) -> list[str]:
     linked = [c.key for c, r in checked if r.failover.conf_link is True]
+    shared = {r.failover.conf_resolved for _, r in checked if r.failover.conf_link is True}
     strategy = seen.config_strategy
     # No public source says a strategy keeps a copy per controller; the agent writes the file.
     agent = f"; HyperPod's cluster agent also writes slurm.conf (SlurmConfigStrategy {strategy})"
@@ -93,7 +94,8 @@ def _local_copies(seen: Observation, checked: Checked) -> list[str]:
         failover, state = report.failover, report.state_save
         conf_device = _device(failover.conf_source, failover.conf_fstype)
         state_device = _device(state.source, state.fstype)
-        if failover.conf_link is False and linked:
+        # A file where others have the link, unless it is the very file their links resolve to.
+        if failover.conf_link is False and linked and failover.conf_resolved not in shared:
             why = f"{failover.conf_path} is a file, not a link to the shared copy as on {', '.join(linked)}"
         elif conf_device and state_device and conf_device != state_device:
             why = (
@@ -113,9 +115,9 @@ def _device(source: str | None, fstype: str | None) -> tuple[str, str] | None:
     return fstype, source.split("[", 1)[0]
 
 
-def _differs(what: str, values: dict[str, str | None]) -> str | None:
+def _differs(what: str, values: dict[str, str | None], shown: Callable[[str], str]) -> str | None:
     """``<what> differs between controllers: <value> on ctl1; <other> on ctl2`` when the known
-    values are not all the same."""
+    values are not all the same (compared whole, shown as ``shown`` says)."""
     groups: dict[str, list[str]] = {}
     for key, value in values.items():
         if value is not None:
@@ -123,7 +125,7 @@ def _differs(what: str, values: dict[str, str | None]) -> str | None:
     if len(groups) < 2:
         return None
     return f"{what} differs between controllers: " + "; ".join(
-        f"{value} on {', '.join(keys)}" for value, keys in groups.items()
+        f"{shown(value)} on {', '.join(keys)}" for value, keys in groups.items()
     )
 
 
@@ -139,22 +141,22 @@ def _timeout(report: ControllerReport) -> str | None:
     return None if seconds is None else f"{seconds} s"
 
 
-def _hash(report: ControllerReport) -> str | None:
-    sha = report.failover.conf_sha256
-    return None if sha is None else f"sha256 {sha[:12]}"
-
-
 def _state_device(report: ControllerReport) -> str | None:
     device = _device(report.state_save.source, report.state_save.fstype)
     return None if device is None else " ".join(device)
 
 
-# What is compared between the controllers, as each one's own slurm.conf, binary and mount say.
-_COMPARED: Final[tuple[tuple[str, Callable[[ControllerReport], str | None]], ...]] = (
-    ("slurm.conf", _hash),
-    ("the Slurm version", lambda r: r.failover.version),
-    ("the SlurmctldHost list", _hosts),
-    ("SlurmctldTimeout", _timeout),
-    ("StateSaveLocation", lambda r: r.failover.state_save_location),
-    ("StateSaveLocation's file system", _state_device),
+def _as_is(value: str) -> str:
+    return value
+
+
+# What is compared between the controllers, as each one's own slurm.conf, binary and mount say,
+# and how a value reads in the reason.
+_COMPARED: Final[tuple[tuple[str, Callable[[ControllerReport], str | None], Callable[[str], str]], ...]] = (
+    ("slurm.conf", lambda r: r.failover.conf_sha256, lambda sha: f"sha256 {sha[:12]}"),
+    ("the Slurm version", lambda r: r.failover.version, _as_is),
+    ("the SlurmctldHost list", _hosts, _as_is),
+    ("SlurmctldTimeout", _timeout, _as_is),
+    ("StateSaveLocation", lambda r: r.failover.state_save_location, _as_is),
+    ("StateSaveLocation's file system", _state_device, _as_is),
 )

@@ -30,7 +30,8 @@ help:
 	@echo "make local-build     sam build for this machine's architecture, for sam local"
 	@echo "make local-image     the local Lambda base image hyperpod-ha/lambda-python:3.13 (root, Docker)"
 	@echo "make bench           cold start, package size, event storm, hostile input, workflow cost"
-	@echo "make probe-document  write the probe and roll-out commands into template.yaml"
+	@echo "make probe-document  write the generated parts: template.yaml's end (alarms, dashboard, node"
+	@echo "                     commands) and the state machines' settings checks (hyperpod_ha_dev.generate)"
 	@echo "make lab-prepare     the lab's packages, and Slurm 24.11 built once (root)"
 	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces; Slurm 24.11)"
 	@echo "make test-lab        the lab tests: all on 24.11, a smaller set on 22.05 (root)"
@@ -133,8 +134,7 @@ bench: venv build
 	$(BIN)/python -m bench
 
 probe-document: venv
-	$(BIN)/python -m hyperpod_ha_dev.documents --write template.yaml
-	$(BIN)/python -m hyperpod_ha_dev.command_documents --write template.yaml
+	$(BIN)/python -m hyperpod_ha_dev.generate
 
 lab-up: venv
 	$(BIN)/python -m hyperpod_lab up

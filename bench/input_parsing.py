@@ -31,13 +31,12 @@ from bench.stats import at_most, median
 from hyperpod_ha.ingestion.hyperpod_events import NODE_HEALTH, SOURCE
 from hyperpod_ha.ingestion.node_event_triage import NodeEventTriage
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
+from hyperpod_ha.ingestion.sns_records import check_sns_record, sns_records
 from hyperpod_ha.notifications import (
     MAX_MESSAGE_CHARS,
     SUBJECT,
     NotificationRejected,
-    check_sns_record,
     parse_controller_notification,
-    sns_records,
 )
 
 MAX_PAYLOAD_BYTES: Final = 1024 * 1024

@@ -1,5 +1,5 @@
 """hyperpod-ha's development tools: the embedded stack (moto, in process), the simulation, the
-``hyperpod-ha`` command and the writer of the SSM documents in template.yaml.
+``hyperpod-ha`` command and the writers of the generated parts (template.yaml's end, the settings checks).
 
 Nothing here ships to Lambda. It may import the runtime package ``hyperpod_ha`` and the lab
 ``hyperpod_lab``; neither of them may import it. What it reads ships with it as package data:

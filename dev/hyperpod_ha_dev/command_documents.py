@@ -1,22 +1,20 @@
-"""The stack's Command documents (Run Command transport), kept in ``template.yaml`` by this module.
+"""The stack's Command documents (Run Command transport), generated into template.yaml.
 
 ``SendCommand`` runs Command documents only, so with ``CommandTransport=run-command`` the probe
 and the slurmdbd roll-out travel in Command documents of this stack rather than in
-``AWS-RunShellScript`` (which would let the functions run anything as root). Each document's
-whole ``Content`` is generated here and written as one JSON line (JSON is YAML);
-``python -m hyperpod_ha_dev.command_documents --write template.yaml`` (``make probe-document``)
-writes them and a test fails when they differ.
+``AWS-RunShellScript`` (which would let the functions run anything as root). Each document is
+generated whole here, its command read from ``NodeCommands`` like the Session documents'
+(``hyperpod_ha_dev.documents``); ``make probe-document`` writes them into the generated end of
+template.yaml and a test fails when they differ.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable
 from typing import Any
 
 from hyperpod_ha.probe import probe_command
-from hyperpod_ha_dev.documents import replace_resource_lines, resource_line, rewrite_template
+from hyperpod_ha_dev.documents import NODE_COMMANDS, command_of
 
 # The probe's own deadline is 90 s; the agent stops the script after this, whatever happens.
 PROBE_TIMEOUT_SECONDS = "120"
@@ -56,7 +54,7 @@ PINNED_SECRET_PATTERN: dict[str, Any] = {
 }
 
 
-def _rollout_command_document() -> dict[str, Any]:
+def rollout_command_document() -> dict[str, Any]:
     from hyperpod_ha.rotation.rollout_document import command_document
 
     document = command_document()
@@ -64,34 +62,24 @@ def _rollout_command_document() -> dict[str, Any]:
     return {**document, "parameters": {**document["parameters"], "secretId": secret}}
 
 
-# Command document logical id -> its Content.
-COMMAND_DOCUMENTS: dict[str, Callable[[], dict[str, Any]]] = {
-    "ControllerProbeCommandDocument": probe_command_document,
-    "SlurmdbdRolloutCommandDocument": _rollout_command_document,
+# Command document logical id -> (its Content as the node receives it, its NodeCommands key).
+COMMAND_DOCUMENTS: dict[str, tuple[Callable[[], dict[str, Any]], str]] = {
+    "ControllerProbeCommandDocument": (probe_command_document, "ControllerProbe"),
+    "SlurmdbdRolloutCommandDocument": (rollout_command_document, "SlurmdbdRollout"),
 }
 
-_CONTENT_LINE = re.compile(r"^(?P<indent>\s+)Content: (?P<value>.*)$", re.MULTILINE)
 
-
-def _content_line(template: str, logical_id: str) -> re.Match[str]:
-    return resource_line(template, logical_id, _CONTENT_LINE)
-
-
-def command_documents_in_sync(template: str) -> dict[str, bool]:
+def command_document_resource(logical_id: str) -> dict[str, Any]:
+    """The resource, its one command read from ``NodeCommands`` (the same line as the Session
+    document's, kept once in the template)."""
+    build, key = COMMAND_DOCUMENTS[logical_id]
+    content = build()
+    for step in content["mainSteps"]:
+        if step["inputs"]["runCommand"] != [NODE_COMMANDS[key]()]:
+            raise ValueError(f"{logical_id} runs something other than NodeCommands.{key}")
+        step["inputs"]["runCommand"] = [command_of(key)]
     return {
-        name: json.loads(_content_line(template, name)["value"]) == build()
-        for name, build in COMMAND_DOCUMENTS.items()
+        "Type": "AWS::SSM::Document",
+        "Condition": "UsesRunCommand",
+        "Properties": {"DocumentType": "Command", "DocumentFormat": "JSON", "Content": content},
     }
-
-
-def write_command_documents(template: str) -> str:
-    values = {name: json.dumps(build()) for name, build in COMMAND_DOCUMENTS.items()}
-    return replace_resource_lines(template, values, _CONTENT_LINE)
-
-
-def main() -> None:
-    rewrite_template(write_command_documents, __doc__)
-
-
-if __name__ == "__main__":
-    main()

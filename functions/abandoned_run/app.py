@@ -11,16 +11,19 @@ from hyperpod_ha.observability import observed
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from hyperpod_ha.runs.abandoned_cleanup import AbandonedRunCleanup
+    from hyperpod_ha.runs.function import AbandonedRunFunction
 
 
 @cache
-def _cleanup() -> AbandonedRunCleanup:
-    from hyperpod_ha.runs.abandoned_cleanup import AbandonedRunCleanup, AbandonedRunSettings
+def _function() -> AbandonedRunFunction:
+    # On the first invocation, before its event: the feature's modules imported (INIT stays
+    # small, see bench/cold_start.py), the settings read (a bad one fails every invocation,
+    # naming it), the clients made.
+    from hyperpod_ha.runs.function import AbandonedRunFunction, AbandonedRunFunctionSettings
 
-    return AbandonedRunCleanup.from_settings(AbandonedRunSettings.from_environment())
+    return AbandonedRunFunction.from_settings(AbandonedRunFunctionSettings.from_environment())
 
 
 @observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return _cleanup().handle(event)
+    return _function().handle(event, context)

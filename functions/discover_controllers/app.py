@@ -9,32 +9,27 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.controllers.discovery import discover_controllers
-from hyperpod_ha.controllers.naming import requested_cluster
-from hyperpod_ha.controllers.settings import DiscoverySettings
-from hyperpod_ha.observability import logger, observed
+from hyperpod_ha.observability import observed
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
-    from mypy_boto3_sagemaker import SageMakerClient
+
+    from hyperpod_ha.controllers.function import DiscoverControllersFunction
 
 
 @cache
-def _wiring() -> tuple[DiscoverySettings, SageMakerClient]:
-    """Once per container, on the first invocation: the settings, then the client."""
-    settings = DiscoverySettings.from_environment()
-    import boto3
+def _function() -> DiscoverControllersFunction:
+    # On the first invocation, before its event: the feature's modules imported (INIT stays
+    # small, see bench/cold_start.py), the settings read (a bad one fails every invocation,
+    # naming it), the clients made.
+    from hyperpod_ha.controllers.function import (
+        DiscoverControllersFunction,
+        DiscoverControllersFunctionSettings,
+    )
 
-    return settings, boto3.client("sagemaker")
+    return DiscoverControllersFunction.from_settings(DiscoverControllersFunctionSettings.from_environment())
 
 
 @observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    settings, sagemaker = _wiring()
-    cluster = requested_cluster(event, settings.cluster)
-    found = discover_controllers(sagemaker, cluster, settings.controller_group)
-    logger.info(
-        "controllers found",
-        extra={"cluster": cluster, "controllers": [(c.instance_id, c.status) for c in found.controllers]},
-    )
-    return found.to_json()
+    return _function().handle(event, context)

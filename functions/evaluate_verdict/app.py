@@ -7,25 +7,26 @@ Environment: ``EXPECTED_STATE_FSTYPES`` (:class:`hyperpod_ha.verdict.VerdictPoli
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.observability import logger, observed
-from hyperpod_ha.verdict import VerdictPolicy, VerdictRequest, decide
+from hyperpod_ha.observability import observed
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-LOGGED: Final = ("verdict", "active_controller", "reasons", "next", "wait_seconds", "converged_by")
+    from hyperpod_ha.verdict.function import EvaluateVerdictFunction
 
 
 @cache
-def _policy() -> VerdictPolicy:
-    return VerdictPolicy.from_environment()
+def _function() -> EvaluateVerdictFunction:
+    # On the first invocation, before its event: the feature's modules imported (INIT stays
+    # small, see bench/cold_start.py), the settings read (a bad one fails every invocation,
+    # naming it), the clients made.
+    from hyperpod_ha.verdict.function import EvaluateVerdictFunction, EvaluateVerdictFunctionSettings
+
+    return EvaluateVerdictFunction.from_settings(EvaluateVerdictFunctionSettings.from_environment())
 
 
 @observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    policy = _policy()  # before the event: a bad setting fails every invocation, naming it
-    result = decide(VerdictRequest.from_event(event), policy)
-    logger.info("verdict", extra={key: result.get(key) for key in LOGGED})
-    return result
+    return _function().handle(event, context)

@@ -8,27 +8,24 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.observability import metrics, observed
+from hyperpod_ha.observability import observed
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from hyperpod_ha.incidents.service import IncidentService
+    from hyperpod_ha.incidents.function import IncidentFunction
 
 
 @cache
-def _service() -> IncidentService:
-    """Settings read and clients made once per container, on its first invocation."""
-    from hyperpod_ha.incidents import IncidentFunctionSettings
-    from hyperpod_ha.incidents.service import IncidentService
+def _function() -> IncidentFunction:
+    # On the first invocation, before its event: the feature's modules imported (INIT stays
+    # small, see bench/cold_start.py), the settings read (a bad one fails every invocation,
+    # naming it), the clients made.
+    from hyperpod_ha.incidents.function import IncidentFunction, IncidentFunctionSettings
 
-    return IncidentService.from_settings(IncidentFunctionSettings.from_environment())
+    return IncidentFunction.from_settings(IncidentFunctionSettings.from_environment())
 
 
 @observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    try:
-        return _service().handle(event, context)
-    finally:
-        if metrics.metric_set:  # a failed step emits nothing: no empty-metrics warning
-            metrics.flush_metrics()
+    return _function().handle(event, context)

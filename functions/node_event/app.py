@@ -10,20 +10,20 @@ from hyperpod_ha.observability import metrics, observed
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from hyperpod_ha.ingestion.node_event_function import NodeEventService
-
-# The service's modules are imported on the first invocation, which needs them anyway: INIT
-# stays close to a boto3-only function (see bench/cold_start.py).
+    from hyperpod_ha.ingestion.function import NodeEventFunction
 
 
 @cache
-def _service() -> NodeEventService:
-    from hyperpod_ha.ingestion.node_event_function import NodeEventService, NodeEventSettings
+def _function() -> NodeEventFunction:
+    # On the first invocation, before its event: the feature's modules imported (INIT stays
+    # small, see bench/cold_start.py), the settings read (a bad one fails every invocation,
+    # naming it), the clients made.
+    from hyperpod_ha.ingestion.function import NodeEventFunction, NodeEventFunctionSettings
 
-    return NodeEventService.from_settings(NodeEventSettings.from_environment())
+    return NodeEventFunction.from_settings(NodeEventFunctionSettings.from_environment())
 
 
 @observed
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return _service().handle(event)
+    return _function().handle(event, context)

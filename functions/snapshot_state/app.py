@@ -7,27 +7,26 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
-
-import boto3
-from aws_lambda_powertools.utilities.typing import LambdaContext
+from typing import TYPE_CHECKING, Any
 
 from hyperpod_ha.observability import observed
-from hyperpod_ha.snapshots.actions import SnapshotActions
-from hyperpod_ha.snapshots.service import Snapshots
-from hyperpod_ha.snapshots.settings import SnapshotSettings
-from hyperpod_ha.status_records import StatusRecords
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from hyperpod_ha.snapshots.function import SnapshotStateFunction
 
 
 @cache
-def _actions() -> SnapshotActions:
-    """Read and checked once per container, before the first event is handled."""
-    settings = SnapshotSettings.from_environment()
-    table = settings.state_table
-    records = StatusRecords(boto3.client("dynamodb"), table) if table else None
-    return SnapshotActions(Snapshots(boto3.client("fsx"), settings), records)
+def _function() -> SnapshotStateFunction:
+    # On the first invocation, before its event: the feature's modules imported (INIT stays
+    # small, see bench/cold_start.py), the settings read (a bad one fails every invocation,
+    # naming it), the clients made.
+    from hyperpod_ha.snapshots.function import SnapshotStateFunction, SnapshotStateFunctionSettings
+
+    return SnapshotStateFunction.from_settings(SnapshotStateFunctionSettings.from_environment())
 
 
 @observed
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return _actions().handle(event)
+    return _function().handle(event, context)

@@ -16,19 +16,20 @@ from hyperpod_ha.observability import metrics, observed
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from hyperpod_ha.watchdog.service import Watchdog
+    from hyperpod_ha.watchdog.function import WatchdogFunction
 
 
 @cache
-def _watchdog() -> Watchdog:
-    from hyperpod_ha.watchdog.watchdog_function import WatchdogSettings, watchdog_from_settings
+def _function() -> WatchdogFunction:
+    # On the first invocation, before its event: the feature's modules imported (INIT stays
+    # small, see bench/cold_start.py), the settings read (a bad one fails every invocation,
+    # naming it), the clients made.
+    from hyperpod_ha.watchdog.function import WatchdogFunction, WatchdogFunctionSettings
 
-    return watchdog_from_settings(WatchdogSettings.from_environment())
+    return WatchdogFunction.from_settings(WatchdogFunctionSettings.from_environment())
 
 
 @observed
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    from hyperpod_ha.watchdog.watchdog_function import handle_tick
-
-    return handle_tick(_watchdog, event)
+    return _function().handle(event, context)

@@ -1,9 +1,12 @@
 """Reading variables from the environment the template gives a function.
 
-Each function has one settings object (``<feature>/settings.py`` or its feature's function
-module), read once per container on its first invocation before the event is handled, so a
-missing or bad variable fails at once with a :class:`~hyperpod_ha.errors.ConfigurationError`
-that names it. A settings object is a frozen dataclass whose fields say where they come from:
+Each function has one settings object, ``<Function>Settings`` beside its entry class in its
+feature's ``function.py``; a part of it that a feature's core or other functions also read
+(``ProbeSettings``, ``IncidentSettings``, ``VerificationRunsSettings``, ...) sits in that
+feature's ``settings.py``. It is read once per container on the first invocation, before the
+event is handled, so a missing or bad variable fails every invocation with a
+:class:`~hyperpod_ha.errors.ConfigurationError` that names it. A settings object is a frozen
+dataclass whose fields say where they come from:
 
     cluster: Annotated[str, Text("CLUSTER_NAME")]
     max_attempts: Annotated[int, Integer("MAX_ATTEMPTS", 30, minimum=1)] = 30

@@ -9,22 +9,29 @@ their use carry ``expires_at`` (the table's TTL attribute). The keys:
 - ``watchdog#<cluster>``: the watchdog found the cluster not verified;
 - ``status#<cluster>#<kind>``: the last verdict, snapshot, rotation or drill (``hyperpod-ha status``).
 
-Each function takes the DynamoDB client and the table's name.
+Each function takes the DynamoDB client and the table's name; the lease goes in and out as
+:class:`~hyperpod_ha.lease.Lease`, other values as plain Python values: DynamoDB's attribute-value
+form stays in this module (and in the lease's own ``to_item``/``from_item``), written and read by
+boto3's type (de)serializer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, Literal
 
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
 from hyperpod_ha.aws_errors import CONDITION_FAILED, error_code
+from hyperpod_ha.lease import Lease, LeaseItemRejected
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 Item = Mapping[str, Any]
+_SERIALIZER: Final = TypeSerializer()
+_DESERIALIZER: Final = TypeDeserializer()
 
 
 def lease_key(cluster: str) -> str:
@@ -54,60 +61,80 @@ def status_key(cluster: str, kind: str) -> str:
 
 def key(pk: str) -> dict[str, Any]:
     """The DynamoDB key of the item ``pk``."""
-    return {"pk": {"S": pk}}
+    return attribute_values({"pk": pk})
 
 
-# --- the lease -------------------------------------------------------------------------------
+def attribute_values(plain: Mapping[str, object]) -> dict[str, Any]:
+    """``plain`` (texts, whole numbers, sets of texts) in DynamoDB's attribute-value form."""
+    return {name: _SERIALIZER.serialize(value) for name, value in plain.items()}
 
 
-def read_lease(ddb: DynamoDBClient, table: str, cluster: str) -> Item | None:
-    """The cluster's lease item as stored (it may have expired), or ``None``."""
-    item: Item | None = ddb.get_item(TableName=table, Key=key(lease_key(cluster)), ConsistentRead=True).get(
-        "Item"
-    )
-    return item
+def plain_values(item: Item) -> dict[str, Any]:
+    """An item (or expression result) as plain Python values; numbers are ``Decimal``."""
+    return {name: _DESERIALIZER.deserialize(value) for name, value in item.items()}
 
 
-def put_lease(ddb: DynamoDBClient, table: str, item: Item, now: int, lease_id: str = "") -> Item | None:
-    """Write the cluster's lease if it is free (or expired, or already ``lease_id``'s).
+# --- the lease (hyperpod_ha.lease) ---------------------------------------------------------
 
-    ``None`` when written; otherwise the holder's item. DynamoDB deletes expired items
+
+def read_lease(ddb: DynamoDBClient, table: str, cluster: str) -> Lease | None:
+    """The cluster's lease as stored (it may have expired), or ``None``; :class:`LeaseItemRejected`
+    for an item this code did not write."""
+    item = ddb.get_item(TableName=table, Key=key(lease_key(cluster)), ConsistentRead=True).get("Item")
+    return None if item is None else Lease.from_item(item)
+
+
+def put_lease(
+    ddb: DynamoDBClient, table: str, cluster: str, lease: Lease, retake: bool = False
+) -> Lease | None:
+    """Write ``lease`` as the cluster's if the lease is free: never taken, expired when ``lease``
+    was taken, or (``retake``) already ``lease``'s own.
+
+    ``None`` when written; otherwise the holder's lease. DynamoDB deletes expired items
     lazily, so an expired lease counts as free."""
     condition = "attribute_not_exists(pk) OR expires_at < :now"
-    values: dict[str, Any] = {":now": {"N": str(now)}}
-    if lease_id:
+    values: dict[str, object] = {":now": lease.taken_at}
+    if retake:
         condition += " OR lease_id = :lease"
-        values[":lease"] = {"S": lease_id}
+        values[":lease"] = lease.lease_id
     holder = _unless_condition_failed(
         ddb.put_item,
         TableName=table,
-        Item=dict(item),
+        Item={**key(lease_key(cluster)), **lease.to_item()},
         ConditionExpression=condition,
-        ExpressionAttributeValues=values,
+        ExpressionAttributeValues=attribute_values(values),
     )
-    return None if holder is None else holder or {"lease_id": {"S": ""}}
+    if holder is None:
+        return None
+    if not holder:  # the condition failed on an item, which DynamoDB returns
+        raise LeaseItemRejected("the lease is held, but DynamoDB returned no holder")
+    return Lease.from_item(holder)
+
+
+JoinOutcome = Literal["joined", "already joined", "not held"]
 
 
 def join_lease(
     ddb: DynamoDBClient, table: str, cluster: str, holder_lease: str, trigger_key: str, record: bool
-) -> Item | None:
-    """Count ``trigger_key`` as joining the run of ``holder_lease`` (and keep it when
-    ``record``). ``None`` when joined; otherwise the lease item found instead (``{}`` when gone)."""
-    values: dict[str, Any] = {
-        ":one": {"N": "1"},
-        ":lease": {"S": holder_lease},
-        ":trigger": {"S": trigger_key},
-    }
+) -> JoinOutcome:
+    """Count ``trigger_key`` as joining the run of ``holder_lease`` (and keep its key when
+    ``record``): ``joined``; ``already joined`` when it had joined that run before; ``not held``
+    when ``holder_lease`` holds the lease no more (released, or taken since)."""
+    values: dict[str, object] = {":one": 1, ":lease": holder_lease, ":trigger": trigger_key}
     if record:
-        values[":key"] = {"SS": [trigger_key]}
-    return _unless_condition_failed(
+        values[":key"] = {trigger_key}
+    found = _unless_condition_failed(
         ddb.update_item,
         TableName=table,
         Key=key(lease_key(cluster)),
         UpdateExpression="ADD joined_count :one" + (", joined :key" if record else ""),
         ConditionExpression="lease_id = :lease AND NOT contains(joined, :trigger)",
-        ExpressionAttributeValues=values,
+        ExpressionAttributeValues=attribute_values(values),
     )
+    if found is None:
+        return "joined"
+    # The condition failed: on the trigger already joined, or on another lease (none when gone).
+    return "already joined" if found and Lease.from_item(found).lease_id == holder_lease else "not held"
 
 
 def _unless_condition_failed(write: Callable[..., object], **request: Any) -> Item | None:
@@ -130,7 +157,7 @@ def release_lease(ddb: DynamoDBClient, table: str, cluster: str, lease_id: str) 
             TableName=table,
             Key=key(lease_key(cluster)),
             ConditionExpression="lease_id = :lease",
-            ExpressionAttributeValues={":lease": {"S": lease_id}},
+            ExpressionAttributeValues=attribute_values({":lease": lease_id}),
         )
     except ClientError as error:
         if error_code(error) == CONDITION_FAILED:
@@ -147,7 +174,7 @@ def mark_notice(ddb: DynamoDBClient, table: str, pk: str, expires_at: int) -> bo
     try:
         ddb.put_item(
             TableName=table,
-            Item={**key(pk), "expires_at": {"N": str(expires_at)}},
+            Item=attribute_values({"pk": pk, "expires_at": expires_at}),
             ConditionExpression="attribute_not_exists(pk)",
         )
     except ClientError as error:
@@ -174,19 +201,16 @@ def count_worker(
             Key=key(workers_key(cluster, window_start)),
             UpdateExpression="ADD instances :instance, unhealthy :one SET expires_at = :expires",
             ConditionExpression="attribute_not_exists(instances) OR NOT contains(instances, :id)",
-            ExpressionAttributeValues={
-                ":instance": {"SS": [instance_id]},
-                ":id": {"S": instance_id},
-                ":one": {"N": "1"},
-                ":expires": {"N": str(expires_at)},
-            },
+            ExpressionAttributeValues=attribute_values(
+                {":instance": {instance_id}, ":id": instance_id, ":one": 1, ":expires": expires_at}
+            ),
             ReturnValues="UPDATED_NEW",
         )
     except ClientError as error:
         if error_code(error) != CONDITION_FAILED:
             raise
         return None
-    return int(answer["Attributes"]["unhealthy"]["N"])
+    return int(plain_values(answer["Attributes"])["unhealthy"])
 
 
 def uncount_worker(
@@ -196,5 +220,5 @@ def uncount_worker(
         TableName=table,
         Key=key(workers_key(cluster, window_start)),
         UpdateExpression="DELETE instances :instance ADD unhealthy :minus",
-        ExpressionAttributeValues={":instance": {"SS": [instance_id]}, ":minus": {"N": "-1"}},
+        ExpressionAttributeValues=attribute_values({":instance": {instance_id}, ":minus": -1}),
     )

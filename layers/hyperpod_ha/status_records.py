@@ -16,7 +16,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from hyperpod_ha.observability import logger
 from hyperpod_ha.redaction import redact
-from hyperpod_ha.state_table import key
+from hyperpod_ha.state_table import attribute_values, key, plain_values
 from hyperpod_ha.state_table import status_key as record_key
 
 if TYPE_CHECKING:
@@ -41,13 +41,15 @@ class StatusRecords:
         try:
             self._ddb.put_item(
                 TableName=self._table,
-                Item={
-                    **key(record_key(cluster, kind)),
-                    "kind": {"S": kind},
-                    "cluster": {"S": cluster},
-                    "recorded_at": {"N": str(int(self._clock()))},
-                    "data": {"S": body},
-                },
+                Item=attribute_values(
+                    {
+                        "pk": record_key(cluster, kind),
+                        "kind": kind,
+                        "cluster": cluster,
+                        "recorded_at": int(self._clock()),
+                        "data": body,
+                    }
+                ),
             )
         except (ClientError, BotoCoreError) as error:
             logger.warning("status record not written", extra={"kind": kind, "reason": str(error)[:300]})
@@ -66,9 +68,10 @@ class StatusRecords:
         )
         records: dict[str, dict[str, Any]] = {}
         for item in found.get("Responses", {}).get(self._table, []):
-            records[item["kind"]["S"]] = {
-                "recorded_at": int(item["recorded_at"]["N"]),
-                **json.loads(item["data"]["S"]),
+            record = plain_values(item)
+            records[record["kind"]] = {
+                "recorded_at": int(record["recorded_at"]),
+                **json.loads(record["data"]),
             }
         return records
 

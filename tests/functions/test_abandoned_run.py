@@ -9,6 +9,7 @@ from typing import Any
 import boto3
 
 from hyperpod_ha import state_table
+from hyperpod_ha.lease import Lease
 from tests.conftest import EVENTS, Embedded
 
 
@@ -39,11 +40,8 @@ def put(event: dict[str, Any]) -> None:
     )
 
 
-def lease(embedded: Embedded) -> dict[str, Any] | None:
-    answer = boto3.client("dynamodb").get_item(
-        TableName=embedded.stack.ref("StateTable"), Key=state_table.key(state_table.lease_key("ml-cluster"))
-    )
-    return answer.get("Item")
+def lease(embedded: Embedded) -> Lease | None:
+    return state_table.read_lease(boto3.client("dynamodb"), embedded.stack.ref("StateTable"), "ml-cluster")
 
 
 def test_a_stopped_run_releases_the_lease_and_opens_an_incident(embedded_held: Embedded) -> None:
@@ -111,7 +109,8 @@ def test_a_failed_run_that_released_its_lease_is_left_alone(embedded: Embedded) 
 
 
 def test_a_stopped_drill_releases_its_lease_and_opens_a_drill_incident(embedded: Embedded) -> None:
-    from hyperpod_ha.drill.adapters import DrillLease, lease_id_for_drill
+    from hyperpod_ha.drill.lease import DrillLease
+    from hyperpod_ha.lease import lease_id_for_drill
 
     drills = str(embedded.stack.outputs["FailoverDrillStateMachineArn"])
     # A drill that stops at once (its settings are refused) gives a real execution and input;

@@ -68,12 +68,12 @@ def test_a_burst_for_one_cluster_gives_one_run_and_joins(embedded_held: Embedded
     assert [r["outcome"] for r in records] == ["started", "joined", "joined"]
     assert len({r["execution_arn"] for r in records}) == 1
     assert len(embedded_held.executions()) == 1
-    lease = boto3.client("dynamodb").get_item(
-        TableName=embedded_held.stack.ref("StateTable"),
-        Key=state_table.key(state_table.lease_key("ml-cluster")),
-    )["Item"]
-    assert set(lease["joined"]["SS"]) == {"sns:m-2", "sns:m-3"}
-    assert lease["joined_count"]["N"] == "2"
+    lease = state_table.read_lease(
+        boto3.client("dynamodb"), embedded_held.stack.ref("StateTable"), "ml-cluster"
+    )
+    assert lease is not None
+    assert lease.joined == {"sns:m-2", "sns:m-3"}
+    assert lease.joined_count == 2
 
 
 def test_a_joined_record_delivered_again_is_a_duplicate(embedded_held: Embedded) -> None:
@@ -162,7 +162,7 @@ def test_the_lease_expires(embedded_held: Embedded) -> None:
         TableName=table,
         Key=state_table.key(state_table.lease_key("ml-cluster")),
         UpdateExpression="SET expires_at = :past",
-        ExpressionAttributeValues={":past": {"N": "1"}},
+        ExpressionAttributeValues=state_table.attribute_values({":past": 1}),
     )
     record = only_record(
         embedded_held.stack.invoke(

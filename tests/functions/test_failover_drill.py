@@ -10,6 +10,7 @@ import pytest
 
 from hyperpod_ha import state_table
 from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.lease import Lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.embedded.functions import FunctionError, LambdaContext
 from tests.conftest import Embedded, load_function_module, subscribed_inbox
@@ -45,16 +46,8 @@ def finish_event(lease: dict[str, Any], **state: Any) -> dict[str, Any]:
     }
 
 
-def lease_item(embedded: Embedded) -> dict[str, Any] | None:
-    item: dict[str, Any] | None = (
-        boto3.client("dynamodb")
-        .get_item(
-            TableName=embedded.stack.ref("StateTable"),
-            Key=state_table.key(state_table.lease_key("ml-cluster")),
-        )
-        .get("Item")
-    )
-    return item
+def held_lease(embedded: Embedded) -> Lease | None:
+    return state_table.read_lease(boto3.client("dynamodb"), embedded.stack.ref("StateTable"), "ml-cluster")
 
 
 def test_the_drill_takes_the_lease_and_a_second_drill_is_refused(embedded: Embedded) -> None:
@@ -75,7 +68,7 @@ def test_a_trigger_during_the_drill_joins_it(embedded: Embedded) -> None:
     report = embedded.stack.invoke("FailoverDrillFunction", finish_event(lease))
     assert report["joined_triggers"] == 1
     assert report["lease_released"] is True
-    assert lease_item(embedded) is None
+    assert held_lease(embedded) is None
 
 
 def test_a_completed_drill_is_reported_on_record_and_in_the_status(embedded: Embedded) -> None:
@@ -121,9 +114,9 @@ def test_a_refused_drill_leaves_the_holder_s_lease_alone(embedded: Embedded) -> 
     )
     assert (report["outcome"], report["verified"], report["incident"]) == ("refused", None, None)
     assert "lease_released" not in report
-    held = lease_item(embedded)
+    held = held_lease(embedded)
     assert held is not None
-    assert held["execution_arn"]["S"] == EXECUTION + "-holder"
+    assert held.execution_arn == EXECUTION + "-holder"
 
 
 @pytest.mark.parametrize(
@@ -144,7 +137,7 @@ def test_a_bad_step_is_rejected_with_a_typed_error_and_changes_nothing(
     with pytest.raises(FunctionError) as raised:
         embedded.stack.invoke("FailoverDrillFunction", event)
     assert raised.value.error_type == "InvalidDrillRequest"
-    assert lease_item(embedded) is None
+    assert held_lease(embedded) is None
 
 
 def test_a_missing_setting_fails_the_first_step_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:

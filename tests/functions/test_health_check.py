@@ -33,7 +33,7 @@ from hyperpod_ha_dev.simulation.scenarios import CTL1, CTL2, TOOK_OVER
 from tests.conftest import UseTransport, load_function_module
 from tests.fakes.canned_runner import CannedRunner
 from tests.fakes.probe_output import format_probe_output
-from tests.unit.controllers.probe_outputs import CONTROLLER_JSON
+from tests.unit.controllers.cases.probe_outputs import CONTROLLER_JSON
 
 TRANSPORT = "test-captured-probe"
 OWN_DOCUMENT = "hyperpod-ha-ControllerProbeDocument-1A2B3C"

@@ -97,8 +97,8 @@ def test_open_through_the_handler(stack: Stack) -> None:
     stack.env.setenv("INCIDENT_RESPONSE_PLAN_ARN", PLAN)
     app = load_function_module("incident", fresh=True)
     with (
-        Stubber(app._service().incidents.ssm) as ssm,
-        Stubber(app._service().incidents.incident_manager) as im,
+        Stubber(app._function().incidents.ssm) as ssm,
+        Stubber(app._function().incidents.incident_manager) as im,
     ):
         ssm.add_response("create_ops_item", {"OpsItemId": OPS_ITEM})
         ssm.add_response(
@@ -139,7 +139,7 @@ def test_open_through_the_handler(stack: Stack) -> None:
 
 def test_open_without_incident_manager_never_calls_it(stack: Stack) -> None:
     app = load_function_module("incident", fresh=True)
-    with Stubber(app._service().incidents.ssm) as ssm:
+    with Stubber(app._function().incidents.ssm) as ssm:
         ssm.add_response("create_ops_item", {"OpsItemId": OPS_ITEM})
         ssm.add_response(
             "get_ops_item",
@@ -152,7 +152,7 @@ def test_open_without_incident_manager_never_calls_it(stack: Stack) -> None:
         )
         result = app.lambda_handler(dict(OPEN_EVENT), Context())
     assert (result["incident_arn"], result["notified"]) == (None, True)
-    assert app._service().incidents.incident_manager is None
+    assert app._function().incidents.incident_manager is None
     assert stack.messages() == []  # this execution's message went out on an earlier attempt
 
 
@@ -178,7 +178,7 @@ def test_verified_is_announced_once_even_when_resolve_is_retried(stack: Stack) -
         "execution_id": EXECUTION,
         "snapshot": snapshot,
     }
-    with Stubber(app._service().incidents.ssm) as ssm:
+    with Stubber(app._function().incidents.ssm) as ssm:
         _expect_nothing_open(ssm)
         _expect_nothing_open(ssm)
         first = app.lambda_handler(dict(event), Context())
@@ -188,7 +188,7 @@ def test_verified_is_announced_once_even_when_resolve_is_retried(stack: Stack) -
     assert message["Subject"] == "hyperpod-ha ml-cluster: verified (HEALTHY)"
     assert "Snapshot:  backup backup-0123456789abcdef0 AVAILABLE (ok)" in message["Message"]
     # Another run is a new verification and says so.
-    with Stubber(app._service().incidents.ssm) as ssm:
+    with Stubber(app._function().incidents.ssm) as ssm:
         _expect_nothing_open(ssm)
         app.lambda_handler({**event, "execution_id": EXECUTION + "-next"}, Context())
     assert len(stack.messages()) == 1
@@ -197,7 +197,7 @@ def test_verified_is_announced_once_even_when_resolve_is_retried(stack: Stack) -
 def test_verified_without_an_idempotency_table_still_announces(stack: Stack) -> None:
     stack.env.delenv("IDEMPOTENCY_TABLE")
     app = load_function_module("incident", fresh=True)
-    with Stubber(app._service().incidents.ssm) as ssm:
+    with Stubber(app._function().incidents.ssm) as ssm:
         _expect_nothing_open(ssm)
         result = app.lambda_handler(
             {
@@ -220,7 +220,7 @@ def test_resolve_through_the_handler(stack: Stack) -> None:
         "Status": "Open",
         "OperationalData": _searchable(**{CLUSTER_KEY: "ml-cluster", "hyperpod-ha:kind": "DOWN"}),
     }
-    with Stubber(app._service().incidents.ssm) as ssm:
+    with Stubber(app._function().incidents.ssm) as ssm:
         ssm.add_response("describe_ops_items", {"OpsItemSummaries": []})
         ssm.add_response("describe_ops_items", {"OpsItemSummaries": [open_item]})
         ssm.add_response(
@@ -282,7 +282,7 @@ def test_a_password_in_a_verdict_reason_reaches_no_exit(stack: Stack) -> None:
     )
     app = load_function_module("incident", fresh=True)
     sent: list[dict[str, Any]] = []
-    ssm = app._service().incidents.ssm
+    ssm = app._function().incidents.ssm
     ssm.meta.events.register("provide-client-params.ssm.*", lambda params, **_: sent.append(params))
     event = {
         **OPEN_EVENT,

@@ -12,8 +12,10 @@ import boto3
 import pytest
 
 from hyperpod_ha import state_table
+from hyperpod_ha.lease import Lease
 from hyperpod_ha.request_fields import CUT_MARK, MAX_ID_CHARS, MAX_TEXT_CHARS
-from hyperpod_ha.runs.models import RunSettings, Trigger
+from hyperpod_ha.runs.models import Trigger
+from hyperpod_ha.runs.settings import RunSettings
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
 from hyperpod_ha_dev.embedded.functions import FunctionError
 from tests.conftest import EVENTS, Embedded, subscribed_inbox
@@ -37,7 +39,7 @@ def run_inputs(embedded: Embedded) -> list[dict[str, Any]]:
     ]
 
 
-def lease(embedded: Embedded) -> dict[str, Any] | None:
+def lease(embedded: Embedded) -> Lease | None:
     return state_table.read_lease(boto3.client("dynamodb"), embedded.stack.ref("StateTable"), "ml-cluster")
 
 
@@ -322,3 +324,29 @@ def test_snapshot_and_incident_fields_at_ten_times_their_bounds(embedded: Embedd
     )
     assert snapshot["kind"] in ("backup", "export", "unsupported")
     items_are_bounded(embedded)
+
+
+# --- the lease item read back --------------------------------------------------------------
+
+
+def test_a_lease_item_this_code_did_not_write_starts_nothing_and_is_left_alone(
+    embedded_held: Embedded,
+) -> None:
+    ddb = boto3.client("dynamodb")
+    table = embedded_held.stack.ref("StateTable")
+    foreign = {
+        **state_table.key(state_table.lease_key("ml-cluster")),
+        "lease_id": {"S": "someone-else"},
+        "kind": {"S": "maintenance"},
+        "expires_at": {"N": "9999999999"},
+    }
+    ddb.put_item(TableName=table, Item=foreign)
+    with pytest.raises(FunctionError) as raised:
+        embedded_held.stack.invoke("ControllerStatusFunction", sample("sns_controller_on_primary.json"))
+    assert raised.value.error_type == "LeaseItemRejected"
+    assert "kind is neither a run nor a drill" in raised.value.error_message
+    assert embedded_held.executions() == []
+    assert (
+        ddb.get_item(TableName=table, Key=state_table.key(state_table.lease_key("ml-cluster")))["Item"]
+        == foreign
+    )

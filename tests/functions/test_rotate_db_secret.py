@@ -24,8 +24,8 @@ from hyperpod_ha_dev.embedded.functions import LambdaContext
 from hyperpod_ha_dev.embedded.patching import applied
 from tests.conftest import CURRENT_USER, load_function_module
 from tests.fakes.rollout_nodes import DOCUMENT, RolloutRunner
-from tests.unit.rotation.function_fakes import Discover, fake_commands
-from tests.unit.rotation.rotation_service import RotationService, stages, value
+from tests.fakes.rotation_function import Discover, fake_commands
+from tests.fakes.rotation_service import RotationService, stages, value
 
 OLD = {"username": "admin", "password": "Old-Password-1"}
 NEW = {"username": "admin_clone", "password": "New-Password-2"}
@@ -54,7 +54,7 @@ def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
     # moto has no OpsCenter: the embedded stack's double takes the roll-out's incidents.
     with mock_aws(), applied(opscenter.patches()):
         module = load_function_module("rotate_db_secret")
-        module._service.cache_clear()
+        module._function.cache_clear()
         arn = boto3.client("secretsmanager").create_secret(
             Name="slurmdbd", SecretString=json.dumps(OLD, separators=(",", ":"))
         )["ARN"]
@@ -79,7 +79,7 @@ def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
         rig = Rig(module, arn, runner)
         fake_commands(module, monkeypatch, runner, rig.discover_controllers)
         yield rig
-        module._service.cache_clear()
+        module._function.cache_clear()
 
 
 def discovered(app: Rig, controllers: list[dict[str, Any]]) -> None:
@@ -283,5 +283,5 @@ def test_the_master_secret_reaches_the_rotation_only_when_configured(
     master = "arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!db-0a1b-AbCdEf"
     for configured, expected in (("", None), (master, master)):
         monkeypatch.setenv("MASTER_SECRET_ARN", configured)
-        app.module._service.cache_clear()
-        assert app.module._service().settings.rotation.master_secret_arn == expected
+        app.module._function.cache_clear()
+        assert app.module._function().settings.rotation.master_secret_arn == expected

@@ -17,7 +17,7 @@ from moto.fsx.models import fsx_backends
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest, SnapshotBusy
 from tests.conftest import load_function_module
-from tests.unit.snapshot_support import answer
+from tests.unit.snapshots.cases.snapshot_support import answer
 
 REGION = "us-west-2"
 ACCOUNT = "123456789012"  # moto's default account
@@ -34,7 +34,7 @@ class Context:
 
 def _fsx(app: ModuleType) -> Any:
     """The container's FSx client (made with its settings on first use)."""
-    return app._actions().snapshots.fsx.client
+    return app._function().snapshots.fsx.client
 
 
 @pytest.fixture

@@ -12,9 +12,10 @@ import pytest
 from moto import mock_aws
 
 from hyperpod_ha.rotation import grants
-from hyperpod_ha.rotation.contract import RotationEvent, RotationSettings, Strategy
+from hyperpod_ha.rotation.contract import RotationEvent, Strategy
 from hyperpod_ha.rotation.database import Session, TlsPolicy, pymysql_connector
 from hyperpod_ha.rotation.secret import Endpoint
+from hyperpod_ha.rotation.settings import RotationSettings
 from hyperpod_ha.rotation.steps import Rotation
 from tests.real.mariadb import HOST, PORT, Account, MariaDBLab, login_works, own_grants
 

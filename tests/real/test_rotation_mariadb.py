@@ -2,7 +2,7 @@
 a stale twin, and crashes at any point that a rerun converges from.
 
 Every rotation runs through moto's RotateSecret with the Lambda invocations routed to the
-rotation code (see tests/unit/rotation/rotation_service.py). Users, roles and the database
+rotation code (see tests/fakes/rotation_service.py). Users, roles and the database
 are throwaway objects of this module (tests/real/mariadb.py); tests/real/rotation_secrets.py
 holds what the rotation tests share.
 """
@@ -14,6 +14,7 @@ import pytest
 from hyperpod_ha.rotation.contract import Strategy
 from hyperpod_ha.rotation.database import Session, TlsPolicy, pymysql_connector
 from hyperpod_ha.rotation.secret import Endpoint
+from tests.fakes.rotation_service import STEPS, RotationService, raw_value, stages, value
 from tests.real.mariadb import MariaDBLab, login_works, mariadb_lab
 from tests.real.rotation_secrets import (
     SHAPES,
@@ -27,7 +28,6 @@ from tests.real.rotation_secrets import (
     rotation_handler,
     secret_document,
 )
-from tests.unit.rotation.rotation_service import STEPS, RotationService, raw_value, stages, value
 
 pytestmark = [pytest.mark.mariadb]
 __all__ = ["aws", "mariadb_lab"]  # fixtures, imported for pytest to find

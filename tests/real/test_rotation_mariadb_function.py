@@ -17,10 +17,10 @@ from hyperpod_ha.observability import logger as powertools_logger
 from hyperpod_ha_dev.embedded.functions import LambdaContext
 from tests.conftest import CURRENT_USER, load_function_module
 from tests.fakes.rollout_nodes import DOCUMENT, RolloutRunner
+from tests.fakes.rotation_function import fake_commands
+from tests.fakes.rotation_service import RotationService, raw_value, value
 from tests.real.mariadb import HOST, PORT, MariaDBLab, login_works, mariadb_lab
 from tests.real.rotation_secrets import aws, make_secret, secret_document
-from tests.unit.rotation.function_fakes import fake_commands
-from tests.unit.rotation.rotation_service import RotationService, raw_value, value
 
 pytestmark = [pytest.mark.mariadb]
 __all__ = ["aws", "mariadb_lab"]  # fixtures, imported for pytest to find
@@ -29,9 +29,9 @@ __all__ = ["aws", "mariadb_lab"]  # fixtures, imported for pytest to find
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch) -> Any:
     module = load_function_module("rotate_db_secret")
-    module._service.cache_clear()
+    module._function.cache_clear()
     yield module
-    module._service.cache_clear()
+    module._function.cache_clear()
 
 
 @pytest.fixture

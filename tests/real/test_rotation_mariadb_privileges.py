@@ -12,6 +12,7 @@ import pytest
 
 from hyperpod_ha.rotation.contract import Strategy
 from hyperpod_ha.rotation.errors import RotationError
+from tests.fakes.rotation_service import RotationService, raw_value, value
 from tests.real.mariadb import MariaDBLab, login_works, mariadb_lab, own_grants
 from tests.real.rotation_secrets import (
     aws,
@@ -22,7 +23,6 @@ from tests.real.rotation_secrets import (
     rotation_handler,
     secret_document,
 )
-from tests.unit.rotation.rotation_service import RotationService, raw_value, value
 
 pytestmark = [pytest.mark.mariadb]
 __all__ = ["aws", "mariadb_lab"]  # fixtures, imported for pytest to find

@@ -15,9 +15,10 @@ from hyperpod_ha.commands import CommandResult, ProtocolError
 from hyperpod_ha.controllers.check import report_from_result
 from hyperpod_ha.controllers.models import ReportStatus
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha.ingestion.controller_messages import NotificationRejected, check_sns_record
 from hyperpod_ha.ingestion.dead_letter_body import rejected_body
+from hyperpod_ha.ingestion.sns_records import check_sns_record
 from hyperpod_ha.json_input import MAX_DEPTH, check_depth, load_json
+from hyperpod_ha.notifications import NotificationRejected
 from hyperpod_ha.rotation.rollout import NodeReportInvalid, RolloutSettings, parse_node_report, roll_out
 from hyperpod_ha.rotation.secret import SecretFormatError, parse_secret
 from hyperpod_ha.runs.abandoned import AbandonedRunRejected, parse_abandoned_run
@@ -43,7 +44,7 @@ from hyperpod_ha.slurm import (
 )
 from hyperpod_ha.slurm.probe_output import MAX_MARKERS, MAX_SECTION_CHARS
 from tests.fakes.canned_runner import CannedRunner
-from tests.unit.controllers.probe_outputs import NODE, probe_text, result, section
+from tests.unit.controllers.cases.probe_outputs import NODE, probe_text, result, section
 
 DEEP = "[" * 100_000
 

@@ -1,5 +1,6 @@
-"""The layout's rules: which package may import which, how long a module and a handler may be,
-and that the Lambda layer is the runtime package exactly."""
+"""The layout's rules: which package may import which, that no modules import each other in a
+circle, how long a module and a handler may be, and that the Lambda layer is the runtime package
+exactly. The one shape of every function is checked in ``test_layout_shape.py``."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import ast
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -83,6 +84,134 @@ def test_the_direction_check_finds_an_import_against_it(tmp_path: Path) -> None:
     ]
     (tmp_path / "bad.py").write_text("from hyperpod_ha.verdict import decide\n")
     assert forbidden_imports("lab", tmp_path) != []
+
+
+def _module_name(path: Path, root: Path, top: str) -> str:
+    return ".".join((top, *path.relative_to(root).with_suffix("").parts)).removesuffix(".__init__")
+
+
+def module_circles(packages: Mapping[str, Path]) -> list[list[str]]:
+    """Modules that import each other, directly or round a circle, at any depth (an import in a
+    function too). A package's ``__init__`` is left out: it may gather its own modules."""
+    modules = {
+        _module_name(path, root, top): path
+        for top, root in packages.items()
+        for path in python_files(root)
+        if path.name != "__init__.py"
+    }
+    graph = {
+        name: sorted({found for found in imported_modules(path) if found in modules and found != name})
+        for name, path in modules.items()
+    }
+    return [sorted(circle) for circle in _strongly_connected(graph) if len(circle) > 1]
+
+
+def _strongly_connected(graph: Mapping[str, Sequence[str]]) -> list[list[str]]:
+    """Tarjan's components, iteratively (a deep package must not hit the recursion limit)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, 0)]
+        while work:
+            node, edge = work.pop()
+            if edge == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+            if edge < len(graph[node]):
+                work.append((node, edge + 1))
+                nxt = graph[node][edge]
+                if nxt not in index:
+                    work.append((nxt, 0))
+                elif nxt in stack:
+                    low[node] = min(low[node], index[nxt])
+                continue
+            if low[node] == index[node]:
+                circle = []
+                while True:
+                    member = stack.pop()
+                    circle.append(member)
+                    if member == node:
+                        break
+                found.append(circle)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return found
+
+
+def test_no_modules_import_each_other_in_a_circle(tmp_path: Path) -> None:
+    # The embedded stack is being rebuilt on SAM's translator (issue 23), which takes its circle
+    # apart; its modules join this check then.
+    assert module_circles({"hyperpod_ha": RUNTIME}) == []
+    circles = module_circles({"hyperpod_ha_dev": DEV})
+    assert [circle for circle in circles if not all(".embedded." in name for name in circle)] == []
+    (tmp_path / "status.py").write_text("from pkg.drill import stack_for_cluster\n")
+    (tmp_path / "drill.py").write_text("def start():\n    from pkg.status import cluster_status\n")
+    (tmp_path / "text.py").write_text("from pkg.status import render\n")
+    assert module_circles({"pkg": tmp_path}) == [["pkg.drill", "pkg.status"]]
+
+
+def part_imports(directory: Path) -> dict[str, set[str]]:
+    """Which part of the runtime package (a feature package, or a module at its top) imports
+    which other part, wherever the import stands (in a function, under TYPE_CHECKING)."""
+    graph: dict[str, set[str]] = {}
+    for path in python_files(directory):
+        part = path.relative_to(directory).parts[0].removesuffix(".py")
+        for module in imported_modules(path):
+            names = module.split(".")
+            if names[0] == "hyperpod_ha" and len(names) > 1 and names[1] != part:
+                graph.setdefault(part, set()).add(names[1])
+    return graph
+
+
+def part_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of parts that import each other, directly or through other parts."""
+
+    def reached(start: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for part in graph.get(todo.pop(), set()) - seen:
+                seen.add(part)
+                todo.append(part)
+        return seen
+
+    reach = {part: reached(part) for part in graph}
+    circles = {
+        frozenset(other for other in reach[part] if part in reach.get(other, set()))
+        for part in graph
+        if part in reach[part]
+    }
+    return sorted(sorted(circle) for circle in circles)
+
+
+def test_no_two_parts_of_the_runtime_package_import_each_other() -> None:
+    # A shared value (the lease, the settings it needs) sits at the top, not in one feature.
+    assert part_circles(part_imports(RUNTIME)) == []
+
+
+def test_the_circle_check_finds_features_importing_each_other(tmp_path: Path) -> None:
+    files = {
+        "runs/cleanup.py": "from hyperpod_ha.drill.adapters import lease_id_for_drill\n",
+        "drill/settings.py": "def lazy() -> None:\n    from hyperpod_ha.runs import models\n",
+        "lease.py": "from hyperpod_ha import errors\n",
+        "ingestion/a.py": "import hyperpod_ha.watchdog.b\nfrom hyperpod_ha import lease\n",
+        "watchdog/b.py": "from hyperpod_ha.snapshots.c import C\n",
+        "snapshots/c.py": "from hyperpod_ha import ingestion\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert part_circles(part_imports(tmp_path)) == [
+        ["drill", "runs"],
+        ["ingestion", "snapshots", "watchdog"],
+    ]
+    (tmp_path / "drill" / "settings.py").write_text("from hyperpod_ha.lease import LeaseSeconds\n")
+    assert part_circles(part_imports(tmp_path)) == [["ingestion", "snapshots", "watchdog"]]
 
 
 def test_no_module_is_longer_than_the_limit() -> None:

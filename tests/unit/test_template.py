@@ -10,9 +10,10 @@ from typing import Any
 import cfnlint.api
 import pytest
 
-from hyperpod_ha_dev.command_documents import command_documents_in_sync
-from hyperpod_ha_dev.documents import documents_in_sync
-from hyperpod_ha_dev.embedded.cfn import load_template
+from hyperpod_ha_dev.command_documents import COMMAND_DOCUMENTS
+from hyperpod_ha_dev.documents import NODE_COMMANDS
+from hyperpod_ha_dev.embedded.cfn import load_template, with_mappings
+from hyperpod_ha_dev.generate import stale
 from tests.conftest import EVENTS, ROOT
 
 TEMPLATE = load_template(ROOT / "template.yaml")
@@ -85,14 +86,18 @@ def test_the_whole_template_passes_cfn_lint() -> None:
     assert cfnlint.api.lint((ROOT / "template.yaml").read_text()) == []
 
 
-def test_the_session_documents_hold_the_current_commands() -> None:
-    assert documents_in_sync((ROOT / "template.yaml").read_text()) == {
-        "ControllerProbeDocument": True,
-        "SlurmdbdRolloutDocument": True,
-        "FailoverDrillTakeoverDocument": True,
-        "FailoverDrillJobsDocument": True,
-        "FailoverDrillAccountingDocument": True,
-    }, "run `make probe-document`"
+def test_the_generated_parts_are_current() -> None:
+    """template.yaml's end and the settings checks are what their descriptions make."""
+    assert stale(ROOT) == [], "run `make probe-document`"
+
+
+@pytest.mark.parametrize("key", sorted(NODE_COMMANDS))
+def test_each_session_document_runs_its_current_command(key: str) -> None:
+    document = TEMPLATE["Resources"][f"{key}Document"]["Properties"]
+    assert document["DocumentType"] == "Session"
+    commands = document["Content"]["properties"]["linux"]["commands"]
+    assert commands == {"Fn::FindInMap": ["NodeCommands", key, "Command"]}
+    assert with_mappings(TEMPLATE, commands) == NODE_COMMANDS[key]()
 
 
 @pytest.mark.parametrize("logical_id", sorted(FUNCTIONS))
@@ -146,11 +151,11 @@ def test_every_queue_table_and_topic_is_encrypted() -> None:
             assert properties.get("KmsMasterKeyId"), logical_id
 
 
-def test_the_command_documents_hold_the_current_probe_and_roll_out() -> None:
-    assert command_documents_in_sync((ROOT / "template.yaml").read_text()) == {
-        "ControllerProbeCommandDocument": True,
-        "SlurmdbdRolloutCommandDocument": True,
-    }, "run `make probe-document`"
+@pytest.mark.parametrize("logical_id", sorted(COMMAND_DOCUMENTS))
+def test_the_command_documents_hold_the_current_probe_and_roll_out(logical_id: str) -> None:
+    build, _ = COMMAND_DOCUMENTS[logical_id]
+    content = TEMPLATE["Resources"][logical_id]["Properties"]["Content"]
+    assert with_mappings(TEMPLATE, content) == build()
 
 
 @pytest.mark.parametrize("logical_id", ["HealthCheckFunction", "FailoverDrillFunction", "WatchdogFunction"])

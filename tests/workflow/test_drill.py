@@ -217,9 +217,7 @@ def test_a_report_that_cannot_be_written_still_frees_the_cluster() -> None:
             input=json.dumps({"cluster": "ml-cluster", "poll_seconds": 1}),
         )["executionArn"]
         ended = wait_for_report(execution, None, sleep=lambda _: time.sleep(0.2))
-        lease = boto3.client("dynamodb").get_item(
-            TableName=run.stack.ref("StateTable"), Key=state_table.key(state_table.lease_key("ml-cluster"))
-        )
+        lease = state_table.read_lease(boto3.client("dynamodb"), run.stack.ref("StateTable"), "ml-cluster")
     assert ended[0] == "FAILED"
     assert ended[2] == "DrillReportError"
-    assert "Item" not in lease
+    assert lease is None

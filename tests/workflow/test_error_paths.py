@@ -152,12 +152,13 @@ def test_a_lease_taken_over_meanwhile_is_left_alone() -> None:
             TableName=table,
             Key=key,
             UpdateExpression="SET lease_id = :other",
-            ExpressionAttributeValues={":other": {"S": "other"}},
+            ExpressionAttributeValues=state_table.attribute_values({":other": "other"}),
         )
         result = run.finish(scenario("healthy"))
         (execution,) = result.executions
         assert execution["status"] == "SUCCEEDED"
-        assert ddb.get_item(TableName=table, Key=key)["Item"]["lease_id"]["S"] == "other"
+        held = state_table.read_lease(ddb, table, run.site.cluster_name)
+        assert (held.lease_id if held else None) == "other"
 
 
 def test_the_lease_table_gone(healthy: EmbeddedRun) -> None:

@@ -24,18 +24,15 @@ import boto3
 from hyperpod_ha.drill.models import DrillRequest, InvalidDrillRequest
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
+from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, stack_for_cluster
 from hyperpod_ha_dev.cli.drill_text import render_drill_report
 from hyperpod_ha_dev.cli.errors import CommandError
-from hyperpod_ha_dev.cli.runbook import POLL_SECONDS, StateView, deployed_stack
+from hyperpod_ha_dev.cli.runbook import POLL_SECONDS, StateView
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 from hyperpod_ha_dev.execution_events import after
 
 COMPLETED, FAILED, ERROR, REFUSED = 0, 1, 2, 3
 EXIT_CODES = {"completed": COMPLETED, "failed": FAILED, "refused": REFUSED}
-
-
-class UnknownCluster(ValueError):
-    """The stack does not watch the cluster named."""
 
 
 def add_parser(commands: Any) -> None:
@@ -59,14 +56,6 @@ def add_parser(commands: Any) -> None:
     drill_start.add_argument(
         "--controllers", type=int, choices=(2, 3), help="--lab: default the running lab's"
     )
-
-
-def stack_for_cluster(stack_name: str, cluster: str) -> dict[str, str]:
-    outputs = deployed_stack(stack_name)
-    watched = outputs.get("ClusterName")
-    if watched != cluster:
-        raise UnknownCluster(f"stack {stack_name} watches cluster {watched!r}, not {cluster!r}")
-    return outputs
 
 
 def start_drill(outputs: Mapping[str, str], request: DrillRequest) -> str:

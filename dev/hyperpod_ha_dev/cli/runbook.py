@@ -21,10 +21,12 @@ from typing import Any, TextIO
 
 import boto3
 
-from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger, VerificationRunsSettings
+from hyperpod_ha.runs.models import RunDecision, Trigger
+from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import use_deployed_account
+from hyperpod_ha_dev.cli.cluster_stack import deployed_stack
 from hyperpod_ha_dev.cli.errors import CommandError
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 from hyperpod_ha_dev.cli.text import reason_lines
@@ -33,13 +35,6 @@ from hyperpod_ha_dev.execution_events import exit_line
 VERIFIED, NOT_VERIFIED, ERROR = 0, 1, 2
 POLL_SECONDS = 2.0
 VERDICT_ERRORS = frozenset({"DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN"})
-
-
-def deployed_stack(stack_name: str) -> dict[str, str]:
-    """The stack's parameters and outputs (outputs win), from CloudFormation."""
-    stack = boto3.client("cloudformation").describe_stacks(StackName=stack_name)["Stacks"][0]
-    parameters = {p["ParameterKey"]: p["ParameterValue"] for p in stack.get("Parameters", [])}
-    return {**parameters, **{o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}}
 
 
 def start_run(

@@ -78,7 +78,7 @@ def _status_into(found: dict[str, Any]) -> Any:
     """A callback for the finished run: the status view of its stack, kept in ``found``."""
 
     def collect(run: EmbeddedRun) -> None:
-        from hyperpod_ha_dev.cli.drill import stack_for_cluster
+        from hyperpod_ha_dev.cli.cluster_stack import stack_for_cluster
         from hyperpod_ha_dev.cli.status import cluster_status
 
         cluster = str(run.stack.parameters["ClusterName"])

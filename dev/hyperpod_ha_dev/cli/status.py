@@ -14,21 +14,21 @@ credentials, no such stack).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import boto3
 
 from hyperpod_ha import console_links
 from hyperpod_ha.incidents.keys import CLUSTER_KEY, KIND_KEY, SOURCE
-from hyperpod_ha.runs.naming import execution_arn
+from hyperpod_ha.runs.naming import holder_execution_arn
 from hyperpod_ha.state_table import read_lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
-from hyperpod_ha_dev.cli.drill import UnknownCluster, stack_for_cluster
+from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, stack_for_cluster
 from hyperpod_ha_dev.cli.drill_text import render_drill_report
 from hyperpod_ha_dev.cli.errors import CommandError
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
@@ -64,21 +64,20 @@ def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
     }
 
 
-def _in_progress(outputs: Mapping[str, str], table: str, cluster: str, region: str) -> dict[str, Any] | None:
-    item = read_lease(boto3.client("dynamodb"), table, cluster)
-    if not item or int(item.get("expires_at", {}).get("N", "0")) < int(dt.datetime.now(dt.UTC).timestamp()):
+def _in_progress(
+    outputs: Mapping[str, str], table: str, cluster: str, region: str, clock: Callable[[], float] = time.time
+) -> dict[str, Any] | None:
+    lease = read_lease(boto3.client("dynamodb"), table, cluster)
+    if lease is None or lease.expired(clock()):
         return None
-    kind = item.get("kind", {}).get("S", "verification")
-    arn = item.get("execution_arn", {}).get("S") or execution_arn(
-        outputs["FailoverVerificationStateMachineArn"], item.get("execution_name", {}).get("S", "")
-    )
+    arn = holder_execution_arn(lease, outputs["FailoverVerificationStateMachineArn"])
     return {
-        "kind": kind,
-        "lease_holder": item.get("trigger", {}).get("S"),
+        "kind": "drill" if lease.kind == "drill" else "verification",
+        "lease_holder": lease.trigger,
         "execution_arn": arn,
         "execution_link": console_links.execution_console_url(arn, region),
-        "since": int(item.get("taken_at", {}).get("N", "0")),
-        "joined": int(item.get("joined_count", {}).get("N", "0")),
+        "since": lease.taken_at,
+        "joined": lease.joined_count,
     }
 
 

@@ -1,7 +1,8 @@
 """Reading ``template.yaml`` the way CloudFormation and SAM would, for the embedded stack.
 
 Only what this project's template uses is resolved: Ref, Fn::GetAtt, Fn::Sub, Fn::If,
-Fn::Join, Fn::Select, Fn::Split, conditions, pseudo parameters and SAM's Function Globals.
+Fn::Join, Fn::Select, Fn::Split, Fn::FindInMap, conditions, pseudo parameters and SAM's Function
+Globals.
 Anything else raises, so a template change the harness does not follow fails loudly.
 """
 
@@ -46,11 +47,34 @@ _Loader.add_multi_constructor("!", _construct_tag)
 
 
 def load_template(path: Path) -> dict[str, Any]:
-    with path.open() as handle:
-        loaded = yaml.load(handle, Loader=_Loader)  # noqa: S506 (SafeLoader subclass)
+    return parse_template(path.read_text(), str(path))
+
+
+def parse_template(text: str, source: str = "the template") -> dict[str, Any]:
+    loaded = yaml.load(text, Loader=_Loader)  # noqa: S506 (SafeLoader subclass)
     if not isinstance(loaded, dict) or "Resources" not in loaded:
-        raise TemplateError(f"{path} is not a CloudFormation template")
+        raise TemplateError(f"{source} is not a CloudFormation template")
     return loaded
+
+
+def find_in_map(template: Mapping[str, Any], argument: list[Any]) -> Any:
+    """``Fn::FindInMap`` with literal keys (the generated node commands are read this way)."""
+    name, top, second = argument
+    try:
+        return template["Mappings"][name][top][second]
+    except (KeyError, TypeError):
+        raise TemplateError(f"Fn::FindInMap {argument} names no value in Mappings") from None
+
+
+def with_mappings(template: Mapping[str, Any], value: Any) -> Any:
+    """``value`` with every ``Fn::FindInMap`` replaced by the mapping's value, the rest as it is."""
+    if isinstance(value, list):
+        return [with_mappings(template, item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if list(value) == ["Fn::FindInMap"]:
+        return find_in_map(template, value["Fn::FindInMap"])
+    return {key: with_mappings(template, item) for key, item in value.items()}
 
 
 @dataclass(frozen=True)
@@ -92,6 +116,7 @@ class Resolver:
             "Fn::Join": lambda arg: str(arg[0]).join(str(v) for v in self.resolve(arg[1])),
             "Fn::Select": lambda arg: self.resolve(arg[1])[int(self.resolve(arg[0]))],
             "Fn::Split": lambda arg: str(self.resolve(arg[1])).split(arg[0]),
+            "Fn::FindInMap": lambda arg: find_in_map(self._template, [self.resolve(key) for key in arg]),
         }
 
     def _ref(self, name: str) -> Any:

@@ -16,7 +16,7 @@ import boto3
 
 from hyperpod_ha.commands import CommandRequest, CommandResult, CommandRunner, register_transport
 from hyperpod_ha.notifications import SUBJECT
-from hyperpod_ha.state_table import key, lease_key
+from hyperpod_ha.state_table import read_lease
 from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded import delivery
 from hyperpod_ha_dev.embedded.site import Site, SiteController, create_site, embedded_aws
@@ -354,7 +354,5 @@ def _snapshots(stack: EmbeddedStack) -> list[dict[str, Any]]:
 
 
 def _lease_released(stack: EmbeddedStack) -> bool:
-    item = boto3.client("dynamodb").get_item(
-        TableName=stack.ref("StateTable"), Key=key(lease_key(stack.parameters["ClusterName"]))
-    )
-    return "Item" not in item
+    cluster = stack.parameters["ClusterName"]
+    return read_lease(boto3.client("dynamodb"), stack.ref("StateTable"), cluster) is None

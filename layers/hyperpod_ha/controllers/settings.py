@@ -1,4 +1,6 @@
-"""The settings of the functions that find and check controllers, read once per container.
+"""The settings parts the controllers' functions read (their own settings classes are in
+:mod:`hyperpod_ha.controllers.function`): how the probe runs, which WatchdogFunction also reads,
+and the readers of a cluster name and a deadline.
 
 Defaults are the template's values (the template sets every variable; tests and local runs
 may leave some out).
@@ -18,7 +20,7 @@ HEALTH_CHECK_DEADLINE_SECONDS: Final = 90.0  # HealthCheckFunction's PROBE_DEADL
 
 
 @dataclass(frozen=True, kw_only=True)
-class _ClusterName(Text):
+class ClusterName(Text):
     def parse(self, raw: str) -> str:
         if not is_cluster_name(raw):
             raise self.refused("is not a HyperPod cluster name")
@@ -35,14 +37,6 @@ class _Deadline(Number):
 
 
 @dataclass(frozen=True)
-class DiscoverySettings(Settings):
-    """DiscoverControllersFunction's: the cluster this stack watches and its controllers' group."""
-
-    cluster: Annotated[str, _ClusterName("CLUSTER_NAME")]
-    controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
-
-
-@dataclass(frozen=True)
 class ProbeSettings(Settings):
     """How the probe runs (HealthCheckFunction's settings, and WatchdogFunction's probe with its
     own deadline): which command transport, which document, and how long one probe may take."""
@@ -51,13 +45,3 @@ class ProbeSettings(Settings):
     transport: Annotated[str, Text("COMMAND_TRANSPORT", DEFAULT_TRANSPORT)]
     document: Annotated[str, Text("PROBE_DOCUMENT")]
     deadline_seconds: Annotated[float, _Deadline("PROBE_DEADLINE_SECONDS", HEALTH_CHECK_DEADLINE_SECONDS)]
-
-
-@dataclass(frozen=True)
-class HealthCheckSettings(Settings):
-    """HealthCheckFunction's: how the probe runs, and whose controllers it may probe."""
-
-    probe: ProbeSettings
-    # The stack's cluster and controller group (the template's Globals): only its nodes are probed.
-    cluster: Annotated[str, _ClusterName("CLUSTER_NAME")]
-    controller_group: Annotated[str, Text("CONTROLLER_GROUP")]

@@ -14,17 +14,14 @@ from typing import Any
 
 from hyperpod_ha.commands import SESSION_MANAGER
 from hyperpod_ha.drill import rules
-from hyperpod_ha.drill.adapters import (
-    DrillCommandFailed,
-    DrillLease,
-    DrillRecords,
-    NodeCommands,
-    lease_id_for_drill,
-)
+from hyperpod_ha.drill.lease import DrillLease
 from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRequest
 from hyperpod_ha.drill.node import NodeOutput
+from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
+from hyperpod_ha.drill.records import DrillRecords
 from hyperpod_ha.drill.report import build_report, summary
 from hyperpod_ha.incidents import Incidents, OpenRequest
+from hyperpod_ha.lease import lease_id_for_drill
 from hyperpod_ha.request_fields import text_field
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha.verdict import reports_from_json
@@ -56,7 +53,7 @@ def begin(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     holder = context.lease.take(request.cluster, lease_id, execution_id)
     if holder is None:
         return {"taken": True, "lease_id": lease_id, "reason": None}
-    running = holder.get("execution_arn", {}).get("S") or holder.get("execution_name", {}).get("S", "")
+    running = holder.execution_arn or holder.execution_name
     return {
         "taken": False,
         "lease_id": lease_id,

@@ -1,6 +1,6 @@
-"""The incidents' settings: where to notify and whether to use Incident Manager
-(:class:`IncidentSettings`, also read by the functions that open incidents themselves), and
-IncidentFunction's one settings object (:class:`IncidentFunctionSettings`)."""
+"""Where incidents go: the region, the topic to notify and whether to use Incident Manager
+(:class:`IncidentSettings`, a part of IncidentFunction's settings, also read by the functions
+that open incidents themselves)."""
 
 from __future__ import annotations
 
@@ -33,14 +33,3 @@ class IncidentSettings(Settings):
     response_plan_arn: Annotated[
         str | None, _OptionalArn("INCIDENT_RESPONSE_PLAN_ARN", service="ssm-incidents")
     ] = None
-
-
-@dataclass(frozen=True)
-class IncidentFunctionSettings(Settings):
-    incidents: IncidentSettings
-    # Without it a retried resolve may repeat the "verified" message.
-    idempotency_table: Annotated[str | None, OptionalText("IDEMPOTENCY_TABLE")] = None
-    # Where the run's verdict is kept for `hyperpod-ha status`; not kept without it.
-    state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None
-    # The stack's cluster: a request naming another is refused ("" only in settings made by hand).
-    cluster: Annotated[str, Text("CLUSTER_NAME", "")] = ""

@@ -13,7 +13,7 @@ from hyperpod_ha.observability import logger
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
 
-    from hyperpod_ha.incidents.adapter import Incidents
+    from hyperpod_ha.incidents.tracking import Incidents
 
 
 def idempotency_config() -> IdempotencyConfig:

@@ -11,23 +11,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Literal
 
 from hyperpod_ha import state_table
-from hyperpod_ha.environment import Integer, Settings
+from hyperpod_ha.ingestion.settings import MassFailurePolicy
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 Tally = Literal["counted", "already-counted", "threshold-crossed"]
-
-
-@dataclass(frozen=True)
-class MassFailurePolicy(Settings):
-    # More than this many unhealthy workers ...
-    threshold: Annotated[int, Integer("MASS_FAILURE_THRESHOLD", 5, minimum=0)]
-    # ... within one window of this length.
-    window_seconds: Annotated[int, Integer("MASS_FAILURE_WINDOW_MINUTES", 10, minimum=1, scale=60)]
 
 
 @dataclass(frozen=True)

@@ -7,16 +7,17 @@ runs on the controller.
   form and the full RDS form), written back compact and with every key it had.
 - :mod:`.grants`: reading ``SHOW GRANTS`` lines and re-aiming them at another account.
 - :mod:`.database`: PyMySQL logins, password changes and grant copies on MariaDB.
-- :mod:`.contract` and :mod:`.errors`: the rotation contract's steps, event and result.
-- :mod:`.versions`: the secret's versions in Secrets Manager (the AWS adapter).
+- :mod:`.contract` and :mod:`.errors`: the rotation contract's steps, event and result;
+  :mod:`.settings`: the strategy and the database a rotation runs with.
+- :mod:`.versions`: the secret's versions in Secrets Manager.
 - :mod:`.steps`: which step runs; :mod:`.step_create`, :mod:`.step_set`,
   :mod:`.step_set_alternating` (with :mod:`.grant_copy`), :mod:`.step_check`,
   :mod:`.step_finish`: the four steps.
 - :mod:`.rollout`: rewriting slurmdbd.conf and restarting slurmdbd, controller by controller,
   through the command runner; :mod:`.rollout_document`: the SSM documents that run
   :mod:`.slurmdbd_credentials`, the script on the node.
-- :mod:`.service`: RotateDbSecretFunction's one service, with :mod:`.function_settings`,
-  :mod:`.wiring`, :mod:`.rollout_coordination`, :mod:`.controller_order`,
+- :mod:`.function`: RotateDbSecretFunction and its settings, with :mod:`.collaborators`
+  (what it calls), :mod:`.rollout_coordination`, :mod:`.controller_order`,
   :mod:`.rollout_incident` and :mod:`.sdk_logs`.
 
 No password, secret string or password hash ever reaches a log line, an exception, a return

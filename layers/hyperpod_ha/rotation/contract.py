@@ -1,4 +1,5 @@
-"""The Secrets Manager rotation contract as data: the steps, the event, the strategy, the result.
+"""The Secrets Manager rotation contract as data: the steps, the event, the strategy, the result
+(the settings a rotation runs with are in :mod:`hyperpod_ha.rotation.settings`).
 
 Secrets Manager calls the function with ``{"Step", "SecretId", "ClientRequestToken"}`` and
 retries a failed rotation from the start with the same token.
@@ -10,9 +11,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated, Any
+from typing import Any
 
-from hyperpod_ha.environment import Integer, OptionalText, Settings, Variable
 from hyperpod_ha.rotation.errors import RotationRequestInvalid
 
 
@@ -79,22 +79,6 @@ def check_own_secret(secret_id: object, own_secret_arn: str | None) -> None:
         name = name[:-7]
     if not isinstance(secret_id, str) or secret_id not in {own_secret_arn, name}:
         raise RotationRequestInvalid("SecretId is not this stack's database secret (DbSecretArn)")
-
-
-@dataclass(frozen=True)
-class _StrategyVariable(Variable[Strategy]):
-    def parse(self, raw: str) -> Strategy:
-        return Strategy.parse(raw)  # its own error (RotationRequestInvalid) names the variable
-
-
-@dataclass(frozen=True)
-class RotationSettings(Settings):
-    strategy: Annotated[Strategy, _StrategyVariable("ROTATION_STRATEGY", Strategy.SINGLE.value)]
-    # For secrets without "host" (the HyperPod sample's).
-    default_host: Annotated[str | None, OptionalText("DB_HOST")]
-    default_port: Annotated[int, Integer("DB_PORT", 3306)] = 3306
-    # The secret of a user that creates and grants the twin (alternating).
-    master_secret_arn: Annotated[str | None, OptionalText("MASTER_SECRET_ARN")] = None
 
 
 @dataclass(frozen=True)

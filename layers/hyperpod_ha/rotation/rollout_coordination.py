@@ -3,32 +3,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.rotation.collaborators import Collaborators
 from hyperpod_ha.rotation.controller_order import check_given, given_controllers, running_first
-from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
-from hyperpod_ha.rotation.rollout import FailureHandler, RolloutReport, roll_out
-from hyperpod_ha.rotation.wiring import Collaborators
+from hyperpod_ha.rotation.rollout import FailureHandler, RolloutReport, RolloutSettings, roll_out
 
 
 class RolloutCoordinator:
-    def __init__(self, settings: RotateDbSecretSettings, collaborators: Collaborators) -> None:
-        self._settings = settings
+    def __init__(
+        self,
+        cluster: str,
+        controller_group: str,
+        rollout_settings: Callable[[str], RolloutSettings],  # for a secret's ARN
+        collaborators: Collaborators,
+    ) -> None:
+        self._cluster = cluster
+        self._group = controller_group
+        self._rollout_settings = rollout_settings
         self._with = collaborators
 
     def controllers(self, given: object = None) -> list[dict[str, Any]]:
         """The discovered controllers the event names, else all of the cluster's, running ones first."""
         if given is not None:
             check_given(given)  # before any call
-        found = self._with.discover(self._settings.cluster, self._settings.controller_group)
+        found = self._with.discover(self._cluster, self._group)
         if given is not None:
             return given_controllers(given, found.controllers)
         return running_first(found.controllers)
 
     def roll_out(self, secret_arn: str, controllers: list[dict[str, Any]]) -> RolloutReport:
         report = roll_out(
-            controllers, self._with.runner(), self._settings.rollout(secret_arn), self._reporter(secret_arn)
+            controllers, self._with.runner(), self._rollout_settings(secret_arn), self._reporter(secret_arn)
         )
         self._record(secret_arn, report)
         return report
@@ -49,7 +57,7 @@ class RolloutCoordinator:
                     "reason": reason,
                 },
             )
-            request = rollout_failed(self._settings.cluster, secret_arn, controller, reason)
+            request = rollout_failed(self._cluster, secret_arn, controller, reason)
             self._with.incidents().open(request)
 
         return report_rollout_failure
@@ -62,4 +70,4 @@ class RolloutCoordinator:
         metrics.flush_metrics()  # the rotation's other steps emit nothing
         records = self._with.records()
         if records is not None:
-            records.put(self._settings.cluster, "rotation", {"secret_arn": secret_arn, **report.to_json()})
+            records.put(self._cluster, "rotation", {"secret_arn": secret_arn, **report.to_json()})

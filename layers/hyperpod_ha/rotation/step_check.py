@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from hyperpod_ha.rotation.contract import RotationSettings, Strategy
+from hyperpod_ha.rotation.contract import Strategy
 from hyperpod_ha.rotation.database import Connector, LoginFailed, session
 from hyperpod_ha.rotation.errors import RotationError
 from hyperpod_ha.rotation.grant_copy import require_same_grants
 from hyperpod_ha.rotation.grants import grants_of
 from hyperpod_ha.rotation.secret import AWSCURRENT, AWSPENDING
+from hyperpod_ha.rotation.settings import RotationSettings
 from hyperpod_ha.rotation.versions import SecretVersions
 
 

@@ -3,8 +3,9 @@ and a shell read literally), stored as the token's version with ``AWSPENDING``."
 
 from __future__ import annotations
 
-from hyperpod_ha.rotation.contract import RotationSettings, Strategy
+from hyperpod_ha.rotation.contract import Strategy
 from hyperpod_ha.rotation.secret import AWSCURRENT, AWSPENDING, alternate_username
+from hyperpod_ha.rotation.settings import RotationSettings
 from hyperpod_ha.rotation.versions import SecretVersions
 
 

@@ -7,10 +7,11 @@
 from __future__ import annotations
 
 from hyperpod_ha.observability import logger
-from hyperpod_ha.rotation.contract import RotationSettings, Strategy
+from hyperpod_ha.rotation.contract import Strategy
 from hyperpod_ha.rotation.database import Connector, LoginFailed, can_login, session
 from hyperpod_ha.rotation.errors import RotationError
 from hyperpod_ha.rotation.secret import AWSCURRENT, AWSPENDING, AWSPREVIOUS, DbSecret, Endpoint
+from hyperpod_ha.rotation.settings import RotationSettings
 from hyperpod_ha.rotation.step_set_alternating import set_alternating
 from hyperpod_ha.rotation.versions import SecretVersions, Stages
 

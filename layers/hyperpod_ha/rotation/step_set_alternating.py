@@ -11,12 +11,12 @@ slurmdbd.conf on every controller, needs no administrative privilege at all.
 
 from __future__ import annotations
 
-from hyperpod_ha.rotation.contract import RotationSettings
 from hyperpod_ha.rotation.database import Connector, LoginFailed, PrivilegeMissing, Session, can_login
 from hyperpod_ha.rotation.errors import RotationError
 from hyperpod_ha.rotation.grant_copy import copy_grants
 from hyperpod_ha.rotation.grants import Account, grants_of
 from hyperpod_ha.rotation.secret import AWSCURRENT, DbSecret, Endpoint, alternate_username
+from hyperpod_ha.rotation.settings import RotationSettings
 from hyperpod_ha.rotation.versions import SecretVersions
 
 REQUIRED_PRIVILEGES = {

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hyperpod_ha.observability import logger
-from hyperpod_ha.rotation.contract import RotationEvent, RotationSettings, Step, StepResult
+from hyperpod_ha.rotation.contract import RotationEvent, Step, StepResult
 from hyperpod_ha.rotation.database import Connector
 from hyperpod_ha.rotation.errors import RotationRequestInvalid
 from hyperpod_ha.rotation.secret import AWSCURRENT, AWSPENDING
+from hyperpod_ha.rotation.settings import RotationSettings
 from hyperpod_ha.rotation.step_check import test_secret
 from hyperpod_ha.rotation.step_create import create_secret
 from hyperpod_ha.rotation.step_finish import finish_secret

@@ -1,5 +1,7 @@
-"""Verification runs: the cluster's lease and starting the verification workflow, one run per
-cluster at a time, and the clean-up after a run that ended without finishing its workflow
-(AbandonedRunFunction's service). May import the shared runtime modules (``state_table``,
-``settings``, ``errors``, ``aws_errors``, ``incidents``, ``drill``), never ``ingestion`` or
-``watchdog``, which use it."""
+"""Verification runs: taking the cluster's lease (``hyperpod_ha.lease``) and starting the
+verification workflow, one run per cluster at a time (``verification_runs``, with the values in
+``models`` and the settings every function that starts a run reads in ``settings``), and the
+clean-up after a run that ended without finishing its workflow (``abandoned``;
+AbandonedRunFunction and its settings in ``function``). May import the shared runtime modules
+(``lease``, ``state_table``, ``environment``, ``errors``, ...) and ``incidents``; never
+``drill``, ``ingestion`` or ``watchdog``, which use it or share the lease with it."""

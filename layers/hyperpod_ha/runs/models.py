@@ -1,13 +1,11 @@
-"""The values of a verification run: what triggered it, the settings it runs with, and what
-asking for one decided."""
+"""The values of a verification run: what triggered it and what asking for one decided (the
+settings it runs with are in :mod:`hyperpod_ha.runs.settings`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, Literal
-
-from hyperpod_ha.environment import Integer, Settings, Text
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 Outcome = Literal["started", "joined", "duplicate"]
 
@@ -26,40 +24,6 @@ class Trigger:
     @property
     def key(self) -> str:
         return f"{self.source}:{self.id}"
-
-
-@dataclass(frozen=True)
-class RunSettings(Settings):
-    """Defaults handed to each run; the execution input can override them (runbook). The
-    defaults are the template's."""
-
-    settle_seconds: Annotated[int, Integer("SETTLE_SECONDS", 0, minimum=0)] = 0
-    max_attempts: Annotated[int, Integer("MAX_ATTEMPTS", 30, minimum=1)] = 30
-    backoff_seconds: Annotated[int, Integer("BACKOFF_SECONDS", 5, minimum=0)] = 5
-    lease_seconds: Annotated[int, Integer("LEASE_SECONDS", 3600, minimum=1)] = 3600
-    dry_run: bool = False
-
-    @classmethod
-    def from_parameters(cls, parameters: Mapping[str, Any], **overrides: Any) -> RunSettings:
-        """From a stack's parameters or outputs (``SettleSeconds``, ...), the template's
-        defaults where one is not given; ``overrides`` win."""
-        given = cls(
-            settle_seconds=int(parameters.get("SettleSeconds", cls.settle_seconds)),
-            max_attempts=int(parameters.get("MaxAttempts", cls.max_attempts)),
-            backoff_seconds=int(parameters.get("BackoffSeconds", cls.backoff_seconds)),
-            lease_seconds=int(parameters.get("LeaseSeconds", cls.lease_seconds)),
-        )
-        return replace(given, **overrides)
-
-
-@dataclass(frozen=True)
-class VerificationRunsSettings(Settings):
-    """Where a stack's runs start: the state table holding the lease, the workflow, and the
-    settings each run gets."""
-
-    state_table: Annotated[str, Text("STATE_TABLE")]
-    state_machine_arn: Annotated[str, Text("STATE_MACHINE_ARN")]
-    runs: RunSettings = RunSettings()
 
 
 @dataclass(frozen=True)

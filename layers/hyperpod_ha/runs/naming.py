@@ -1,19 +1,12 @@
-"""How a run's lease id and execution name follow from its trigger, so that a redelivered
-trigger or a retried invocation can never start a second execution."""
+"""How a run's execution name follows from its lease (whose id follows from its trigger:
+``hyperpod_ha.lease``), so that a redelivered trigger or a retried invocation can never start a
+second execution; and which execution holds the lease."""
 
 from __future__ import annotations
 
-import hashlib
 import re
-import uuid
 
-from hyperpod_ha.runs.models import Trigger
-
-
-def lease_id_for(trigger: Trigger) -> str:
-    if trigger.source == "operator" and not trigger.id:
-        return uuid.uuid4().hex[:20]
-    return hashlib.sha256(trigger.key.encode()).hexdigest()[:20]
+from hyperpod_ha.lease import Lease
 
 
 def execution_name(cluster: str, lease_id: str) -> str:
@@ -24,3 +17,9 @@ def execution_name(cluster: str, lease_id: str) -> str:
 
 def execution_arn(state_machine_arn: str, name: str) -> str:
     return state_machine_arn.replace(":stateMachine:", ":execution:", 1) + f":{name}"
+
+
+def holder_execution_arn(holder: Lease, state_machine_arn: str) -> str:
+    """The execution holding the lease: a drill names its own (of the drill state machine); a
+    run's is the verification state machine's (``state_machine_arn``) of the lease's name."""
+    return holder.execution_arn or execution_arn(state_machine_arn, holder.execution_name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -19,9 +19,11 @@ from botocore.exceptions import ClientError
 from hyperpod_ha import state_table
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.lease import Lease, lease_id_for_trigger
 from hyperpod_ha.request_fields import MAX_TEXT_CHARS, bounded_id, bounded_text
-from hyperpod_ha.runs.models import RunDecision, RunSettings, Trigger, VerificationRunsSettings
-from hyperpod_ha.runs.naming import execution_arn, execution_name, lease_id_for
+from hyperpod_ha.runs.models import RunDecision, Trigger
+from hyperpod_ha.runs.naming import execution_arn, execution_name, holder_execution_arn
+from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -92,7 +94,7 @@ class VerificationRuns:
         :class:`RunRequestRejected` before anything is written when a field exceeds its bound."""
         trigger = bounded_trigger(trigger)
         reason = bounded_text(reason, MAX_TEXT_CHARS)
-        lease_id = lease_id_for(trigger)
+        lease_id = lease_id_for_trigger(trigger)
         name = execution_name(cluster, lease_id)
         # Two passes at most: the lease may be released between our failed take and our join.
         for _ in range(2):
@@ -100,7 +102,7 @@ class VerificationRuns:
             holder = self._live_lease(cluster) or self._take_lease(cluster, lease_id, trigger, name)
             if holder is None:
                 return self._start(cluster, trigger, reason, lease_id, name)
-            if holder.get("lease_id", {}).get("S") == lease_id:
+            if holder.lease_id == lease_id:
                 # This very trigger took the lease before (a redelivery or a retry after a crash):
                 # make sure its execution exists; StartExecution is idempotent for the same name and input.
                 return self._start(cluster, trigger, reason, lease_id, name, duplicate=True)
@@ -112,44 +114,28 @@ class VerificationRuns:
     def release(self, cluster: str, lease_id: str) -> bool:
         return state_table.release_lease(self.dynamodb, self.table, cluster, lease_id)
 
-    def _live_lease(self, cluster: str) -> Mapping[str, Any] | None:
-        item = state_table.read_lease(self.dynamodb, self.table, cluster)
-        if item is None or int(item.get("expires_at", {}).get("N", "0")) < int(self.clock()):
-            return None
-        return item
+    def _live_lease(self, cluster: str) -> Lease | None:
+        lease = state_table.read_lease(self.dynamodb, self.table, cluster)
+        return None if lease is None or lease.expired(self.clock()) else lease
 
-    def _take_lease(
-        self, cluster: str, lease_id: str, trigger: Trigger, name: str
-    ) -> Mapping[str, Any] | None:
+    def _take_lease(self, cluster: str, lease_id: str, trigger: Trigger, name: str) -> Lease | None:
         now = int(self.clock())
-        item = {
-            **state_table.key(state_table.lease_key(cluster)),
-            "lease_id": {"S": lease_id},
-            "trigger": {"S": trigger.key},
-            "execution_name": {"S": name},
-            "taken_at": {"N": str(now)},
-            "expires_at": {"N": str(now + self.settings.lease_seconds)},
-            "joined_count": {"N": "0"},
-        }
-        return state_table.put_lease(self.dynamodb, self.table, item, now)
+        lease = Lease.for_run(lease_id, trigger.key, name, now, self.settings.lease_seconds)
+        return state_table.put_lease(self.dynamodb, self.table, cluster, lease)
 
-    def _join(self, cluster: str, holder: Mapping[str, Any], trigger: Trigger) -> RunDecision | None:
-        holder_lease = holder.get("lease_id", {}).get("S", "")
-        holder_name = holder.get("execution_name", {}).get("S", "")
+    def _join(self, cluster: str, holder: Lease, trigger: Trigger) -> RunDecision | None:
         # A drill holding the lease names its own execution (of the drill state machine).
-        holder_arn = holder.get("execution_arn", {}).get("S") or execution_arn(
-            self.state_machine_arn, holder_name
+        holder_arn = holder_execution_arn(holder, self.state_machine_arn)
+        if trigger.key in holder.joined:
+            return RunDecision("duplicate", holder_arn, holder.lease_id)
+        recorded = holder.joined_count < MAX_RECORDED_JOINS
+        joined = state_table.join_lease(
+            self.dynamodb, self.table, cluster, holder.lease_id, trigger.key, recorded
         )
-        if trigger.key in holder.get("joined", {}).get("SS", []):
-            return RunDecision("duplicate", holder_arn, holder_lease)
-        recorded = int(holder.get("joined_count", {}).get("N", "0")) < MAX_RECORDED_JOINS
-        current = state_table.join_lease(
-            self.dynamodb, self.table, cluster, holder_lease, trigger.key, recorded
-        )
-        if current is None:
-            return RunDecision("joined", holder_arn, holder_lease)
-        if current.get("lease_id", {}).get("S") == holder_lease:
-            return RunDecision("duplicate", holder_arn, holder_lease)
+        if joined == "joined":
+            return RunDecision("joined", holder_arn, holder.lease_id)
+        if joined == "already joined":
+            return RunDecision("duplicate", holder_arn, holder.lease_id)
         return None  # the lease changed hands: take it again
 
     def _start(

@@ -1,4 +1,5 @@
-"""SnapshotStateFunction's settings, read once from the environment the template gives it."""
+"""What the snapshots are taken and kept by (a part of SnapshotStateFunction's settings, read once
+from the environment the template gives it)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ class _ExportPaths(Variable[tuple[str, ...]]):
 
 @dataclass(frozen=True)
 class SnapshotSettings(Settings):
+    """The file system, what is copied and how many backups are kept."""
+
     # None: nothing to snapshot, every start is "unsupported".
     file_system_id: Annotated[str | None, OptionalText("FILE_SYSTEM_ID")]
     retention: Annotated[int, Integer("BACKUP_RETENTION", DEFAULT_RETENTION)] = DEFAULT_RETENTION
@@ -38,8 +41,6 @@ class SnapshotSettings(Settings):
     ] = DEFAULT_MIN_BACKUP_INTERVAL_MINUTES
     # Tagged on every snapshot; IAM deletes only this stack's.
     stack_name: Annotated[str | None, OptionalText("STACK_NAME")] = None
-    # Where the last snapshot is recorded for `hyperpod-ha status`.
-    state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None
 
     def __post_init__(self) -> None:
         if self.retention < 1:

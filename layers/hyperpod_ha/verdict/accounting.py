@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from hyperpod_ha.verdict.observation import Controller, Findings, Observation
+from hyperpod_ha.verdict.observation import Findings, Observation, ObservedController
 
 # The reason a verdict gives when slurmdbd answers but names no controller.
 NO_REGISTERED_CONTROLLER: Final = "no controller is registered with slurmdbd (ControlHost empty)"
 
 
-def accounting_findings(seen: Observation, active: Controller) -> Findings:
+def accounting_findings(seen: Observation, active: ObservedController) -> Findings:
     found = Findings()
     views = [(r, r.dbd) for r in seen.checked]
     down = [(r, d) for r, d in views if d.reachable is False]
@@ -42,7 +42,7 @@ def accounting_findings(seen: Observation, active: Controller) -> Findings:
     return found
 
 
-def _controller_at(seen: Observation, host: str) -> Controller | None:
+def _controller_at(seen: Observation, host: str) -> ObservedController | None:
     for controller in seen.everyone:
         if controller.index is not None:
             configured = seen.hosts[controller.index] if controller.index < len(seen.hosts) else None

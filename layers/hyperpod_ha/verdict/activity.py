@@ -8,11 +8,11 @@ it writes a fresh heartbeat and others reach it. More than one active is a split
 from __future__ import annotations
 
 from hyperpod_ha.human_time import ago
-from hyperpod_ha.verdict.observation import Controller, Observation
+from hyperpod_ha.verdict.observation import Observation, ObservedController
 from hyperpod_ha.verdict.phrases import role_phrase
 
 
-def claims_active(seen: Observation, controller: Controller) -> bool:
+def claims_active(seen: Observation, controller: ObservedController) -> bool:
     report = controller.checked
     if report is None or report.slurmctld.running is not True:
         return False
@@ -27,7 +27,7 @@ def claims_active(seen: Observation, controller: Controller) -> bool:
     )
 
 
-def hung(seen: Observation, controller: Controller) -> bool:
+def hung(seen: Observation, controller: ObservedController) -> bool:
     report = controller.checked
     if report is None:
         return False
@@ -42,7 +42,7 @@ def hung(seen: Observation, controller: Controller) -> bool:
     )
 
 
-def active_controllers(seen: Observation) -> list[Controller]:
+def active_controllers(seen: Observation) -> list[ObservedController]:
     active = [c for c in seen.everyone if claims_active(seen, c) and not hung(seen, c)]
     by_heartbeat = _active_by_heartbeat(seen)
     if by_heartbeat is not None and by_heartbeat not in active:
@@ -50,7 +50,7 @@ def active_controllers(seen: Observation) -> list[Controller]:
     return active
 
 
-def _active_by_heartbeat(seen: Observation) -> Controller | None:
+def _active_by_heartbeat(seen: Observation) -> ObservedController | None:
     """A controller we could not check that writes the heartbeat and that others reach."""
     beat = seen.fresh_beat
     if beat is None or beat.writer not in seen.controllers:
@@ -61,7 +61,7 @@ def _active_by_heartbeat(seen: Observation) -> Controller | None:
     return writer if seen.responding(beat.writer) is True else None
 
 
-def why_active(seen: Observation, controller: Controller) -> str:
+def why_active(seen: Observation, controller: ObservedController) -> str:
     parts: list[str] = []
     report = controller.checked
     if report is not None and report.role.logged == "primary":
@@ -73,7 +73,7 @@ def why_active(seen: Observation, controller: Controller) -> str:
     return ", ".join(parts) or "no direct evidence"
 
 
-def split_brain_reasons(seen: Observation, active: list[Controller]) -> list[str]:
+def split_brain_reasons(seen: Observation, active: list[ObservedController]) -> list[str]:
     reasons = [f"{len(active)} controllers act as the active one"]
     reasons += [f"{c.key} is active: {why_active(seen, c)}" for c in active]
     writers = sorted({b.writer for b in seen.beats if b.age <= seen.fresh_seconds})

@@ -14,7 +14,7 @@ import datetime as dt
 import math
 from typing import Final
 
-from hyperpod_ha.verdict.models import DEFAULT_SLURMCTLD_TIMEOUT, VERIFIED, ConvergenceInputError, Step
+from hyperpod_ha.verdict.models import DEFAULT_SLURMCTLD_TIMEOUT, VERIFIED, ConvergenceInputError, NextStep
 
 # Waits double from backoff_seconds up to this (or backoff_seconds, if larger).
 MAX_WAIT_SECONDS: Final = 30
@@ -54,12 +54,12 @@ def next_step(
     deadline_seconds: float,
     backoff_seconds: float,
     now: dt.datetime,
-) -> Step:
+) -> NextStep:
     timeout = DEFAULT_SLURMCTLD_TIMEOUT if slurmctld_timeout is None else slurmctld_timeout
     if not 0 < timeout <= MAX_SLURMCTLD_TIMEOUT:
         raise ConvergenceInputError(f"slurmctld_timeout {timeout} is outside 1-{MAX_SLURMCTLD_TIMEOUT}")
     if verdict in VERIFIED:
-        return Step("verified", 0, None, timeout)
+        return NextStep("verified", 0, None, timeout)
     if attempt < 1 or max_attempts < 1:
         raise ConvergenceInputError("attempt and max_attempts must be at least 1")
     if margin_seconds < 0 or backoff_seconds < 0 or deadline_seconds <= 0:
@@ -70,10 +70,10 @@ def next_step(
     converged_by = base + dt.timedelta(seconds=timeout + margin_seconds)
     left = (converged_by - now).total_seconds()
     if attempt >= max_attempts or left <= 0:
-        return Step("not-verified", 0, converged_by, timeout)
+        return NextStep("not-verified", 0, converged_by, timeout)
     # Short waits first (a takeover may be seconds away), never past the convergence time.
     grown = backoff_seconds * 2 ** min(attempt - 1, 16)
     wait = math.ceil(min(grown, max(backoff_seconds, MAX_WAIT_SECONDS), left))
     if now + dt.timedelta(seconds=wait) >= started + dt.timedelta(seconds=deadline_seconds):
-        return Step("not-verified", 0, converged_by, timeout)
-    return Step("check-again", wait, converged_by, timeout)
+        return NextStep("not-verified", 0, converged_by, timeout)
+    return NextStep("check-again", wait, converged_by, timeout)

@@ -1,7 +1,7 @@
 """One step of a verification run: the verdict and, when the workflow loops, what it does next.
 
 Output: :meth:`Verdict.to_json <hyperpod_ha.verdict.models.Verdict.to_json>`, with the
-workflow's counters also :meth:`Step.to_json <hyperpod_ha.verdict.models.Step.to_json>`
+workflow's counters also :meth:`NextStep.to_json <hyperpod_ha.verdict.models.NextStep.to_json>`
 (``next``, ``wait_seconds``, ``converged_by``, ``slurmctld_timeout``)."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from typing import Any
 from hyperpod_ha.verdict.convergence import next_step
 from hyperpod_ha.verdict.evaluation import evaluate
 from hyperpod_ha.verdict.inputs import VerdictRequest
-from hyperpod_ha.verdict.models import ConvergenceInputError, VerdictPolicy
+from hyperpod_ha.verdict.models import ConvergenceInputError
 from hyperpod_ha.verdict.observation import configured_timeout
+from hyperpod_ha.verdict.settings import VerdictPolicy
 
 
 def decide(request: VerdictRequest, policy: VerdictPolicy, now: dt.datetime | None = None) -> dict[str, Any]:

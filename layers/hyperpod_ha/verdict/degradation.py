@@ -11,14 +11,14 @@ from hyperpod_ha.verdict.accounting import accounting_findings
 from hyperpod_ha.verdict.activity import why_active
 from hyperpod_ha.verdict.drift import drift_problems
 from hyperpod_ha.verdict.models import DEGRADED, FAILED_OVER, HEALTHY, VerdictName
-from hyperpod_ha.verdict.observation import Controller, Findings, Observation
+from hyperpod_ha.verdict.observation import Findings, Observation, ObservedController
 from hyperpod_ha.verdict.phrases import why_unchecked
 from hyperpod_ha.verdict.scheduling import scheduling_findings
 from hyperpod_ha.verdict.standbys import standby_findings
 from hyperpod_ha.verdict.state_save import heartbeat_findings, state_save_findings
 
 
-def one_active(seen: Observation, active: Controller) -> tuple[VerdictName, list[str]]:
+def one_active(seen: Observation, active: ObservedController) -> tuple[VerdictName, list[str]]:
     found = Findings(problems=list(seen.conflicts))
     if active.index is None:
         found.problems.append(f"{active.key} acts as the active controller but is no SlurmctldHost line")
@@ -42,7 +42,7 @@ def one_active(seen: Observation, active: Controller) -> tuple[VerdictName, list
     return FAILED_OVER, [took_over, *found.notes]
 
 
-def _unmapped_findings(seen: Observation, active: Controller) -> Findings:
+def _unmapped_findings(seen: Observation, active: ObservedController) -> Findings:
     found = Findings()
     for controller in seen.unmapped:
         if controller is active:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from hyperpod_ha.controllers.models import ControllerReport, FailoverConfigEvidence
-from hyperpod_ha.verdict.observation import Controller, Observation
+from hyperpod_ha.verdict.observation import Observation, ObservedController
 
 # The reason when a controller would publish nothing on the failover topic (both programs unset).
 NOTIFICATIONS_OFF: Final = (
@@ -26,10 +26,10 @@ _ON, _OFF = "SlurmctldPrimaryOnProg", "SlurmctldPrimaryOffProg"
 _WHEN: Final = {_ON: "takes control", _OFF: "gives up control"}
 _STATES: Final = {"missing": "does not exist", "not_executable": "is not executable"}
 
-Checked = Sequence[tuple[Controller, ControllerReport]]
+Checked = Sequence[tuple[ObservedController, ControllerReport]]
 
 
-def drift_problems(seen: Observation, active: Controller | None) -> list[str]:
+def drift_problems(seen: Observation, active: ObservedController | None) -> list[str]:
     """Every drift between and on the checked controllers, each naming the controller(s)."""
     checked = [(c, c.checked) for c in seen.everyone if c.checked is not None]
     problems: list[str] = []
@@ -46,7 +46,9 @@ def drift_problems(seen: Observation, active: Controller | None) -> list[str]:
     return problems
 
 
-def _notifications(controller: Controller, failover: FailoverConfigEvidence, active: bool) -> list[str]:
+def _notifications(
+    controller: ObservedController, failover: FailoverConfigEvidence, active: bool
+) -> list[str]:
     """Programs not set (in the running configuration, for the active one, and in its slurm.conf)
     or set to a file that is missing or not executable."""
     key = controller.key

@@ -18,10 +18,10 @@ from hyperpod_ha.verdict.models import (
     UNKNOWN,
     Verdict,
     VerdictName,
-    VerdictPolicy,
 )
-from hyperpod_ha.verdict.observation import Controller, Observation, observe
+from hyperpod_ha.verdict.observation import Observation, ObservedController, observe
 from hyperpod_ha.verdict.phrases import describe
+from hyperpod_ha.verdict.settings import VerdictPolicy
 from hyperpod_ha.verdict.takeover import down_reasons
 
 
@@ -46,7 +46,7 @@ def evaluate(
     )
 
 
-def _judge(seen: Observation) -> tuple[VerdictName, list[str], list[Controller]]:
+def _judge(seen: Observation) -> tuple[VerdictName, list[str], list[ObservedController]]:
     """The verdict, its reasons and the controllers taken as active."""
     if not seen.checked:
         reasons = ["no controller could be checked"]

@@ -7,7 +7,7 @@ from typing import Any
 from hyperpod_ha.controllers.decoding import LIST_LIMIT
 from hyperpod_ha.controllers.models import ControllerReport, ProgramEvidence
 from hyperpod_ha.slurm import TEXT_LIMIT
-from hyperpod_ha.verdict.observation import Controller, Observation
+from hyperpod_ha.verdict.observation import Observation, ObservedController
 from hyperpod_ha.verdict.phrases import slurmctld_state
 
 
@@ -25,7 +25,7 @@ def evidence(seen: Observation, active_keys: set[str]) -> dict[str, dict[str, An
     return summary
 
 
-def _entry(seen: Observation, controller: Controller, active_keys: set[str]) -> dict[str, Any]:
+def _entry(seen: Observation, controller: ObservedController, active_keys: set[str]) -> dict[str, Any]:
     report, index, beat = controller.report, controller.index, seen.fresh_beat
     return {
         "position": index,

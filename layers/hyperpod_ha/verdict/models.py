@@ -1,15 +1,13 @@
-"""The verdict's names and results, the policy it is judged by, and the next step of a run."""
+"""The verdict's names and results, and the next step of a run."""
 
 from __future__ import annotations
 
 import datetime as dt
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Annotated, Any, Final, Literal
+from typing import Any, Final, Literal
 
-from hyperpod_ha.environment import Settings, Variable
 from hyperpod_ha.errors import InputRejected
 
 
@@ -47,8 +45,6 @@ MAX_REASONS: Final = 24
 MAX_REPORTS: Final = 32
 # Slurm's default SlurmctldTimeout, used when no report says the configured one.
 DEFAULT_SLURMCTLD_TIMEOUT: Final = 120
-# A file system type as the kernel names it (lustre, nfs4, fuse.sshfs, ...).
-_FSTYPE_CHARACTERS: Final = frozenset(string.ascii_letters + string.digits + "._-")
 
 
 class VerdictInputError(InputRejected):
@@ -57,30 +53,6 @@ class VerdictInputError(InputRejected):
 
 class ConvergenceInputError(InputRejected):
     """The attempt counters, times or durations are not what the workflow sends."""
-
-
-@dataclass(frozen=True)
-class _FileSystemTypes(Variable[frozenset[str]]):
-    """Comma-separated file system types; empty: no expectation."""
-
-    def parse(self, raw: str) -> frozenset[str]:
-        fstypes = frozenset(kind.strip() for kind in raw.split(",") if kind.strip())
-        if any(not set(kind) <= _FSTYPE_CHARACTERS for kind in fstypes):
-            raise self.refused("is not a comma-separated list of file system types")
-        return fstypes
-
-
-@dataclass(frozen=True)
-class VerdictPolicy(Settings):
-    """What the verdict is judged by; EvaluateVerdictFunction's settings object."""
-
-    # A beat older than SlurmctldTimeout plus this is stale: by then a backup would take over.
-    heartbeat_slack_seconds: int = 5
-    default_slurmctld_timeout: int = DEFAULT_SLURMCTLD_TIMEOUT
-    # File system types StateSaveLocation must be on (e.g. {"lustre"}); empty: no expectation.
-    expected_state_fstypes: Annotated[frozenset[str], _FileSystemTypes("EXPECTED_STATE_FSTYPES", "")] = (
-        frozenset()
-    )
 
 
 @dataclass(frozen=True)
@@ -112,7 +84,7 @@ Next = Literal["verified", "check-again", "not-verified"]
 
 
 @dataclass(frozen=True)
-class Step:
+class NextStep:
     """What the run does after a verdict: ``next``, after ``wait_seconds`` when checking again.
     ``converged_by`` is when the cluster must have converged (trigger + timeout + margin)."""
 

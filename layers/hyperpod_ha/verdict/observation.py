@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from hyperpod_ha.controllers.evidence import controller_position
 from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.slurm import ControllerHost
-from hyperpod_ha.verdict.models import VerdictPolicy
+from hyperpod_ha.verdict.settings import VerdictPolicy
 
 # Who answered ping in whose eyes: controller position -> [(reporter's position, answers)].
 Votes = Mapping[int, Sequence[tuple[int | None, bool]]]
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: two unmapped reports may look alike
-class Controller:
+class ObservedController:
     """One controller as the evaluation sees it: configured position and its report, if any."""
 
     key: str
@@ -58,8 +58,8 @@ class Observation:
     reports: tuple[ControllerReport, ...]
     checked: tuple[ControllerReport, ...]
     hosts: tuple[ControllerHost, ...]
-    controllers: Mapping[int, Controller]
-    unmapped: tuple[Controller, ...]
+    controllers: Mapping[int, ObservedController]
+    unmapped: tuple[ObservedController, ...]
     votes: Votes
     timeout: int  # SlurmctldTimeout, as configured or Slurm's default
     beats: tuple[Beat, ...]
@@ -70,7 +70,7 @@ class Observation:
     config_strategy: str | None = None
 
     @property
-    def everyone(self) -> list[Controller]:
+    def everyone(self) -> list[ObservedController]:
         return [self.controllers[i] for i in sorted(self.controllers)] + list(self.unmapped)
 
     @property
@@ -165,14 +165,16 @@ def _index_of(hosts: Sequence[ControllerHost], report: ControllerReport) -> int 
 
 def _map_reports(
     reports: Sequence[ControllerReport], hosts: Sequence[ControllerHost], conflicts: list[str]
-) -> tuple[dict[int, Controller], tuple[Controller, ...]]:
+) -> tuple[dict[int, ObservedController], tuple[ObservedController, ...]]:
     names = {h.index: h.name for h in hosts}
     slots: dict[int, ControllerReport | None] = dict.fromkeys(names)
-    unmapped: list[Controller] = []
+    unmapped: list[ObservedController] = []
     for report in reports:
         index = _index_of(hosts, report)
         if index is None or index not in slots:
-            unmapped.append(Controller(key=report.hostname or report.instance_id, index=None, report=report))
+            unmapped.append(
+                ObservedController(key=report.hostname or report.instance_id, index=None, report=report)
+            )
             continue
         held = slots[index]
         if held is None or (report.checked and not held.checked):
@@ -182,7 +184,8 @@ def _map_reports(
                 f"two checked nodes map to {names[index]}: {held.instance_id}, {report.instance_id}"
             )
     controllers = {
-        index: Controller(key=names[index], index=index, report=report) for index, report in slots.items()
+        index: ObservedController(key=names[index], index=index, report=report)
+        for index, report in slots.items()
     }
     return controllers, tuple(unmapped)
 

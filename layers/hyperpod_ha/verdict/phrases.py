@@ -6,7 +6,7 @@ from typing import Final
 
 from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.human_time import ago
-from hyperpod_ha.verdict.observation import Controller, Observation
+from hyperpod_ha.verdict.observation import Observation, ObservedController
 
 _ROLE_PHRASES: Final = {
     "primary": "logged 'Running as primary controller'",
@@ -17,7 +17,7 @@ _ROLE_PHRASES: Final = {
 }
 
 
-def describe(seen: Observation, controller: Controller) -> str:
+def describe(seen: Observation, controller: ObservedController) -> str:
     report = controller.report
     if report is None:
         return f"{controller.key}: no report"

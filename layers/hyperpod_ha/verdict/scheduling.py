@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from hyperpod_ha.verdict.observation import Controller, Findings, Observation
+from hyperpod_ha.verdict.observation import Findings, Observation, ObservedController
 
 
-def scheduling_findings(seen: Observation, active: Controller) -> Findings:
+def scheduling_findings(seen: Observation, active: ObservedController) -> Findings:
     found = Findings()
     for report in seen.checked:
         if report.scheduler.answers is False:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.verdict.activity import hung
-from hyperpod_ha.verdict.observation import Controller, Findings, Observation
+from hyperpod_ha.verdict.observation import Findings, Observation, ObservedController
 from hyperpod_ha.verdict.phrases import describe, why_unchecked
 from hyperpod_ha.verdict.takeover import refusal
 
 
-def standby_findings(seen: Observation, active: Controller) -> Findings:
+def standby_findings(seen: Observation, active: ObservedController) -> Findings:
     found = Findings()
     for index in sorted(seen.controllers):
         other = seen.controllers[index]
@@ -32,7 +32,11 @@ def standby_findings(seen: Observation, active: Controller) -> Findings:
 
 
 def _checked(
-    seen: Observation, other: Controller, report: ControllerReport, active: Controller, old_primary: bool
+    seen: Observation,
+    other: ObservedController,
+    report: ControllerReport,
+    active: ObservedController,
+    old_primary: bool,
 ) -> Findings:
     found = Findings()
     if hung(seen, other):
@@ -64,7 +68,7 @@ def _checked(
     return found
 
 
-def _unchecked(seen: Observation, other: Controller, old_primary: bool) -> Findings:
+def _unchecked(seen: Observation, other: ObservedController, old_primary: bool) -> Findings:
     found = Findings()
     why = why_unchecked(other.report)
     up = seen.responding(other.index) if other.index is not None else None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from hyperpod_ha.human_time import ago
-from hyperpod_ha.verdict.observation import Controller, Findings, Observation
+from hyperpod_ha.verdict.observation import Findings, Observation, ObservedController
 
 
 def state_save_findings(seen: Observation) -> Findings:
@@ -32,7 +32,7 @@ def state_save_findings(seen: Observation) -> Findings:
     return found
 
 
-def heartbeat_findings(seen: Observation, active: Controller) -> Findings:
+def heartbeat_findings(seen: Observation, active: ObservedController) -> Findings:
     found = Findings()
     for report in seen.checked:
         if report.heartbeat.readable is False:

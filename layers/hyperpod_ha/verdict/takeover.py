@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from hyperpod_ha.human_time import ago
 from hyperpod_ha.verdict.activity import hung
-from hyperpod_ha.verdict.observation import Controller, Observation
+from hyperpod_ha.verdict.observation import Observation, ObservedController
 from hyperpod_ha.verdict.phrases import describe, why_unchecked
 
 
-def refusal(seen: Observation, controller: Controller) -> str | None:
+def refusal(seen: Observation, controller: ObservedController) -> str | None:
     """A running standby's current reason for not taking over (Slurm 24.11 logs one
     every SlurmctldTimeout/3 s while it lasts, and a wait for the heartbeat every second):
     one older than SlurmctldTimeout plus the slack is over."""

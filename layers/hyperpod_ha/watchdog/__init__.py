@@ -1,4 +1,7 @@
 """The watchdog: a scheduled check of every controller, for failures that send no event; when the
-cluster is not verified it starts a verification run through the cluster's lease. May import the
-runtime modules ``controllers``, ``verdict``, ``commands``, ``runs``, ``environment``,
-``errors``, ``aws_errors`` and ``observability``; only its handler imports it."""
+cluster is not verified it starts a verification run through the cluster's lease.
+``scheduled_check`` (the check, :class:`Watchdog`), ``controller_checks`` (every controller at
+once), ``found_failures`` (what it remembers), ``tick`` (the schedule's input and the result),
+and ``function`` (WatchdogFunction and its settings). May import the runtime modules
+``controllers``, ``verdict``, ``commands``, ``runs``, ``environment``, ``errors``,
+``aws_errors`` and ``observability``; only its handler imports it."""

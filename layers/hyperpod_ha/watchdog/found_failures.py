@@ -24,12 +24,14 @@ class FoundFailures:
         return state_table.key(state_table.watchdog_key(cluster))
 
     def remember(self, cluster: str, tick: Tick, verdict: str, now: float) -> None:
-        item = {
-            **self._key(cluster),
-            "tick_id": {"S": tick.id},
-            "verdict": {"S": verdict},
-            "expires_at": {"N": str(int(now) + self._ttl_seconds)},
-        }
+        item = state_table.attribute_values(
+            {
+                "pk": state_table.watchdog_key(cluster),
+                "tick_id": tick.id,
+                "verdict": verdict,
+                "expires_at": int(now) + self._ttl_seconds,
+            }
+        )
         self._ddb.put_item(TableName=self._table, Item=item)
 
     def pending(self, cluster: str) -> bool:

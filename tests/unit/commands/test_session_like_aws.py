@@ -32,7 +32,7 @@ from tests.fakes.ssm_agent import (
     stderr,
     stdout,
 )
-from tests.unit.commands.sessions import (
+from tests.unit.commands.cases.sessions import (
     RESUMED,
     SESSION_ID,
     assert_clean,

@@ -34,7 +34,7 @@ from tests.fakes.ssm_agent import (
     stderr,
     stdout,
 )
-from tests.unit.commands.sessions import (
+from tests.unit.commands.cases.sessions import (
     DEFAULT_DOCUMENT,
     FIRST_DATA_SEQUENCE,
     SESSION_ID,

@@ -21,7 +21,7 @@ from hyperpod_ha.controllers.errors import ControllerCheckThrottled, ControllerI
 from hyperpod_ha.controllers.models import Controller, ReportStatus
 from hyperpod_ha.probe import probe_command
 from tests.fakes.canned_runner import CannedRunner
-from tests.unit.controllers.probe_outputs import (
+from tests.unit.controllers.cases.probe_outputs import (
     CONTROLLER_JSON,
     NODE,
     OWN_DOCUMENT,

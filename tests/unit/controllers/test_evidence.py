@@ -8,7 +8,7 @@ from hyperpod_ha.controllers.check import check_controller, report_from_result
 from hyperpod_ha.controllers.models import ReportStatus
 from hyperpod_ha.slurm import ProbeSection
 from tests.fakes.canned_runner import CannedRunner
-from tests.unit.controllers.probe_outputs import (
+from tests.unit.controllers.cases.probe_outputs import (
     NODE,
     OWN_DOCUMENT,
     capture,

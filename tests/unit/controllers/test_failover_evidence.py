@@ -10,7 +10,7 @@ from hyperpod_ha.controllers.check import report_from_result
 from hyperpod_ha.controllers.models import Controller, ControllerReport, ProgramEvidence
 from hyperpod_ha.verdict import DEGRADED, HEALTHY, evaluate
 from hyperpod_ha.verdict.drift import NOTIFICATIONS_OFF
-from tests.unit.controllers.probe_outputs import NODE, capture, probe_text, result, section
+from tests.unit.controllers.cases.probe_outputs import NODE, capture, probe_text, result, section
 
 SHARED = "/srv/hplab/shared/etc/slurm.conf"
 ON = "/srv/hplab/shared/bin/slurmctld_primary_on"

@@ -15,7 +15,7 @@ from hyperpod_ha.controllers.errors import ReportRejected
 from hyperpod_ha.controllers.models import REPORT_JSON_LIMIT, ControllerReport, ReportStatus
 from hyperpod_ha.slurm import TEXT_LIMIT
 from tests.fakes.canned_runner import CannedRunner
-from tests.unit.controllers.probe_outputs import (
+from tests.unit.controllers.cases.probe_outputs import (
     NODE,
     primary_sections,
     probe_text,

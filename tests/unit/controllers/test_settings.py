@@ -6,14 +6,10 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha.controllers.settings import (
-    DEFAULT_TRANSPORT,
-    HEALTH_CHECK_DEADLINE_SECONDS,
-    DiscoverySettings,
-    ProbeSettings,
-)
+from hyperpod_ha.controllers.function import DiscoverControllersFunctionSettings
+from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT, HEALTH_CHECK_DEADLINE_SECONDS, ProbeSettings
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.watchdog.watchdog_function import PROBE_DEADLINE_SECONDS as WATCHDOG_PROBE_DEADLINE_SECONDS
+from hyperpod_ha.watchdog.function import PROBE_DEADLINE_SECONDS as WATCHDOG_PROBE_DEADLINE_SECONDS
 from hyperpod_ha_dev.embedded.cfn import load_template
 from tests.conftest import ROOT
 
@@ -23,8 +19,8 @@ PROBE = {"COMMAND_TRANSPORT": "run-command", "PROBE_DOCUMENT": "probe-doc", "PRO
 
 
 def test_discovery_settings() -> None:
-    settings = DiscoverySettings.from_environment(DISCOVERY)
-    assert settings == DiscoverySettings("ml-cluster", "controller-machine")
+    settings = DiscoverControllersFunctionSettings.from_environment(DISCOVERY)
+    assert settings == DiscoverControllersFunctionSettings("ml-cluster", "controller-machine")
 
 
 @pytest.mark.parametrize(
@@ -40,7 +36,7 @@ def test_discovery_settings() -> None:
 )
 def test_discovery_settings_refused(env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigurationError) as raised:
-        DiscoverySettings.from_environment(env)
+        DiscoverControllersFunctionSettings.from_environment(env)
     assert str(raised.value) == message
 
 

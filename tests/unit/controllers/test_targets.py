@@ -8,7 +8,7 @@ from botocore.stub import Stubber
 
 from hyperpod_ha.controllers.models import Controller
 from hyperpod_ha.controllers.targets import ForeignControllerRejected, OwnControllers
-from tests.unit.controllers.probe_outputs import CONTROLLER_JSON
+from tests.unit.controllers.cases.probe_outputs import CONTROLLER_JSON
 
 OWN_ID = "hplab0000001"  # the id in CONTROLLER_JSON's target
 CLUSTER_ARN = f"arn:aws:sagemaker:us-east-1:123456789012:cluster/{OWN_ID}"

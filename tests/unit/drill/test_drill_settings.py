@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hyperpod_ha.drill.settings import DrillSettings
+from hyperpod_ha.drill.function import FailoverDrillFunctionSettings
 from hyperpod_ha.errors import ConfigurationError
 
 ENVIRONMENT = {
@@ -21,7 +21,7 @@ ENVIRONMENT = {
 
 
 def test_the_template_s_environment() -> None:
-    settings = DrillSettings.from_environment(ENVIRONMENT)
+    settings = FailoverDrillFunctionSettings.from_environment(ENVIRONMENT)
     assert (
         settings.state_table,
         settings.takeover_document,
@@ -36,7 +36,7 @@ def test_the_template_s_environment() -> None:
 @pytest.mark.parametrize("name", ["STATE_TABLE", "TAKEOVER_DOCUMENT", "JOBS_DOCUMENT", "ACCOUNTING_DOCUMENT"])
 def test_a_missing_variable_is_named(name: str) -> None:
     with pytest.raises(ConfigurationError, match=f"{name} is not set"):
-        DrillSettings.from_environment({**ENVIRONMENT, name: ""})
+        FailoverDrillFunctionSettings.from_environment({**ENVIRONMENT, name: ""})
 
 
 @pytest.mark.parametrize(
@@ -49,4 +49,4 @@ def test_a_missing_variable_is_named(name: str) -> None:
 )
 def test_a_malformed_variable_is_named(name: str, value: str, reason: str) -> None:
     with pytest.raises(ConfigurationError, match=f"{name} {reason}"):
-        DrillSettings.from_environment({**ENVIRONMENT, name: value})
+        FailoverDrillFunctionSettings.from_environment({**ENVIRONMENT, name: value})

@@ -9,7 +9,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha.drill.adapters import DrillLease
+from hyperpod_ha.drill.lease import DrillLease
 
 TABLE = "state"
 ARN = "arn:aws:states:us-east-1:123456789012:execution:drills:drill-1"
@@ -35,7 +35,7 @@ def test_the_same_drill_takes_its_lease_again_and_another_is_refused(dynamodb: o
     assert lease.take("ml-cluster", "drill-a", ARN) is None  # a retried step
     holder = lease.take("ml-cluster", "drill-b", ARN.replace("drill-1", "drill-2"))
     assert holder is not None
-    assert holder["lease_id"]["S"] == "drill-a"
+    assert holder.lease_id == "drill-a"
     now[0] += 61  # drill-a's lease expired
     assert lease.take("ml-cluster", "drill-b", ARN.replace("drill-1", "drill-2")) is None
     assert lease.release("ml-cluster", "drill-a") is False

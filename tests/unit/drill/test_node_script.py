@@ -13,7 +13,7 @@ import pytest
 
 from hyperpod_ha.commands import CommandRequest
 from hyperpod_ha.drill.node import jobs_parameters, parse_node_output, takeover_parameters
-from hyperpod_ha_dev.embedded.cfn import load_template
+from hyperpod_ha_dev.embedded.cfn import load_template, with_mappings
 from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
 from tests.conftest import ROOT
 
@@ -24,7 +24,8 @@ class TemplateDocuments:
     """``ssm.get_document`` answered from template.yaml."""
 
     def get_document(self, Name: str) -> dict[str, Any]:
-        return {"Content": json.dumps(TEMPLATE["Resources"][Name]["Properties"]["Content"])}
+        content = TEMPLATE["Resources"][Name]["Properties"]["Content"]
+        return {"Content": json.dumps(with_mappings(TEMPLATE, content))}
 
 
 def run(node: Path, document: str, parameters: dict[str, list[str]], **env: str) -> tuple[str, list[str]]:

@@ -7,7 +7,7 @@ from typing import Any
 import boto3
 from botocore.stub import ANY, Stubber
 
-from hyperpod_ha.drill.adapters import DrillRecords
+from hyperpod_ha.drill.records import DrillRecords
 
 TAGS = [{"Key": "created-by", "Value": "hyperpod-ha"}, {"Key": "cluster", "Value": "ml-cluster"}]
 

@@ -10,8 +10,8 @@ from typing import Any, cast
 import pytest
 
 from hyperpod_ha.drill import rules, steps
-from hyperpod_ha.drill.adapters import DrillCommandFailed, NodeCommands
 from hyperpod_ha.drill.node import NodeOutput, parse_node_output
+from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
 from hyperpod_ha.drill.report import summary
 from tests.unit.drill.test_node_script import run
 from tests.unit.drill.test_rules import CTL1, CTL2

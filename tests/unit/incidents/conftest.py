@@ -10,7 +10,7 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from tests.conftest import subscribed_inbox
-from tests.unit.incidents.incident_world import REGION, World
+from tests.unit.incidents.cases.incident_world import REGION, World
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from hyperpod_ha.incidents import (
     OpenRequest,
 )
 from hyperpod_ha.incidents.keys import incident_client_token
-from tests.unit.incidents.incident_world import (
+from tests.unit.incidents.cases.incident_world import (
     EXECUTION,
     INCIDENT,
     OPS_ITEM,

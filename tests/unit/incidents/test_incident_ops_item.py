@@ -24,7 +24,7 @@ from hyperpod_ha.incidents.limits import (
 )
 from hyperpod_ha.incidents.ops_item import operational_data, ops_item_request, severity_for
 from hyperpod_ha.request_fields import CUT_MARK
-from tests.unit.incidents.incident_world import (
+from tests.unit.incidents.cases.incident_world import (
     CLUSTER_ARN,
     EXECUTION,
     OPS_ITEM,

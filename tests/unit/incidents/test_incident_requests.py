@@ -15,7 +15,7 @@ from hyperpod_ha.incidents import (
     ResolveRequest,
 )
 from hyperpod_ha.incidents.ops_item import ops_item_request
-from tests.unit.incidents.incident_world import (
+from tests.unit.incidents.cases.incident_world import (
     open_event,
 )
 

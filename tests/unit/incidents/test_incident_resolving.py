@@ -8,7 +8,7 @@ from botocore.stub import ANY
 
 from hyperpod_ha.incidents import ResolveRequest
 from hyperpod_ha.incidents.keys import RESOLUTION_KEY, RESOLVED_BY_KEY
-from tests.unit.incidents.incident_world import (
+from tests.unit.incidents.cases.incident_world import (
     EXECUTION,
     World,
     marked,

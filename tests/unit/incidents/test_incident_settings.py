@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.incidents import IncidentFunctionSettings, IncidentSettings
+from hyperpod_ha.incidents import IncidentSettings
+from hyperpod_ha.incidents.function import IncidentFunctionSettings
 
 TOPIC = "arn:aws:sns:us-west-2:123456789012:hyperpod-ha"
 PLAN = "arn:aws:ssm-incidents::123456789012:response-plan/hyperpod"

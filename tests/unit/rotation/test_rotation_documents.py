@@ -22,7 +22,7 @@ from hyperpod_ha.rotation.rollout_document import (
     secret_arn_pattern,
     session_document,
 )
-from hyperpod_ha_dev.embedded.cfn import Context, Resolver, load_template
+from hyperpod_ha_dev.embedded.cfn import Context, Resolver, load_template, with_mappings
 from tests.fakes.rollout_nodes import DOCUMENT, SECRET_ARN
 
 
@@ -105,10 +105,10 @@ def test_the_lab_uses_a_path_and_owner_the_document_admits() -> None:
 
 
 def test_the_template_document_is_the_one_this_code_builds(root: Path) -> None:
-    resources = load_template(root / "template.yaml")["Resources"]
-    document = resources["SlurmdbdRolloutDocument"]["Properties"]
+    template = load_template(root / "template.yaml")
+    document = template["Resources"]["SlurmdbdRolloutDocument"]["Properties"]
     assert document["DocumentType"] == "Session"
-    content = document["Content"]
+    content = with_mappings(template, document["Content"])
     assert content["properties"] == session_document()["properties"], "run `make probe-document`"
     # SSM refuses a session whose parameters the document does not declare, and a document
     # whose command names parameters it does not declare.

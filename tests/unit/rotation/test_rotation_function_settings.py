@@ -8,7 +8,7 @@ import pytest
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.rotation.contract import Strategy
 from hyperpod_ha.rotation.errors import RotationRequestInvalid
-from hyperpod_ha.rotation.function_settings import RotateDbSecretSettings
+from hyperpod_ha.rotation.function import RotateDbSecretFunctionSettings
 from hyperpod_ha.rotation.rollout_document import DEFAULT_CONF_PATH
 
 SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:ml-cluster-slurmdbd-HGZcWv"
@@ -30,7 +30,7 @@ TEMPLATE = {
 
 
 def test_the_templates_environment_is_read_with_the_code_defaults() -> None:
-    settings = RotateDbSecretSettings.from_environment(TEMPLATE)
+    settings = RotateDbSecretFunctionSettings.from_environment(TEMPLATE)
     assert settings.rotation.strategy is Strategy.SINGLE
     assert (settings.rotation.default_host, settings.rotation.default_port) == ("db.example.internal", 3307)
     assert settings.rotation.master_secret_arn is None
@@ -51,7 +51,7 @@ def test_the_templates_environment_is_read_with_the_code_defaults() -> None:
 def test_a_missing_variable_is_named() -> None:
     environment = {k: v for k, v in TEMPLATE.items() if k != "ROLLOUT_DOCUMENT"}
     with pytest.raises(ConfigurationError, match="ROLLOUT_DOCUMENT is not set"):
-        RotateDbSecretSettings.from_environment(environment)
+        RotateDbSecretFunctionSettings.from_environment(environment)
 
 
 @pytest.mark.parametrize(
@@ -64,4 +64,4 @@ def test_a_missing_variable_is_named() -> None:
 )
 def test_a_malformed_variable_is_named(name: str, value: str, error: type[Exception]) -> None:
     with pytest.raises(error, match=name):
-        RotateDbSecretSettings.from_environment({**TEMPLATE, name: value})
+        RotateDbSecretFunctionSettings.from_environment({**TEMPLATE, name: value})

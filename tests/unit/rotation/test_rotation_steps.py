@@ -14,12 +14,13 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha.rotation.contract import RotationEvent, RotationSettings, Step, Strategy
+from hyperpod_ha.rotation.contract import RotationEvent, Step, Strategy
 from hyperpod_ha.rotation.database import Session
 from hyperpod_ha.rotation.errors import RotationError, RotationRequestInvalid
 from hyperpod_ha.rotation.secret import Endpoint, SecretFormatError
+from hyperpod_ha.rotation.settings import RotationSettings
 from hyperpod_ha.rotation.steps import Rotation
-from tests.unit.rotation.rotation_service import RotationService, raw_value, stages, value
+from tests.fakes.rotation_service import RotationService, raw_value, stages, value
 
 SHORT = {"username": "admin", "password": "Old-Password-1"}
 FULL = {

@@ -11,7 +11,7 @@ from hyperpod_ha.slurm import (
     parse_cluster_registrations,
     parse_dbd_ping,
 )
-from tests.unit.slurm.captures import blocks, capture
+from tests.unit.slurm.cases.captures import blocks, capture
 
 
 def test_parse_cluster_registrations_of_every_capture() -> None:

@@ -10,7 +10,7 @@ from hyperpod_ha.slurm import (
     parse_show_config,
     parse_slurm_conf,
 )
-from tests.unit.slurm.captures import capture
+from tests.unit.slurm.cases.captures import capture
 
 
 def test_parse_show_config_of_the_lab() -> None:

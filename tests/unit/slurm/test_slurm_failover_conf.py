@@ -15,7 +15,7 @@ from hyperpod_ha.slurm import (
     parse_slurm_conf,
 )
 from hyperpod_ha.slurm.probe_output import MAX_SECTION_CHARS
-from tests.unit.slurm.captures import capture
+from tests.unit.slurm.cases.captures import capture
 
 SHARED = "/srv/hplab/shared/etc/slurm.conf"
 ON, OFF = "/srv/hplab/shared/bin/slurmctld_primary_on", "/srv/hplab/shared/bin/slurmctld_primary_off"

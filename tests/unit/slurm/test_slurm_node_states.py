@@ -8,7 +8,7 @@ from hyperpod_ha.slurm import (
     SlurmOutputError,
     parse_node_states,
 )
-from tests.unit.slurm.captures import blocks, capture, poller_outputs
+from tests.unit.slurm.cases.captures import blocks, capture, poller_outputs
 
 
 @pytest.mark.parametrize(("where", "rc", "text"), blocks("sinfo_outputs.txt"))

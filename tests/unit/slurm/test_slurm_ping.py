@@ -13,7 +13,7 @@ from hyperpod_ha.slurm import (
     SlurmOutputError,
     parse_ping,
 )
-from tests.unit.slurm.captures import blocks, capture, poller_outputs
+from tests.unit.slurm.cases.captures import blocks, capture, poller_outputs
 
 PING_BLOCKS = blocks("scontrol_ping_outputs.txt")
 PING_POLLS = poller_outputs("scontrol_ping_poller_lines.txt")

@@ -13,7 +13,7 @@ from hyperpod_ha.slurm import (
     parse_probe_output,
 )
 from tests.fakes.probe_output import format_probe_output
-from tests.unit.slurm.captures import capture
+from tests.unit.slurm.cases.captures import capture
 
 
 def _section(name: str, text: str, rc: int = 0) -> ProbeSection:

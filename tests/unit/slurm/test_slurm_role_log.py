@@ -7,7 +7,7 @@ import pytest
 from hyperpod_ha.slurm import (
     parse_role_log,
 )
-from tests.unit.slurm.captures import capture
+from tests.unit.slurm.cases.captures import capture
 
 
 @pytest.mark.parametrize(

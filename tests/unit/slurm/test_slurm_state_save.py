@@ -11,7 +11,7 @@ from hyperpod_ha.slurm import (
     parse_state_save,
 )
 from hyperpod_ha_dev import CAPTURES
-from tests.unit.slurm.captures import capture
+from tests.unit.slurm.cases.captures import capture
 
 
 def test_decode_the_captured_heartbeats() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hyperpod_ha.runs.models import RunSettings, VerificationRunsSettings
+from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha_dev.embedded.stack import EmbeddedStack
 

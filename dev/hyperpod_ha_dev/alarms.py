@@ -1,0 +1,149 @@
+"""Every CloudWatch alarm of the stack, written once: one alarm shape and a table of what differs.
+
+The functions and dead-letter queues are read from template.yaml's hand-written part, so a new
+function gets its Errors and Throttles alarms (and a new queue its depth alarm) from
+``make probe-document``; a test fails until it is run. Every alarm fires on any datum above 0
+in five minutes, tells the notification topic and tells it again when it is OK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+TOPIC = {"Ref": "NotificationTopic"}
+
+# What a throttled function loses, when more than "was throttled" needs saying.
+THROTTLED: dict[str, str] = {"WatchdogFunction": ", so some ticks were not checked"}
+
+# Dead-letter queue -> what its messages are (a queue without a line here stops the writer).
+QUEUE_HOLDS: dict[str, str] = {
+    "ControllerStatusDeadLetterQueue": "notifications rejected or never handled",
+    "NodeEventDeadLetterQueue": "HyperPod events rejected or never handled",
+    "AbandonedRunDeadLetterQueue": "Step Functions status changes never handled, a lease may stay held",
+    "RotationDeadLetterQueue": "rotation invocations never handled",
+    "WatchdogDeadLetterQueue": "failed ticks, so a silent failure may go unseen",
+}
+
+
+@dataclass(frozen=True)
+class Alarm:
+    logical_id: str
+    description: str
+    namespace: str
+    metric: str
+    dimension: tuple[str, Any]
+    statistic: str = "Sum"
+    condition: str | None = None
+
+    def resource(self) -> dict[str, Any]:
+        name, value = self.dimension
+        properties = {
+            "AlarmName": {"Fn::Sub": "${AWS::StackName}." + self.logical_id},
+            "AlarmDescription": self.description,
+            "Namespace": self.namespace,
+            "MetricName": self.metric,
+            "Dimensions": [{"Name": name, "Value": value}],
+            "Statistic": self.statistic,
+            "Period": 300,
+            "EvaluationPeriods": 1,
+            "Threshold": 0,
+            "ComparisonOperator": "GreaterThanThreshold",
+            "TreatMissingData": "notBreaching",
+            "AlarmActions": [TOPIC],
+            "OKActions": [TOPIC],
+        }
+        condition = {"Condition": self.condition} if self.condition else {}
+        return {"Type": "AWS::CloudWatch::Alarm", **condition, "Properties": properties}
+
+
+# The workflows' and the rotation's alarms: one each, nothing to derive.
+WORKFLOW_ALARMS = (
+    Alarm(
+        "VerificationExecutionsFailedAlarm",
+        "Verification runs failed (a verdict other than verified also ends FAILED, with its incident).",
+        "AWS/States",
+        "ExecutionsFailed",
+        ("StateMachineArn", {"Ref": "FailoverVerificationStateMachine"}),
+    ),
+    Alarm(
+        "VerificationExecutionsTimedOutAlarm",
+        "Verification runs timed out.",
+        "AWS/States",
+        "ExecutionsTimedOut",
+        ("StateMachineArn", {"Ref": "FailoverVerificationStateMachine"}),
+    ),
+    Alarm(
+        "DrillExecutionsFailedAlarm",
+        "Drills failed (a rejected request or settings, or a report that could not be written).",
+        "AWS/States",
+        "ExecutionsFailed",
+        ("StateMachineArn", {"Ref": "FailoverDrillStateMachine"}),
+    ),
+    Alarm(
+        "DrillExecutionsTimedOutAlarm",
+        "Drills timed out.",
+        "AWS/States",
+        "ExecutionsTimedOut",
+        ("StateMachineArn", {"Ref": "FailoverDrillStateMachine"}),
+    ),
+    Alarm(
+        "RotationFailedAlarm",
+        "Secrets Manager reported a failed rotation of the database secret.",
+        "AWS/Events",
+        "TriggeredRules",
+        ("RuleName", {"Ref": "RotationFailedRule"}),
+    ),
+)
+
+
+def _of_type(resources: Mapping[str, Any], kind: str) -> Iterator[tuple[str, str | None]]:
+    for logical_id, resource in resources.items():
+        if resource["Type"] == kind:
+            yield logical_id, resource.get("Condition")
+
+
+def function_alarms(function: str, condition: str | None) -> tuple[Alarm, Alarm]:
+    """``<X>Function`` -> ``<X>ErrorsAlarm`` and ``<X>ThrottlesAlarm``."""
+    stem, dimension = function.removesuffix("Function"), ("FunctionName", {"Ref": function})
+    return (
+        Alarm(
+            f"{stem}ErrorsAlarm",
+            f"{function} raised errors (see its log group).",
+            "AWS/Lambda",
+            "Errors",
+            dimension,
+            condition=condition,
+        ),
+        Alarm(
+            f"{stem}ThrottlesAlarm",
+            f"{function} was throttled{THROTTLED.get(function, '')}.",
+            "AWS/Lambda",
+            "Throttles",
+            dimension,
+            condition=condition,
+        ),
+    )
+
+
+def queue_alarm(queue: str, condition: str | None) -> Alarm:
+    if queue not in QUEUE_HOLDS:
+        raise ValueError(f"say what {queue} holds in hyperpod_ha_dev.alarms.QUEUE_HOLDS")
+    return Alarm(
+        f"{queue}Alarm",
+        f"Messages in {queue} ({QUEUE_HOLDS[queue]}).",
+        "AWS/SQS",
+        "ApproximateNumberOfMessagesVisible",
+        ("QueueName", {"Fn::GetAtt": [queue, "QueueName"]}),
+        statistic="Maximum",
+        condition=condition,
+    )
+
+
+def alarms(resources: Mapping[str, Any]) -> list[Alarm]:
+    """The stack's alarms for the hand-written ``resources``: each function's, each queue's,
+    then the workflows' and the rotation's."""
+    found = [a for f, c in _of_type(resources, "AWS::Serverless::Function") for a in function_alarms(f, c)]
+    found += [queue_alarm(queue, c) for queue, c in _of_type(resources, "AWS::SQS::Queue")]
+    return found + list(WORKFLOW_ALARMS)

@@ -1,0 +1,47 @@
+"""``make probe-document``: write every generated part of the repository from its description.
+
+The generated end of template.yaml (``template_tail``: alarms, dashboard, Run Command documents,
+node commands) and the state machines' "Check the settings" states (``settings_checks``). With
+``--check`` nothing is written and the exit status says whether everything is current.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from hyperpod_ha_dev.settings_checks import SETTINGS_CHECKS
+from hyperpod_ha_dev.template_tail import with_tail
+
+
+def generated_files(root: Path) -> dict[Path, Callable[[str], str]]:
+    """Each generated file under ``root`` and what makes it current from its present text."""
+    files: dict[Path, Callable[[str], str]] = {root / "template.yaml": with_tail}
+    for check in SETTINGS_CHECKS:
+        files[root / "statemachine" / check.definition] = check.written
+    return files
+
+
+def stale(root: Path) -> list[Path]:
+    files = generated_files(root).items()
+    return [path for path, make in files if make(path.read_text()) != path.read_text()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the checkout (default: here)")
+    parser.add_argument("--check", action="store_true", help="only say which files are not current")
+    arguments = parser.parse_args()
+    if arguments.check:
+        out_of_date = stale(arguments.root)
+        for path in out_of_date:
+            print(f"{path} is not current: run `make probe-document`", file=sys.stderr)
+        sys.exit(1 if out_of_date else 0)
+    for path, make in generated_files(arguments.root).items():
+        path.write_text(make(path.read_text()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""IncidentFunction and its settings: ``{"action": "open" | "resolve", ...}`` handled, counted on
+the dashboard, and the run's verdict kept for ``hyperpod-ha status``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+from hyperpod_ha.environment import OptionalText, Settings, Text
+from hyperpod_ha.incidents.errors import InvalidIncidentRequest
+from hyperpod_ha.incidents.models import OpenRequest, ResolveRequest
+from hyperpod_ha.incidents.settings import IncidentSettings
+from hyperpod_ha.incidents.tracking import Incidents
+from hyperpod_ha.incidents.verified_once import announce_verified_once, idempotency_config
+from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.request_fields import bounded_text
+from hyperpod_ha.status_records import StatusRecords, accounting_record, verdict_metric
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+_Request = TypeVar("_Request", OpenRequest, ResolveRequest)
+
+
+@dataclass(frozen=True)
+class IncidentFunctionSettings(Settings):
+    """IncidentFunction's environment."""
+
+    incidents: IncidentSettings
+    # Without it a retried resolve may repeat the "verified" message.
+    idempotency_table: Annotated[str | None, OptionalText("IDEMPOTENCY_TABLE")] = None
+    # Where the run's verdict is kept for `hyperpod-ha status`; not kept without it.
+    state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None
+    # The stack's cluster: a request naming another is refused ("" only in settings made by hand).
+    cluster: Annotated[str, Text("CLUSTER_NAME", "")] = ""
+
+
+@dataclass(frozen=True)
+class IncidentFunction:
+    incidents: Incidents
+    # Without it a retried resolve may repeat the "verified" message.
+    idempotency_table: str | None
+    status: StatusRecords | None
+    cluster: str = ""  # "" only in a function made by hand: then any cluster's request is taken
+
+    @classmethod
+    def from_settings(cls, settings: IncidentFunctionSettings) -> IncidentFunction:
+        """The function with its clients: Incident Manager's only when a response plan is set."""
+        import boto3
+
+        incidents = Incidents(
+            boto3.client("ssm"),
+            boto3.client("sns"),
+            settings.incidents,
+            incident_manager=boto3.client("ssm-incidents") if settings.incidents.response_plan_arn else None,
+        )
+        status = (
+            StatusRecords(boto3.client("dynamodb"), settings.state_table) if settings.state_table else None
+        )
+        return cls(incidents, settings.idempotency_table, status, settings.cluster)
+
+    @cached_property
+    def _idempotency(self) -> IdempotencyConfig:
+        return idempotency_config()
+
+    @cached_property
+    def _announce_verified(self) -> Callable[[ResolveRequest], bool]:
+        return announce_verified_once(self.incidents, self.idempotency_table, self._idempotency)
+
+    def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
+        try:
+            return self._action(event, context)
+        finally:
+            if metrics.metric_set:  # a failed step emits nothing: no empty-metrics warning
+                metrics.flush_metrics()
+
+    def _action(self, event: object, context: LambdaContext) -> dict[str, Any]:
+        if not isinstance(event, dict):
+            raise InvalidIncidentRequest("the request is not a JSON object")
+        action = event.get("action")
+        logger.append_keys(action=action)
+        if action == "open":
+            opened = self.incidents.open(self._own(OpenRequest.from_event(event)))
+            if opened.created:
+                metrics.add_metric(name="IncidentsOpened", unit="Count", value=1)
+            self._record_verdict(event)
+            return opened.to_json()
+        if action == "resolve":
+            # Lets Powertools expire an in-progress record when this invocation times out.
+            self._idempotency.register_lambda_context(context)
+            resolved = self.incidents.resolve(
+                self._own(ResolveRequest.from_event(event)), self._announce_verified
+            )
+            if resolved.resolved:
+                metrics.add_metric(name="IncidentsResolved", unit="Count", value=len(resolved.resolved))
+            self._record_verdict(event)
+            return resolved.to_json()
+        raise InvalidIncidentRequest("action must be open or resolve")
+
+    def _own(self, request: _Request) -> _Request:
+        """The request, when it names this stack's cluster (one stack, one cluster)."""
+        if self.cluster and request.cluster != self.cluster:
+            raise InvalidIncidentRequest(f"this stack watches cluster {self.cluster}, not {request.cluster}")
+        return request
+
+    def _record_verdict(self, event: dict[str, Any]) -> None:
+        """The run's verdict: kept for `hyperpod-ha status` and counted for the dashboard."""
+        verdict = event.get("verdict")
+        name = verdict_metric(verdict) if isinstance(verdict, str) else None
+        if name is None:
+            return
+        metrics.add_metric(name=name, unit="Count", value=1)
+        if self.status is not None:
+            given = event.get("reasons")
+            # Each cut to an excerpt: a state-table item holds at most 400 KB.
+            reasons = [bounded_text(str(reason)) for reason in given[:12]] if isinstance(given, list) else []
+            record = {"verdict": verdict, "reasons": reasons, "execution_id": event.get("execution_id")}
+            accounting = accounting_record(event.get("accounting"))
+            if accounting:
+                record["accounting"] = accounting
+            self.status.put(str(event["cluster"]), "verdict", record)

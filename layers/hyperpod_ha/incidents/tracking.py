@@ -1,0 +1,66 @@
+""":class:`Incidents`: what the functions use to open and resolve this project's incidents, in
+OpsCenter, Incident Manager and on the topic. Its clients are passed in (created once per
+container)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from hyperpod_ha.incidents.incident_manager import IncidentManager
+from hyperpod_ha.incidents.models import OpenRequest, OpenResult, ResolveRequest, ResolveResult
+from hyperpod_ha.incidents.opening import open_incident
+from hyperpod_ha.incidents.ops_center import OpsCenter
+from hyperpod_ha.incidents.resolving import announce_verified, resolve_incidents
+from hyperpod_ha.incidents.topic import Topic
+
+if TYPE_CHECKING:
+    from mypy_boto3_sns import SNSClient
+    from mypy_boto3_ssm import SSMClient
+    from mypy_boto3_ssm_incidents import SSMIncidentsClient
+
+    from hyperpod_ha.incidents.settings import IncidentSettings
+
+
+@dataclass(frozen=True)
+class Incidents:
+    ssm: SSMClient
+    sns: SNSClient
+    settings: IncidentSettings
+    incident_manager: SSMIncidentsClient | None = None
+
+    @cached_property
+    def _ops_center(self) -> OpsCenter:
+        return OpsCenter(self.ssm)
+
+    @cached_property
+    def _topic(self) -> Topic:
+        return Topic(self.sns, self.settings.topic_arn)
+
+    @cached_property
+    def _manager(self) -> IncidentManager | None:
+        # Incident Manager only with its client and a response plan.
+        if self.incident_manager and self.settings.response_plan_arn:
+            return IncidentManager(self.incident_manager, self.settings.response_plan_arn)
+        return None
+
+    def open(self, request: OpenRequest) -> OpenResult:
+        return open_incident(request, self._ops_center, self._topic, self.settings.region, self._manager)
+
+    def resolve(
+        self, request: ResolveRequest, announce_verified: Callable[[ResolveRequest], bool] | None = None
+    ) -> ResolveResult:
+        """``announce_verified`` sends the "verified" message; IncidentFunction passes one made
+        idempotent by Powertools, since nothing in OpsCenter records that message."""
+        return resolve_incidents(
+            request,
+            self._ops_center,
+            self._topic,
+            self.settings.region,
+            announce_verified or self.announce_verified,
+        )
+
+    def announce_verified(self, request: ResolveRequest) -> bool:
+        return announce_verified(request, self._topic, self.settings.region)

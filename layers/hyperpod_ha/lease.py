@@ -1,0 +1,200 @@
+"""The cluster's lease: one verification run or drill per cluster at a time.
+
+The lease is one item of the state table (its key and its conditional writes are
+``state_table``'s), written with a condition and with a TTL (``expires_at``) so that a lost
+holder cannot block the cluster forever. A run holds it for its trigger, a drill for its
+execution; a trigger arriving meanwhile joins the holder (``joined_count``, and the first
+joined triggers' keys in ``joined``, for the run's evidence).
+
+This module is the lease as a value: what it holds, how its id follows from what asked for it
+(so a redelivered trigger or a retried step never takes a second one), and its item's
+attributes, read and written through boto3's own DynamoDB type (de)serializer. The stored
+attributes are those of the deployed tables: a run's item has no ``kind`` and no
+``execution_arn`` (its execution is of the verification state machine); a drill's has both.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Annotated, Any, Final, Literal, Protocol
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from hyperpod_ha.environment import Integer
+from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.request_fields import MAX_TEXT_CHARS
+
+HolderKind = Literal["run", "drill"]
+
+# How long a holder keeps the cluster at most: the template's LeaseSeconds (runs and drills).
+DEFAULT_LEASE_SECONDS: Final = 3600
+LeaseSeconds = Annotated[int, Integer("LEASE_SECONDS", DEFAULT_LEASE_SECONDS, minimum=1)]
+
+# What the code writes is an id, an ARN, a name or a trigger's key (its source and an id of at
+# most MAX_ID_CHARS); a text of an item read back is bounded as any text from outside.
+_MAX_CHARS: Final = MAX_TEXT_CHARS
+_SERIALIZER: Final = TypeSerializer()
+_DESERIALIZER: Final = TypeDeserializer()
+
+
+class LeaseItemRejected(InputRejected):
+    """A lease item in the state table that this code did not write (a missing, mistyped, empty
+    or oversized attribute, an unknown holder kind), or a lease that could not be read back if
+    written. Nothing is taken, joined or started on it."""
+
+
+class LeaseTrigger(Protocol):
+    """What asked for a run, as far as its lease is concerned (``runs.models.Trigger``)."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def key(self) -> str: ...
+
+
+def lease_id_for_trigger(trigger: LeaseTrigger) -> str:
+    """The same for every delivery of one trigger; an operator's request without an id is new
+    each time."""
+    if trigger.source == "operator" and not trigger.id:
+        return uuid.uuid4().hex[:20]
+    return hashlib.sha256(trigger.key.encode()).hexdigest()[:20]
+
+
+def lease_id_for_drill(execution_arn: str) -> str:
+    """The same for every step and retry of one drill execution (the abandoned-run clean-up
+    finds it again from the ARN alone)."""
+    return hashlib.sha256(f"drill\n{execution_arn}".encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The cluster's lease as its item holds it (times in epoch seconds)."""
+
+    lease_id: str
+    trigger: str  # the holder's trigger key (``sns:<message id>``; ``drill:<lease id>``)
+    execution_name: str
+    taken_at: int
+    expires_at: int
+    kind: HolderKind = "run"
+    execution_arn: str = ""  # a drill's own execution; a run's follows from its name
+    joined_count: int = 0
+    joined: frozenset[str] = frozenset()
+
+    @classmethod
+    def for_run(cls, lease_id: str, trigger_key: str, execution_name: str, now: int, seconds: int) -> Lease:
+        return cls(lease_id, trigger_key, execution_name, taken_at=now, expires_at=now + seconds)
+
+    @classmethod
+    def for_drill(cls, lease_id: str, execution_arn: str, now: int, seconds: int) -> Lease:
+        return cls(
+            lease_id,
+            f"drill:{lease_id}",
+            execution_arn.rsplit(":", 1)[-1],
+            taken_at=now,
+            expires_at=now + seconds,
+            kind="drill",
+            execution_arn=execution_arn,
+        )
+
+    def __post_init__(self) -> None:
+        # What an item must hold to be read back (from_item): a lease that breaks it is never written.
+        for name in ("lease_id", "trigger", "execution_name", "execution_arn"):
+            value: str = getattr(self, name)
+            if not value and name != "execution_arn":
+                raise LeaseItemRejected(f"the lease's {name} is empty")
+            if len(value) > _MAX_CHARS:
+                raise LeaseItemRejected(f"the lease's {name} is longer than {_MAX_CHARS} characters")
+        if self.kind == "drill" and not self.execution_arn:
+            raise LeaseItemRejected("the drill's lease names no execution_arn")
+        if not all(key and len(key) <= _MAX_CHARS for key in self.joined):
+            raise LeaseItemRejected(
+                f"the lease's joined holds an empty key or one over {_MAX_CHARS} characters"
+            )
+
+    def expired(self, now: float) -> bool:
+        """DynamoDB deletes expired items lazily: an expired lease is free, though still stored."""
+        return self.expires_at < int(now)
+
+    def to_item(self) -> dict[str, Any]:
+        """The item's attributes but its key (``state_table`` writes them under the cluster's)."""
+        plain: dict[str, object] = {
+            "lease_id": self.lease_id,
+            "trigger": self.trigger,
+            "execution_name": self.execution_name,
+            "taken_at": self.taken_at,
+            "expires_at": self.expires_at,
+            "joined_count": self.joined_count,
+        }
+        if self.kind == "drill":
+            plain["kind"] = self.kind
+        if self.execution_arn:
+            plain["execution_arn"] = self.execution_arn
+        if self.joined:  # DynamoDB stores no empty set: joins ADD to it
+            plain["joined"] = self.joined
+        return {name: _SERIALIZER.serialize(value) for name, value in plain.items()}
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> Lease:
+        """The lease an item holds (its key, ``pk``, is not read); :class:`LeaseItemRejected`
+        for an item this code did not write."""
+        plain = _ItemValues(item)
+        kind = plain.text("kind", required=False) or "run"
+        if kind not in ("run", "drill"):
+            raise LeaseItemRejected("the lease item's kind is neither a run nor a drill")
+        return cls(
+            lease_id=plain.text("lease_id"),
+            trigger=plain.text("trigger"),
+            execution_name=plain.text("execution_name"),
+            taken_at=plain.whole("taken_at"),
+            expires_at=plain.whole("expires_at"),
+            kind="drill" if kind == "drill" else "run",
+            execution_arn=plain.text("execution_arn", required=False),
+            joined_count=plain.whole("joined_count", default=0),
+            joined=plain.texts("joined"),
+        )
+
+
+class _ItemValues:
+    """An item's attributes read one by one, each checked for its type (the lease checks the rest)."""
+
+    def __init__(self, item: Mapping[str, Any]) -> None:
+        self._item = item
+
+    def _value(self, name: str) -> object:
+        raw = self._item.get(name)
+        if raw is None:
+            return None
+        try:
+            return _DESERIALIZER.deserialize(raw)
+        except (TypeError, AttributeError, ValueError, ArithmeticError):
+            raise LeaseItemRejected(f"the lease item's {name} is not a DynamoDB value") from None
+
+    def text(self, name: str, *, required: bool = True) -> str:
+        value = self._value(name)
+        if value is None and not required:
+            return ""
+        if not isinstance(value, str):
+            raise LeaseItemRejected(f"the lease item's {name} is not a string")
+        return value
+
+    def whole(self, name: str, default: int | None = None) -> int:
+        value = self._value(name)
+        if value is None and default is not None:
+            return default
+        if not isinstance(value, Decimal) or not value.is_finite() or value != value.to_integral_value():
+            raise LeaseItemRejected(f"the lease item's {name} is not a whole number")
+        return int(value)
+
+    def texts(self, name: str) -> frozenset[str]:
+        value = self._value(name)
+        if value is None:
+            return frozenset()
+        if not isinstance(value, set) or not all(isinstance(key, str) for key in value):
+            raise LeaseItemRejected(f"the lease item's {name} is not a set of trigger keys")
+        return frozenset(value)

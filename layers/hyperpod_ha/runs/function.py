@@ -1,0 +1,92 @@
+"""AbandonedRunFunction and its settings: a run or drill that ended without finishing its
+workflow gets its lease released and its incident opened."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
+
+from hyperpod_ha.environment import Settings, Text
+from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest
+from hyperpod_ha.lease import lease_id_for_drill
+from hyperpod_ha.observability import logger
+from hyperpod_ha.runs.abandoned import (
+    AbandonedRunRejected,
+    incident_reasons,
+    is_drill,
+    needs_release_check,
+    parse_abandoned_run,
+)
+from hyperpod_ha.runs.settings import VerificationRunsSettings
+from hyperpod_ha.runs.verification_runs import VerificationRuns
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+
+@dataclass(frozen=True)
+class AbandonedRunFunctionSettings(Settings):
+    """AbandonedRunFunction's environment."""
+
+    verification: VerificationRunsSettings
+    drill_state_machine_arn: Annotated[str, Text("DRILL_STATE_MACHINE_ARN", "")]
+    incidents: IncidentSettings
+    # Only this cluster's runs are released (the template's Globals set it).
+    cluster: Annotated[str, Text("CLUSTER_NAME")]
+
+
+class AbandonedRunFunction:
+    def __init__(
+        self, runs: VerificationRuns, incidents: Incidents, drill_state_machine_arn: str, cluster: str
+    ) -> None:
+        self._runs = runs
+        self._incidents = incidents
+        self._drill_state_machine_arn = drill_state_machine_arn
+        self._cluster = cluster
+
+    @classmethod
+    def from_settings(cls, settings: AbandonedRunFunctionSettings) -> AbandonedRunFunction:
+        import boto3
+
+        incidents = Incidents(boto3.client("ssm"), boto3.client("sns"), settings.incidents)
+        return cls(
+            VerificationRuns.from_settings(settings.verification),
+            incidents,
+            settings.drill_state_machine_arn,
+            settings.cluster,
+        )
+
+    def handle(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+        try:
+            run = parse_abandoned_run(
+                event, (self._runs.state_machine_arn, self._drill_state_machine_arn), self._cluster
+            )
+        except AbandonedRunRejected as error:
+            # The rule only sends these; anything else is logged and dropped, never retried.
+            event_id = event.get("id") if isinstance(event, Mapping) else None
+            logger.warning("event ignored", extra={"event_id": str(event_id)[:256], "reason": str(error)})
+            return {"outcome": "ignored", "reason": str(error)}
+        drill = is_drill(run, self._drill_state_machine_arn)
+        # A drill's lease id comes from its execution, not from its input.
+        lease_id = lease_id_for_drill(run.execution_arn) if drill else run.lease_id
+        released = self._runs.release(run.cluster, lease_id) if lease_id else False
+        if needs_release_check(run) and not released:
+            # A verdict's FAILED: the run released its lease and opened its incident itself.
+            logger.info("failed run cleaned up after itself", extra={"execution_arn": run.execution_arn})
+            return {"outcome": "ignored", "reason": "the run released its lease itself"}
+        kind, reasons = incident_reasons(run, drill=drill)
+        opened = self._incidents.open(
+            OpenRequest(
+                cluster=run.cluster,
+                verdict="UNKNOWN",
+                kind=kind,
+                execution_id=run.execution_arn,
+                reasons=reasons,
+            )
+        )
+        logger.warning(
+            "abandoned run handled",
+            extra={"execution_arn": run.execution_arn, "status": run.status, "lease_released": released},
+        )
+        return {"outcome": "handled", "lease_released": released, "ops_item_id": opened.ops_item_id}

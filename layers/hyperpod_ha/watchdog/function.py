@@ -1,0 +1,122 @@
+"""WatchdogFunction and its settings. A failed tick is never silent: a bad tick, a bad setting
+or a failed check is logged with its reason, counted under a metric to alarm on, and raised (the
+dead-letter queue keeps the tick). A scheduled function has no caller to tell, so a bad setting
+is counted where it is read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Final, Self
+
+from botocore.exceptions import ClientError
+
+from hyperpod_ha.aws_errors import error_code
+from hyperpod_ha.commands import InvalidCommandRequest
+from hyperpod_ha.controllers.errors import ControllerGroupNotFound
+from hyperpod_ha.controllers.settings import ProbeSettings
+from hyperpod_ha.environment import Environment, Settings, Text
+from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.runs.settings import VerificationRunsSettings
+from hyperpod_ha.watchdog.scheduled_check import Watchdog
+from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.typing import LambdaContext
+
+# What SageMaker answers for a cluster that is not there (CLUSTER_NAME is wrong).
+_MISCONFIGURED_CODES = frozenset({"ResourceNotFound", "ResourceNotFoundException", "ValidationException"})
+PROBE_DEADLINE_SECONDS: Final = 20.0  # the template's value for WatchdogFunction
+
+
+def failure(error: Exception) -> tuple[str, str]:
+    """The metric and the log message for an invocation that failed with ``error``."""
+    if isinstance(error, TickRejected):
+        return "WatchdogTicksRejected", "watchdog tick rejected"
+    misconfigured = isinstance(error, ConfigurationError | InvalidCommandRequest | ControllerGroupNotFound)
+    if misconfigured or (isinstance(error, ClientError) and error_code(error) in _MISCONFIGURED_CODES):
+        return "WatchdogConfigurationErrors", "watchdog configuration is wrong"
+    return "WatchdogFailures", "watchdog check failed"
+
+
+@contextmanager
+def failures_counted() -> Iterator[None]:
+    """An error inside is logged and counted (:func:`failure`), then raised again."""
+    try:
+        yield
+    except Exception as error:
+        metric, message = failure(error)
+        logger.error(message, extra={"error_type": type(error).__name__, "reason": str(error)[:500]})
+        metrics.add_metric(name=metric, unit="Count", value=1)
+        raise
+
+
+@dataclass(frozen=True)
+class WatchdogFunctionSettings(Settings):
+    """WatchdogFunction's environment."""
+
+    cluster: Annotated[str, Text("CLUSTER_NAME")]
+    controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
+    probe: Annotated[ProbeSettings, ProbeSettings.with_defaults(deadline_seconds=PROBE_DEADLINE_SECONDS)]
+    verification: VerificationRunsSettings
+
+    @classmethod
+    def from_environment(cls, env: Environment | None = None) -> Self:
+        with failures_counted():
+            return super().from_environment(env)
+
+
+@dataclass(frozen=True)
+class WatchdogFunction:
+    watchdog: Watchdog
+
+    @classmethod
+    def from_settings(cls, settings: WatchdogFunctionSettings) -> WatchdogFunction:
+        with failures_counted():
+            return cls(_watchdog(settings))
+
+    def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
+        with failures_counted():
+            tick = parse_tick(event)
+            result = self.watchdog.tick(tick)
+        if result.outcome != "verified":
+            metrics.add_metric(name="WatchdogNotVerified", unit="Count", value=1)
+        logger.info("watchdog tick", extra={"tick_id": tick.id, **result.to_json()})
+        return result.to_json()
+
+
+def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
+    import time
+
+    import boto3
+
+    from hyperpod_ha.commands import runner_for
+    from hyperpod_ha.controllers.check import check_controller
+    from hyperpod_ha.controllers.discovery import discover_controllers
+    from hyperpod_ha.controllers.models import Controller, ControllerReport
+    from hyperpod_ha.runs.verification_runs import VerificationRuns
+    from hyperpod_ha.watchdog.found_failures import FoundFailures
+
+    runner = runner_for(settings.probe.transport)
+    dynamodb = boto3.client("dynamodb")
+    sagemaker = boto3.client("sagemaker")
+    runs = VerificationRuns.from_settings(settings.verification, dynamodb)
+
+    def check(node: Controller) -> ControllerReport:
+        return check_controller(
+            node,
+            runner,
+            document=settings.probe.document,
+            deadline_seconds=settings.probe.deadline_seconds,
+        )
+
+    return Watchdog(
+        settings.cluster,
+        lambda: discover_controllers(sagemaker, settings.cluster, settings.controller_group),
+        check,
+        runs,
+        FoundFailures(dynamodb, settings.verification.state_table),
+        time.time,
+    )

@@ -1,0 +1,110 @@
+"""The generated parts: written from one description each, and what a new entry makes of them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from hyperpod_ha_dev.dashboard import WIDGETS, Widget, dashboard_resource, ours
+from hyperpod_ha_dev.embedded.cfn import TemplateError, find_in_map, load_template, parse_template
+from hyperpod_ha_dev.settings_checks import DRILL, SETTINGS_CHECKS, VERIFICATION, number
+from hyperpod_ha_dev.template_tail import MARKER, hand_written, tail
+from tests.conftest import ROOT
+
+TEXT = (ROOT / "template.yaml").read_text()
+TEMPLATE = load_template(ROOT / "template.yaml")
+
+
+def generated_with(extra: str) -> dict[str, Any]:
+    """The generated resources when ``extra`` (resources, indented) is added to the hand-written part."""
+    text = hand_written(TEXT) + extra + "\n"
+    return dict(parse_template(text + tail(text + MARKER + "\n"))["Resources"])
+
+
+def test_a_new_function_gets_its_errors_and_throttles_alarms_with_its_condition() -> None:
+    extra = "  ExtraFunction:\n    Type: AWS::Serverless::Function\n    Condition: WatchdogEnabled\n"
+    resources = generated_with(extra)
+    for metric in ("Errors", "Throttles"):
+        alarm = resources[f"Extra{metric}Alarm"]
+        assert alarm["Condition"] == "WatchdogEnabled"
+        properties = alarm["Properties"]
+        assert (properties["Namespace"], properties["MetricName"]) == ("AWS/Lambda", metric)
+        assert properties["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "ExtraFunction"}}]
+        assert properties["AlarmName"] == {"Fn::Sub": f"${{AWS::StackName}}.Extra{metric}Alarm"}
+
+
+def test_a_queue_nobody_described_stops_the_writer() -> None:
+    with pytest.raises(ValueError, match="QUEUE_HOLDS"):
+        generated_with("  StrayQueue:\n    Type: AWS::SQS::Queue\n")
+
+
+def test_the_hand_written_part_holds_no_alarm_and_no_dashboard() -> None:
+    kinds = {r["Type"] for r in parse_template(hand_written(TEXT))["Resources"].values()}
+    assert not kinds & {"AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard"}
+    assert "Mappings" not in parse_template(hand_written(TEXT))
+
+
+def test_a_widget_added_to_the_description_takes_the_next_place() -> None:
+    widgets = [*WIDGETS, Widget("Another", ours("VerdictHealthy"))]
+    places = [(w.body(i)["x"], w.body(i)["y"]) for i, w in enumerate(widgets)]
+    assert places == [(12 * (i % 2), 6 * (i // 2)) for i in range(len(widgets))]
+    assert places[-1] == (12, 18)
+
+
+def test_the_dashboard_body_is_json_with_only_the_deploy_time_names_to_fill_in() -> None:
+    body = dashboard_resource()["Properties"]["DashboardBody"]["Fn::Sub"]
+    widgets = json.loads(body)["widgets"]
+    assert len(widgets) == len(WIDGETS)
+    names = {part.split("}", 1)[0] for part in body.split("${")[1:]}
+    assert names == {
+        "AWS::Region",
+        "ControllerStatusDeadLetterQueue.QueueName",
+        "NodeEventDeadLetterQueue.QueueName",
+    }
+
+
+def test_a_find_in_map_to_nothing_is_a_template_error() -> None:
+    assert find_in_map(TEMPLATE, ["NodeCommands", "ControllerProbe", "Command"]).startswith("bash -c ")
+    with pytest.raises(TemplateError, match="names no value"):
+        find_in_map(TEMPLATE, ["NodeCommands", "Nothing", "Command"])
+
+
+@pytest.mark.parametrize("check", SETTINGS_CHECKS, ids=lambda c: c.definition)
+def test_the_cause_names_every_field_and_every_bound(check: Any) -> None:
+    for field in check.fields:
+        assert field.name in check.cause, field.name
+        if field.kind == "number":
+            assert f"{field.minimum}-{field.maximum}" in check.cause, field.name
+
+
+def test_a_bound_changed_in_the_table_changes_the_definition() -> None:
+    path = ROOT / "statemachine" / DRILL.definition
+    fields = tuple(number("max_checks", 1, 30) if f.name == "max_checks" else f for f in DRILL.fields)
+    changed = json.loads(replace(DRILL, fields=fields).written(path.read_text()))
+    rules = changed["States"]["Check the settings"]["Choices"][0]["And"]
+    (rule,) = [r for r in rules if "And" in r and r["And"][0]["Variable"] == "$.request.max_checks"]
+    assert rule["And"][2] == {"Variable": "$.request.max_checks", "NumericLessThanEquals": 30}
+
+
+# Parameter -> the request field it fills (Fill in the defaults); a deployable value must pass.
+PARAMETER_FIELDS = {
+    VERIFICATION: {
+        "SettleSeconds": "settle_seconds",
+        "MaxAttempts": "max_attempts",
+        "BackoffSeconds": "backoff_seconds",
+        "ConvergenceMarginSeconds": "margin_seconds",
+        "SnapshotPollSeconds": "snapshot_poll_seconds",
+    },
+    DRILL: {"DrillPollSeconds": "poll_seconds", "DrillMaxChecks": "max_checks"},
+}
+
+
+@pytest.mark.parametrize("check", SETTINGS_CHECKS, ids=lambda c: c.definition)
+def test_every_value_a_parameter_admits_passes_the_settings_check(check: Any) -> None:
+    fields = {field.name: field for field in check.fields}
+    for parameter, name in PARAMETER_FIELDS[check].items():
+        spec, field = TEMPLATE["Parameters"][parameter], fields[name]
+        assert field.minimum <= spec["MinValue"] <= spec["MaxValue"] <= field.maximum, parameter

@@ -1,0 +1,167 @@
+"""From the controllers' reports to one verdict: every verdict, and the situations of the captures.
+
+Reports are built the way the health check builds them (``tests.unit.verdict.cases.verdict_probes``); the
+cases are tabled by concern in ``tests.unit.verdict.cases.verdict_cases_*``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import hyperpod_ha.verdict as verdict_package
+from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
+from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.verdict import (
+    DEGRADED,
+    FAILED_OVER,
+    HEALTHY,
+    UNKNOWN,
+    VERIFIED,
+    ConvergenceInputError,
+    VerdictInputError,
+    VerdictName,
+    evaluate,
+    reports_from_json,
+)
+from tests.unit.verdict.cases.verdict_cases_degraded import DEGRADED_CASES
+from tests.unit.verdict.cases.verdict_cases_drift import DRIFT_CASES
+from tests.unit.verdict.cases.verdict_cases_takeover import TAKEOVER_CASES
+from tests.unit.verdict.cases.verdict_probes import (
+    CTL1_KILLED,
+    CTL2_TOOK_OVER,
+    STANDBY,
+    Case,
+    Probe,
+    Unreachable,
+    verdict_of,
+)
+
+CASES = TAKEOVER_CASES + DEGRADED_CASES + DRIFT_CASES
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_verdict(case: Case) -> None:
+    verdict = verdict_of(*case.controllers, policy=case.policy)
+    assert verdict.name is case.verdict, verdict.reasons
+    assert verdict.active_controller == case.active
+    assert verdict.verified is (case.verdict in VERIFIED)
+    for expected in case.reasons:
+        assert any(expected in reason for reason in verdict.reasons), (expected, verdict.reasons)
+
+
+def test_every_verdict_is_covered() -> None:
+    assert {case.verdict for case in CASES} == set(VerdictName)
+
+
+def test_only_healthy_and_failed_over_are_verified() -> None:
+    assert {HEALTHY, FAILED_OVER} == VERIFIED
+    for case in CASES:
+        if "cut off" in case.id:
+            assert case.verdict not in VERIFIED
+
+
+def test_a_ping_label_is_not_who_is_active() -> None:
+    # ctl2 answers "Slurmctld(backup) ... is UP" after taking over, and before, in standby.
+    before = verdict_of(Probe(), STANDBY)
+    after = verdict_of(CTL1_KILLED, CTL2_TOOK_OVER)
+    assert before.evidence["ctl2"]["answers_ping"] is True
+    assert before.evidence["ctl2"]["active"] is False
+    assert after.evidence["ctl2"]["active"] is True
+    assert after.evidence["ctl2"]["logged_role"] == "primary"
+
+
+def test_no_reports_at_all() -> None:
+    verdict = evaluate([])
+    assert verdict.name is UNKNOWN
+    assert verdict.configured_primary is None
+    assert verdict.evidence == {}
+
+
+def test_verdict_json() -> None:
+    verdict = evaluate([Probe().report(), STANDBY.report()], attempt=2)
+    data = verdict.to_json()
+    assert set(data) == {
+        "verdict",
+        "verified",
+        "reasons",
+        "active_controller",
+        "configured_primary",
+        "evidence",
+        "attempt",
+    }
+    assert (data["verdict"], data["verified"], data["active_controller"], data["configured_primary"]) == (
+        "HEALTHY",
+        True,
+        "ctl1",
+        "ctl1",
+    )
+    assert data["attempt"] == 2
+    assert data["evidence"]["ctl1"] == {
+        "position": 0,
+        "instance_id": "i-0ctl1000000000000",
+        "status": "CHECKED",
+        "reason": None,
+        "active": True,
+        "answers_ping": True,
+        "writes_heartbeat": True,
+        "slurmctld": "running",
+        "logged_role": "primary",
+        "takeover_refusal": None,
+        "slurmdbd_reachable": True,
+        "slurmdbd_registered_host": "10.214.0.11",
+        "slurmdbd_error": None,
+        "state_save_writable": True,
+        "heartbeat_age_seconds": 1,
+        "heartbeat_writer": "ctl1",
+        "sinfo_answers": True,
+        "slurm_version": "24.11.5",
+        "slurm_conf_link": True,
+        "slurm_conf_resolved": "/fsx/hyperpod/lab/opt/slurm/etc/slurm.conf",
+        "slurm_conf_sha256": "5" * 16,
+        "on_prog": "executable",
+        "off_prog": "executable",
+    }
+
+
+def test_reports_from_json_keep_bad_entries_as_unchecked() -> None:
+    good = Probe().report().to_json()
+    caught = {"Error": "States.TaskFailed", "Cause": '{"errorMessage": "boom"}'}
+    reports = reports_from_json([good, {"instance_id": "i-0bad", "status": "MAYBE"}, caught, "junk"])
+    assert [r.status for r in reports] == [ReportStatus.CHECKED] + [ReportStatus.PROBE_FAILED] * 3
+    assert reports[1].instance_id == "i-0bad"
+    assert reports[1].reason is not None
+    assert reports[1].reason.startswith("report unreadable: report.status is not one of")
+    assert reports[2].reason == "health check failed: States.TaskFailed"
+    verdict = evaluate(reports)
+    assert verdict.name is DEGRADED  # checks that gave nothing may hide any controller
+    assert "the check of i-0bad gave no evidence: report unreadable" in " ".join(verdict.reasons)
+    with pytest.raises(VerdictInputError):
+        reports_from_json({"reports": []})
+
+
+def test_verdict_json_is_bounded() -> None:
+    reports = [Unreachable("ctl1").report()] * 40
+    long = ControllerReport(instance_id="i-" + "x" * 300, status=ReportStatus.UNREACHABLE, reason="y" * 300)
+    verdict = evaluate([*reports, long])
+    assert len(verdict.reasons) <= 24
+    assert all(len(reason) <= 240 for reason in verdict.reasons)
+    assert len(json.dumps(verdict.to_json())) <= 32 * 1024
+
+
+def test_the_public_names_stay_importable() -> None:
+    # hyperpod_ha.verdict was one module; these are the names its importers may use.
+    names = {
+        *("VerdictName", "HEALTHY", "FAILED_OVER", "DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN", "VERIFIED"),
+        *("MAX_REASONS", "MAX_REPORTS", "DEFAULT_SLURMCTLD_TIMEOUT", "VerdictInputError", "VerdictPolicy"),
+        *("Verdict", "reports_from_json", "evaluate"),
+    }
+    assert names <= set(verdict_package.__all__)
+    assert all(hasattr(verdict_package, name) for name in verdict_package.__all__)
+
+
+def test_bad_input_is_rejected_input() -> None:
+    assert issubclass(VerdictInputError, InputRejected)
+    assert issubclass(ConvergenceInputError, InputRejected)
+    assert issubclass(VerdictInputError, ValueError)  # what callers caught before

@@ -34,6 +34,7 @@ from hyperpod_ha.slurm import (
     parse_agent_queue_size,
     parse_cluster_registrations,
     parse_dbd_ping,
+    parse_failover_conf,
     parse_heartbeat,
     parse_identity,
     parse_node_states,
@@ -65,6 +66,7 @@ PARSERS: Final[dict[str, Callable[[str], object]]] = {
         parse_cluster_registrations,
         parse_dbd_ping,
         parse_agent_queue_size,
+        parse_failover_conf,
     )
 }
 NONCE: Final = "0123456789abcdef"

@@ -75,7 +75,7 @@ class LabBuild(LabTeardown, LabReadiness):
         state = read_state(self.topology.root)
         if state is None or not state.ready or state.topology != self.topology:
             return False
-        if state.isolated or state.read_only or state.heartbeat_hidden:
+        if state.isolated or state.read_only or state.heartbeat_hidden or not self._files_current():
             return False
         for host in self.topology.hosts:
             if not self._is_holder(state.holders.get(host.name)):
@@ -87,6 +87,20 @@ class LabBuild(LabTeardown, LabReadiness):
             if stored is None or not secrets.compare_digest(stored, db_password):
                 return False
         return self._controllers_answer()
+
+    def _files_current(self) -> bool:
+        """The shared slurm.conf and ON/OFF programs are this version's (a lab brought up by an
+        older one is rebuilt); a controller's local copy is the baseline's to repair."""
+        paths = self.paths
+        try:
+            if paths.slurm_conf.read_text() != config.slurm_conf(self.topology):
+                return False
+            return all(
+                paths.primary_program(status).read_text() == config.primary_program(self.topology, status)
+                for status in config.PRIMARY_PROGRAM_MESSAGES
+            )
+        except OSError:
+            return False
 
     def _stored_password(self, host: Host) -> str | None:
         try:
@@ -157,6 +171,12 @@ class LabBuild(LabTeardown, LabReadiness):
             directory.mkdir(parents=True, exist_ok=True)
         paths.slurm_conf.write_text(config.slurm_conf(topology))
         paths.cgroup_conf.write_text(config.cgroup_conf())
+        paths.controller_status_log.parent.mkdir()
+        for status in config.PRIMARY_PROGRAM_MESSAGES:
+            program = paths.primary_program(status)
+            program.parent.mkdir(exist_ok=True)
+            program.write_text(config.primary_program(topology, status))
+            program.chmod(0o755)
         paths.hosts_file.write_text(config.hosts_file(topology))
         paths.bin_dir.mkdir()
         shim = paths.bin_dir / "systemctl"

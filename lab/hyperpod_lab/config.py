@@ -61,6 +61,10 @@ def slurm_conf(topology: Topology) -> str:
         f"SlurmctldPort={SLURMCTLD_PORT}",
         # Small on purpose: a failover shows within seconds instead of the default 120 s.
         f"SlurmctldTimeout={SLURMCTLD_TIMEOUT_SECONDS}",
+        # HyperPod's headnode_setup.sh inserts the two programs after this anchor line.
+        "# Slurmctld settings",
+        f"SlurmctldPrimaryOnProg={topology.paths.primary_program('on')}",
+        f"SlurmctldPrimaryOffProg={topology.paths.primary_program('off')}",
         "SlurmdTimeout=30",
         "MessageTimeout=5",
         "ReturnToService=2",
@@ -83,6 +87,27 @@ def slurm_conf(topology: Topology) -> str:
         "PartitionName=dev Nodes=ALL Default=YES MaxTime=INFINITE State=UP",
     ]
     return "\n".join(lines) + "\n"
+
+
+# What HyperPod's headnode_notification.sh publishes on the failover topic, by program.
+PRIMARY_PROGRAM_MESSAGES = {
+    "on": "Slurm Controller is ON, ({address}, Primary Node)",
+    "off": "Slurm Controller is OFF ({address}, Backup Node)",
+}
+
+
+def primary_program(topology: Topology, status: str) -> str:
+    """SlurmctldPrimaryOnProg/OffProg: the message HyperPod's script would publish, appended with
+    its UTC time to the shared controller status log (the lab has no topic: scenarios publish
+    what the scripts would). slurmctld waits for it, so it only appends a line."""
+    message = PRIMARY_PROGRAM_MESSAGES[status].format(address="$address")
+    return f"""#!/bin/sh
+# hyperpod-lab SlurmctldPrimary{status.capitalize()}Prog (generated; removed by down).
+address=$(hostname -i 2>/dev/null | cut -d' ' -f1)
+address=${{address:-unknown}}
+printf '%s %s\\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "{message}" >>{topology.paths.controller_status_log}
+exit 0
+"""
 
 
 def cgroup_conf() -> str:

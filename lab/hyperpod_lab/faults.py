@@ -4,7 +4,8 @@
 touches anything (a :class:`LabFaultError`, a ``ValueError``, otherwise), applies the fault
 and records it (``<root>/last-fault.json``) so a later verification can report the seconds
 from the fault to its verdict. Every fault has its repair: ``stop``/``cont``, ``cut``/``heal``,
-``kill``/``start``, ...
+``kill``/``start``, ``conf-drift``/``conf-shared``, ... A fault whose host is not in the state
+it needs (a slurm.conf already a local copy, a hung slurmctld to re-read it) is refused too.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from hyperpod_lab.lab import Lab
+from hyperpod_lab.processes import stopped
 from hyperpod_lab.topology import LabConfigError
 
 FAULT_RECORD: Final = "last-fault.json"
@@ -36,6 +38,27 @@ class Fault:
     summary: str
     apply: Callable[[Lab, str], object]
     controllers_only: bool = True
+    refused: Callable[[Lab, str], str | None] | None = None  # why the host's state does not allow it
+
+
+def _conf_local_refused(lab: Lab, host: str) -> str | None:
+    """conf-drift, onprog-off: from the shared copy, with a slurmctld that can read it again."""
+    if not lab.conf_is_shared(host):
+        return f"{host}'s slurm.conf is already a local copy (conf-shared first)"
+    return _hung(lab, host)
+
+
+def _conf_shared_refused(lab: Lab, host: str) -> str | None:
+    if lab.conf_is_shared(host):
+        return f"{host}'s slurm.conf is already the link to the shared copy"
+    return _hung(lab, host)
+
+
+def _hung(lab: Lab, host: str) -> str | None:
+    pid = lab.pid(host, "slurmctld")
+    if pid is not None and stopped(pid):
+        return f"slurmctld on {host} is stopped (SIGSTOP) and would not read slurm.conf (cont first)"
+    return None
 
 
 def _start(lab: Lab, host: str) -> object:
@@ -63,6 +86,21 @@ FAULTS: Final[dict[str, Fault]] = {
     "heartbeat-readable": Fault(
         "the heartbeat file readable again", lambda lab, host: lab.show_heartbeat(host)
     ),
+    "conf-drift": Fault(
+        "slurm.conf a local copy with SlurmctldTimeout changed (sed -i on the link), read again",
+        lambda lab, host: lab.drift_conf(host),
+        refused=_conf_local_refused,
+    ),
+    "onprog-off": Fault(
+        "slurm.conf a local copy without SlurmctldPrimaryOnProg/OffProg (sed -i on the link), read again",
+        lambda lab, host: lab.drop_primary_programs(host),
+        refused=_conf_local_refused,
+    ),
+    "conf-shared": Fault(
+        "slurm.conf the link to the shared copy again, read again",
+        lambda lab, host: lab.share_conf(host),
+        refused=_conf_shared_refused,
+    ),
 }
 
 
@@ -80,6 +118,8 @@ def check(lab: Lab, fault: str, host: str) -> Fault:
         raise LabFaultError(f"{fault} applies to controllers; {host} is a compute node")
     if not lab.is_up():
         raise LabFaultError("the lab is not up (hyperpod-ha lab up)")
+    if found.refused is not None and (why := found.refused(lab, target.name)) is not None:
+        raise LabFaultError(f"{fault} refused: {why}")
     return found
 
 
@@ -87,8 +127,10 @@ def inject(lab: Lab, fault: str, host: str) -> dict[str, Any]:
     """Apply the fault and record when; returns the record."""
     found = check(lab, fault, host)
     at = time.time()
-    found.apply(lab, host)
+    detail = found.apply(lab, host)
     record = {"fault": fault, "host": host, "summary": found.summary, "at": at}
+    if isinstance(detail, str):
+        record["detail"] = detail  # what the fault did there, when it says
     path = lab.paths.root / FAULT_RECORD
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(record))

@@ -54,6 +54,22 @@ class LabQueries(LabHosts):
             return Heartbeat.parse(raw, mtime)
         return None
 
+    def controller_status_messages(self) -> list[str]:
+        """What the ON/OFF programs wrote, oldest first ("<UTC time> Slurm Controller is ON, ...")."""
+        try:
+            return self.paths.controller_status_log.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+
+    def conf_is_shared(self, controller: str) -> bool:
+        """Whether the controller's slurm.conf is the link to the shared copy (:mod:`.conf_drift`)."""
+        link = self.paths.host_etc(self.topology.controller(controller).name) / "slurm.conf"
+        return link.is_symlink() and os.readlink(link) == str(self.paths.slurm_conf)
+
+    def local_conf_hosts(self) -> list[str]:
+        """The controllers whose slurm.conf is not the link to the shared copy (conf-drift, onprog-off)."""
+        return [host.name for host in self.topology.controller_hosts if not self.conf_is_shared(host.name)]
+
     def status(self) -> dict[str, object]:
         state = read_state(self.topology.root)
         hosts: dict[str, object] = {}
@@ -83,6 +99,7 @@ class LabQueries(LabHosts):
             "state_read_only": bool(state and state.read_only),
             "state_read_only_hosts": list(state.read_only) if state else [],
             "heartbeat_hidden_hosts": list(state.heartbeat_hidden) if state else [],
+            "local_slurm_conf_hosts": self.local_conf_hosts() if state else [],
             "heartbeat": None
             if beat is None
             else {"beat_time": beat.beat_time, "writer_index": beat.writer_index, "mtime": beat.mtime},

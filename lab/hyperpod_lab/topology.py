@@ -114,6 +114,16 @@ class LabPaths:
     def cgroup_conf(self) -> Path:
         return self.shared_etc / "cgroup.conf"
 
+    def primary_program(self, status: str) -> Path:
+        """SlurmctldPrimaryOnProg (``on``) or SlurmctldPrimaryOffProg (``off``): on the shared file
+        system, as HyperPod keeps its notification script on FSx."""
+        return self.shared / "bin" / f"slurmctld_primary_{status}"
+
+    @property
+    def controller_status_log(self) -> Path:
+        """What the ON/OFF programs wrote, one line each (HyperPod's controller_status.log)."""
+        return self.shared / "log" / "controller_status.log"
+
     @property
     def state_dir(self) -> Path:
         """StateSaveLocation, shared by all controllers."""

@@ -48,6 +48,7 @@ SYSTEM_TOOLS = [
     "runuser",
     "hostname",
     "test",
+    "sha256sum",
 ]
 
 NODE = Controller(

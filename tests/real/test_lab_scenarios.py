@@ -52,6 +52,8 @@ ORDER = (
     "isolated-primary",
     "state-unwritable",
     "standby-refuses",
+    "conf-drift",
+    "notifications-off",
     "failover-3",
     "second-failover",
     "back-3",

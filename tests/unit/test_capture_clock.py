@@ -49,7 +49,8 @@ def test_the_fake_controller_logs_in_the_scenarios_time(tmp_path: Path) -> None:
         node.apply(ControllerState(log="slurmctld_log_ctl2_takeover.txt"))
     finally:
         node.close()
-    log = parse_role_log((tmp_path / "ctl2" / "slurmctld.log").read_text())
+    # The node-local log path every simulated node uses in turn, as the shared slurm.conf names it.
+    log = parse_role_log((node.local_dir / "slurmctld.log").read_text())
     assert log.last is not None
     assert log.last.event == "primary"
     assert log.last.timestamp is not None

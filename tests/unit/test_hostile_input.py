@@ -30,6 +30,7 @@ from hyperpod_ha.slurm import (
     parse_agent_queue_size,
     parse_cluster_registrations,
     parse_dbd_ping,
+    parse_failover_conf,
     parse_heartbeat,
     parse_identity,
     parse_node_states,
@@ -232,6 +233,7 @@ PARSERS: list[Callable[[str], object]] = [
     parse_cluster_registrations,
     parse_dbd_ping,
     parse_agent_queue_size,
+    parse_failover_conf,
 ]
 HOSTILE = [
     "\n" * MAX_SECTION_CHARS,

@@ -36,6 +36,8 @@ def test_the_commands_help_names_every_fault() -> None:
         ("kill", "node1", "kill applies to controllers; node1 is a compute node"),
         ("kill", "ctl1", "the lab is not up"),
         ("cut", "node2", "the lab is not up"),
+        ("conf-drift", "node1", "conf-drift applies to controllers; node1 is a compute node"),
+        ("conf-shared", "ctl2", "the lab is not up"),
     ],
 )
 def test_a_fault_is_checked_before_anything_changes(tmp_path: Path, fault: str, host: str, why: str) -> None:

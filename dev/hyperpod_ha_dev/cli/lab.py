@@ -32,6 +32,9 @@ FAULT_NAMES = (
     "state-rw",
     "heartbeat-unreadable",
     "heartbeat-readable",
+    "conf-drift",
+    "onprog-off",
+    "conf-shared",
 )
 
 
@@ -106,7 +109,7 @@ def _fault(out: Any, lab: Any, fault: str, host: str) -> int:
     check(lab, fault, host)  # before the lock: a refusal never waits for another user of the lab
     with lab_lock():
         record = inject(lab, fault, host)
-    print(f"{record['fault']} on {record['host']}: {record['summary']}", file=out)
+    print(f"{record['fault']} on {record['host']}: {record.get('detail') or record['summary']}", file=out)
     out.flush()
     return 0
 
@@ -174,4 +177,7 @@ def _status_text(status: dict[str, Any]) -> str:
     ):
         if status.get(key):
             lines.append(f"  StateSaveLocation {what} on {', '.join(status[key])}")
+    if status.get("local_slurm_conf_hosts"):
+        hosts = ", ".join(status["local_slurm_conf_hosts"])
+        lines.append(f"  slurm.conf a local copy (not the shared one) on {hosts}")
     return "\n".join(lines)

@@ -80,6 +80,7 @@ class ScenarioResult:
             and len(self.snapshots) == self.scenario.expect_snapshots
             and len(self.executions) == self.scenario.expect_executions
             and self.lease_released
+            and all(any(part in r for r in self.reasons) for part in self.scenario.expect_reasons)
         )
 
     def to_json(self) -> dict[str, Any]:

@@ -4,7 +4,11 @@ The probe script runs unchanged under bash; only the Slurm commands (and ``syste
 ``pgrep``, ``uname``, ``ip``) are small scripts that print files captured from a real Slurm
 22.05 controller pair (``hyperpod_ha_dev/captures``), the log's timestamps moved to the
 scenario's time (``clock``). StateSaveLocation is a real directory with a heartbeat written
-now; a ``sleep`` process stands in for a running slurmctld.
+now; a ``sleep`` process stands in for a running slurmctld. As on HyperPod, every controller's
+slurm.conf is a link to one shared copy beside StateSaveLocation (the ``fsx`` directory), which
+names the ON/OFF programs there; a state may turn it into a local copy with values changed.
+The slurmctld log is at one node-local path every simulated node uses in turn (the cluster
+probes one node at a time), as the shared slurm.conf names one path for every node.
 """
 
 from __future__ import annotations
@@ -42,6 +46,12 @@ class ControllerState:
     sinfo_rc: int = 0
     dbd_queue: int = 0
     reachable: bool = True  # False: SSM cannot reach the node at all
+    # Drift: this node's slurm.conf a local copy, with (key, lines) replaced ((): key removed).
+    slurm_conf: Literal["shared", "local"] = "shared"
+    conf_changes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    running_programs: bool = True  # `scontrol show config` names SlurmctldPrimaryOnProg/OffProg
+    programs: Literal["executable", "not_executable", "missing"] = "executable"  # as this node sees them
+    slurm_version: str = "22.05.8"  # what `slurmctld -V` says
 
 
 @dataclass(frozen=True)
@@ -74,13 +84,27 @@ class FakeController:
     def jobs_file(self) -> Path:
         return self.shared_state.parent / "jobs"
 
+    @property
+    def shared_dir(self) -> Path:
+        """Stands in for FSx for Lustre: StateSaveLocation, slurm.conf and the ON/OFF programs."""
+        return self.shared_state.parent
+
+    @property
+    def shared_conf(self) -> Path:
+        return self.shared_dir / "etc" / "slurm.conf"
+
+    @property
+    def local_dir(self) -> Path:
+        """The node-local directory (the log), one path for every node, used in turn."""
+        return self.shared_dir.parent / "node-local"
+
     def apply(self, state: ControllerState) -> None:
         """Make the node look like ``state``."""
-        for directory in (self.root / "bin", self.root / "tmp", self.shared_state):
+        for directory in (self.root / "bin", self.root / "tmp", self.shared_state, self.local_dir):
             directory.mkdir(parents=True, exist_ok=True)
         self.jobs_file.touch(exist_ok=True)
         self._daemon_as(state.slurmctld)
-        log = self.root / "slurmctld.log"
+        log = self.local_dir / "slurmctld.log"
         log.write_text(self.clock.apply(self._capture(state.log)))
         state_dir = self.state_dir if state.state_writable else Path("/proc/1")
         heartbeat = self.state_dir / "heartbeat"
@@ -90,8 +114,8 @@ class FakeController:
             beat = int(time.time()) - state.heartbeat_age_seconds
             heartbeat.write_bytes(beat.to_bytes(8, "big") + state.heartbeat_writer.to_bytes(8, "big"))
             os.utime(heartbeat, (beat, beat))
-        conf = self._slurm_conf(state_dir, log)
-        (self.root / "slurm.conf").write_text(conf)
+        self._write_slurm_conf(state, log)
+        programs = self._write_programs(state.programs)
         show_config = (
             "".join(
                 f"SlurmctldHost[{i}]        = {c.name}({c.address})\n" for i, c in enumerate(self.controllers)
@@ -100,6 +124,10 @@ class FakeController:
             + f"StateSaveLocation       = {state_dir}\n"
             + self._capture("show_config_accounting_lab.txt")
             + f"SlurmctldLogFile        = {log}\n"
+            + "".join(
+                f"SlurmctldPrimary{slot}Prog = {path if state.running_programs else '(null)'}\n"
+                for slot, path in programs.items()
+            )
         )
         (self.root / "show_config.txt").write_text(show_config)
         # What `sacctmgr show cluster NAME format=ControlHost` answers; a reconfigure registers
@@ -146,6 +174,7 @@ class FakeController:
                 ),
                 # pgrep exits 1 when nothing matches, as the real one does.
                 "pgrep": f'[ "$2" = slurmctld ] && [ -n "{pid}" ] && {{ echo {pid}; exit 0; }}\nexit 1\n',
+                "slurmctld": f"echo 'slurm {state.slurm_version}'\n",
                 "uname": f"echo {self.identity.name}\n",
                 "hostname": f"echo {self.identity.name}\n",
                 # `ip -o addr` lines, as the probe reads them
@@ -215,12 +244,47 @@ class FakeController:
     def _prints(self, name: str, rc: int) -> str:
         return f"cat '{self.captures / name}'; exit {rc}"
 
-    def _slurm_conf(self, state_dir: Path, log: Path) -> str:
-        hosts = "".join(f"SlurmctldHost={c.name}({c.address})\n" for c in self.controllers)
-        return (
-            f"ClusterName={self.cluster}\n{hosts}SlurmctldTimeout=10\n"
-            f"StateSaveLocation={state_dir}\nSlurmctldLogFile={log}\n"
-        )
+    def _write_slurm_conf(self, state: ControllerState, log: Path) -> None:
+        """The shared slurm.conf, and this node's: the link to it or a local copy with changes."""
+        hosts = [f"SlurmctldHost={c.name}({c.address})" for c in self.controllers]
+        programs = [f"SlurmctldPrimary{slot}Prog={path}" for slot, path in self._programs().items()]
+        lines = [
+            f"ClusterName={self.cluster}",
+            *hosts,
+            "SlurmctldTimeout=10",
+            f"StateSaveLocation={self.shared_state}",
+            f"SlurmctldLogFile={log}",
+            "# Slurmctld settings",
+            *programs,
+        ]
+        self.shared_conf.parent.mkdir(parents=True, exist_ok=True)
+        shared = "\n".join(lines) + "\n"
+        if not self.shared_conf.exists() or self.shared_conf.read_text() != shared:
+            self.shared_conf.write_text(shared)
+        conf = self.root / "slurm.conf"
+        conf.unlink(missing_ok=True)
+        if state.slurm_conf == "shared":
+            conf.symlink_to(self.shared_conf)
+            return
+        for key, replacement in state.conf_changes:
+            kept = [line for line in lines if line.split("=", 1)[0] != key]
+            at = next((i for i, line in enumerate(lines) if line.split("=", 1)[0] == key), len(kept))
+            lines = kept[:at] + [f"{key}={value}" for value in replacement] + kept[at:]
+        conf.write_text("\n".join(lines) + "\n")
+
+    def _programs(self) -> dict[str, Path]:
+        return {slot: self.shared_dir / "bin" / f"slurmctld_primary_{slot.lower()}" for slot in ("On", "Off")}
+
+    def _write_programs(self, mode: str) -> dict[str, Path]:
+        """The ON/OFF programs on the shared file system, as this node sees them."""
+        programs = self._programs()
+        for path in programs.values():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.unlink(missing_ok=True)
+            if mode != "missing":
+                path.write_text("#!/bin/sh\n# would publish the controller status change\nexit 0\n")
+                path.chmod(0o755 if mode == "executable" else 0o644)
+        return programs
 
     def _commands(self, commands: dict[str, str]) -> None:
         for name, body in commands.items():

@@ -56,6 +56,38 @@ _DBD_DOWN = {"sacctmgr": "sacctmgr_cluster_refused.txt", "sacctmgr_rc": 1, "dbd_
 PRIMARY_DBD_DOWN = ControllerState(**_DBD_DOWN)  # type: ignore[arg-type]
 STANDBY_DBD_DOWN = ControllerState(log="slurmctld_log_ctl2_standby.txt", **_DBD_DOWN)  # type: ignore[arg-type]
 UNREACHABLE = ControllerState(reachable=False)
+# Drift that breaks the next failover (verdict.drift): a controller's own slurm.conf, programs,
+# version. ctl2's slurm.conf a local copy with one value changed, as `sed -i` on the link makes it.
+STANDBY_CONF_DRIFT = ControllerState(
+    log="slurmctld_log_ctl2_standby.txt",
+    slurm_conf="local",
+    conf_changes=(("SlurmctldTimeout", ("20",)),),
+)
+# ctl1 runs, and its slurm.conf is, without SlurmctldPrimaryOnProg/OffProg (the anchor line was missing).
+PRIMARY_NOTIFICATIONS_OFF = ControllerState(
+    slurm_conf="local",
+    conf_changes=(("SlurmctldPrimaryOnProg", ()), ("SlurmctldPrimaryOffProg", ())),
+    running_programs=False,
+)
+STANDBY_PROGRAMS_NOT_EXECUTABLE = ControllerState(
+    log="slurmctld_log_ctl2_standby.txt", programs="not_executable"
+)
+STANDBY_OTHER_VERSION = ControllerState(log="slurmctld_log_ctl2_standby.txt", slurm_version="24.11.5")
+# ctl2's local copy lists the controllers in another order, with another StateSaveLocation.
+STANDBY_OTHER_HOSTS = ControllerState(
+    log="slurmctld_log_ctl2_standby.txt",
+    slurm_conf="local",
+    conf_changes=(
+        ("SlurmctldHost", ("ctl2(10.214.0.12)", "ctl1(10.214.0.11)")),
+        ("StateSaveLocation", ("/var/spool/slurmctld",)),
+    ),
+)
+# After a failover: the new active controller's slurm.conf is a local copy.
+TOOK_OVER_LOCAL_COPY = ControllerState(
+    log="slurmctld_log_ctl2_takeover.txt",
+    slurm_conf="local",
+    **_AFTER_FAILOVER,  # type: ignore[arg-type]
+)
 
 TriggerKind = Literal["notification", "duplicate-storm", "watchdog"]
 
@@ -74,6 +106,7 @@ class Scenario:
     trigger: TriggerKind = "notification"
     node_events: int = 0
     parameters: dict[str, int] = field(default_factory=dict)
+    expect_reasons: tuple[str, ...] = ()  # each one part of some reason of the final verdict
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -154,6 +187,78 @@ SCENARIOS: dict[str, Scenario] = {
             node_events=20,
             # The storm arrives while the run is active (held 5 s before its first check).
             parameters={"SettleSeconds": 5},
+        ),
+        Scenario(
+            "drift-local-copy",
+            "ctl2's slurm.conf a local copy with SlurmctldTimeout changed (sed -i on the link)",
+            (PRIMARY,),
+            (STANDBY_CONF_DRIFT,),
+            "Slurm Controller is ON, (10.214.0.11, Primary Node)",
+            "DEGRADED",
+            1,
+            expect_reasons=(
+                "slurm.conf on ctl2 is a local copy",
+                "slurm.conf differs between controllers",
+                "SlurmctldTimeout differs between controllers: 10 s on ctl1; 20 s on ctl2",
+            ),
+        ),
+        Scenario(
+            "drift-notifications-off",
+            "ctl1 runs without SlurmctldPrimaryOnProg/OffProg: the failover topic stays silent",
+            (PRIMARY_NOTIFICATIONS_OFF,),
+            (STANDBY,),
+            "Slurm Controller is ON, (10.214.0.11, Primary Node)",
+            "DEGRADED",
+            1,
+            expect_reasons=(
+                "controller status notifications are off on ctl1: the failover topic will stay silent",
+            ),
+        ),
+        Scenario(
+            "drift-programs",
+            "the ON/OFF programs are not executable as ctl2 sees them",
+            (PRIMARY,),
+            (STANDBY_PROGRAMS_NOT_EXECUTABLE,),
+            "Slurm Controller is ON, (10.214.0.11, Primary Node)",
+            "DEGRADED",
+            1,
+            expect_reasons=("is not executable on ctl2: the failover topic will stay silent when ctl2",),
+        ),
+        Scenario(
+            "drift-version",
+            "ctl2's slurmctld is another Slurm version",
+            (PRIMARY,),
+            (STANDBY_OTHER_VERSION,),
+            "Slurm Controller is ON, (10.214.0.11, Primary Node)",
+            "DEGRADED",
+            1,
+            expect_reasons=(
+                "the Slurm version differs between controllers: 22.05.8 on ctl1; 24.11.5 on ctl2",
+            ),
+        ),
+        Scenario(
+            "drift-controllers",
+            "ctl2's slurm.conf lists the controllers in another order and another StateSaveLocation",
+            (PRIMARY,),
+            (STANDBY_OTHER_HOSTS,),
+            "Slurm Controller is ON, (10.214.0.11, Primary Node)",
+            "DEGRADED",
+            1,
+            expect_reasons=(
+                "the SlurmctldHost list differs between controllers: "
+                "ctl1(10.214.0.11) ctl2(10.214.0.12) on ctl1; ctl2(10.214.0.12) ctl1(10.214.0.11) on ctl2",
+                "StateSaveLocation differs between controllers",
+            ),
+        ),
+        Scenario(
+            "drift-after-failover",
+            "ctl2 took over, and its slurm.conf is a local copy: DEGRADED, not FAILED_OVER",
+            (KILLED_PRIMARY,),
+            (TOOK_OVER_LOCAL_COPY,),
+            "Slurm Controller is ON, (10.214.0.12, Primary Node)",
+            "DEGRADED",
+            1,
+            expect_reasons=("slurm.conf on ctl2 is a local copy",),
         ),
         Scenario(
             "silent-failure",

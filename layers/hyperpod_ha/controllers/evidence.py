@@ -63,6 +63,7 @@ def evidence(node: Controller, output: ProbeOutput) -> dict[str, Any]:
         "state_save": shared_evidence.state_save(output.sections.get("state_save")),
         "dbd": shared_evidence.dbd(output, config),
         "scheduler": shared_evidence.scheduler(output.sections.get("sinfo")),
+        "failover": shared_evidence.failover_config(output),
         "notes": notes,
     }
 

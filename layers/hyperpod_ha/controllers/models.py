@@ -2,7 +2,8 @@
 
 The report is evidence, not a verdict: what this node's slurmctld and slurmdbd do, which role
 its log says it took, what it sees of the heartbeat, StateSaveLocation, slurmdbd and the other
-controllers. :mod:`hyperpod_ha.verdict` weighs the reports of all controllers together.
+controllers, and what its next failover needs (its slurm.conf, version, ON/OFF programs).
+:mod:`hyperpod_ha.verdict` weighs the reports of all controllers together.
 
 Reports travel through Step Functions as JSON of bounded size: every text field is cut to
 ``TEXT_LIMIT`` characters and every list to ``LIST_LIMIT`` items (:mod:`.decoding`), which
@@ -22,7 +23,9 @@ from hyperpod_ha.controllers.errors import ControllerInputError
 from hyperpod_ha.controllers.orchestration import SlurmOrchestration
 from hyperpod_ha.slurm import TEXT_LIMIT, ControllerHost, NodeStateCount, PingLine
 
-REPORT_JSON_LIMIT: Final = 24 * 1024
+# The worst case, every text and list at its cap (a real report is about 3 KiB): the failover
+# evidence (slurm.conf, the version, the ON/OFF programs) raised it from 24 KiB.
+REPORT_JSON_LIMIT: Final = 32 * 1024
 RUNNING: Final = "Running"  # SageMaker's InstanceStatus of a node that can be probed
 
 
@@ -163,6 +166,7 @@ class StateSaveEvidence:
     exists: bool | None = None
     mount_target: str | None = None
     fstype: str | None = None
+    source: str | None = None  # the file system's device (findmnt's SOURCE)
     writable: bool | None = None
     writable_by_slurm_user: bool | None = None
     write_error: str | None = None  # why a file could not be created there
@@ -174,6 +178,39 @@ class StateSaveEvidence:
         if self.writable_by_slurm_user is not None:
             return self.writable_by_slurm_user
         return self.writable
+
+
+@dataclass(frozen=True)
+class ProgramEvidence:
+    """SlurmctldPrimaryOnProg or SlurmctldPrimaryOffProg as one configuration names it."""
+
+    configured: bool | None = None  # None: that configuration could not be read
+    path: str | None = None
+    state: str | None = None  # executable, not_executable, missing; None: not set or not checked
+
+
+@dataclass(frozen=True)
+class FailoverConfigEvidence:
+    """What the next failover needs from this controller: where its own slurm.conf resolves, a
+    hash of it and the values a takeover depends on, its slurmctld's version, and the programs
+    that publish the failover topic's messages (this node's slurm.conf, and the running
+    configuration, which ``scontrol show config`` gets from the active controller)."""
+
+    version: str | None = None  # `slurmctld -V` on this node
+    conf_path: str | None = None  # where slurm.conf was found (/opt/slurm/etc/slurm.conf)
+    conf_link: bool | None = None  # a symbolic link (HyperPod's to the shared copy) or a file
+    conf_resolved: str | None = None  # the file it resolves to
+    conf_fstype: str | None = None
+    conf_source: str | None = None  # the device of the file system holding it
+    conf_sha256: str | None = None
+    controllers: tuple[ControllerHost, ...] = ()  # the SlurmctldHost lines of this node's slurm.conf
+    slurmctld_timeout: int | None = None  # this node's slurm.conf
+    state_save_location: str | None = None  # this node's slurm.conf
+    on_prog: ProgramEvidence = field(default_factory=ProgramEvidence)  # this node's slurm.conf
+    off_prog: ProgramEvidence = field(default_factory=ProgramEvidence)
+    running_on_prog: ProgramEvidence = field(default_factory=ProgramEvidence)
+    running_off_prog: ProgramEvidence = field(default_factory=ProgramEvidence)
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -216,6 +253,7 @@ class ControllerReport:
     state_save: StateSaveEvidence = field(default_factory=StateSaveEvidence)
     dbd: DbdEvidence = field(default_factory=DbdEvidence)
     scheduler: SchedulerEvidence = field(default_factory=SchedulerEvidence)
+    failover: FailoverConfigEvidence = field(default_factory=FailoverConfigEvidence)
     notes: tuple[str, ...] = ()
 
     @property

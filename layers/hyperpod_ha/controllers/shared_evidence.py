@@ -1,5 +1,6 @@
 """What one controller sees of what the controllers share: the heartbeat, StateSaveLocation,
-slurmdbd and the scheduler (sinfo), as evidence for its report."""
+slurmdbd, the scheduler (sinfo) and the configuration a failover needs (slurm.conf, the Slurm
+version, the ON/OFF programs), as evidence for its report."""
 
 from __future__ import annotations
 
@@ -8,14 +9,17 @@ import dataclasses
 from hyperpod_ha.controllers.decoding import LIST_LIMIT
 from hyperpod_ha.controllers.models import (
     DbdEvidence,
+    FailoverConfigEvidence,
     HeartbeatEvidence,
+    ProgramEvidence,
     SchedulerEvidence,
     StateSaveEvidence,
 )
-from hyperpod_ha.controllers.sections import failure
+from hyperpod_ha.controllers.sections import failure, parsed
 from hyperpod_ha.slurm import (
     NOT_FOUND_CODE,
     ClusterRegistration,
+    PrimaryProgram,
     ProbeOutput,
     ProbeSection,
     SlurmConfig,
@@ -25,8 +29,10 @@ from hyperpod_ha.slurm import (
     parse_agent_queue_size,
     parse_cluster_registrations,
     parse_dbd_ping,
+    parse_failover_conf,
     parse_heartbeat,
     parse_node_states,
+    parse_slurm_conf,
     parse_state_save,
 )
 
@@ -67,6 +73,7 @@ def state_save(section: ProbeSection | None) -> StateSaveEvidence:
         exists=state.exists,
         mount_target=state.mount_target,
         fstype=state.fstype,
+        source=state.source,
         writable=state.writable,
         writable_by_slurm_user=state.writable_by_slurm_user,
         write_error=state.slurm_user_write_error
@@ -138,3 +145,36 @@ def scheduler(section: ProbeSection | None) -> SchedulerEvidence:
     except SlurmOutputError as error:
         return SchedulerEvidence(answers=True, error=excerpt(f"sinfo: {error}"))
     return SchedulerEvidence(answers=True, node_states=tuple(states[:LIST_LIMIT]))
+
+
+def failover_config(output: ProbeOutput) -> FailoverConfigEvidence:
+    """This controller's slurm.conf, version and ON/OFF programs; each field unknown (None) when
+    the node could not say it."""
+    section = output.sections.get("failover_conf")
+    problem = failure(section)
+    if problem is not None or section is None:
+        return FailoverConfigEvidence(error=f"failover configuration: {problem}")
+    found = parse_failover_conf(section.text)
+    # This node's own slurm.conf: what its slurmctld reads when it starts or takes over.
+    conf = parsed(output, "slurm_conf", parse_slurm_conf)
+    return FailoverConfigEvidence(
+        version=found.version,
+        conf_path=found.conf_path,
+        conf_link=found.conf_link,
+        conf_resolved=found.conf_resolved,
+        conf_fstype=found.conf_fstype,
+        conf_source=found.conf_source,
+        conf_sha256=found.conf_sha256,
+        controllers=conf.controllers[:LIST_LIMIT] if conf else (),
+        slurmctld_timeout=conf.slurmctld_timeout if conf else None,
+        state_save_location=conf.state_save_location if conf else None,
+        on_prog=_program(found.program("file_on_prog")),
+        off_prog=_program(found.program("file_off_prog")),
+        running_on_prog=_program(found.program("running_on_prog")),
+        running_off_prog=_program(found.program("running_off_prog")),
+        error=excerpt(f"slurm.conf: {found.conf_error}") if found.conf_error else None,
+    )
+
+
+def _program(program: PrimaryProgram) -> ProgramEvidence:
+    return ProgramEvidence(configured=program.configured, path=program.path, state=program.state)

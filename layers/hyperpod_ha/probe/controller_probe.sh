@@ -59,18 +59,21 @@ main() {
   start_job dbd_clusters "$(limit 12 "$cap")" sec_dbd_clusters
   start_job dbd_ping "$(limit 12 "$cap")" sec_dbd_ping
 
-  # Phase 2 needs StateSaveLocation, SlurmctldLogFile and SlurmUser from the configuration.
+  # Phase 2 needs StateSaveLocation, SlurmctldLogFile and SlurmUser from the configuration,
+  # and the slurm.conf file phase 1 found.
   wait_jobs config slurm_conf
-  local state_dir log_file slurm_user
+  local state_dir log_file slurm_user conf_path
   state_dir=$(conf_get StateSaveLocation)
   log_file=$(conf_get SlurmctldLogFile)
   slurm_user=$(conf_get SlurmUser)
   slurm_user=${slurm_user%%(*}
+  conf_path=$(sed -n '1s/^path=//p' "$WORK/slurm_conf.out" 2>/dev/null)
   start_job role "$(limit 10 "$cap")" sec_role "$log_file"
   start_job heartbeat "$(limit 6 "$cap")" sec_heartbeat "$state_dir"
   start_job state_save "$(limit 10 "$cap")" sec_state_save "$state_dir" "$slurm_user"
+  start_job failover_conf "$(limit 8 "$cap")" sec_failover_conf "$conf_path"
 
-  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save"
+  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf"
   # shellcheck disable=SC2086 # a fixed list of words
   wait_jobs $all
 
@@ -154,14 +157,12 @@ emit_section() { # mark nonce name
   echo "$mark $nonce end $name rc=$rc ms=$ms timed_out=$timed_out truncated=$truncated"
 }
 
-conf_get() { # key -> value from `scontrol show config` (if it answered) or slurm.conf
-  local key=$1 file value rc
-  for file in config slurm_conf; do
+conf_get() { # key [sources] -> value from `scontrol show config` (if it answered) or slurm.conf
+  local key=$1 sources=${2:-config slurm_conf} file value rc
+  for file in $sources; do
     [ -s "$WORK/$file.out" ] || continue
-    if [ "$file" = config ]; then
-      read -r rc _ <"$WORK/config.rc"
-      [ "$rc" = 0 ] || continue
-    fi
+    read -r rc _ <"$WORK/$file.rc"
+    [ "$rc" = 0 ] || continue
     value=$(grep -i -E "^[[:space:]]*${key}[[:space:]]*=" "$WORK/$file.out" | tail -n 1 |
       sed -e 's/^[^=]*=[[:space:]]*//' -e 's/[[:space:]]*#.*$//' -e 's/[[:space:]]*$//')
     [ "$value" = "(null)" ] && value=""
@@ -175,8 +176,8 @@ conf_get() { # key -> value from `scontrol show config` (if it answered) or slur
 
 # --- sections (each gets its time limit in seconds first) -----------------------------------
 
-CONFIG_KEYS='SlurmctldHost\[[0-9]+\]|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|AccountingStorageHost|AccountingStoragePort|AccountingStorageType|MessageTimeout|SLURM_VERSION|SLURM_CONF'
-CONF_FILE_KEYS='SlurmctldHost|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser'
+CONFIG_KEYS='SlurmctldHost\[[0-9]+\]|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|AccountingStorageHost|AccountingStoragePort|AccountingStorageType|MessageTimeout|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg|SLURM_VERSION|SLURM_CONF'
+CONF_FILE_KEYS='SlurmctldHost|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg'
 
 sec_identity() {
   local seconds=$1 a
@@ -375,8 +376,23 @@ sec_heartbeat() { # 16 bytes: big-endian time of the last beat, big-endian index
   return 0
 }
 
+mount_of() { # seconds path prefix: the file system holding path (<prefix>mount_target, fstype, source)
+  local seconds=$1 path=$2 prefix=$3 line target fstype source
+  if command -v findmnt >/dev/null 2>&1; then
+    line=$(timeout -k 1 "$seconds" findmnt -n -o TARGET,FSTYPE,SOURCE -T "$path" 2>/dev/null | head -n 1)
+    read -r target fstype source <<<"$line"
+  else
+    fstype=$(timeout -k 1 "$seconds" stat -f -c %T "$path" 2>/dev/null)
+    line=$(timeout -k 1 "$seconds" df -P "$path" 2>/dev/null | tail -n 1)
+    read -r source _ _ _ _ target <<<"$line"
+  fi
+  echo "${prefix}mount_target=${target:-}"
+  echo "${prefix}fstype=${fstype:-}"
+  echo "${prefix}source=${source:-}"
+}
+
 sec_state_save() { # where StateSaveLocation lives and whether it takes a new file
-  local seconds=$1 dir=$2 user=$3 rc line target fstype source write_test out
+  local seconds=$1 dir=$2 user=$3 rc write_test out
   if [ -z "$dir" ]; then
     echo "error=StateSaveLocation unknown"
     return 2
@@ -394,17 +410,7 @@ sec_state_save() { # where StateSaveLocation lives and whether it takes a new fi
   fi
   echo "exists=yes"
   timeout -k 1 "$seconds" stat -c $'owner=%U\nmode=%a' "$dir" 2>/dev/null
-  if command -v findmnt >/dev/null 2>&1; then
-    line=$(timeout -k 1 "$seconds" findmnt -n -o TARGET,FSTYPE,SOURCE -T "$dir" 2>/dev/null | head -n 1)
-    read -r target fstype source <<<"$line"
-  else
-    fstype=$(timeout -k 1 "$seconds" stat -f -c %T "$dir" 2>/dev/null)
-    line=$(timeout -k 1 "$seconds" df -P "$dir" 2>/dev/null | tail -n 1)
-    read -r source _ _ _ _ target <<<"$line"
-  fi
-  echo "mount_target=${target:-}"
-  echo "fstype=${fstype:-}"
-  echo "source=${source:-}"
+  mount_of "$seconds" "$dir" ""
   # The directory belongs to SlurmUser, who could plant a symlink at any name root can guess:
   # mktemp creates a random name with O_CREAT|O_EXCL (mode 600), so it never follows one.
   # shellcheck disable=SC2016 # $1 is the inner shell's
@@ -432,6 +438,65 @@ sec_state_save() { # where StateSaveLocation lives and whether it takes a new fi
     fi
   fi
   return 0
+}
+
+# What the next failover needs from this node: where its slurm.conf resolves (a link to the
+# shared copy, or a local file) and a hash of it (never its content: it may hold a password),
+# the version of its slurmctld, and the SlurmctldPrimaryOnProg/OffProg programs that publish
+# the failover topic's messages: set in the running configuration (`scontrol show config`,
+# answered by the active controller) and in this node's slurm.conf, and each one executable.
+sec_failover_conf() {
+  local seconds=$1 conf=$2 out rc kind source slot resolved sum
+  # `slurmctld -V` prints "slurm 24.11.5": the binary this node starts, running or not.
+  out=$(set -o pipefail; timeout -k 1 "$seconds" slurmctld -V 2>&1 | head -c 200)
+  rc=$?
+  out=$(printf '%s\n' "$out" | head -n 1)
+  if [ "$rc" = 0 ] && [ -n "$out" ]; then
+    echo "version=${out##* }"
+  else
+    echo "version_error=$(last_words "$out") (exit $rc)"
+  fi
+  for kind in running:config file:slurm_conf; do
+    source=${kind#*:}
+    kind=${kind%%:*}
+    # A configuration that could not be read says nothing: no line at all (unknown).
+    [ -s "$WORK/$source.out" ] && read -r rc _ <"$WORK/$source.rc" && [ "$rc" = 0 ] || continue
+    for slot in On Off; do
+      program_state "$seconds" "${kind}_${slot,}_prog" "$(conf_get "SlurmctldPrimary${slot}Prog" "$source")"
+    done
+  done
+  if [ -z "$conf" ]; then
+    echo "conf_error=no readable slurm.conf found"
+    return 1
+  fi
+  echo "conf_path=$conf"
+  if timeout -k 1 "$seconds" test -L "$conf"; then echo "conf_link=yes"; else echo "conf_link=no"; fi
+  resolved=$(timeout -k 1 "$seconds" readlink -f -- "$conf" 2>/dev/null)
+  echo "conf_resolved=$resolved"
+  mount_of "$seconds" "${resolved:-$conf}" conf_
+  sum=$(timeout -k 1 "$seconds" sha256sum -- "$conf" 2>/dev/null)
+  rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "conf_error=$(fs_error "$rc" "hashing slurm.conf" | sed 's/^error=//')"
+    return 1
+  fi
+  echo "conf_hash=${sum%% *}"
+  return 0
+}
+
+program_state() { # seconds name path: name=<path> and, when set, name_state=executable|not_executable|missing
+  local seconds=$1 name=$2 path=$3 rc
+  echo "$name=$path"
+  [ -n "$path" ] || return 0
+  timeout -k 1 "$seconds" test -f "$path" -a -x "$path"
+  rc=$?
+  if [ "$rc" = 0 ]; then
+    echo "${name}_state=executable"
+  elif [ "$rc" = 1 ]; then
+    if timeout -k 1 "$seconds" test -e "$path"; then echo "${name}_state=not_executable"; else echo "${name}_state=missing"; fi
+  else
+    echo "${name}_state=unknown"
+  fi
 }
 
 main "$@" </dev/null

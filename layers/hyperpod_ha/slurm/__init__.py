@@ -4,10 +4,12 @@ One module per family of output: :mod:`.ping` (``scontrol ping``), :mod:`.config
 (``scontrol show config``, slurm.conf), :mod:`.accounting` (``sacctmgr``, ``sdiag``'s slurmdbd
 queue), :mod:`.node_states` (``sinfo``), :mod:`.role_log` (slurmctld's log: roles and takeover
 refusals), :mod:`.heartbeat`, :mod:`.state_save`, :mod:`.host` (the node's identity and
-daemons); :mod:`.probe_output` splits the probe's output into those sections; :mod:`.text`
-holds what they share. Every parser takes text from outside and either returns typed values
-or raises :class:`SlurmOutputError` (an :class:`~hyperpod_ha.errors.InputRejected`, so a
-``ValueError``) with a reason that is safe to log; none crashes on arbitrary text. Formats
+daemons), :mod:`.failover_conf` (what the next failover needs: slurm.conf's link and hash, the
+version, the ON/OFF programs); :mod:`.probe_output` splits the probe's output into those
+sections; :mod:`.text` holds what they share. Every parser takes text from outside and
+either returns typed values or raises :class:`SlurmOutputError` (an
+:class:`~hyperpod_ha.errors.InputRejected`, so a ``ValueError``) with a reason that is safe
+to log; none crashes on arbitrary text. Formats
 are those of Slurm 22.05.8 and 24.11 (the captures in ``hyperpod_ha_dev``) and newer Slurm's
 source. Pure parsing: imports only :mod:`hyperpod_ha.errors`, :mod:`hyperpod_ha.json_input`,
 :mod:`hyperpod_ha.redaction` (excerpts are scrubbed) and the standard library.
@@ -25,6 +27,12 @@ from hyperpod_ha.slurm.accounting import (
 )
 from hyperpod_ha.slurm.config import ControllerHost, SlurmConfig, parse_show_config, parse_slurm_conf
 from hyperpod_ha.slurm.errors import ProbeOutputError, SlurmOutputError
+from hyperpod_ha.slurm.failover_conf import (
+    PROGRAM_SLOTS,
+    FailoverConf,
+    PrimaryProgram,
+    parse_failover_conf,
+)
 from hyperpod_ha.slurm.heartbeat import (
     HEARTBEAT_SIZE,
     MAX_CONTROLLER_INDEX,
@@ -65,6 +73,7 @@ __all__ = [
     "NOT_FOUND_CODE",
     "PROBE_MARK",
     "PROBE_RESULT_PREFIX",
+    "PROGRAM_SLOTS",
     "REFUSAL_EVENTS",
     "ROLE_EVENTS",
     "SECTIONS",
@@ -74,10 +83,12 @@ __all__ = [
     "ControllerHost",
     "DaemonProcess",
     "DbdPing",
+    "FailoverConf",
     "Heartbeat",
     "NodeIdentity",
     "NodeStateCount",
     "PingLine",
+    "PrimaryProgram",
     "ProbeOutput",
     "ProbeOutputError",
     "ProbeSection",
@@ -97,6 +108,7 @@ __all__ = [
     "parse_agent_queue_size",
     "parse_cluster_registrations",
     "parse_dbd_ping",
+    "parse_failover_conf",
     "parse_heartbeat",
     "parse_identity",
     "parse_node_states",

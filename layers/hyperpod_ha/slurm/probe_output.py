@@ -33,6 +33,7 @@ SECTIONS: Final = (
     "role",
     "heartbeat",
     "state_save",
+    "failover_conf",
 )
 # Exit codes of ``timeout`` (124; 137 when it had to kill) and of the probe's own kill.
 TIMED_OUT_CODES: Final = frozenset({124, 137})

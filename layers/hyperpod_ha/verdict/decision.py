@@ -18,7 +18,9 @@ from hyperpod_ha.verdict.settings import VerdictPolicy
 
 
 def decide(request: VerdictRequest, policy: VerdictPolicy, now: dt.datetime | None = None) -> dict[str, Any]:
-    verdict = evaluate(request.reports, policy, attempt=request.attempt)
+    verdict = evaluate(
+        request.reports, policy, attempt=request.attempt, config_strategy=request.config_strategy
+    )
     result = verdict.to_json()
     # The rules judge the controllers' evidence only; what the trigger's source reported
     # (HyperPod's slurmdbd health) is told beside their reasons, never weighed by them.

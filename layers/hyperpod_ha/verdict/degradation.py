@@ -2,12 +2,14 @@
 
 DEGRADED: the active controller serves, but something the cluster needs is not right
 (slurmdbd does not answer, StateSaveLocation is not writable, a standby is missing or would
-refuse to take over, controllers cannot reach each other, ...)."""
+refuse to take over, controllers cannot reach each other, drift that breaks the next failover,
+...). A backup serving after a failover with drift is DEGRADED too, not FAILED_OVER."""
 
 from __future__ import annotations
 
 from hyperpod_ha.verdict.accounting import accounting_findings
 from hyperpod_ha.verdict.activity import why_active
+from hyperpod_ha.verdict.drift import drift_problems
 from hyperpod_ha.verdict.models import DEGRADED, FAILED_OVER, HEALTHY, VerdictName
 from hyperpod_ha.verdict.observation import Findings, Observation, ObservedController
 from hyperpod_ha.verdict.phrases import why_unchecked
@@ -30,6 +32,7 @@ def one_active(seen: Observation, active: ObservedController) -> tuple[VerdictNa
     found.extend(scheduling_findings(seen, active))
     found.extend(standby_findings(seen, active))
     found.extend(_unmapped_findings(seen, active))
+    found.problems += drift_problems(seen, active)
     why = why_active(seen, active)
     if found.problems:
         return DEGRADED, [f"{active.key} is active: {why}", *found.problems, *found.notes]

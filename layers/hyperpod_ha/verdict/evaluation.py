@@ -8,6 +8,7 @@ from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.slurm import excerpt
 from hyperpod_ha.verdict.activity import active_controllers, split_brain_reasons
 from hyperpod_ha.verdict.degradation import one_active
+from hyperpod_ha.verdict.drift import drift_problems
 from hyperpod_ha.verdict.evidence import evidence
 from hyperpod_ha.verdict.models import (
     DOWN,
@@ -25,10 +26,15 @@ from hyperpod_ha.verdict.takeover import down_reasons
 
 
 def evaluate(
-    reports: Sequence[ControllerReport], policy: VerdictPolicy | None = None, *, attempt: int | None = None
+    reports: Sequence[ControllerReport],
+    policy: VerdictPolicy | None = None,
+    *,
+    attempt: int | None = None,
+    config_strategy: str | None = None,
 ) -> Verdict:
-    """One verdict from the controllers' reports."""
-    seen = observe(reports[:MAX_REPORTS], policy or VerdictPolicy())
+    """One verdict from the controllers' reports (``config_strategy``: the cluster's
+    ``SlurmConfigStrategy``, told where a controller's slurm.conf is a local copy)."""
+    seen = observe(reports[:MAX_REPORTS], policy or VerdictPolicy(), config_strategy)
     name, reasons, active = _judge(seen)
     return Verdict(
         name=name,
@@ -47,9 +53,10 @@ def _judge(seen: Observation) -> tuple[VerdictName, list[str], list[ObservedCont
         reasons += [describe(seen, c) for c in seen.everyone if c.report is not None]
         return UNKNOWN, reasons, []
     active = active_controllers(seen)
+    # Drift never hides a worse verdict: beside DOWN and SPLIT_BRAIN it is only told.
     if len(active) >= 2:
-        return SPLIT_BRAIN, split_brain_reasons(seen, active), active
+        return SPLIT_BRAIN, split_brain_reasons(seen, active) + drift_problems(seen, None), active
     if not active:
-        return DOWN, down_reasons(seen), []
+        return DOWN, down_reasons(seen) + drift_problems(seen, None), []
     name, reasons = one_active(seen, active[0])
     return name, reasons, active

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hyperpod_ha.controllers.decoding import LIST_LIMIT
-from hyperpod_ha.controllers.models import ControllerReport
+from hyperpod_ha.controllers.models import ControllerReport, ProgramEvidence
 from hyperpod_ha.slurm import TEXT_LIMIT
 from hyperpod_ha.verdict.observation import Observation, ObservedController
 from hyperpod_ha.verdict.phrases import slurmctld_state
@@ -51,4 +51,25 @@ def _checked_entry(seen: Observation, checked: ControllerReport) -> dict[str, An
         "heartbeat_age_seconds": checked.heartbeat.age_seconds,
         "heartbeat_writer": seen.name(writer) if writer is not None else None,
         "sinfo_answers": checked.scheduler.answers,
+        **_failover_entry(checked),
     }
+
+
+def _failover_entry(checked: ControllerReport) -> dict[str, Any]:
+    """What the next failover needs from this controller, in a few fields (the drift rules')."""
+    failover = checked.failover
+    return {
+        "slurm_version": failover.version,
+        "slurm_conf_link": failover.conf_link,
+        "slurm_conf_resolved": failover.conf_resolved,
+        "slurm_conf_sha256": failover.conf_sha256[:16] if failover.conf_sha256 else None,
+        "on_prog": _program(failover.on_prog),
+        "off_prog": _program(failover.off_prog),
+    }
+
+
+def _program(program: ProgramEvidence) -> str | None:
+    """``executable``, ``missing``, ``not_executable``, ``not set``, or None when unknown."""
+    if program.configured is None:
+        return None
+    return program.state if program.configured else "not set"

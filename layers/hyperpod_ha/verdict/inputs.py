@@ -3,13 +3,15 @@
 ``{"reports": [<report>, ...], "attempt": <int, optional>}``, the health-check Map's output;
 when the workflow loops, also its counters: ``max_attempts``, ``started_at``, ``trigger``
 with its ``time``, ``margin_seconds``, ``deadline_seconds``, ``backoff_seconds``. The trigger's
-``summary.reported`` (what HyperPod itself said, e.g. slurmdbd Unhealthy) joins the reasons."""
+``summary.reported`` (what HyperPod itself said, e.g. slurmdbd Unhealthy) joins the reasons;
+discovery's ``accounting`` gives the cluster's ``SlurmConfigStrategy`` (optional)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from hyperpod_ha.controllers.errors import ReportRejected
 from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
@@ -74,6 +76,7 @@ class Counters:
             raise ConvergenceInputError(f"bad convergence input: {error}") from None
 
 
+_STRATEGY: Final = re.compile(r"[A-Za-z]{1,32}")
 # HyperPod's own words are one short line; the execution input is ours, but bounded anyway.
 REPORTED_LIMIT = 200
 
@@ -89,12 +92,21 @@ def reported_by_trigger(event: Mapping[str, Any]) -> tuple[str, ...]:
     return (excerpt(scrub_text(reported.strip()[:REPORTED_LIMIT])),)
 
 
+def config_strategy(event: Mapping[str, Any]) -> str | None:
+    """``accounting.config_strategy`` as discovery passed it on (``SlurmConfigStrategy``: a
+    word), or None when there is none or it is not one."""
+    accounting = event.get("accounting")
+    strategy = accounting.get("config_strategy") if isinstance(accounting, Mapping) else None
+    return strategy if isinstance(strategy, str) and _STRATEGY.fullmatch(strategy) else None
+
+
 @dataclass(frozen=True)
 class VerdictRequest:
     reports: list[ControllerReport]
     attempt: int | None
     counters: Counters | None  # None: a single check, no loop
     reported: tuple[str, ...] = ()  # the trigger's source's own words
+    config_strategy: str | None = None  # the cluster's SlurmConfigStrategy, when discovery read one
 
     @classmethod
     def from_event(cls, event: object) -> VerdictRequest:
@@ -105,4 +117,4 @@ class VerdictRequest:
             raise VerdictInputError("attempt is not an integer")
         reports = reports_from_json(event["reports"])
         counters = Counters.from_event(event) if "max_attempts" in event else None
-        return cls(reports, attempt, counters, reported_by_trigger(event))
+        return cls(reports, attempt, counters, reported_by_trigger(event), config_strategy(event))

@@ -2,7 +2,8 @@
 
 Each SlurmctldHost line with the report of the node at that position, the reports that name
 no position, who sees whom answer ``scontrol ping``, and each controller's reading of the
-heartbeat file. What the reports disagree on is kept as ``conflicts``."""
+heartbeat file. What the reports disagree on is kept as ``conflicts``; how the controllers'
+own configurations differ is :mod:`.drift`'s to tell."""
 
 from __future__ import annotations
 
@@ -65,6 +66,8 @@ class Observation:
     last_beat: Beat | None
     fresh_beat: Beat | None  # the last beat, if no backup would have taken over since
     conflicts: tuple[str, ...]
+    # DescribeCluster's Orchestrator.Slurm.SlurmConfigStrategy: HyperPod's agent writes slurm.conf.
+    config_strategy: str | None = None
 
     @property
     def everyone(self) -> list[ObservedController]:
@@ -107,10 +110,12 @@ def configured_timeout(reports: Iterable[ControllerReport]) -> int | None:
     )
 
 
-def observe(reports: Sequence[ControllerReport], policy: VerdictPolicy) -> Observation:
+def observe(
+    reports: Sequence[ControllerReport], policy: VerdictPolicy, config_strategy: str | None = None
+) -> Observation:
     checked = tuple(r for r in reports if r.checked)
     conflicts: list[str] = []
-    hosts = _configured_hosts(checked, conflicts)
+    hosts = _configured_hosts(checked)
     controllers, unmapped = _map_reports(reports, hosts, conflicts)
     timeout = configured_timeout(checked)
     timeout = policy.default_slurmctld_timeout if timeout is None else timeout
@@ -135,26 +140,17 @@ def observe(reports: Sequence[ControllerReport], policy: VerdictPolicy) -> Obser
         last_beat=last,
         fresh_beat=last if last and last.age <= timeout + policy.heartbeat_slack_seconds else None,
         conflicts=tuple(conflicts),
+        config_strategy=config_strategy,
     )
 
 
-def _configured_hosts(
-    checked: Sequence[ControllerReport], conflicts: list[str]
-) -> tuple[ControllerHost, ...]:
+def _configured_hosts(checked: Sequence[ControllerReport]) -> tuple[ControllerHost, ...]:
+    # Where each controller's own slurm.conf disagrees is drift (verdict.drift), told per controller.
     configs = [r.config for r in checked if r.config.controllers]
     if not configs:
         return ()
     # slurmctld's own answer (scontrol show config) before a file read on one node.
-    chosen = next((c for c in configs if c.source == "scontrol"), configs[0])
-    hosts = chosen.controllers
-    for config in configs:
-        if [(h.name, h.address) for h in config.controllers] != [(h.name, h.address) for h in hosts]:
-            conflicts.append("controllers disagree on the SlurmctldHost lines of their configuration")
-            break
-    locations = {c.state_save_location for c in configs if c.state_save_location}
-    if len(locations) > 1:
-        conflicts.append(f"controllers disagree on StateSaveLocation: {', '.join(sorted(locations))}")
-    return hosts
+    return next((c for c in configs if c.source == "scontrol"), configs[0]).controllers
 
 
 def _index_of(hosts: Sequence[ControllerHost], report: ControllerReport) -> int | None:

@@ -35,8 +35,9 @@ class Watchdog:
     policy: VerdictPolicy = field(default_factory=VerdictPolicy)
 
     def tick(self, tick: Tick) -> TickResult:
-        reports = check_every_controller(self.discover(), self.check)
-        verdict = evaluate(reports, self.policy)
+        cluster = self.discover()
+        reports = check_every_controller(cluster, self.check)
+        verdict = evaluate(reports, self.policy, config_strategy=cluster.accounting.config_strategy)
         if verdict.verified:
             if not self.found.pending(self.cluster):
                 return TickResult("verified", verdict, len(reports))

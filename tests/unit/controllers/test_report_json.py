@@ -92,6 +92,15 @@ def test_report_json_is_bounded() -> None:
         },
         "dbd": {"registered_host": long, "error": long},
         "scheduler": {"node_states": [{"state": long, "count": 1}] * 100, "error": long},
+        "failover": {
+            **dict.fromkeys(("version", "conf_path", "conf_resolved", "conf_fstype", "conf_source"), long),
+            **dict.fromkeys(("conf_sha256", "state_save_location", "error"), long),
+            "controllers": [{"index": i, "name": long, "address": long} for i in range(100)],
+            **{
+                slot: {"configured": True, "path": long, "state": long}
+                for slot in ("on_prog", "off_prog", "running_on_prog", "running_off_prog")
+            },
+        },
         "notes": [long] * 100,
     }
     report = ControllerReport.from_json(huge)

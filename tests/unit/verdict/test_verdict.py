@@ -26,6 +26,7 @@ from hyperpod_ha.verdict import (
     reports_from_json,
 )
 from tests.unit.verdict.cases.verdict_cases_degraded import DEGRADED_CASES
+from tests.unit.verdict.cases.verdict_cases_drift import DRIFT_CASES
 from tests.unit.verdict.cases.verdict_cases_takeover import TAKEOVER_CASES
 from tests.unit.verdict.cases.verdict_probes import (
     CTL1_KILLED,
@@ -37,7 +38,7 @@ from tests.unit.verdict.cases.verdict_probes import (
     verdict_of,
 )
 
-CASES = TAKEOVER_CASES + DEGRADED_CASES
+CASES = TAKEOVER_CASES + DEGRADED_CASES + DRIFT_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -115,6 +116,12 @@ def test_verdict_json() -> None:
         "heartbeat_age_seconds": 1,
         "heartbeat_writer": "ctl1",
         "sinfo_answers": True,
+        "slurm_version": "24.11.5",
+        "slurm_conf_link": True,
+        "slurm_conf_resolved": "/fsx/hyperpod/lab/opt/slurm/etc/slurm.conf",
+        "slurm_conf_sha256": "5" * 16,
+        "on_prog": "executable",
+        "off_prog": "executable",
     }
 
 

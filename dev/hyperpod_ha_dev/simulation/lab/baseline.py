@@ -39,15 +39,16 @@ PRIMARY_START_SECONDS: Final = 90.0
 
 def baseline_problems(lab: Lab) -> list[str]:
     """Why the lab is not in its clean baseline (empty when it is): every host connected and
-    running its daemons, the first controller active (log and heartbeat), the others in
-    standby, every controller answering ping, a controller registered with every slurmdbd,
-    every compute node idle."""
+    running its daemons, every controller reading the shared slurm.conf, the first controller
+    active (log and heartbeat), the others in standby, every controller answering ping, a
+    controller registered with every slurmdbd, every compute node idle."""
     if not lab.is_up():
         return ["the lab is not up"]
     problems = [f"{name} is cut off the network" for name in isolated_hosts(lab)]
     if state_read_only(lab):
         problems.append("StateSaveLocation is read-only")
     problems += [f"{name} cannot read the heartbeat" for name in heartbeat_hidden_hosts(lab)]
+    problems += [f"{name}'s slurm.conf is a local copy" for name in lab.local_conf_hosts()]
     for host in lab.topology.hosts:
         problems += [
             f"{daemon} does not run on {host.name}"
@@ -111,6 +112,10 @@ def restore_lab(lab: Lab, timeout: float = RESTORE_SECONDS) -> list[str]:
     for name in isolated_hosts(lab):
         lab.reconnect(name)
         repairs.append(f"{name} reconnected")
+    for name in lab.local_conf_hosts():
+        if (pid := lab.pid(name, "slurmctld")) is not None and stopped(pid):
+            _stop_slurmctld(lab, name)  # hung: it reads the shared copy when started below
+        repairs.append(lab.share_conf(name))
     primary, *others = controller_names(lab)
     # Backups first: a slurmdbd that starts asks its own host's slurmctld to register again.
     for name in [*others, primary]:

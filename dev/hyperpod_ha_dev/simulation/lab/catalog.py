@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from hyperpod_ha_dev.simulation.lab import injections
+from hyperpod_ha_dev.simulation.lab.drift_scenarios import DRIFT_SCENARIOS
 from hyperpod_ha_dev.simulation.lab.rotation_scenario import ROTATION_SCENARIO
 from hyperpod_ha_dev.simulation.lab.scenario import (
     CONVERGING_PARAMETERS,
@@ -123,7 +124,7 @@ SCENARIO_LIST: Final = (
         ),
     ),
 )
-# The rotation and the takeovers beyond one backup have modules of their own.
+# The rotation, the takeovers beyond one backup and the drift have modules of their own.
 LAB_SCENARIOS: Final[dict[str, LabScenario]] = {
-    s.name: s for s in (*SCENARIO_LIST, ROTATION_SCENARIO, *TAKEOVER_SCENARIOS)
+    s.name: s for s in (*SCENARIO_LIST, ROTATION_SCENARIO, *TAKEOVER_SCENARIOS, *DRIFT_SCENARIOS)
 }

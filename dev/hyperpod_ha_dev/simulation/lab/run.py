@@ -160,6 +160,7 @@ def _result(
         executions=workflow.executions,
         lease_released=workflow.lease_released,
         timeline=sorted([*workflow.timeline, *drill.entries], key=lambda e: e.seconds),
+        reasons=workflow.reasons,
         lab_scenario=scenario,
         fault=drill.fault,
         checks=list(drill.checks),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.controllers.models import Controller
-from hyperpod_ha.slurm import ProbeSection
+from hyperpod_ha.slurm import ProbeSection, parse_probe_output
 from hyperpod_ha_dev import CAPTURES
 from tests.fakes.probe_output import format_probe_output
 
@@ -75,8 +75,14 @@ def primary_sections() -> dict[str, ProbeSection]:
                 "path=/srv/hplab/shared/state\nexists=yes\nowner=root\nmode=755\nmount_target=/srv\n"
                 "fstype=lustre\nsource=10.214.0.5@tcp:/fsx\nwritable=yes",
             ),
+            section("failover_conf", captured_section("probe_ctl1_24_11.txt", "failover_conf")),
         ]
     }
+
+
+def captured_section(probe_capture: str, name: str) -> str:
+    """One section of a probe output captured on the lab (24.11)."""
+    return parse_probe_output(capture(probe_capture)).sections[name].text
 
 
 def probe_text(**changes: ProbeSection | None) -> str:

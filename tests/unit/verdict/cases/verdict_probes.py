@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.controllers.check import check_controller, report_from_result
 from hyperpod_ha.controllers.models import Controller, ControllerReport
-from hyperpod_ha.slurm import ProbeSection
+from hyperpod_ha.slurm import ProbeSection, parse_show_config
 from hyperpod_ha.verdict import Verdict, VerdictName, VerdictPolicy, evaluate
 from hyperpod_ha_dev import CAPTURES
 from tests.fakes.probe_output import format_probe_output
@@ -78,6 +78,64 @@ def s(name: str, text: str, rc: int = 0, timed_out: bool = False) -> ProbeSectio
     return ProbeSection(name=name, text=text, exit_code=rc, millis=10, timed_out=timed_out, truncated=False)
 
 
+CONF = "/opt/slurm/etc/slurm.conf"
+SHARED_CONF = "/fsx/hyperpod/lab/opt/slurm/etc/slurm.conf"
+PROGRAMS = {
+    "On": "/fsx/hyperpod/lab/headnode_notification_on.sh",
+    "Off": "/fsx/hyperpod/lab/headnode_notification_off.sh",
+}
+
+
+@dataclass(frozen=True)
+class Conf:
+    """What the probe's ``slurm_conf`` and ``failover_conf`` sections say; the defaults are
+    HyperPod's: slurm.conf a link to the shared copy on the file system of StateSaveLocation,
+    both ON/OFF programs set and executable. Values follow the running configuration's."""
+
+    link: bool = True
+    sha256: str = "5" * 64
+    version: str | None = "24.11.5"
+    hosts: tuple[str, ...] | None = None  # SlurmctldHost values; None: the running configuration's
+    timeout: int = 10
+    state: str = STATE
+    programs: bool = True  # set in this node's slurm.conf
+    running_programs: bool = True  # set in the running configuration
+    program_state: str = "executable"
+    fstype: str = "lustre"  # of the file slurm.conf resolves to
+    source: str = "fsx"
+    resolved: str | None = None  # where it resolves; None: the shared copy if a link, else itself
+
+    def slurm_conf(self, config: str) -> str:
+        hosts = self.hosts
+        if hosts is None:
+            hosts = tuple(f"{h.name}({h.address})" for h in parse_show_config(config).controllers)
+        lines = [f"path={CONF}", "ClusterName=lab", *(f"SlurmctldHost={h}" for h in hosts)]
+        lines += [f"SlurmctldTimeout={self.timeout}", f"StateSaveLocation={self.state}"]
+        if self.programs:
+            lines += [f"SlurmctldPrimary{slot}Prog={path}" for slot, path in PROGRAMS.items()]
+        return "\n".join(lines)
+
+    def running(self) -> str:
+        value = (lambda slot: PROGRAMS[slot]) if self.running_programs else (lambda slot: "(null)")
+        return "".join(f"\nSlurmctldPrimary{slot}Prog  = {value(slot)}" for slot in PROGRAMS)
+
+    def failover_conf(self) -> str:
+        lines = [f"version={self.version}" if self.version else "version_error=slurmctld not found"]
+        for kind, configured in (("running", self.running_programs), ("file", self.programs)):
+            for slot, path in PROGRAMS.items():
+                lines.append(f"{kind}_{slot.lower()}_prog={path if configured else ''}")
+                if configured:
+                    lines.append(f"{kind}_{slot.lower()}_prog_state={self.program_state}")
+        resolved = self.resolved or (SHARED_CONF if self.link else CONF)
+        lines += [
+            f"conf_path={CONF}",
+            f"conf_link={'yes' if self.link else 'no'}",
+            f"conf_resolved={resolved}",
+        ]
+        lines += ["conf_mount_target=/fsx", f"conf_fstype={self.fstype}", f"conf_source={self.source}"]
+        return "\n".join([*lines, f"conf_hash={self.sha256}"])
+
+
 @dataclass
 class Probe:
     """What one controller's probe saw; the defaults are a healthy primary (captures 01 and 03)."""
@@ -95,8 +153,10 @@ class Probe:
     sinfo_rc: int = 0
     writable: bool | None = True  # None: the check timed out
     fstype: str = "lustre"
+    state_source: str = "fsx"  # the device of StateSaveLocation's file system
     config: str = field(default_factory=two_controllers)
     now_local: str = "2026-11-29T23:40:00"  # the node's clock when the probe read the log
+    conf: Conf | None = field(default_factory=Conf)  # None: no slurm.conf found, no failover_conf
 
     def text_of(self, value: str) -> str:
         return capture(value) if value.endswith(".txt") else value
@@ -111,8 +171,15 @@ class Probe:
         return [
             s("identity", f"hostname={self.name}\naddress={ADDRESSES[self.name]}\nnow=1795995200"),
             s("services", services + "\nsystemctl slurmdbd inactive"),
-            s("slurm_conf", "path=", 1),
-            s("config", self.config + f"\nSlurmctldLogFile        = {LOG}"),
+            s("slurm_conf", "path=", 1)
+            if self.conf is None
+            else s("slurm_conf", self.conf.slurm_conf(self.config)),
+            s(
+                "config",
+                self.config
+                + f"\nSlurmctldLogFile        = {LOG}"
+                + (self.conf.running() if self.conf else ""),
+            ),
             s("ping", "", 124, True)
             if self.ping is None
             else s("ping", self.text_of(self.ping), self.ping_rc),
@@ -123,6 +190,7 @@ class Probe:
             s("role", role, 0 if self.log else 1),
             self.heartbeat_section(),
             self.state_save_section(),
+            *([s("failover_conf", self.conf.failover_conf())] if self.conf else []),
         ]
 
     def heartbeat_section(self) -> ProbeSection:
@@ -139,7 +207,8 @@ class Probe:
     def state_save_section(self) -> ProbeSection:
         if self.writable is None:
             return s("state_save", f"path={STATE}\nexists=yes\nerror=timed out creating a file", 124)
-        text = f"path={STATE}\nexists=yes\nowner=slurm\nmount_target=/srv\nfstype={self.fstype}\nsource=fsx"
+        text = f"path={STATE}\nexists=yes\nowner=slurm\nmount_target=/srv\nfstype={self.fstype}"
+        text += f"\nsource={self.state_source}"
         text += "\nwritable=yes" if self.writable else "\nwritable=no\nwrite_error=Read-only file system"
         return s("state_save", text)
 
@@ -196,3 +265,16 @@ class Case:
     active: str | None
     reasons: tuple[str, ...] = ()  # each must appear in some reason
     policy: VerdictPolicy | None = None
+
+
+def three_all_up(*confs: Conf | None) -> tuple[Probe, Probe, Probe]:
+    """Three controllers, ctl1 active, ctl2 and ctl3 standbys, every one answering; each with
+    its ``Conf`` (the default's when not given)."""
+    conf = [*confs, *([Conf()] * (3 - len(confs)))]
+    ping = ping_of_three(True, True, True)
+    standby = {"config": three_controllers(), "ping": ping, "log": "slurmctld_log_ctl2_standby.txt"}
+    return (
+        Probe(config=three_controllers(), ping=ping, conf=conf[0]),
+        Probe(name="ctl2", conf=conf[1], **standby),  # type: ignore[arg-type]
+        Probe(name="ctl3", conf=conf[2], **standby),  # type: ignore[arg-type]
+    )

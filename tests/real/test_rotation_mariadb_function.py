@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -34,26 +34,36 @@ def app(monkeypatch: pytest.MonkeyPatch) -> Any:
     module._function.cache_clear()
 
 
+class AllLogs:
+    """Everything logged from :meth:`start` on: the Powertools logger's own output (at DEBUG),
+    every record the std logging root sees (at DEBUG, so botocore's wire logs would show up if
+    let through) and whatever reached this process's stdout and stderr. The test's own set-up
+    (its CreateSecret carries the first password) happens before ``start``."""
+
+    def __init__(self, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]) -> None:
+        self.caplog, self.capfd, self.stream = caplog, capfd, io.StringIO()
+
+    def start(self) -> None:
+        self.caplog.clear()
+        self.capfd.readouterr()
+        self.stream.seek(0)
+        self.stream.truncate()
+
+    def text(self) -> str:
+        records = [f"{r.getMessage()} {r.__dict__}" for r in self.caplog.records]
+        captured = self.capfd.readouterr()
+        return "\n".join([self.stream.getvalue(), self.caplog.text, *records, captured.out, captured.err])
+
+
 @pytest.fixture
-def all_logs(
-    caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
-) -> Iterator[Callable[[], str]]:
-    """Everything logged: the Powertools logger's own output (at DEBUG), every record the std
-    logging root sees (at DEBUG, so botocore's wire logs would show up if let through) and
-    whatever reached this process's stdout and stderr."""
+def all_logs(caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]) -> Iterator[AllLogs]:
     caplog.set_level(logging.DEBUG)
+    logs = AllLogs(caplog, capfd)
     handler = powertools_logger.registered_handler
-    stream = io.StringIO()
-    previous_stream = handler.setStream(stream)  # type: ignore[attr-defined]
+    previous_stream = handler.setStream(logs.stream)  # type: ignore[attr-defined]
     previous_level = powertools_logger.log_level
     powertools_logger.setLevel(logging.DEBUG)
-
-    def text() -> str:
-        records = [f"{r.getMessage()} {r.__dict__}" for r in caplog.records]
-        captured = capfd.readouterr()
-        return "\n".join([stream.getvalue(), caplog.text, *records, captured.out, captured.err])
-
-    yield text
+    yield logs
     powertools_logger.setLevel(previous_level)
     handler.setStream(previous_stream)  # type: ignore[attr-defined]
 
@@ -63,7 +73,7 @@ def test_a_full_rotation_and_roll_out_never_logs_a_password(
     monkeypatch: pytest.MonkeyPatch,
     mariadb_lab: MariaDBLab,
     app: Any,
-    all_logs: Callable[[], str],
+    all_logs: AllLogs,
     tmp_path: Any,
 ) -> None:
     account = mariadb_lab.create_user("logs")
@@ -99,6 +109,7 @@ def test_a_full_rotation_and_roll_out_never_logs_a_password(
     )
     returned: list[Any] = []
     service = RotationService(monkeypatch, lambda event: returned.append(app.lambda_handler(event, context)))
+    all_logs.start()
 
     service.rotate(arn)
     service.rotate(arn)
@@ -123,7 +134,7 @@ def test_a_full_rotation_and_roll_out_never_logs_a_password(
             ]
         )
     assert len(passwords) == 3
-    everything = "\n".join([all_logs(), json.dumps(returned), json.dumps(service.events)])
+    everything = "\n".join([all_logs.text(), json.dumps(returned), json.dumps(service.events)])
     assert "rotation step done" in everything
     assert "slurmdbd answers with the rotated credentials" in everything
     for password in passwords:

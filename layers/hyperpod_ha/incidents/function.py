@@ -51,12 +51,7 @@ class IncidentFunction:
         """The function with its clients: Incident Manager's only when a response plan is set."""
         import boto3
 
-        incidents = Incidents(
-            boto3.client("ssm"),
-            boto3.client("sns"),
-            settings.incidents,
-            incident_manager=boto3.client("ssm-incidents") if settings.incidents.response_plan_arn else None,
-        )
+        incidents = Incidents.from_settings(settings.incidents)
         status = (
             StatusRecords(boto3.client("dynamodb"), settings.state_table) if settings.state_table else None
         )

@@ -10,6 +10,7 @@ from hyperpod_ha.verdict.activity import active_controllers, split_brain_reasons
 from hyperpod_ha.verdict.degradation import one_active
 from hyperpod_ha.verdict.evidence import evidence
 from hyperpod_ha.verdict.models import (
+    DEGRADED,
     DOWN,
     MAX_REASONS,
     MAX_REPORTS,
@@ -30,6 +31,8 @@ def evaluate(
     """One verdict from the controllers' reports."""
     seen = observe(reports[:MAX_REPORTS], policy or VerdictPolicy())
     name, reasons, active = _judge(seen)
+    # one_active's DEGRADED reasons: "<x> is active: ...", then its problems, then its notes.
+    problem = excerpt(reasons[1]) if name is DEGRADED and len(reasons) > 1 else None
     return Verdict(
         name=name,
         reasons=tuple(excerpt(reason) for reason in dict.fromkeys(reasons))[:MAX_REASONS],
@@ -37,6 +40,7 @@ def evaluate(
         configured_primary=seen.hosts[0].name if seen.hosts else None,
         evidence=evidence(seen, {c.key for c in active}),
         attempt=attempt,
+        problem=problem,
     )
 
 

@@ -1,8 +1,8 @@
 """Every kind of problem or notice the stack tells people about, one row each: its severity, the
 headline a subject, a first line and an OpsItem's title say, and what on-call looks at first.
 
-A new incident kind or notice is one row here (and one sample in
-``hyperpod_ha_dev.message_samples``, which writes docs/messages.md; a test fails until it has
+A new incident kind or notice is one row here, and one sample in
+``hyperpod_ha_dev.message_samples`` (which writes docs/messages.md; a test fails until it has
 one). The severity is OpsCenter's scale, which message attributes carry too: ``"1"`` critical
 .. ``"4"`` low. A row without one takes the verdict's (a drill that left the cluster DOWN is as
 severe as DOWN).
@@ -30,8 +30,8 @@ class MessageKind:
     incident: bool = True  # an OpsItem (opened, reminded, resolved) rather than a notice
 
 
-_SLURMCTLD = "slurmctld on each controller: `systemctl status slurmctld`, then its log (below)"
-_STATE_SAVE = "StateSaveLocation on FSx (below): mounted, and writable by SlurmUser"
+_SLURMCTLD = "slurmctld on each controller: `systemctl status slurmctld`, `journalctl -u slurmctld`"
+_STATE_SAVE = "whether StateSaveLocation on FSx is mounted and writable by SlurmUser (`df`, `ls -ld`)"
 _RUN = "the verification run's failed step: its Step Functions link below, then that function's log"
 
 KINDS: Final = {
@@ -60,8 +60,6 @@ KINDS: Final = {
             "3",
             ("the first reason below: it names what is unhealthy and on which controller", _SLURMCTLD),
         ),
-        MessageKind("FAILED_OVER", "a backup Slurm controller serves; the configured primary does not", "3"),
-        MessageKind("HEALTHY", "the configured primary Slurm controller is active", "4"),
         # Incidents of their own kind.
         MessageKind("verification-error", "the failover verification itself failed", "2", (_RUN,)),
         MessageKind(
@@ -75,7 +73,7 @@ KINDS: Final = {
         ),
         MessageKind(
             "accounting-database-revert-failed",
-            "an accounting database change failed and HyperPod could not revert it",
+            "HyperPod could not revert a failed accounting database change",
             # slurmctld still schedules (not a 1), but accounting may go to a half-configured database.
             "2",
             ("the cluster's accounting database configuration (DescribeCluster, Orchestrator.Slurm)",),
@@ -127,9 +125,16 @@ def kind(name: str) -> MessageKind:
     return KINDS.get(name) or MessageKind(name, name, DEFAULT_SEVERITY)
 
 
+# The verified verdicts are no incident's kind; a row without a severity (a drill that left the
+# cluster FAILED_OVER) takes theirs from here.
+_VERIFIED_SEVERITY: Final = {"FAILED_OVER": "3", "HEALTHY": "4"}
+
+
 def severity_of(name: str, verdict: str = "") -> str:
     """The severity of a problem of kind ``name`` found with ``verdict``."""
     own = kind(name).severity
     if own is not None:
         return own
+    if verdict in _VERIFIED_SEVERITY:
+        return _VERIFIED_SEVERITY[verdict]
     return (KINDS[verdict].severity if verdict in KINDS else None) or DEFAULT_SEVERITY

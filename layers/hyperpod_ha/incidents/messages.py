@@ -97,7 +97,7 @@ def _incident_message(
             ("Verdict", request.verdict or None),
             ("Problem", request.kind if request.kind != request.verdict else None),
             ("Severity", incident.severity + _SEVERITY_SCALE),
-            ("Detected", f"{utc_minute(now)}, by this run"),
+            ("Detected", utc_minute(now)),
             ("Triggered by", request.trigger.describe(now) if request.trigger else None),
             ("Run reason", request.trigger.reason if request.trigger else None),
             ("Run", request.execution_id),
@@ -168,7 +168,7 @@ def verified(request: ResolveRequest, execution_link: str | None, region: str, n
     """The short message when a verification found the cluster well and nothing was open."""
     meaning = _MEANING.get(request.verdict, "the cluster is served")
     body = _well(request, now, f"HyperPod cluster {request.cluster} verified {request.verdict}: {meaning}.")
-    body += ["No problem was open.", ""]
+    body += ["", "No problem was open.", ""]
     body += _well_details(request, region, execution_link)
     return message(
         cluster=request.cluster,

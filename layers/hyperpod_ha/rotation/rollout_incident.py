@@ -18,8 +18,9 @@ def rollout_failed(cluster: str, secret_arn: str, controller: dict[str, Any], re
         kind="rollout-failed",
         execution_id=f"{secret_arn}:{controller.get('instance_id', '')}",
         reasons=(
+            # Not "credentials: <reason>": the redaction would read a secret's key and value there.
             scrub_text(
-                f"slurmdbd on {name} ({instance}) did not take the rotated database credentials: {reason}"
+                f"slurmdbd on {name} ({instance}) kept its old credentials; the roll-out stopped: {reason}"
             ),
             "the controllers after it were left as they were; fix it, then run the roll-out again "
             '(invoke RotateDbSecretFunction with {"action": "rollout"})',

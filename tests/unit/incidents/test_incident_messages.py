@@ -78,7 +78,7 @@ def test_the_opened_message_says_when_and_what_triggered_the_run() -> None:
     message = opened(_request(), INCIDENT, "us-west-2", NOW)
     check_form(message)
     assert message.subject == "[hyperpod-ha] ml-cluster: DOWN: no Slurm controller is active (sev 1)"
-    assert "Detected:     2026-12-01 10:00 UTC, by this run" in message.body
+    assert "Detected:     2026-12-01 10:00 UTC" in message.body
     assert (
         "Triggered by: the watchdog's scheduled check (tick-7), 2 min ago (2026-12-01 09:58 UTC)"
         in message.body

@@ -185,8 +185,10 @@ def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
         report["incident"] = opened.to_json()
     told = summary(report, context.records.region, context.clock())
     report["notified"] = context.records.notify(told) is not None
+    # The OpsItem's title in the OpsItems' form ("HyperPod cluster <c>: ..."), its description the message's.
+    title = f"HyperPod cluster {request.cluster}: failover drill {outcome}"
     report["ops_item_id"] = context.records.record(
-        request.cluster, execution_id, told.subject, told.body, {"outcome": outcome, "report": _short(report)}
+        request.cluster, execution_id, title, told.body, {"outcome": outcome, "report": _short(report)}
     )
     context.status.put(request.cluster, "drill", report)
     if report["verdict"]:

@@ -68,7 +68,10 @@ class RunTrigger:
 
     def describe(self, now: float) -> str:
         """``the watchdog's scheduled check (tick-1), 3 min ago (2026-12-01 10:01 UTC)``."""
-        what = _SOURCES.get(self.source, self.source + " ({id})").format(id=self.id or "no id")
+        ident = self.id or "no id"
+        # Only our own templates are formatted: the source is outside text (braces and all).
+        template = _SOURCES.get(self.source)
+        what = template.format(id=ident) if template else f"{self.source} ({ident})"
         when = self.time if self.time is not None else self.started_at
         return f"{what}, {ago_at(when, now)}" if when is not None else what
 

@@ -34,6 +34,12 @@ def test_a_trigger_without_a_time_reads_as_the_runs_start() -> None:
     assert RunTrigger.from_json("not a trigger") is None
 
 
+def test_an_unknown_source_is_told_as_it_is_braces_and_all() -> None:
+    trigger = RunTrigger.from_json({"source": "{0}{x}", "id": "{y}", "time": ""})
+    assert trigger is not None
+    assert trigger.describe(NOW) == "{0}{x} ({y})"
+
+
 def test_a_triggers_fields_are_bounded() -> None:
     trigger = RunTrigger.from_json(
         {"source": "x" * 500, "id": "i" * 5000, "time": "t" * 5000}, None, "r" * 9000

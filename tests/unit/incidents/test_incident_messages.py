@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hyperpod_ha.incidents import OpenRequest, ResolveRequest
 from hyperpod_ha.incidents.messages import (
     OpenedIncident,
@@ -226,3 +229,37 @@ def test_a_resolve_request_survives_its_round_trip_through_json() -> None:
     }
     request = ResolveRequest.from_event(event)
     assert ResolveRequest.from_event(request.to_event()) == request
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    text=st.text(max_size=300),
+    reasons=st.lists(st.text(max_size=300), max_size=40),
+    evidence=st.dictionaries(
+        st.text(max_size=40),
+        st.dictionaries(
+            st.sampled_from(["instance_id", "address", "target", "status"]), st.text(max_size=60)
+        ),
+        max_size=20,
+    ),
+)
+def test_any_request_gives_a_message_in_the_one_form(
+    text: str, reasons: list[str], evidence: dict[str, Any]
+) -> None:
+    request = _request(
+        reasons=reasons,
+        evidence=evidence,
+        problem=text,
+        trigger={"source": text, "id": text[:256], "time": text},
+        run_reason=text,
+        verdict="DEGRADED",
+        kind="DEGRADED",
+    )
+    for message in (
+        opened(request, INCIDENT, "us-west-2", NOW),
+        reminder(
+            request, OpenedIncident("oi-1", False, "3", None, Links(), NOW - 7200), "us-west-2", NOW, 3600
+        ),
+    ):
+        check_form(message)
+        assert len(message.body.encode()) <= 256 * 1024

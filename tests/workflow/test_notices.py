@@ -6,32 +6,20 @@ the recovery told with the severity of what it resolves."""
 from __future__ import annotations
 
 import datetime as dt
-import time
-from dataclasses import replace
-from typing import Any
 
 import pytest
 
 from hyperpod_ha.topic_messages import TopicMessage, check_form
 from hyperpod_ha_dev.simulation.engine import EmbeddedRun, simulated_run
-from hyperpod_ha_dev.simulation.scenarios import DOWN_BACKUP, DOWN_PRIMARY, PRIMARY, SCENARIOS, STANDBY
+from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
 from tests.conftest import ROOT, published
+from tests.functions.test_watchdog import RECOVERING, wait_until_ended
 
 pytestmark = pytest.mark.slow
 
 
 def told(run: EmbeddedRun) -> list[TopicMessage]:
     return published(run.stack.outputs["NotificationTopicArn"])
-
-
-def ended(run: EmbeddedRun, count: int, timeout: float = 180) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        executions = run.stack.executions()
-        if len(executions) == count and all(e["status"] != "RUNNING" for e in executions):
-            return executions
-        time.sleep(0.2)
-    raise TimeoutError(f"{count} runs did not end within {timeout} s")
 
 
 def opened_hours_ago(hours: float) -> None:
@@ -50,7 +38,7 @@ def test_ticks_on_a_cluster_that_stays_down_tell_once_then_remind_once_per_inter
     with simulated_run(SCENARIOS["silent-failure"], ROOT) as run:
         for ticks in range(1, 4):
             assert run.stack.tick()["outcome"] == "started"
-            ended(run, ticks)
+            wait_until_ended(run, ticks)
         # Three ticks, three runs, one OpsItem: one message (it was one per tick).
         (opened,) = told(run)
         check_form(opened)
@@ -77,7 +65,7 @@ def test_ticks_on_a_cluster_that_stays_down_tell_once_then_remind_once_per_inter
         opened_hours_ago(1.1)
         for ticks in range(4, 6):
             assert run.stack.tick()["outcome"] == "started"
-            ended(run, ticks)
+            wait_until_ended(run, ticks)
         reminders = [m for m in told(run) if m.attributes["event"] == "reminder"]
         (reminder,) = reminders  # the fourth tick reminds; the fifth, within the hour, does not
         check_form(reminder)
@@ -87,16 +75,11 @@ def test_ticks_on_a_cluster_that_stays_down_tell_once_then_remind_once_per_inter
 
 
 def test_the_recovery_is_told_with_the_severity_of_what_it_resolves() -> None:
-    recovering = replace(
-        SCENARIOS["silent-failure"],
-        ctl1=(DOWN_PRIMARY,) * 4 + (PRIMARY,),
-        ctl2=(DOWN_BACKUP,) * 4 + (STANDBY,),
-    )
-    with simulated_run(recovering, ROOT) as run:
+    with simulated_run(RECOVERING, ROOT) as run:
         assert run.stack.tick()["outcome"] == "started"
-        ended(run, 1)
+        wait_until_ended(run, 1)
         assert run.stack.tick()["outcome"] == "started"
-        ended(run, 2)
+        wait_until_ended(run, 2)
         opened, recovered = told(run)
         check_form(recovered)
         assert recovered.attributes == {

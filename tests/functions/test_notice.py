@@ -154,3 +154,26 @@ def test_a_failed_publish_forgets_the_marker_so_the_retry_tells(embedded: Embedd
         TableName=embedded.stack.ref("StateTable"), Key=state_table.key(marker)
     )
     assert "Item" not in item
+
+
+def test_the_alarm_rule_matches_the_stacks_alarms_but_the_notice_paths_own(embedded: Embedded) -> None:
+    # moto's own matcher (its TestEventPattern answers nothing), the one that routes put_events.
+    from moto.events.models import EventPattern
+
+    events = boto3.client("events")
+    (rule,) = [r for r in events.list_rules()["Rules"] if r["Name"].endswith("AlarmStateChanged")]
+    pattern = EventPattern.load(rule["EventPattern"])
+
+    def matches(alarm: str) -> bool:
+        raw = alarm_changed(embedded)
+        raw["detail"]["alarmName"] = alarm
+        raw["resources"] = [f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{alarm}"]
+        return pattern.matches_event(raw)
+
+    stack = embedded.stack.name
+    assert matches(f"{stack}.WatchdogErrorsAlarm")
+    assert matches(f"{stack}.VerificationExecutionsFailedAlarm")
+    for own in ("NoticeErrorsAlarm", "NoticeThrottlesAlarm", "NoticeDeadLetterQueueAlarm"):
+        assert not matches(f"{stack}.{own}"), own
+    assert not matches(f"{stack}-other.WatchdogErrorsAlarm")
+    assert not matches("someone-elses-alarm")

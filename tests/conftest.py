@@ -136,3 +136,25 @@ def embedded() -> Iterator[Embedded]:
 def embedded_held() -> Iterator[Embedded]:
     """Runs wait in their settle state: the lease stays held for the whole test."""
     yield from _embedded(HELD_RUNS)
+
+
+def published(topic_arn: str) -> list[Any]:
+    """Every message published to ``topic_arn`` (inside a moto mock), as TopicMessages, oldest
+    first: moto keeps what was sent in its backend, whoever subscribed."""
+    from moto.sns.models import sns_backends
+
+    from hyperpod_ha.topic_messages import TopicMessage
+
+    _, _, _, region, account, _ = topic_arn.split(":")
+    topic = sns_backends[account][region].topics[topic_arn]
+    return [
+        TopicMessage(
+            subject or "",
+            message,
+            {
+                name: value.get("Value", value.get("StringValue"))
+                for name, value in (attributes or {}).items()
+            },
+        )
+        for _, message, subject, attributes, _ in topic.sent_notifications
+    ]

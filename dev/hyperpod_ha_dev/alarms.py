@@ -3,7 +3,9 @@
 The functions and dead-letter queues are read from template.yaml's hand-written part, so a new
 function gets its Errors and Throttles alarms (and a new queue its depth alarm) from
 ``make probe-document``; a test fails until it is run. Every alarm fires on any datum above 0
-in five minutes, tells the notification topic and tells it again when it is OK.
+in five minutes. NoticeFunction tells people of each change (an EventBridge rule matches the
+stack's alarms, so the message has the one form and its attributes); only the notice path's own
+alarms (:data:`NOTICE_PATH`) publish to the topic themselves, and tell it again when OK.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 TOPIC = {"Ref": "NotificationTopic"}
+# The alarms of the path that tells about every other alarm: they cannot go through it. Keep in
+# step with hyperpod_ha.notices.function.OWN_ALARMS and template.yaml's NoticePathAlarms.
+NOTICE_PATH = frozenset({"NoticeErrorsAlarm", "NoticeThrottlesAlarm", "NoticeDeadLetterQueueAlarm"})
 
 # What a throttled function loses, when more than "was throttled" needs saying.
 THROTTLED: dict[str, str] = {"WatchdogFunction": ", so some ticks were not checked"}
@@ -24,6 +29,7 @@ QUEUE_HOLDS: dict[str, str] = {
     "AbandonedRunDeadLetterQueue": "Step Functions status changes never handled, a lease may stay held",
     "RotationDeadLetterQueue": "rotation invocations never handled",
     "WatchdogDeadLetterQueue": "failed ticks, so a silent failure may go unseen",
+    "NoticeDeadLetterQueue": "notices never told: failed rotations or alarm changes nobody was told of",
 }
 
 
@@ -51,14 +57,14 @@ class Alarm:
             "Threshold": 0,
             "ComparisonOperator": "GreaterThanThreshold",
             "TreatMissingData": "notBreaching",
-            "AlarmActions": [TOPIC],
-            "OKActions": [TOPIC],
         }
+        if self.logical_id in NOTICE_PATH:
+            properties.update({"AlarmActions": [TOPIC], "OKActions": [TOPIC]})
         condition = {"Condition": self.condition} if self.condition else {}
         return {"Type": "AWS::CloudWatch::Alarm", **condition, "Properties": properties}
 
 
-# The workflows' and the rotation's alarms: one each, nothing to derive.
+# The workflows' alarms: one each, nothing to derive (a failed rotation is told by NoticeFunction).
 WORKFLOW_ALARMS = (
     Alarm(
         "VerificationExecutionsFailedAlarm",
@@ -87,13 +93,6 @@ WORKFLOW_ALARMS = (
         "AWS/States",
         "ExecutionsTimedOut",
         ("StateMachineArn", {"Ref": "FailoverDrillStateMachine"}),
-    ),
-    Alarm(
-        "RotationFailedAlarm",
-        "Secrets Manager reported a failed rotation of the database secret.",
-        "AWS/Events",
-        "TriggeredRules",
-        ("RuleName", {"Ref": "RotationFailedRule"}),
     ),
 )
 
@@ -143,7 +142,7 @@ def queue_alarm(queue: str, condition: str | None) -> Alarm:
 
 def alarms(resources: Mapping[str, Any]) -> list[Alarm]:
     """The stack's alarms for the hand-written ``resources``: each function's, each queue's,
-    then the workflows' and the rotation's."""
+    then the workflows'."""
     found = [a for f, c in _of_type(resources, "AWS::Serverless::Function") for a in function_alarms(f, c)]
     found += [queue_alarm(queue, c) for queue, c in _of_type(resources, "AWS::SQS::Queue")]
     return found + list(WORKFLOW_ALARMS)

@@ -1,7 +1,8 @@
 """``make probe-document``: write every generated part of the repository from its description.
 
 The generated end of template.yaml (``template_tail``: alarms, dashboard, Run Command documents,
-node commands) and the state machines' "Check the settings" states (``settings_checks``). With
+node commands), the state machines' "Check the settings" states (``settings_checks``) and the
+sample of every message on the notification topic (docs/messages.md, ``messages_page``). With
 ``--check`` nothing is written and the exit status says whether everything is current.
 """
 
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from hyperpod_ha_dev import messages_page
 from hyperpod_ha_dev.settings_checks import SETTINGS_CHECKS
 from hyperpod_ha_dev.template_tail import with_tail
 
@@ -21,12 +23,17 @@ def generated_files(root: Path) -> dict[Path, Callable[[str], str]]:
     files: dict[Path, Callable[[str], str]] = {root / "template.yaml": with_tail}
     for check in SETTINGS_CHECKS:
         files[root / "statemachine" / check.definition] = check.written
+    files[root / "docs" / "messages.md"] = messages_page.written
     return files
+
+
+def _text(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
 
 
 def stale(root: Path) -> list[Path]:
     files = generated_files(root).items()
-    return [path for path, make in files if make(path.read_text()) != path.read_text()]
+    return [path for path, make in files if make(_text(path)) != _text(path)]
 
 
 def main() -> None:
@@ -40,7 +47,8 @@ def main() -> None:
             print(f"{path} is not current: run `make probe-document`", file=sys.stderr)
         sys.exit(1 if out_of_date else 0)
     for path, make in generated_files(arguments.root).items():
-        path.write_text(make(path.read_text()))
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(make(_text(path)))
 
 
 if __name__ == "__main__":

@@ -43,3 +43,28 @@ def utc_minute(epoch: float) -> str:
 def ago_at(epoch: float, now: float) -> str:
     """``1 d 20 h ago (2026-11-29 23:30 UTC)``: the age to the second, then the moment, to the minute."""
     return f"{ago(round(now - epoch))} ({utc_minute(epoch)})"
+
+
+def parse_utc(text: object) -> float | None:
+    """Epoch seconds of an ISO 8601 time (``2026-12-01T10:03:00Z``, CloudWatch's
+    ``2026-12-01T10:03:00.985+0000``) or of a datetime (what boto3 returns); ``None`` for anything
+    else. A time without a zone is UTC."""
+    if isinstance(text, dt.datetime):
+        moment = text
+    elif not isinstance(text, str) or not 10 <= len(text) <= 64:
+        return None
+    else:
+        try:
+            moment = dt.datetime.fromisoformat(text.strip())
+        except ValueError:
+            return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.timestamp()
+
+
+def iso_utc(epoch: float | None) -> str:
+    """``2026-12-01T10:03:00.000Z`` (what :func:`parse_utc` reads back); ``""`` for ``None``."""
+    if epoch is None:
+        return ""
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -7,7 +7,8 @@ their use carry ``expires_at`` (the table's TTL attribute). The keys:
 - ``notice#<cluster>#<event id>``: a notice to people was sent for that event;
 - ``workers#<cluster>#<window start>``: the unhealthy workers counted in one window;
 - ``watchdog#<cluster>``: the watchdog found the cluster not verified;
-- ``status#<cluster>#<kind>``: the last verdict, snapshot, rotation or drill (``hyperpod-ha status``).
+- ``status#<cluster>#<kind>``: the last verdict, snapshot, rotation or drill (``hyperpod-ha status``);
+- ``reminder#<cluster>#<OpsItem id>``: when the last "still open" reminder of that incident went out.
 
 Each function takes the DynamoDB client and the table's name; the lease goes in and out as
 :class:`~hyperpod_ha.lease.Lease`, other values as plain Python values: DynamoDB's attribute-value
@@ -57,6 +58,10 @@ def watchdog_key(cluster: str) -> str:
 
 def status_key(cluster: str, kind: str) -> str:
     return f"status#{cluster}#{kind}"
+
+
+def reminder_key(cluster: str, ops_item_id: str) -> str:
+    return f"reminder#{cluster}#{ops_item_id}"
 
 
 def key(pk: str) -> dict[str, Any]:
@@ -222,3 +227,42 @@ def uncount_worker(
         UpdateExpression="DELETE instances :instance ADD unhealthy :minus",
         ExpressionAttributeValues=attribute_values({":instance": {instance_id}, ":minus": -1}),
     )
+
+
+# --- reminders of open incidents -------------------------------------------------------------
+
+
+def claim_reminder(ddb: DynamoDBClient, table: str, pk: str, now: int, cutoff: int, expires_at: int) -> bool:
+    """Record a reminder sent at ``now`` unless one was sent after ``cutoff``; False when one
+    was (of two runs at once, one claims it)."""
+    try:
+        ddb.update_item(
+            TableName=table,
+            Key=key(pk),
+            UpdateExpression="SET sent_at = :now, expires_at = :expires",
+            ConditionExpression="attribute_not_exists(pk) OR sent_at <= :cutoff",
+            ExpressionAttributeValues={
+                ":now": {"N": str(now)},
+                ":cutoff": {"N": str(cutoff)},
+                ":expires": {"N": str(expires_at)},
+            },
+        )
+    except ClientError as error:
+        if error_code(error) == CONDITION_FAILED:
+            return False
+        raise
+    return True
+
+
+def release_reminder(ddb: DynamoDBClient, table: str, pk: str, sent_at: int) -> None:
+    """Undo the claim made at ``sent_at`` (the reminder was not sent), so a retry sends it."""
+    try:
+        ddb.delete_item(
+            TableName=table,
+            Key=key(pk),
+            ConditionExpression="sent_at = :sent",
+            ExpressionAttributeValues={":sent": {"N": str(sent_at)}},
+        )
+    except ClientError as error:
+        if error_code(error) != CONDITION_FAILED:
+            raise

@@ -1,28 +1,47 @@
-"""What hyperpod-ha tells people on its notification topic (links: :mod:`hyperpod_ha.console_links`).
+"""The one form of every message the stack publishes to its notification topic, and publishing it.
 
-Messages are plain text so that e-mail, Chatbot and paging subscriptions all read them the
-same way. The values handed in here are already free of secrets (``incidents`` redacts them);
-this module only formats. SNS rules kept here: a subject is ASCII, has no line breaks and is
-fewer than 100 characters.
+Subject: ``[hyperpod-ha] <cluster>: <what happened> (sev N)`` (ASCII, one line, fewer than 100
+characters: only ``what happened`` is ever cut). Attributes, on every message, for subscription
+filter policies: ``cluster``, ``kind`` (:mod:`hyperpod_ha.message_kinds`), ``severity`` ("1"
+critical .. "4" low), ``event`` (``opened``, ``reminder``, ``resolved`` or ``notice``) and
+``verdict`` where there is one. The body is plain text (e-mail, Chatbot and paging read it
+alike), within SNS's 256 KiB: a list that may be long (every reason) is a :class:`Cuttable`,
+cut at its end with "… N more" when the whole would not fit.
+
+:func:`message` is the only way a message is made and :func:`publish` the only way one is sent:
+it refuses a message not in this form, and sends subject, body and attributes through the one
+redaction path. The bodies' shared parts are in :mod:`hyperpod_ha.message_sections`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal, get_args
 
+from hyperpod_ha import message_kinds
+from hyperpod_ha.errors import HyperpodHaError
 from hyperpod_ha.redaction import scrub_text
 
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
     from mypy_boto3_sns.type_defs import MessageAttributeValueTypeDef
 
-SUBJECT_LIMIT = 99
-# SNS accepts 256 KB; the body only carries a summary (the evidence lives on the OpsItem).
-BODY_LIMIT = 64 * 1024
+SUBJECT_LIMIT: Final = 99
+PREFIX: Final = "[hyperpod-ha]"
+# SNS takes 256 KiB in all: the body keeps 4 KiB for the subject and the attributes.
+BODY_LIMIT: Final = 256 * 1024 - 4 * 1024
+ATTRIBUTE_LIMIT: Final = 256
 
-Event = Literal["incident-opened", "incident-still-open", "recovered", "verified"]
+Event = Literal["opened", "reminder", "resolved", "notice"]
+EVENTS: Final = get_args(Event)
+REQUIRED_ATTRIBUTES: Final = ("cluster", "kind", "severity", "event")
+_SUBJECT = re.compile(r"^\[hyperpod-ha\] [A-Za-z0-9-]{1,63}: .+ \(sev [1-4]\)$")
+
+
+class NotInTheOneForm(HyperpodHaError, ValueError):
+    """A message that is not in the one form: a programming error, never sent."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +49,15 @@ class TopicMessage:
     subject: str
     body: str
     attributes: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Cuttable:
+    """Lines that may be cut at their end to keep the body within the limit; ``note`` says how
+    many were left off (``{count}``)."""
+
+    lines: tuple[str, ...]
+    note: str = "  … {count} more"
 
 
 @dataclass(frozen=True)
@@ -44,23 +72,99 @@ class Links:
         return {"execution": self.execution, "ops_item": self.ops_item, "incident": self.incident}
 
 
-@dataclass(frozen=True)
-class OpenedIncident:
-    """An open problem, as the notification for it needs it."""
+def subject_line(text: str) -> str:
+    """A subject SNS accepts: ASCII, one line, fewer than 100 characters."""
+    one_line = " ".join(text.encode("ascii", "replace").decode("ascii").split())
+    if len(one_line) <= SUBJECT_LIMIT:
+        return one_line
+    return one_line[: SUBJECT_LIMIT - 3].rstrip() + "..."
 
-    cluster: str
-    verdict: str
-    kind: str
-    severity: str
-    title: str
-    reasons: Sequence[str]
-    error: str | None
-    ops_item_id: str | None
-    created: bool
-    execution_id: str
-    incident_arn: str | None
-    links: Links
-    snapshot: str | None = None
+
+def subject(cluster: str, what: str, severity: str) -> str:
+    """``[hyperpod-ha] <cluster>: <what> (sev N)``; ``what`` is cut to fit, never the rest."""
+    head, tail = f"{PREFIX} {cluster}: ", f" (sev {severity})"
+    room = SUBJECT_LIMIT - len(head) - len(tail)
+    words = " ".join(scrub_text(what).encode("ascii", "replace").decode("ascii").split()) or "-"
+    if len(words) > room:
+        words = words[: max(room - 3, 1)].rstrip() + "..."
+    return head + words + tail
+
+
+def message(
+    *,
+    cluster: str,
+    kind: str,
+    event: Event,
+    what: str,
+    body: Sequence[str | Cuttable],
+    verdict: str = "",
+    severity: str | None = None,
+) -> TopicMessage:
+    """A message in the one form. ``severity``: the kind's (:mod:`hyperpod_ha.message_kinds`)
+    unless given (a resolution carries the severity of what it resolves)."""
+    severity = severity or message_kinds.severity_of(kind, verdict)
+    attributes = {"cluster": cluster, "kind": kind, "severity": severity, "event": event}
+    if verdict:
+        attributes["verdict"] = verdict
+    return TopicMessage(subject(cluster, what, severity), bounded_body(body), attributes)
+
+
+def check_form(message: TopicMessage) -> None:
+    """Raise :class:`NotInTheOneForm` unless ``message`` has the one subject form and attributes."""
+    missing = [name for name in REQUIRED_ATTRIBUTES if not message.attributes.get(name)]
+    if missing:
+        raise NotInTheOneForm(f"the message lacks the attributes {missing}")
+    if not _SUBJECT.match(message.subject) or len(message.subject) > SUBJECT_LIMIT:
+        raise NotInTheOneForm("the subject is not '[hyperpod-ha] <cluster>: <what happened> (sev N)'")
+    if message.attributes["severity"] not in message_kinds.SEVERITIES:
+        raise NotInTheOneForm("severity is not 1..4")
+    if message.attributes["event"] not in EVENTS:
+        raise NotInTheOneForm(f"event is not one of {EVENTS}")
+    if not message.subject.endswith(f"(sev {message.attributes['severity']})"):
+        raise NotInTheOneForm("the subject's severity is not the attribute's")
+
+
+def bounded_body(parts: Sequence[str | Cuttable], limit: int = BODY_LIMIT) -> str:
+    """The parts as one body of at most ``limit`` UTF-8 bytes: each :class:`Cuttable` shortened
+    at its end (the last first) with its note, never a line in the middle."""
+    sizes = [[_size(line) for line in part.lines] if isinstance(part, Cuttable) else [] for part in parts]
+    kept = [len(part.lines) if isinstance(part, Cuttable) else 0 for part in parts]
+    total = sum(_size(part) if isinstance(part, str) else sum(sizes[i]) for i, part in enumerate(parts))
+    cuttable = [i for i, part in enumerate(parts) if isinstance(part, Cuttable)]
+    notes = 0
+    while total + notes > limit and any(kept[i] for i in cuttable):
+        i = next(i for i in reversed(cuttable) if kept[i])
+        kept[i] -= 1
+        total -= sizes[i][kept[i]]
+        notes = sum(_size(_note(parts[j], kept[j])) for j in cuttable if kept[j] < len(sizes[j]))
+    lines: list[str] = []
+    for i, part in enumerate(parts):
+        if isinstance(part, Cuttable):
+            lines += part.lines[: kept[i]]
+            if kept[i] < len(part.lines):
+                lines.append(_note(part, kept[i]))
+        else:
+            lines.append(part)
+    return _cut_bytes("\n".join(lines).rstrip() + "\n", limit)
+
+
+def _note(part: str | Cuttable, kept: int) -> str:
+    assert isinstance(part, Cuttable)
+    return part.note.format(count=len(part.lines) - kept)
+
+
+def _size(line: str) -> int:
+    return len(line.encode("utf-8")) + 1
+
+
+def _cut_bytes(body: str, limit: int) -> str:
+    """The last resort (lines that are not cuttable exceed the limit): a byte cut with a note."""
+    encoded = body.encode("utf-8")
+    if len(encoded) <= limit:
+        return body
+    note = "\n[message shortened by hyperpod-ha; the OpsItem holds the full details]\n"
+    keep = limit - len(note.encode("utf-8"))
+    return encoded[:keep].decode("utf-8", "ignore") + note
 
 
 def snapshot_summary(snapshot: Mapping[str, object] | None) -> str | None:
@@ -74,148 +178,20 @@ def snapshot_summary(snapshot: Mapping[str, object] | None) -> str | None:
     return " ".join(str(part) for part in (kind, snapshot.get("id"), status, f"({outcome})") if part)
 
 
-def subject_line(text: str) -> str:
-    """A subject SNS accepts: ASCII, one line, fewer than 100 characters."""
-    ascii_text = text.encode("ascii", "replace").decode("ascii")
-    one_line = " ".join(ascii_text.split())
-    if len(one_line) <= SUBJECT_LIMIT:
-        return one_line
-    return one_line[: SUBJECT_LIMIT - 3].rstrip() + "..."
-
-
-def bounded_body(lines: Sequence[str]) -> str:
-    """The lines as one message body of at most SNS's limit (UTF-8 bytes), shortened with a note."""
-    body = "\n".join(lines).rstrip() + "\n"
-    encoded = body.encode("utf-8")
-    if len(encoded) <= BODY_LIMIT:
-        return body
-    note = "\n[message shortened by hyperpod-ha; the OpsItem holds the full details]\n"
-    keep = BODY_LIMIT - len(note.encode("utf-8"))
-    return encoded[:keep].decode("utf-8", "ignore") + note
-
-
-def _link_lines(links: Links, incident_arn: str | None = None) -> list[str]:
-    lines: list[str] = []
-    if links.ops_item:
-        lines += ["OpsItem:", f"  {links.ops_item}"]
-    if incident_arn:
-        lines += ["Incident (Incident Manager):", f"  {incident_arn}"]
-        if links.incident:
-            lines.append(f"  {links.incident}")
-    if links.execution:
-        lines += ["Verification run (Step Functions):", f"  {links.execution}"]
-    return lines
-
-
-def _attributes(event: Event, cluster: str, verdict: str, **extra: str) -> dict[str, str]:
-    # Subscription filter policies can route on these (for example page only on severity 1).
-    values = {"event": event, "cluster": cluster, "verdict": verdict, **extra}
-    return {key: value for key, value in values.items() if value}
-
-
-def incident_opened(incident: OpenedIncident) -> TopicMessage:
-    """The message for an open problem: a new OpsItem, or one that is still open."""
-    event: Event = "incident-opened" if incident.created else "incident-still-open"
-    state = "incident opened" if incident.created else "incident still open"
-    problem = incident.verdict if incident.kind == incident.verdict else incident.kind
-    subject = subject_line(f"hyperpod-ha {incident.cluster}: {problem} - {state} (sev {incident.severity})")
-    lines = [
-        incident.title,
-        "",
-        f"Cluster:   {incident.cluster}",
-        f"Verdict:   {incident.verdict or '-'}",
-        f"Problem:   {incident.kind}",
-        f"Severity:  {incident.severity}",
-    ]
-    if incident.ops_item_id:
-        opened = (
-            "opened by this run" if incident.created else "already open; this run found the problem again"
-        )
-        lines.append(f"OpsItem:   {incident.ops_item_id} ({opened})")
-    lines.append(f"Run:       {incident.execution_id}")
-    if incident.snapshot:
-        lines.append(f"Snapshot:  {incident.snapshot}")
-    lines += ["", "Why:"]
-    lines += [f"  - {reason}" for reason in incident.reasons] or ["  - (no reason given)"]
-    if incident.error:
-        lines += ["", "Error:", f"  {incident.error}"]
-    lines += ["", *_link_lines(incident.links, incident.incident_arn)]
-    lines += ["", "The per-controller evidence is attached to the OpsItem as operational data."]
-    return TopicMessage(
-        subject=subject,
-        body=bounded_body(lines),
-        attributes=_attributes(
-            event, incident.cluster, incident.verdict, kind=incident.kind, severity=incident.severity
-        ),
-    )
-
-
-def recovered(
-    cluster: str,
-    verdict: str,
-    execution_id: str,
-    resolved: Mapping[str, str],
-    execution_link: str | None,
-    *,
-    snapshot: str | None = None,
-) -> TopicMessage:
-    """The message when a verification found the cluster well and closed open OpsItems.
-
-    ``resolved`` maps each resolved OpsItem id to its console link.
-    """
-    subject = subject_line(f"hyperpod-ha {cluster}: recovered ({verdict})")
-    lines = [
-        f"HyperPod cluster {cluster} verified {verdict}; the open problem is resolved.",
-        "",
-        f"Cluster:   {cluster}",
-        f"Verdict:   {verdict}",
-        f"Run:       {execution_id}",
-        *([f"Snapshot:  {snapshot}"] if snapshot else []),
-        "",
-        "Resolved OpsItems:",
-        *[f"  - {ops_item}  {link}" for ops_item, link in resolved.items()],
-        "",
-        *_link_lines(Links(execution=execution_link)),
-    ]
-    return TopicMessage(
-        subject=subject, body=bounded_body(lines), attributes=_attributes("recovered", cluster, verdict)
-    )
-
-
-_MEANING = {
-    "HEALTHY": "the configured primary controller is active and the standbys answer",
-    "FAILED_OVER": "a backup controller took over and serves; the old primary is not active",
-}
-
-
-def verified(
-    cluster: str, verdict: str, execution_id: str, execution_link: str | None, *, snapshot: str | None = None
-) -> TopicMessage:
-    """The short message when a verification found the cluster well and nothing was open."""
-    subject = subject_line(f"hyperpod-ha {cluster}: verified ({verdict})")
-    lines = [
-        f"HyperPod cluster {cluster} verified {verdict}: {_MEANING.get(verdict, 'the cluster is served')}.",
-        "No problem was open.",
-        "",
-        f"Run:       {execution_id}",
-        *([f"Snapshot:  {snapshot}"] if snapshot else []),
-        *_link_lines(Links(execution=execution_link)),
-    ]
-    return TopicMessage(
-        subject=subject, body=bounded_body(lines), attributes=_attributes("verified", cluster, verdict)
-    )
-
-
 def publish(sns: SNSClient, topic_arn: str, message: TopicMessage) -> str:
-    """Publish one message; returns the SNS MessageId."""
-    attributes: dict[str, MessageAttributeValueTypeDef] = {
-        key: {"DataType": "String", "StringValue": value} for key, value in message.attributes.items()
-    }
+    """Publish one message in the one form (:class:`NotInTheOneForm` otherwise); returns the SNS
+    MessageId."""
     # The one redaction path: a reason or excerpt written into the message does not leak.
+    sent = TopicMessage(
+        subject_line(scrub_text(message.subject)),
+        _cut_bytes(scrub_text(message.body), BODY_LIMIT),
+        {name: scrub_text(value)[:ATTRIBUTE_LIMIT] for name, value in message.attributes.items()},
+    )
+    check_form(sent)
+    attributes: dict[str, MessageAttributeValueTypeDef] = {
+        name: {"DataType": "String", "StringValue": value} for name, value in sent.attributes.items()
+    }
     response = sns.publish(
-        TopicArn=topic_arn,
-        Subject=subject_line(scrub_text(message.subject)),
-        Message=bounded_body([scrub_text(message.body)]),
-        MessageAttributes=attributes,
+        TopicArn=topic_arn, Subject=sent.subject, Message=sent.body, MessageAttributes=attributes
     )
     return response["MessageId"]

@@ -84,7 +84,8 @@ def test_a_completed_drill_is_reported_on_record_and_in_the_status(embedded: Emb
     assert report["incident"] is None
     (message,) = boto3.client("sqs").receive_message(QueueUrl=inbox)["Messages"]
     body = json.loads(message["Body"])
-    assert body["Subject"] == "HyperPod cluster ml-cluster: failover drill completed"
+    assert body["Subject"] == "[hyperpod-ha] ml-cluster: failover drill completed: ctl1 -> ctl2 (sev 4)"
+    assert body["MessageAttributes"]["kind"] == {"Type": "String", "Value": "drill"}
     assert "verified FAILED_OVER after 4.2 s" in body["Message"]
     item = boto3.client("ssm").get_ops_item(OpsItemId=report["ops_item_id"])["OpsItem"]
     assert item["Status"] == "Resolved"

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from hyperpod_ha.controllers.errors import ClusterRequestInvalid, ControllerInputError
 from hyperpod_ha.incidents import InvalidIncidentRequest
+from hyperpod_ha.notices.aws_events import NoticeRejected
 from hyperpod_ha.rotation.errors import RotationRequestInvalid
 from hyperpod_ha.runs.abandoned import AbandonedRunRejected
 from hyperpod_ha.snapshots.errors import InvalidSnapshotRequest
@@ -38,6 +39,7 @@ REJECTS: dict[str, tuple[type[Exception], ...]] = {
     "IncidentFunction": (InvalidIncidentRequest,),
     "SnapshotStateFunction": (InvalidSnapshotRequest, ClusterRequestInvalid),
     "RotateDbSecretFunction": (RotationRequestInvalid,),
+    "NoticeFunction": (NoticeRejected,),
 }
 
 # Keys the handlers look at, so the generated objects reach past the first check.
@@ -79,7 +81,9 @@ SCALARS = (
     | st.integers()
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=40)
-    | st.sampled_from(["open", "resolve", "start", "describe", "aws.states", "aws.sagemaker", "ABORTED"])
+    | st.sampled_from(
+        ["open", "resolve", "start", "describe", "aws.states", "aws.sagemaker", "ABORTED", "aws.cloudwatch"]
+    )
 )
 JSON = st.recursive(
     SCALARS,

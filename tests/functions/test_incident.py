@@ -133,7 +133,17 @@ def test_open_through_the_handler(stack: Stack) -> None:
     assert set(result["links"]) == {"execution", "ops_item", "incident"}
     json.dumps(result)
     [message] = stack.messages()
-    assert message["Subject"] == "hyperpod-ha ml-cluster: SPLIT_BRAIN - incident opened (sev 1)"
+    assert (
+        message["Subject"]
+        == "[hyperpod-ha] ml-cluster: SPLIT_BRAIN: more than one Slurm controller is active (sev 1)"
+    )
+    assert {name: value["Value"] for name, value in message["MessageAttributes"].items()} == {
+        "cluster": "ml-cluster",
+        "kind": "SPLIT_BRAIN",
+        "severity": "1",
+        "event": "opened",
+        "verdict": "SPLIT_BRAIN",
+    }
     assert "hunter2" not in json.dumps(message)
 
 
@@ -185,8 +195,10 @@ def test_verified_is_announced_once_even_when_resolve_is_retried(stack: Stack) -
         again = app.lambda_handler(dict(event), Context())
     assert first == again == {"resolved": [], "notified": True, "message": "verified"}
     [message] = stack.messages()
-    assert message["Subject"] == "hyperpod-ha ml-cluster: verified (HEALTHY)"
-    assert "Snapshot:  backup backup-0123456789abcdef0 AVAILABLE (ok)" in message["Message"]
+    assert message["Subject"] == "[hyperpod-ha] ml-cluster: verified HEALTHY (sev 4)"
+    (line,) = [line for line in message["Message"].splitlines() if line.startswith("Snapshot:")]
+    assert line.split(":", 1)[1].strip() == "backup backup-0123456789abcdef0 AVAILABLE (ok)"
+    assert "  - primary active, standby answers" in message["Message"]
     # Another run is a new verification and says so.
     with Stubber(app._function().incidents.ssm) as ssm:
         _expect_nothing_open(ssm)
@@ -243,7 +255,7 @@ def test_resolve_through_the_handler(stack: Stack) -> None:
         ssm.assert_no_pending_responses()
     assert result == {"resolved": [OPS_ITEM], "notified": True, "message": "recovered"}
     [message] = stack.messages()
-    assert message["Subject"] == "hyperpod-ha ml-cluster: recovered (HEALTHY)"
+    assert message["Subject"] == "[hyperpod-ha] ml-cluster: recovered (HEALTHY): DOWN resolved (sev 1)"
 
 
 @pytest.mark.parametrize(

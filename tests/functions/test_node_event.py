@@ -97,7 +97,14 @@ def test_a_failed_cluster_is_notified_once(watching: Embedded) -> None:
     raw = event("eventbridge_cluster_state_failed.json")
     assert [outcome(watching, raw)["outcome"] for _ in range(2)] == ["notified", "duplicate"]
     (notice,) = notices(watching)
-    assert notice["Subject"] == "HyperPod ml-cluster is Failed"
+    assert notice["Subject"] == "[hyperpod-ha] ml-cluster: cluster status Failed (sev 2)"
+    # The attributes a subscription filter on severity needs (it had none before).
+    assert {name: value["Value"] for name, value in notice["MessageAttributes"].items()} == {
+        "cluster": "ml-cluster",
+        "kind": "cluster-status",
+        "severity": "2",
+        "event": "notice",
+    }
     assert "Lifecycle script failed" in notice["Message"]
 
 
@@ -128,7 +135,10 @@ def test_unhealthy_workers_are_counted_then_notified_once(watching: Embedded) ->
     outcomes = [outcome(watching, worker_event(i, f"w-{i}"))["outcome"] for i in range(1, 9)]
     assert outcomes == ["counted"] * 5 + ["notified", "counted", "counted"]
     (notice,) = notices(watching)
-    assert "6 worker nodes unhealthy" in notice["Subject"]
+    assert notice["Subject"] == "[hyperpod-ha] ml-cluster: 6 worker nodes unhealthy within 10 min (sev 2)"
+    assert notice["MessageAttributes"]["severity"]["Value"] == "2"
+    assert "epoch" not in notice["Message"]
+    assert " UTC)" in notice["Message"]
     assert watching.executions() == []
 
 

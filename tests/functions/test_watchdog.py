@@ -91,14 +91,16 @@ def test_a_silent_failure_starts_one_run_and_the_next_tick_joins_it() -> None:
         run.stack.stop_running_executions()
 
 
+# Down for the tick and the run's three checks, then back without publishing anything.
+RECOVERING = replace(
+    SCENARIOS["silent-failure"],
+    ctl1=(DOWN_PRIMARY,) * 4 + (PRIMARY,),
+    ctl2=(DOWN_BACKUP,) * 4 + (STANDBY,),
+)
+
+
 def test_one_incident_opens_and_the_first_verified_tick_after_it_resolves_it() -> None:
-    # Down for the tick and the run's three checks, then back without publishing anything.
-    recovering = replace(
-        SCENARIOS["silent-failure"],
-        ctl1=(DOWN_PRIMARY,) * 4 + (PRIMARY,),
-        ctl2=(DOWN_BACKUP,) * 4 + (STANDBY,),
-    )
-    with simulated_run(recovering, ROOT) as run:
+    with simulated_run(RECOVERING, ROOT) as run:
         assert run.stack.tick()["outcome"] == "started"
         (failed,) = wait_until_ended(run, 1)
         assert failed["status"] == "FAILED"
@@ -111,7 +113,7 @@ def test_one_incident_opens_and_the_first_verified_tick_after_it_resolves_it() -
         wait_until_ended(run, 2)
         # The cluster stays healthy: the next tick starts nothing.
         assert run.stack.tick()["outcome"] == "verified"
-        result = run.finish(replace(recovering, expect_verdict="HEALTHY", expect_executions=2))
+        result = run.finish(replace(RECOVERING, expect_verdict="HEALTHY", expect_executions=2))
     assert [e["status"] for e in result.executions] == ["FAILED", "SUCCEEDED"]
     (incident,) = result.incidents
     assert "DOWN" in incident["title"]

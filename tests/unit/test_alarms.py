@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from hyperpod_ha.notices.function import OWN_ALARMS
+from hyperpod_ha_dev.alarms import NOTICE_PATH
 from hyperpod_ha_dev.cfn import load_template
 from tests.conftest import ROOT
 
@@ -28,12 +30,19 @@ def alarms_on(namespace: str, metric: str, dimension: str, value: Any) -> list[d
     ]
 
 
-def test_every_alarm_tells_the_notification_topic() -> None:
+def test_only_the_notice_paths_alarms_publish_to_the_topic_themselves() -> None:
+    # Every other alarm's change is told by NoticeFunction, in the one form with its attributes.
     assert ALARMS
+    publishing = {alarm["AlarmName"]["Fn::Sub"] for alarm in ALARMS if "AlarmActions" in alarm}
+    assert publishing == {f"${{AWS::StackName}}.{name}" for name in NOTICE_PATH}
+    assert NOTICE_PATH == OWN_ALARMS
     for alarm in ALARMS:
-        assert alarm["AlarmActions"] == [TOPIC]
         assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
         assert alarm["Threshold"] == 0
+        if "AlarmActions" in alarm:
+            assert alarm["AlarmActions"] == alarm["OKActions"] == [TOPIC]
+        else:
+            assert "OKActions" not in alarm
 
 
 @pytest.mark.parametrize("logical_id", sorted(FUNCTIONS))
@@ -54,16 +63,23 @@ def test_the_workflows_have_failed_and_timed_out_alarms(machine: str, metric: st
     assert len(alarms_on("AWS/States", metric, "StateMachineArn", {"Ref": machine})) == 1
 
 
-def test_a_failed_rotation_raises_an_alarm_and_a_notice() -> None:
-    rule = RESOURCES["RotationFailedRule"]["Properties"]
-    assert rule["EventPattern"]["source"] == ["aws.secretsmanager"]
-    assert set(rule["EventPattern"]["detail"]["eventName"]) == {"RotationFailed", "RotationAbandoned"}
-    assert rule["EventPattern"]["detail"]["additionalEventData"]["SecretId"] == [{"Ref": "DbSecretArn"}]
-    assert rule["Targets"][0]["Arn"] == TOPIC
-    assert alarms_on("AWS/Events", "TriggeredRules", "RuleName", {"Ref": "RotationFailedRule"})
+def test_a_failed_rotation_is_told_by_the_notice_function() -> None:
+    events = FUNCTIONS["NoticeFunction"]["Properties"]["Events"]
+    pattern = events["RotationFailed"]["Properties"]["Pattern"]
+    assert pattern["source"] == ["aws.secretsmanager"]
+    assert set(pattern["detail"]["eventName"]) == {"RotationFailed", "RotationAbandoned"}
+    assert pattern["detail"]["additionalEventData"]["SecretId"] == [{"Ref": "DbSecretArn"}]
+    # No rule or alarm sends raw JSON to the topic any more.
+    targets = [
+        target
+        for resource in RESOURCES.values()
+        if resource["Type"] == "AWS::Events::Rule"
+        for target in resource["Properties"].get("Targets", [])
+    ]
+    assert TOPIC not in [target["Arn"] for target in targets]
 
 
-def test_the_topic_takes_alarms_and_rules_under_a_key_that_lets_them() -> None:
+def test_the_topic_takes_the_notice_paths_alarms_under_a_key_that_lets_them() -> None:
     topic = RESOURCES["NotificationTopic"]["Properties"]
     assert topic["KmsMasterKeyId"] == {"Ref": "NotificationKey"}  # aws/sns refuses CloudWatch
     services = [
@@ -71,7 +87,7 @@ def test_the_topic_takes_alarms_and_rules_under_a_key_that_lets_them() -> None:
         for s in RESOURCES["NotificationKey"]["Properties"]["KeyPolicy"]["Statement"]
         if "Service" in s.get("Principal", {})
     ]
-    assert services == [["cloudwatch.amazonaws.com", "events.amazonaws.com"]]
+    assert services == ["cloudwatch.amazonaws.com"]
 
 
 def test_log_retention_is_a_parameter_with_cloudwatchs_values() -> None:

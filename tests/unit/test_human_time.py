@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hyperpod_ha import human_time
 from hyperpod_ha.human_time import ago, ago_at, duration
 
 
@@ -59,3 +60,30 @@ def test_two_units_at_most_and_never_more_than_the_age(seconds: int) -> None:
     sizes = {"d": 86400, "h": 3600, "min": 60, "s": 1}
     shown = sum(int(words[i]) * sizes[words[i + 1]] for i in range(0, len(words), 2))
     assert seconds - sizes[words[-1]] < shown <= seconds
+
+
+@pytest.mark.parametrize(
+    ("text", "epoch"),
+    [
+        ("2026-12-01T10:00:00Z", 1_796_119_200.0),
+        ("2026-12-01T10:00:00.500Z", 1_796_119_200.5),
+        ("2026-12-01T10:00:00.985+0000", 1_796_119_200.985),
+        ("2026-12-01T12:00:00+02:00", 1_796_119_200.0),
+        ("2026-12-01T10:00:00", 1_796_119_200.0),
+        (dt.datetime(2026, 12, 1, 10, tzinfo=dt.UTC), 1_796_119_200.0),
+        ("", None),
+        ("yesterday", None),
+        ("2026-13-01T10:00:00Z", None),
+        ("9" * 100, None),
+        (1_796_119_200, None),
+        (None, None),
+    ],
+)
+def test_parse_utc(text: object, epoch: float | None) -> None:
+    assert human_time.parse_utc(text) == epoch
+
+
+def test_iso_utc_is_read_back() -> None:
+    assert human_time.iso_utc(1_796_119_200.25) == "2026-12-01T10:00:00.250Z"
+    assert human_time.parse_utc(human_time.iso_utc(1_796_119_200.25)) == 1_796_119_200.25
+    assert human_time.iso_utc(None) == ""

@@ -274,35 +274,54 @@ def test_both_rollout_documents_admit_only_this_stacks_secret(document: str) -> 
         assert not re.fullmatch(pattern, other), other
 
 
-def test_only_this_stacks_alarms_publish_to_the_notification_topic() -> None:
-    from fnmatch import fnmatchcase
-
+def test_only_the_notice_paths_alarms_publish_to_the_notification_topic() -> None:
     resources = translated("session-manager")["Resources"]
-    (alarms_statement,) = [
-        s
-        for s in resources["NotificationTopicPolicy"]["Properties"]["PolicyDocument"]["Statement"]
-        if s["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
-    ]
+    statements_ = resources["NotificationTopicPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    # No EventBridge rule publishes: rotation failures and alarm changes go through NoticeFunction.
+    assert [s["Principal"] for s in statements_] == [{"Service": "cloudwatch.amazonaws.com"}]
+    (alarms_statement,) = statements_
     names = {"AWS::Partition": "aws", "AWS::Region": "eu-west-1", "AWS::AccountId": "123456789012"}
-    allowed = _sub(
-        alarms_statement["Condition"]["ArnLike"]["aws:SourceArn"], **names, **{"AWS::StackName": "ha"}
-    )
-    alarm_arn = "arn:aws:cloudwatch:eu-west-1:123456789012:alarm:{}"
+    allowed = {
+        _sub(arn, **names, **{"AWS::StackName": "ha"})
+        for arn in alarms_statement["Condition"]["ArnEquals"]["aws:SourceArn"]
+    }
     alarms = {k: v for k, v in resources.items() if v["Type"] == "AWS::CloudWatch::Alarm"}
     assert alarms
+    publishing = set()
     for logical_id, alarm in alarms.items():
         name = _sub(alarm["Properties"]["AlarmName"], **{"AWS::StackName": "ha"})
         assert name == f"ha.{logical_id}"
-        assert fnmatchcase(alarm_arn.format(name), allowed)
-    # Not another alarm of the account, not even one of the stack "ha-x" (stack names hold no ".").
-    for foreign in ("anything", "ha-x.ControllerStatusErrorsAlarm", "ha-ControllerStatusErrorsAlarm"):
-        assert not fnmatchcase(alarm_arn.format(foreign), allowed), foreign
+        if alarm["Properties"].get("AlarmActions"):
+            publishing.add(f"arn:aws:cloudwatch:eu-west-1:123456789012:alarm:{name}")
+    assert publishing == allowed
+    assert len(allowed) == 3
+
+
+def test_the_alarm_rule_takes_this_stacks_alarms_but_the_notice_paths_own() -> None:
+    resources = translated("session-manager")["Resources"]
+    (rule,) = [
+        r["Properties"]["EventPattern"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Events::Rule"
+        and r["Properties"]["EventPattern"]["source"] == ["aws.cloudwatch"]
+    ]
+    names = {"AWS::Partition": "aws", "AWS::Region": "eu-west-1", "AWS::AccountId": "123456789012"}
+    (prefix,) = rule["resources"]
+    assert _sub(prefix["prefix"], **names, **{"AWS::StackName": "ha"}) == (
+        "arn:aws:cloudwatch:eu-west-1:123456789012:alarm:ha."
+    )
+    (excluded,) = rule["detail"]["alarmName"]
+    assert {_sub(name, **{"AWS::StackName": "ha"}) for name in excluded["anything-but"]} == {
+        "ha.NoticeErrorsAlarm",
+        "ha.NoticeThrottlesAlarm",
+        "ha.NoticeDeadLetterQueueAlarm",
+    }
 
 
 def test_the_dead_letter_queues_admit_exactly_the_rules_that_deliver_to_them() -> None:
     resources = translated("session-manager")["Resources"]
     policies = {k: v for k, v in resources.items() if v["Type"] == "AWS::SQS::QueuePolicy"}
-    assert len(policies) == 2
+    assert len(policies) == 3
     for policy in policies.values():
         (queue,) = [q["Ref"] for q in policy["Properties"]["Queues"]]
         (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
@@ -321,71 +340,56 @@ def test_the_dead_letter_queues_admit_exactly_the_rules_that_deliver_to_them() -
         assert all(a["Fn::GetAtt"][1] == "Arn" for a in allowed)
 
 
-def test_the_hyperpod_and_step_functions_rules_take_only_this_accounts_events() -> None:
+def test_every_rule_takes_only_this_accounts_events() -> None:
     resources = translated("session-manager")["Resources"]
     rules = [
         rule["Properties"]["EventPattern"]
         for rule in resources.values()
         if rule["Type"] == "AWS::Events::Rule"
-        and rule["Properties"]["EventPattern"]["source"] != ["aws.secretsmanager"]
     ]
-    assert len(rules) == 3
+    assert len(rules) == 5
     for pattern in rules:
         assert pattern["account"] == [{"Ref": "AWS::AccountId"}]
 
 
-def test_state_table_deletes_only_this_clusters_keys() -> None:
+def test_state_table_writes_by_key_touch_only_this_clusters_keys() -> None:
     from fnmatch import fnmatchcase
 
     from hyperpod_ha import state_table
 
     cluster = "c1"
-    deleted_by_code = {
+    written_by_code = {
         state_table.lease_key(cluster),
         state_table.notice_key(cluster, "event-1"),
         state_table.watchdog_key(cluster),
+        state_table.reminder_key(cluster, "oi-0123456789ab"),
     }
     foreign = {
         state_table.lease_key("c1-x"),
         state_table.lease_key("other"),
         state_table.notice_key("other", "event-1"),
+        state_table.reminder_key("other", "oi-0123456789ab"),
         state_table.status_key(cluster, "verdict"),
         state_table.workers_key(cluster, 60),
     }
-    found = 0
+    found: dict[str, int] = {}
     for transport in ("session-manager", "run-command"):
         for role, statement in statements(translated(transport)):
             if "dynamodb:DeleteItem" not in _actions(statement):
                 continue
             if statement["Resource"] != {"Fn::GetAtt": ["StateTable", "Arn"]}:
                 continue
-            found += 1
-            assert _actions(statement) == ["dynamodb:DeleteItem"], role  # the condition is its alone
             keys = [
                 _sub(k, ClusterName=cluster)
                 for k in _listed(statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"])
             ]
-            assert any(fnmatchcase(state_table.lease_key(cluster), k) for k in keys), role
+            first = "lease" if any(fnmatchcase(state_table.lease_key(cluster), k) for k in keys) else keys[0]
+            found[first.split("#")[0]] = found.get(first.split("#")[0], 0) + 1
             for pk in foreign:
                 assert not any(fnmatchcase(pk, k) for k in keys), (role, pk)
             for k in keys:
-                assert any(fnmatchcase(pk, k) for pk in deleted_by_code), (role, k)
-    # controller status, node events, watchdog, abandoned runs, the drill, both state machines
-    assert found == 2 * 7
-
-
-def test_every_policy_this_template_writes_is_of_the_version_that_reads_variables() -> None:
-    # Without "2012-10-17", IAM reads ${aws:userid} as literal text: the session conditions above
-    # would never match in a real account.
-    template = translated("session-manager")
-    unversioned = [
-        f"{logical_id}/{policy['PolicyName']}"
-        for logical_id, resource in template["Resources"].items()
-        if resource["Type"] == "AWS::IAM::Role"
-        for policy in resource["Properties"].get("Policies", [])
-        if "${aws:" in json.dumps(policy["PolicyDocument"])
-        and policy["PolicyDocument"].get("Version") != "2012-10-17"
-    ]
-    assert unversioned == []
-    written = [line for line in (ROOT / "template.yaml").read_text().splitlines() if "- Statement:" in line]
-    assert written == [], 'an inline policy starts with its Version: "2012-10-17"'
+                assert any(fnmatchcase(pk, k) for pk in written_by_code), (role, k)
+    # Releasing the lease: controller status, node events, watchdog, abandoned runs, the drill,
+    # both state machines; a notice told once: NoticeFunction; reminders: every function that
+    # opens incidents (IncidentFunction, AbandonedRun, the drill, the rotation). Per transport.
+    assert found == {"lease": 2 * 7, "notice": 2 * 1, "reminder": 2 * 4}

@@ -1,4 +1,5 @@
-"""Messages on the notification topic: SNS-safe subjects, readable bodies, console links."""
+"""The one form of every message: SNS-safe subjects that keep their severity, the attributes on
+every message, bodies cut only at the end of a list, publishing through the redaction path."""
 
 from __future__ import annotations
 
@@ -12,36 +13,27 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from hyperpod_ha import console_links, topic_messages
-from hyperpod_ha.topic_messages import Links, OpenedIncident
+from hyperpod_ha.topic_messages import Cuttable, NotInTheOneForm, TopicMessage, message
 from tests.conftest import subscribed_inbox
 
 EXECUTION = "arn:aws:states:us-west-2:123456789012:execution:FailoverVerification:ml-cluster-42"
 
 
-def _incident(**changes: object) -> OpenedIncident:
+def _message(**changes: object) -> TopicMessage:
     values: dict[str, object] = {
         "cluster": "ml-cluster",
-        "verdict": "DOWN",
         "kind": "DOWN",
-        "severity": "1",
-        "title": "HyperPod cluster ml-cluster: no Slurm controller is active (DOWN)",
-        "reasons": ["no controller answered scontrol ping", "heartbeat 300 s old"],
-        "error": None,
-        "ops_item_id": "oi-0123456789ab",
-        "created": True,
-        "execution_id": EXECUTION,
-        "incident_arn": None,
-        "links": Links(
-            execution=console_links.execution_console_url(EXECUTION, "us-west-2"),
-            ops_item=console_links.ops_item_console_url("oi-0123456789ab", "us-west-2"),
-        ),
+        "event": "opened",
+        "what": "DOWN: no Slurm controller is active",
+        "body": ["first line", "", "second"],
+        "verdict": "DOWN",
     }
     values.update(changes)
-    return OpenedIncident(**values)  # type: ignore[arg-type]
+    return message(**values)  # type: ignore[arg-type]
 
 
 @given(st.text(max_size=400))
-def test_every_subject_is_one_ascii_line_under_100_characters(text: str) -> None:
+def test_every_subject_line_is_one_ascii_line_under_100_characters(text: str) -> None:
     subject = topic_messages.subject_line(text)
     assert len(subject) < 100
     assert subject.isascii()
@@ -49,13 +41,113 @@ def test_every_subject_is_one_ascii_line_under_100_characters(text: str) -> None
     assert "\r" not in subject
 
 
-def test_a_short_subject_is_kept_as_is_and_a_long_one_is_marked_cut() -> None:
-    assert topic_messages.subject_line("hyperpod-ha ml: DOWN") == "hyperpod-ha ml: DOWN"
-    long = topic_messages.subject_line(
-        "hyperpod-ha " + "c" * 63 + ": SPLIT_BRAIN - incident still open (sev 1)"
-    )
+@given(st.text(max_size=400), st.sampled_from(["1", "2", "3", "4"]))
+def test_a_subject_keeps_its_form_and_severity_whatever_happened(what: str, severity: str) -> None:
+    subject = topic_messages.subject("c" * 63, what, severity)
+    assert len(subject) < 100
+    assert subject.isascii()
+    assert subject.startswith("[hyperpod-ha] " + "c" * 63 + ": ")
+    assert subject.endswith(f" (sev {severity})")
+
+
+def test_the_subject_form() -> None:
+    assert _message().subject == "[hyperpod-ha] ml-cluster: DOWN: no Slurm controller is active (sev 1)"
+    long = _message(what="x" * 200).subject
     assert len(long) == 99
-    assert long.endswith("...")
+    assert long.endswith("... (sev 1)")
+
+
+def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
+    assert _message().attributes == {
+        "cluster": "ml-cluster",
+        "kind": "DOWN",
+        "severity": "1",
+        "event": "opened",
+        "verdict": "DOWN",
+    }
+    notice = _message(kind="workers-unhealthy", event="notice", verdict="")
+    assert notice.attributes == {
+        "cluster": "ml-cluster",
+        "kind": "workers-unhealthy",
+        "severity": "2",
+        "event": "notice",
+    }
+    assert _message(kind="drill", severity="3").subject.endswith("(sev 3)")
+
+
+@pytest.mark.parametrize(
+    ("broken", "why"),
+    [
+        (TopicMessage("HyperPod ml is Failed", "b", {}), "attributes"),
+        (
+            TopicMessage(
+                "HyperPod ml is Failed",
+                "b",
+                {"cluster": "ml", "kind": "k", "severity": "2", "event": "notice"},
+            ),
+            "subject",
+        ),
+        (
+            TopicMessage(
+                "[hyperpod-ha] ml: x (sev 2)",
+                "b",
+                {"cluster": "ml", "kind": "k", "severity": "9", "event": "notice"},
+            ),
+            "severity is not",
+        ),
+        (
+            TopicMessage(
+                "[hyperpod-ha] ml: x (sev 2)",
+                "b",
+                {"cluster": "ml", "kind": "k", "severity": "3", "event": "notice"},
+            ),
+            "subject's severity",
+        ),
+        (
+            TopicMessage(
+                "[hyperpod-ha] ml: x (sev 2)",
+                "b",
+                {"cluster": "ml", "kind": "k", "severity": "2", "event": "other"},
+            ),
+            "event",
+        ),
+    ],
+)
+def test_a_message_not_in_the_form_is_refused(broken: TopicMessage, why: str) -> None:
+    with pytest.raises(NotInTheOneForm, match=why):
+        topic_messages.check_form(broken)
+
+
+def test_a_long_list_is_cut_at_its_end_with_how_many_were_left_off() -> None:
+    reasons = Cuttable(tuple(f"  - reason {i} " + "x" * 100 for i in range(100)), "  … {count} more")
+    body = topic_messages.bounded_body(["head", reasons, "tail: next steps"], limit=2000)
+    lines = body.splitlines()
+    assert len(body.encode()) <= 2000
+    assert lines[0] == "head"
+    assert lines[-1] == "tail: next steps"
+    kept = [line for line in lines if line.startswith("  - reason")]
+    assert kept == [f"  - reason {i} " + "x" * 100 for i in range(len(kept))]
+    assert lines[-2] == f"  … {100 - len(kept)} more"
+    assert 10 <= len(kept) < 100
+
+
+def test_a_body_that_fits_is_kept_whole() -> None:
+    reasons = Cuttable(("  - a", "  - b"))
+    assert topic_messages.bounded_body(["head", reasons, "tail"]) == "head\n  - a\n  - b\ntail\n"
+
+
+def test_the_body_stays_within_snss_limit_however_many_reasons() -> None:
+    reasons = Cuttable(tuple("x" * 2048 for _ in range(400)))
+    body = topic_messages.bounded_body(["head", reasons, "tail"])
+    assert len(body.encode()) <= topic_messages.BODY_LIMIT <= 256 * 1024 - 2048
+    assert body.rstrip().endswith("tail")
+    assert "more" in body.splitlines()[-2]
+
+
+def test_lines_that_cannot_be_cut_are_cut_in_bytes_as_a_last_resort() -> None:
+    body = topic_messages.bounded_body(["y" * 5000], limit=1000)
+    assert len(body.encode()) <= 1000
+    assert "message shortened by hyperpod-ha" in body
 
 
 def test_execution_link_uses_the_region_and_partition_of_the_arn() -> None:
@@ -77,77 +169,19 @@ def test_no_execution_link_for_what_is_not_an_execution_arn(not_an_execution: st
     assert console_links.execution_console_url(not_an_execution, "us-west-2") is None
 
 
-def test_ops_item_link() -> None:
+def test_console_links_of_what_messages_point_at() -> None:
     assert console_links.ops_item_console_url("oi-0123456789ab", "us-east-1") == (
         "https://us-east-1.console.aws.amazon.com/systems-manager/opsitems/oi-0123456789ab?region=us-east-1"
     )
-
-
-def test_opened_message_says_what_is_wrong_and_where_to_look() -> None:
-    message = topic_messages.incident_opened(_incident())
-    assert message.subject == "hyperpod-ha ml-cluster: DOWN - incident opened (sev 1)"
-    body = message.body
-    assert "Verdict:   DOWN" in body
-    assert "  - no controller answered scontrol ping" in body
-    assert "  - heartbeat 300 s old" in body
-    assert "oi-0123456789ab (opened by this run)" in body
-    assert f"#/v2/executions/details/{EXECUTION}" in body
-    assert "/systems-manager/opsitems/oi-0123456789ab?region=us-west-2" in body
-    assert message.attributes == {
-        "event": "incident-opened",
-        "cluster": "ml-cluster",
-        "verdict": "DOWN",
-        "kind": "DOWN",
-        "severity": "1",
-    }
-
-
-def test_message_for_a_problem_still_open_says_so() -> None:
-    message = topic_messages.incident_opened(_incident(created=False))
-    assert "incident still open" in message.subject
-    assert "already open; this run found the problem again" in message.body
-    assert message.attributes["event"] == "incident-still-open"
-
-
-def test_verification_error_names_the_kind_and_the_error() -> None:
-    message = topic_messages.incident_opened(
-        _incident(kind="verification-error", verdict="", severity="2", error="States.Timeout: task timed out")
+    assert console_links.alarm_console_url("stack.WatchdogErrorsAlarm", "us-east-1") == (
+        "https://us-east-1.console.aws.amazon.com/cloudwatch/home?region=us-east-1"
+        "#alarmsV2:alarm/stack.WatchdogErrorsAlarm"
     )
-    assert message.subject.startswith("hyperpod-ha ml-cluster: verification-error - incident opened")
-    assert "States.Timeout: task timed out" in message.body
-    assert "verdict" not in message.attributes
-
-
-def test_incident_manager_record_is_listed_with_the_console() -> None:
-    arn = "arn:aws:ssm-incidents::123456789012:incident-record/plan/abc"
-    links = Links(execution=None, ops_item=None, incident=console_links.incident_console_url("us-west-2"))
-    body = topic_messages.incident_opened(_incident(incident_arn=arn, links=links)).body
-    assert arn in body
-    assert "https://us-west-2.console.aws.amazon.com/systems-manager/incidents/home?region=us-west-2" in body
-
-
-def test_huge_reasons_are_cut_to_a_bounded_body() -> None:
-    body = topic_messages.incident_opened(_incident(reasons=["x" * 1000] * 200)).body
-    assert len(body.encode()) <= topic_messages.BODY_LIMIT
-    assert "message shortened by hyperpod-ha" in body
-
-
-def test_recovered_lists_every_resolved_ops_item_with_its_link() -> None:
-    link = console_links.execution_console_url(EXECUTION, "us-west-2")
-    message = topic_messages.recovered(
-        "ml-cluster", "FAILED_OVER", EXECUTION, {"oi-1": "https://x/oi-1", "oi-2": "https://x/oi-2"}, link
+    secret = "arn:aws:secretsmanager:us-east-1:123456789012:secret:ml/slurmdbd-HGZcWv"
+    assert console_links.secret_console_url(secret, "us-east-1") == (
+        "https://us-east-1.console.aws.amazon.com/secretsmanager/secret?name=ml%2Fslurmdbd&region=us-east-1"
     )
-    assert message.subject == "hyperpod-ha ml-cluster: recovered (FAILED_OVER)"
-    assert "  - oi-1  https://x/oi-1" in message.body
-    assert "  - oi-2  https://x/oi-2" in message.body
-    assert message.attributes["event"] == "recovered"
-
-
-def test_verified_is_short_and_explains_the_verdict() -> None:
-    message = topic_messages.verified("ml-cluster", "FAILED_OVER", EXECUTION, None)
-    assert message.subject == "hyperpod-ha ml-cluster: verified (FAILED_OVER)"
-    assert "a backup controller took over and serves" in message.body
-    assert len(message.body.splitlines()) <= 6
+    assert console_links.cluster_console_url("ml", "us-east-1").endswith("#/cluster-management/ml")
 
 
 @pytest.fixture
@@ -161,17 +195,39 @@ def topic_and_queue(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, str]
         yield topic, queue
 
 
+def _received(queue: str) -> list[dict[str, object]]:
+    received = boto3.client("sqs").receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages", [])
+    return [json.loads(item["Body"]) for item in received]
+
+
 def test_publish_sends_subject_body_and_attributes(topic_and_queue: tuple[str, str]) -> None:
     topic, queue = topic_and_queue
-    message = topic_messages.incident_opened(_incident())
-    message_id = topic_messages.publish(boto3.client("sns"), topic, message)
-    received = boto3.client("sqs").receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
-    assert len(received) == 1
-    envelope = json.loads(received[0]["Body"])
+    sent = _message()
+    message_id = topic_messages.publish(boto3.client("sns"), topic, sent)
+    (envelope,) = _received(queue)
     assert envelope["MessageId"] == message_id
-    assert envelope["Subject"] == message.subject
-    assert envelope["Message"] == message.body
-    assert envelope["MessageAttributes"]["severity"] == {"Type": "String", "Value": "1"}
+    assert envelope["Subject"] == sent.subject
+    assert envelope["Message"] == sent.body
+    assert envelope["MessageAttributes"] == {
+        name: {"Type": "String", "Value": value} for name, value in sent.attributes.items()
+    }
+
+
+def test_publish_redacts_subject_body_and_attributes(topic_and_queue: tuple[str, str]) -> None:
+    topic, queue = topic_and_queue
+    leaky = _message(what="password=hunter2 leaked", body=["StoragePass=hunter2"])
+    leaky = TopicMessage(leaky.subject, leaky.body, {**leaky.attributes, "verdict": "token=hunter2"})
+    topic_messages.publish(boto3.client("sns"), topic, leaky)
+    (envelope,) = _received(queue)
+    assert "hunter2" not in json.dumps(envelope)
+    assert str(envelope["Subject"]).endswith("(sev 1)")
+
+
+def test_publish_refuses_a_message_not_in_the_form(topic_and_queue: tuple[str, str]) -> None:
+    topic, queue = topic_and_queue
+    with pytest.raises(NotInTheOneForm):
+        topic_messages.publish(boto3.client("sns"), topic, TopicMessage("HyperPod ml is Failed", "body"))
+    assert _received(queue) == []
 
 
 @pytest.mark.parametrize(
@@ -205,13 +261,3 @@ def test_publish_sends_subject_body_and_attributes(topic_and_queue: tuple[str, s
 )
 def test_snapshot_summary(snapshot: dict[str, object] | None, line: str | None) -> None:
     assert topic_messages.snapshot_summary(snapshot) == line
-
-
-def test_messages_name_the_snapshot_when_there_is_one() -> None:
-    assert (
-        "Snapshot:  backup backup-1 AVAILABLE (ok)"
-        in topic_messages.incident_opened(_incident(snapshot="backup backup-1 AVAILABLE (ok)")).body
-    )
-    assert "Snapshot:  x" in topic_messages.verified("c", "HEALTHY", EXECUTION, None, snapshot="x").body
-    assert "Snapshot:  y" in topic_messages.recovered("c", "HEALTHY", EXECUTION, {}, None, snapshot="y").body
-    assert "Snapshot:" not in topic_messages.verified("c", "HEALTHY", EXECUTION, None).body

@@ -73,9 +73,9 @@ class FailoverDrillFunction:
                         settings.command_deadline_seconds,
                     )
                 ),
-                records=DrillRecords(ssm, sns, settings.incidents.topic_arn),
+                records=DrillRecords(ssm, sns, settings.incidents.topic_arn, settings.incidents.region),
                 status=StatusRecords(dynamodb, settings.state_table),
-                incidents=cache(lambda: Incidents(ssm, sns, settings.incidents)),
+                incidents=cache(lambda: Incidents.from_settings(settings.incidents, ssm, sns)),
                 transport=settings.command_transport,
                 metric=lambda name, unit, value: metrics.add_metric(name=name, unit=unit, value=value),
             )

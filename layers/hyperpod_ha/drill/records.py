@@ -14,7 +14,7 @@ from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.incidents.keys import CATEGORY, SOURCE
 from hyperpod_ha.incidents.ops_item import ops_item_tags
 from hyperpod_ha.redaction import scrub_text
-from hyperpod_ha.topic_messages import bounded_body
+from hyperpod_ha.topic_messages import TopicMessage, publish
 
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
@@ -28,16 +28,13 @@ class DrillRecords:
     ssm: SSMClient
     sns: SNSClient
     topic_arn: str | None
+    region: str = "us-east-1"  # for the message's commands and console links
 
-    def notify(self, subject: str, body: str) -> str | None:
+    def notify(self, message: TopicMessage) -> str | None:
+        """The drill's message on the topic (the one form, redacted); its MessageId."""
         if not self.topic_arn:
             return None
-        answer = self.sns.publish(
-            TopicArn=self.topic_arn,
-            Subject=scrub_text(subject)[:99],
-            Message=bounded_body([scrub_text(body)]),  # every reason is in it: kept within SNS's limit
-        )
-        return answer["MessageId"]
+        return publish(self.sns, self.topic_arn, message)
 
     def record(self, cluster: str, execution_id: str, title: str, body: str, data: Mapping[str, str]) -> str:
         """A resolved OpsItem for this drill (one per execution, also when retried)."""

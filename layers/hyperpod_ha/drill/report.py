@@ -1,4 +1,4 @@
-"""The drill report: the execution's output (the contract's JSON) and its plain-text summary."""
+"""The drill report: the execution's output (the contract's JSON); its message is :mod:`.summary`."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from hyperpod_ha import console_links, topic_messages
+from hyperpod_ha import console_links
+from hyperpod_ha.human_time import parse_utc
 
 
 def _figures(phase: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -27,7 +28,12 @@ def _controller(ref: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A planned controller as an operator finds it: name, instance id, address."""
     if not ref:
         return None
-    return {"name": ref.get("name"), "instance_id": ref.get("instance_id"), "address": ref.get("private_ip")}
+    return {
+        "name": ref.get("name"),
+        "instance_id": ref.get("instance_id"),
+        "address": ref.get("private_ip"),
+        "target": ref.get("target"),
+    }
 
 
 def build_report(
@@ -74,73 +80,7 @@ def build_report(
         "execution_link": console_links.execution_console_url(execution_id, execution_id.split(":")[3])
         if execution_id.count(":") >= 3
         else None,
+        "started_at": parse_utc(state.get("started_at")),
         "finished_at": int(time.time()),
         "incident": None,
     }
-
-
-def _seconds(value: Any) -> str:
-    return f"{value} s" if value is not None else "not reached"
-
-
-def _registrations(after: str, controller: Any, attempts: Any) -> list[str]:
-    """One line per time the drill found slurmdbd without a registered controller."""
-    lines = []
-    for attempt in attempts or []:
-        found = f"After {after}, slurmdbd had no controller registered ({attempt.get('at_seconds')} s in)"
-        if attempt.get("reconfigured") and attempt.get("registered"):
-            lines.append(f"{found}: `scontrol reconfigure` on {controller} registered it again.")
-        elif attempt.get("registered"):
-            lines.append(f"{found}: {controller} had registered when looked at again.")
-        else:
-            lines.append(
-                f"{found}: registering {controller} again failed: {attempt.get('error') or 'no detail'}."
-            )
-    return lines
-
-
-def summary(report: Mapping[str, Any]) -> tuple[str, str]:
-    """Subject and plain-text body for the notification topic."""
-    cluster, outcome = report.get("cluster"), str(report.get("outcome"))
-    subject = topic_messages.subject_line(f"HyperPod cluster {cluster}: failover drill {outcome}")
-    lines = [f"Failover drill on HyperPod cluster {cluster}: {outcome.upper()}"]
-    if report.get("dry_run"):
-        lines.append("Dry run: checked and planned only, no takeover.")
-    if report.get("from") or report.get("to"):
-        lines.append(f"Control from {report.get('from') or '-'} to {report.get('to') or '-'}.")
-    lines += [f"- {reason}" for reason in report.get("reasons") or []]
-    if report.get("takeover_seconds") is not None or report.get("verified_seconds") is not None:
-        lines.append(
-            f"Takeover: new controller active after {_seconds(report.get('takeover_seconds'))}, "
-            f"verified FAILED_OVER after {_seconds(report.get('verified_seconds'))}."
-        )
-    jobs = report.get("jobs")
-    if jobs:
-        lines.append(
-            f"Jobs running before: {len(jobs.get('before', []))}; survived: {len(jobs.get('survived', []))}; "
-            f"lost: {jobs.get('lost') or 'none'}."
-        )
-    test_job = report.get("test_job")
-    if test_job:
-        ran = "ran" if test_job.get("ran") else "did not run"
-        lines.append(f"Test job {test_job.get('id')}: {test_job.get('state')} ({ran}).")
-    lines += _registrations("the takeover", report.get("to"), report.get("takeover_registrations"))
-    hand_back = report.get("hand_back")
-    if hand_back:
-        lines.append(
-            f"Hand-back to {hand_back.get('to')}: "
-            f"active after {_seconds(hand_back.get('takeover_seconds'))}, "
-            f"verified HEALTHY after {_seconds(hand_back.get('verified_seconds'))}."
-        )
-        lines += _registrations("the hand-back", hand_back.get("to"), hand_back.get("registrations"))
-    if report.get("verified") is not None:
-        state = "verified" if report["verified"] else "NOT verified"
-        lines.append(f"Final verdict: {report.get('verdict') or '-'} ({state}).")
-    if report.get("joined_triggers"):
-        lines.append(
-            f"Triggers that joined the drill: {report['joined_triggers']} "
-            "(the drill's verdict stands for them)."
-        )
-    if report.get("execution_link"):
-        lines.append(f"Execution: {report['execution_link']}")
-    return subject, "\n".join(lines)

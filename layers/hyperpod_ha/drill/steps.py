@@ -19,9 +19,11 @@ from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRe
 from hyperpod_ha.drill.node import NodeOutput
 from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
 from hyperpod_ha.drill.records import DrillRecords
-from hyperpod_ha.drill.report import build_report, summary
+from hyperpod_ha.drill.report import build_report
+from hyperpod_ha.drill.summary import summary
 from hyperpod_ha.incidents import Incidents, OpenRequest
 from hyperpod_ha.lease import lease_id_for_drill
+from hyperpod_ha.message_sections import RunTrigger
 from hyperpod_ha.request_fields import text_field
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha.verdict import reports_from_json
@@ -176,13 +178,18 @@ def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
                 kind=KIND_DRILL_NOT_VERIFIED,
                 execution_id=execution_id,
                 reasons=tuple(reasons) or ("the drill left the cluster not verified",),
+                # The controllers it moved control between, and what started it, for the message.
+                evidence={c["name"]: c for c in (report["from_controller"], report["to_controller"]) if c},
+                trigger=RunTrigger("operator", execution_id, None, report["started_at"], "failover drill"),
             )
         )
         report["incident"] = opened.to_json()
-    subject, body = summary(report)
-    report["notified"] = context.records.notify(subject, body) is not None
+    told = summary(report, context.records.region, context.clock())
+    report["notified"] = context.records.notify(told) is not None
+    # The OpsItem's title in the OpsItems' form ("HyperPod cluster <c>: ..."), its description the message's.
+    title = f"HyperPod cluster {request.cluster}: failover drill {outcome}"
     report["ops_item_id"] = context.records.record(
-        request.cluster, execution_id, subject, body, {"outcome": outcome, "report": _short(report)}
+        request.cluster, execution_id, title, told.body, {"outcome": outcome, "report": _short(report)}
     )
     context.status.put(request.cluster, "drill", report)
     if report["verdict"]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from hyperpod_ha.environment import OptionalText, Settings, Text
 from hyperpod_ha.incidents.errors import InvalidIncidentRequest
-from hyperpod_ha.incidents.models import OpenRequest, ResolveRequest
+from hyperpod_ha.incidents.models import MAX_REASONS, OpenRequest, ResolveRequest
 from hyperpod_ha.incidents.settings import IncidentSettings
 from hyperpod_ha.incidents.tracking import Incidents
 from hyperpod_ha.incidents.verified_once import announce_verified_once, idempotency_config
@@ -51,12 +51,7 @@ class IncidentFunction:
         """The function with its clients: Incident Manager's only when a response plan is set."""
         import boto3
 
-        incidents = Incidents(
-            boto3.client("ssm"),
-            boto3.client("sns"),
-            settings.incidents,
-            incident_manager=boto3.client("ssm-incidents") if settings.incidents.response_plan_arn else None,
-        )
+        incidents = Incidents.from_settings(settings.incidents)
         status = (
             StatusRecords(boto3.client("dynamodb"), settings.state_table) if settings.state_table else None
         )
@@ -115,8 +110,9 @@ class IncidentFunction:
         metrics.add_metric(name=name, unit="Count", value=1)
         if self.status is not None:
             given = event.get("reasons")
-            # Each cut to an excerpt: a state-table item holds at most 400 KB.
-            reasons = [bounded_text(str(reason)) for reason in given[:12]] if isinstance(given, list) else []
+            # Every reason the request may hold, each an excerpt: 32 x 2 KiB, far under an item's 400 KB.
+            kept = given[:MAX_REASONS] if isinstance(given, list) else []
+            reasons = [bounded_text(str(reason)) for reason in kept]
             record = {"verdict": verdict, "reasons": reasons, "execution_id": event.get("execution_id")}
             accounting = accounting_record(event.get("accounting"))
             if accounting:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from hyperpod_ha.incidents.errors import InvalidIncidentRequest
 from hyperpod_ha.incidents.keys import KINDS_NOT_RESOLVED_BY_DEFAULT
 from hyperpod_ha.incidents.limits import bounded_chars
+from hyperpod_ha.message_sections import RunTrigger
 from hyperpod_ha.redaction import redact, scrub_text
 from hyperpod_ha.request_fields import bounded_id, bounded_text, is_cluster_name, text_field
 from hyperpod_ha.topic_messages import Links
@@ -38,6 +39,29 @@ def _kind(value: str) -> str:
     if not _KIND.match(value):
         raise InvalidIncidentRequest("kind must be 1-64 letters, digits, '_', '.' or '-'")
     return value
+
+
+def _reasons(event: Mapping[str, Any]) -> tuple[tuple[str, ...], int]:
+    """The request's reasons (each redacted and cut to an excerpt) and how many were left off."""
+    reasons = event.get("reasons") or []
+    if not isinstance(reasons, list):
+        raise InvalidIncidentRequest("reasons must be a list of strings")
+    kept = tuple(bounded_text(scrub_text(str(reason))) for reason in reasons[:MAX_REASONS])
+    return kept, max(len(reasons) - MAX_REASONS, 0)
+
+
+def _evidence(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    evidence = event.get("evidence") or {}
+    if isinstance(evidence, list):
+        evidence = {"reports": evidence}
+    if not isinstance(evidence, Mapping):
+        raise InvalidIncidentRequest("evidence must be an object")
+    return evidence
+
+
+def _trigger(event: Mapping[str, Any]) -> RunTrigger | None:
+    """What started the run (its input's trigger, start and reason), each field bounded."""
+    return RunTrigger.from_json(event.get("trigger"), event.get("started_at"), event.get("run_reason"))
 
 
 def _snapshot(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -82,20 +106,19 @@ class OpenRequest:
     cluster_arn: str | None = None
     # The run's snapshot (SnapshotStateFunction's result), when the workflow took one.
     snapshot: Mapping[str, Any] | None = None
+    # What started the run, for the message ("triggered by ..."); None for a direct request.
+    trigger: RunTrigger | None = None
+    # The verdict's one-line problem (DEGRADED: what is unhealthy, on whom).
+    problem: str = ""
+    reasons_left_off: int = 0
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> OpenRequest:
         cluster = _cluster(_text(event, "cluster"))
         verdict = _text(event, "verdict", required=False)
         kind = _kind(_text(event, "kind", required=False) or verdict)
-        reasons = event.get("reasons") or []
-        if not isinstance(reasons, list):
-            raise InvalidIncidentRequest("reasons must be a list of strings")
-        evidence = event.get("evidence") or {}
-        if isinstance(evidence, list):
-            evidence = {"reports": evidence}
-        if not isinstance(evidence, Mapping):
-            raise InvalidIncidentRequest("evidence must be an object")
+        reasons, left_off = _reasons(event)
+        evidence = _evidence(event)
         error = event.get("error")
         if error is not None and not isinstance(error, Mapping):
             raise InvalidIncidentRequest("error must be an object with Error and Cause")
@@ -104,13 +127,16 @@ class OpenRequest:
             verdict=verdict,
             kind=kind,
             execution_id=_id(_text(event, "execution_id")),
-            reasons=tuple(bounded_text(scrub_text(str(reason))) for reason in reasons[:MAX_REASONS]),
+            reasons=reasons,
             evidence=redact(evidence),
             error=WorkflowError(str(error.get("Error") or "Error"), str(error.get("Cause") or ""))
             if error
             else None,
             cluster_arn=_cluster_arn(event, evidence),
             snapshot=_snapshot(event),
+            trigger=_trigger(event),
+            problem=scrub_text(_text(event, "problem", required=False, limit=1024)),
+            reasons_left_off=left_off,
         )
 
 
@@ -122,24 +148,56 @@ class ResolveRequest:
     # None: every kind but those in KINDS_NOT_RESOLVED_BY_DEFAULT.
     kinds: frozenset[str] | None = None
     snapshot: Mapping[str, Any] | None = None
+    # What the message says beside the verdict: why the cluster is well, its controllers, the trigger.
+    reasons: tuple[str, ...] = ()
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+    trigger: RunTrigger | None = None
+    reasons_left_off: int = 0
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> ResolveRequest:
         kinds = event.get("kinds")
         if kinds is not None and not (isinstance(kinds, list) and all(isinstance(k, str) for k in kinds)):
             raise InvalidIncidentRequest("kinds must be a list of strings")
+        reasons, left_off = _reasons(event)
         return cls(
             cluster=_cluster(_text(event, "cluster")),
             verdict=_text(event, "verdict"),
             execution_id=_id(_text(event, "execution_id")),
             kinds=frozenset(_kind(kind) for kind in kinds) if kinds is not None else None,
             snapshot=_snapshot(event),
+            reasons=reasons,
+            evidence=redact(_evidence(event)),
+            trigger=_trigger(event),
+            reasons_left_off=left_off,
         )
+
+    def to_event(self) -> dict[str, Any]:
+        """The request as an event :meth:`from_event` reads back (the "verified" message's
+        idempotent call takes JSON)."""
+        event: dict[str, Any] = {
+            "cluster": self.cluster,
+            "verdict": self.verdict,
+            "execution_id": self.execution_id,
+            "snapshot": dict(self.snapshot) if self.snapshot else None,
+            "reasons": list(self.reasons),
+            "evidence": dict(self.evidence),
+        }
+        if self.kinds is not None:
+            event["kinds"] = sorted(self.kinds)
+        if self.trigger is not None:
+            event.update(self.trigger.to_event())
+        return event
 
     def covers(self, kind: str | None) -> bool:
         if self.kinds is not None:
             return kind in self.kinds
         return kind not in KINDS_NOT_RESOLVED_BY_DEFAULT
+
+
+# What an open request told people: the incident opened, a reminder, or nothing (already told
+# by this run, a reminder not due, no topic).
+OpenMessage = Literal["opened", "reminder"]
 
 
 @dataclass(frozen=True)
@@ -150,6 +208,7 @@ class OpenResult:
     notified: bool
     links: Links
     incident_error: str | None = None
+    message: OpenMessage | None = None
 
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -157,6 +216,7 @@ class OpenResult:
             "created": self.created,
             "incident_arn": self.incident_arn,
             "notified": self.notified,
+            "message": self.message,
             "links": self.links.to_json(),
         }
         if self.incident_error:

@@ -1,24 +1,29 @@
 """Opening an incident: the OpsItem (once per cluster and kind), the Incident Manager incident
-(once, by whoever created the OpsItem), the message (once per execution), each found done
-already on a retried call by the markers in the OpsItem's operational data."""
+(once, by whoever created the OpsItem), the "opened" message (once, by the run that created
+it) or a "still open" reminder (at most once per ReminderMinutes, :mod:`.reminders`), each found
+done already on a retried call by the markers in the OpsItem's operational data."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hyperpod_ha import console_links, topic_messages
+from hyperpod_ha import console_links
+from hyperpod_ha.human_time import parse_utc
+from hyperpod_ha.incidents import messages
 from hyperpod_ha.incidents.keys import EXECUTION_KEY, INCIDENT_KEY, NOTIFIED_KEY
 from hyperpod_ha.incidents.limits import bounded
-from hyperpod_ha.incidents.models import OpenRequest, OpenResult
+from hyperpod_ha.incidents.messages import OpenedIncident
+from hyperpod_ha.incidents.models import OpenMessage, OpenRequest, OpenResult
 from hyperpod_ha.incidents.ops_center import OpsCenter, data_value
 from hyperpod_ha.incidents.ops_item import ops_item_request
 from hyperpod_ha.observability import logger
-from hyperpod_ha.topic_messages import Links, OpenedIncident
+from hyperpod_ha.topic_messages import Links
 
 if TYPE_CHECKING:
-    from mypy_boto3_ssm.type_defs import CreateOpsItemRequestTypeDef, OpsItemDataValueTypeDef
+    from mypy_boto3_ssm.type_defs import OpsItemDataValueTypeDef
 
     from hyperpod_ha.incidents.incident_manager import IncidentManager
+    from hyperpod_ha.incidents.reminders import Reminders
     from hyperpod_ha.incidents.topic import Topic
 
 
@@ -28,10 +33,13 @@ def open_incident(
     topic: Topic,
     region: str,
     incident_manager: IncidentManager | None,
+    reminders: Reminders,
+    now: float,
 ) -> OpenResult:
     create = ops_item_request(request)
     ops_item_id = ops_center.create(create, request.cluster, request.kind)
-    data = ops_center.get(ops_item_id).get("OperationalData") or {}
+    item = ops_center.get(ops_item_id)
+    data = item.get("OperationalData") or {}
     # Our own execution opened it (now, or on an earlier attempt of this same call).
     created = data_value(data, EXECUTION_KEY) == request.execution_id
     partition = console_links.partition_of(request.execution_id)
@@ -49,15 +57,15 @@ def open_incident(
     if incident_arn:
         links = Links(links.execution, links.ops_item, console_links.incident_console_url(region, partition))
 
-    notified = data_value(data, NOTIFIED_KEY) == request.execution_id
-    if not notified and topic.arn:
-        topic.publish(_opened_message(request, create, ops_item_id, created, incident_arn, links))
-        notified = True
+    opened = OpenedIncident(
+        ops_item_id, created, create["Severity"], incident_arn, links, parse_utc(item.get("CreatedTime"))
+    )
+    # A retried call of a run that told people already tells nothing more.
+    told = data_value(data, NOTIFIED_KEY) == request.execution_id
+    sent = None if told else _tell(request, opened, topic, region, reminders, now)
+    notified = told or sent is not None
+    if sent is not None:
         updates[NOTIFIED_KEY] = {"Type": "SearchableString", "Value": bounded(request.execution_id)}
-    elif not topic.arn:
-        logger.warning(
-            "no notification topic configured; incident not announced", extra={"ops_item": ops_item_id}
-        )
     if updates:
         ops_center.update(ops_item_id, updates)
     logger.info(
@@ -67,33 +75,38 @@ def open_incident(
             "kind": request.kind,
             "ops_item": ops_item_id,
             "opened_now": created,
+            "told": sent,
         },
     )
-    return OpenResult(ops_item_id, created, incident_arn, notified, links, incident_error)
+    return OpenResult(ops_item_id, created, incident_arn, notified, links, incident_error, sent)
 
 
-def _opened_message(
+def _tell(
     request: OpenRequest,
-    create: CreateOpsItemRequestTypeDef,
-    ops_item_id: str,
-    created: bool,
-    incident_arn: str | None,
-    links: Links,
-) -> topic_messages.TopicMessage:
-    return topic_messages.incident_opened(
-        OpenedIncident(
-            cluster=request.cluster,
-            verdict=request.verdict,
-            kind=request.kind,
-            severity=create["Severity"],
-            title=create["Title"],
-            reasons=request.reasons,
-            error=request.error.summary(2000) if request.error else None,
-            ops_item_id=ops_item_id,
-            created=created,
-            execution_id=request.execution_id,
-            incident_arn=incident_arn,
-            links=links,
-            snapshot=topic_messages.snapshot_summary(request.snapshot),
+    incident: OpenedIncident,
+    topic: Topic,
+    region: str,
+    reminders: Reminders,
+    now: float,
+) -> OpenMessage | None:
+    """The message this run sends about the incident: "opened" by the run that created it,
+    "reminder" when one is due (:mod:`.reminders`); else none."""
+    if not topic.arn:
+        logger.warning(
+            "no notification topic configured; incident not announced",
+            extra={"ops_item": incident.ops_item_id},
         )
-    )
+        return None
+    if incident.created:
+        topic.publish(messages.opened(request, incident, region, now))
+        return "opened"
+    assert incident.ops_item_id
+    if not reminders.claim(request.cluster, incident.ops_item_id, incident.opened_at, now):
+        logger.info("incident still open; no reminder due", extra={"ops_item": incident.ops_item_id})
+        return None
+    try:
+        topic.publish(messages.reminder(request, incident, region, now, reminders.every_seconds))
+    except Exception:
+        reminders.release(request.cluster, incident.ops_item_id, now)
+        raise
+    return "reminder"

@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from hyperpod_ha import message_kinds
 from hyperpod_ha.incidents.keys import (
     CATEGORY,
     CLUSTER_KEY,
@@ -15,10 +16,7 @@ from hyperpod_ha.incidents.keys import (
     ERROR_KEY,
     EVIDENCE_PREFIX,
     EXECUTION_KEY,
-    KIND_DATABASE_REVERT_FAILED,
     KIND_KEY,
-    KIND_ROLLOUT_FAILED,
-    KIND_VERIFICATION_ERROR,
     REASONS_KEY,
     RESOURCES_KEY,
     SNAPSHOT_KEY,
@@ -35,35 +33,12 @@ from hyperpod_ha.incidents.limits import (
     bounded,
     bounded_chars,
 )
+from hyperpod_ha.incidents.messages import headline
 
 if TYPE_CHECKING:
     from mypy_boto3_ssm.type_defs import CreateOpsItemRequestTypeDef, OpsItemDataValueTypeDef, TagTypeDef
 
     from hyperpod_ha.incidents.models import OpenRequest
-
-_SEVERITY_BY_VERDICT = {
-    "DOWN": "1",
-    "SPLIT_BRAIN": "1",
-    "UNKNOWN": "2",
-    "DEGRADED": "3",
-    "FAILED_OVER": "3",
-    "HEALTHY": "4",
-}
-# A database change HyperPod could not revert: slurmctld still schedules (not a 1), but
-# accounting may be written to a half-configured database until someone acts (not a 3).
-_SEVERITY_BY_KIND = {KIND_VERIFICATION_ERROR: "2", KIND_ROLLOUT_FAILED: "2", KIND_DATABASE_REVERT_FAILED: "2"}
-# A verdict this module does not know is as uncertain as UNKNOWN.
-_DEFAULT_SEVERITY = "2"
-
-_HEADLINES = {
-    "DOWN": "no Slurm controller is active",
-    "SPLIT_BRAIN": "more than one Slurm controller is active",
-    "UNKNOWN": "no Slurm controller could be checked",
-    "DEGRADED": "the active Slurm controller serves, but something the cluster needs is unhealthy",
-    KIND_VERIFICATION_ERROR: "the failover verification itself failed",
-    KIND_ROLLOUT_FAILED: "the database secret roll-out to the controllers failed",
-    KIND_DATABASE_REVERT_FAILED: "an accounting database change failed and HyperPod could not revert it",
-}
 
 _LABEL_CHARS = re.compile(r"[^A-Za-z0-9_.:/@-]+")
 
@@ -74,18 +49,13 @@ def as_json(value: Any) -> str:
 
 
 def severity_for(verdict: str, kind: str) -> str:
-    """OpsCenter severity: "1" (critical) .. "4" (low)."""
-    if kind in _SEVERITY_BY_KIND:
-        return _SEVERITY_BY_KIND[kind]
-    return _SEVERITY_BY_VERDICT.get(verdict, _DEFAULT_SEVERITY)
+    """OpsCenter severity: "1" (critical) .. "4" (low), the kind's row (:mod:`hyperpod_ha.message_kinds`)."""
+    return message_kinds.severity_of(kind, verdict)
 
 
 def title_for(request: OpenRequest) -> str:
-    headline = _HEADLINES.get(request.kind) or _HEADLINES.get(request.verdict)
-    if headline is None:
-        headline = f"failover verification found {request.kind}"
-    label = f" ({request.verdict})" if request.verdict and request.kind == request.verdict else ""
-    return bounded_chars(f"HyperPod cluster {request.cluster}: {headline}{label}", TITLE_LIMIT)
+    """``HyperPod cluster ml: DOWN: no Slurm controller is active``: the messages' headline."""
+    return bounded_chars(f"HyperPod cluster {request.cluster}: {headline(request)}", TITLE_LIMIT)
 
 
 def description_for(request: OpenRequest) -> str:

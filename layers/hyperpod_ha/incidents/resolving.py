@@ -7,9 +7,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hyperpod_ha import console_links, topic_messages
+from hyperpod_ha import console_links, message_kinds
+from hyperpod_ha.human_time import parse_utc
+from hyperpod_ha.incidents import messages
 from hyperpod_ha.incidents.keys import KIND_KEY, RECOVERY_NOTIFIED_KEY, RESOLUTION_KEY, RESOLVED_BY_KEY
 from hyperpod_ha.incidents.limits import bounded
+from hyperpod_ha.incidents.messages import ResolvedIncident
 from hyperpod_ha.incidents.models import ResolveRequest, ResolveResult
 from hyperpod_ha.incidents.ops_center import OPEN, OpsCenter, data_value
 from hyperpod_ha.incidents.topic import Topic
@@ -26,6 +29,7 @@ def resolve_incidents(
     topic: Topic,
     region: str,
     announce_verified: Callable[[ResolveRequest], bool],
+    now: float,
 ) -> ResolveResult:
     # An earlier attempt of this same call may have resolved some already.
     earlier = _covered(
@@ -45,7 +49,8 @@ def resolve_incidents(
             },
             Status="Resolved",
         )
-    resolved = tuple(sorted({str(s["OpsItemId"]) for s in [*earlier, *still_open]}))
+    summaries = {str(s["OpsItemId"]): s for s in [*earlier, *still_open]}
+    resolved = tuple(sorted(summaries))
     if not resolved:
         notified = announce_verified(request)
         return ResolveResult((), notified, "verified" if notified else None)
@@ -57,16 +62,12 @@ def resolve_incidents(
         logger.warning("no notification topic configured; recovery not announced")
         return ResolveResult(resolved, False, None)
     partition = console_links.partition_of(request.execution_id)
-    topic.publish(
-        topic_messages.recovered(
-            request.cluster,
-            request.verdict,
-            request.execution_id,
-            {item: console_links.ops_item_console_url(item, region, partition) for item in resolved},
-            console_links.execution_console_url(request.execution_id, region),
-            snapshot=topic_messages.snapshot_summary(request.snapshot),
-        )
-    )
+    items = [
+        _resolved(summaries[item], console_links.ops_item_console_url(item, region, partition))
+        for item in resolved
+    ]
+    link = console_links.execution_console_url(request.execution_id, region)
+    topic.publish(messages.recovered(request, items, link, region, now))
     for ops_item in resolved:
         ops_center.update(
             ops_item,
@@ -76,18 +77,22 @@ def resolve_incidents(
     return ResolveResult(resolved, True, "recovered")
 
 
-def announce_verified(request: ResolveRequest, topic: Topic, region: str) -> bool:
+def _resolved(summary: Mapping[str, Any], link: str) -> ResolvedIncident:
+    kind = data_value(summary.get("OperationalData"), KIND_KEY) or "unknown"
+    severity = str(summary.get("Severity") or "")
+    return ResolvedIncident(
+        ops_item_id=str(summary["OpsItemId"]),
+        kind=kind,
+        severity=severity if severity in message_kinds.SEVERITIES else message_kinds.severity_of(kind),
+        link=link,
+        opened_at=parse_utc(summary.get("CreatedTime")),
+    )
+
+
+def announce_verified(request: ResolveRequest, topic: Topic, region: str, now: float) -> bool:
     """Publish the short "verified" message; not idempotent by itself (nothing in OpsCenter records it)."""
     if not topic.arn:
         return False
     link = console_links.execution_console_url(request.execution_id, region)
-    topic.publish(
-        topic_messages.verified(
-            request.cluster,
-            request.verdict,
-            request.execution_id,
-            link,
-            snapshot=topic_messages.snapshot_summary(request.snapshot),
-        )
-    )
+    topic.publish(messages.verified(request, link, region, now))
     return True

@@ -1,6 +1,6 @@
-"""Where incidents go: the region, the topic to notify and whether to use Incident Manager
-(:class:`IncidentSettings`, a part of IncidentFunction's settings, also read by the functions
-that open incidents themselves)."""
+"""Where incidents go: the region, the topic to notify, whether to use Incident Manager, and how
+often an open incident is reminded of (:class:`IncidentSettings`, a part of IncidentFunction's
+settings, also read by the functions that open incidents themselves)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import re
 from dataclasses import dataclass
 from typing import Annotated
 
-from hyperpod_ha.environment import OptionalText, Settings, Text
+from hyperpod_ha.environment import Integer, OptionalText, Settings, Text
+
+# A week: a reminder less often than that is none (template.yaml's MaxValue is the same).
+MAX_REMINDER_MINUTES = 10_080
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,3 +36,9 @@ class IncidentSettings(Settings):
     response_plan_arn: Annotated[
         str | None, _OptionalArn("INCIDENT_RESPONSE_PLAN_ARN", service="ssm-incidents")
     ] = None
+    # "Still open" reminders: at most one per incident in this many seconds (the template's
+    # ReminderMinutes; 0: none), kept in the state table (none without one).
+    reminder_seconds: Annotated[
+        int, Integer("REMINDER_MINUTES", 60, minimum=0, maximum=MAX_REMINDER_MINUTES, scale=60)
+    ] = 3600
+    state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None

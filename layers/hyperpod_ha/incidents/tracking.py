@@ -4,6 +4,7 @@ container)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -13,10 +14,12 @@ from hyperpod_ha.incidents.incident_manager import IncidentManager
 from hyperpod_ha.incidents.models import OpenRequest, OpenResult, ResolveRequest, ResolveResult
 from hyperpod_ha.incidents.opening import open_incident
 from hyperpod_ha.incidents.ops_center import OpsCenter
+from hyperpod_ha.incidents.reminders import Reminders
 from hyperpod_ha.incidents.resolving import announce_verified, resolve_incidents
 from hyperpod_ha.incidents.topic import Topic
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sns import SNSClient
     from mypy_boto3_ssm import SSMClient
     from mypy_boto3_ssm_incidents import SSMIncidentsClient
@@ -30,6 +33,25 @@ class Incidents:
     sns: SNSClient
     settings: IncidentSettings
     incident_manager: SSMIncidentsClient | None = None
+    # The state table's client: reminders are kept there (none without it).
+    dynamodb: DynamoDBClient | None = None
+    clock: Callable[[], float] = time.time
+
+    @classmethod
+    def from_settings(
+        cls, settings: IncidentSettings, ssm: SSMClient | None = None, sns: SNSClient | None = None
+    ) -> Incidents:
+        """With every client ``settings`` need (Incident Manager's only with a response plan, the
+        state table's only with a table); ``ssm`` and ``sns`` when the caller has them already."""
+        import boto3
+
+        return cls(
+            ssm or boto3.client("ssm"),
+            sns or boto3.client("sns"),
+            settings,
+            incident_manager=boto3.client("ssm-incidents") if settings.response_plan_arn else None,
+            dynamodb=boto3.client("dynamodb") if settings.state_table else None,
+        )
 
     @cached_property
     def _ops_center(self) -> OpsCenter:
@@ -46,8 +68,20 @@ class Incidents:
             return IncidentManager(self.incident_manager, self.settings.response_plan_arn)
         return None
 
+    @cached_property
+    def _reminders(self) -> Reminders:
+        return Reminders(self.dynamodb, self.settings.state_table, self.settings.reminder_seconds)
+
     def open(self, request: OpenRequest) -> OpenResult:
-        return open_incident(request, self._ops_center, self._topic, self.settings.region, self._manager)
+        return open_incident(
+            request,
+            self._ops_center,
+            self._topic,
+            self.settings.region,
+            self._manager,
+            self._reminders,
+            self.clock(),
+        )
 
     def resolve(
         self, request: ResolveRequest, announce_verified: Callable[[ResolveRequest], bool] | None = None
@@ -60,7 +94,8 @@ class Incidents:
             self._topic,
             self.settings.region,
             announce_verified or self.announce_verified,
+            self.clock(),
         )
 
     def announce_verified(self, request: ResolveRequest) -> bool:
-        return announce_verified(request, self._topic, self.settings.region)
+        return announce_verified(request, self._topic, self.settings.region, self.clock())

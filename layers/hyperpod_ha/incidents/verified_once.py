@@ -31,10 +31,7 @@ def announce_verified_once(
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, idempotent_function
 
     def announce(request: dict[str, Any]) -> dict[str, bool]:
-        resolve = ResolveRequest(
-            request["cluster"], request["verdict"], request["execution_id"], snapshot=request.get("snapshot")
-        )
-        return {"notified": incidents.announce_verified(resolve)}
+        return {"notified": incidents.announce_verified(ResolveRequest.from_event(request))}
 
     once = idempotent_function(
         announce,
@@ -45,12 +42,6 @@ def announce_verified_once(
     )
 
     def announce_once(request: ResolveRequest) -> bool:
-        data = {
-            "cluster": request.cluster,
-            "verdict": request.verdict,
-            "execution_id": request.execution_id,
-            "snapshot": dict(request.snapshot) if request.snapshot else None,
-        }
-        return bool(once(request=data)["notified"])
+        return bool(once(request=request.to_event())["notified"])
 
     return announce_once

@@ -28,8 +28,11 @@ class IncidentNotOpened(HyperpodHaError, RuntimeError):
     """IncidentFunction answered with an error; the delivery is retried. Safe to log."""
 
 
-def revert_failed_request(cluster: str, event_id: str, database: DatabaseConfiguration) -> dict[str, Any]:
-    """IncidentFunction's ``open`` request: one OpsItem per cluster while it is open."""
+def revert_failed_request(
+    cluster: str, event_id: str, database: DatabaseConfiguration, time: str = ""
+) -> dict[str, Any]:
+    """IncidentFunction's ``open`` request: one OpsItem per cluster while it is open. ``time``:
+    the event's own (its message says when HyperPod reported it)."""
     reasons = [
         "HyperPod changed the cluster's external accounting database configuration, the change "
         "failed and HyperPod could not revert it (RollbackStatus RevertFailed)",
@@ -45,6 +48,7 @@ def revert_failed_request(cluster: str, event_id: str, database: DatabaseConfigu
         # The event, not a run: a redelivered event finds the same Incident Manager token.
         "execution_id": f"hyperpod-event:{hashlib.sha256(event_id.encode()).hexdigest()[:32]}",
         "reasons": [scrub_text(reason) for reason in reasons],
+        "trigger": {"source": "eventbridge", "id": event_id, "time": time},
         "evidence": redact(
             {
                 "event": {

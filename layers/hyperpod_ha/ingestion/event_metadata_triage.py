@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from hyperpod_ha.ingestion import notices
 from hyperpod_ha.ingestion.cluster_event_metadata import (
     KNOWN_ROLLBACK_STATUSES,
     KNOWN_SLURM_HEALTH_REASONS,
@@ -19,9 +20,8 @@ from hyperpod_ha.ingestion.cluster_event_metadata import (
 )
 from hyperpod_ha.ingestion.database_incidents import revert_failed_request
 from hyperpod_ha.ingestion.hyperpod_events import ClusterEvent
-from hyperpod_ha.ingestion.topic_publisher import TopicPublisher
 from hyperpod_ha.observability import logger
-from hyperpod_ha.topic_messages import TopicMessage, subject_line
+from hyperpod_ha.topic_publisher import TopicPublisher
 
 # (event, reason, trigger summary) -> the triage's result
 Verify = Callable[[ClusterEvent, str, dict[str, Any]], dict[str, Any]]
@@ -40,6 +40,7 @@ class EventMetadataTriage:
     read_again: Callable[[str, str], EventMetadata | None]
     open_incident: Callable[[dict[str, Any]], dict[str, Any]]
     clock: Callable[[], float]
+    region: str = ""  # for the console links of a notice
 
     def complete(self, event: ClusterEvent, metadata: EventMetadata) -> EventMetadata:
         """The envelope's metadata, or the record's when the envelope's is null or partial."""
@@ -92,7 +93,9 @@ class EventMetadataTriage:
             logger.info("unknown RollbackStatus accepted", extra={"rollback_status": status})
             return result(event, "ignored", reason=f"rollback status {status}")
         if database.revert_failed:
-            opened = self.open_incident(revert_failed_request(event.cluster_name, event.event_id, database))
+            opened = self.open_incident(
+                revert_failed_request(event.cluster_name, event.event_id, database, event.time)
+            )
             return result(
                 event,
                 "incident-opened",
@@ -100,16 +103,6 @@ class EventMetadataTriage:
                 ops_item_created=opened.get("created"),
             )
         outcome = "reverted" if status == "Reverted" else "not applicable"
-        message = TopicMessage(
-            subject=subject_line(f"HyperPod {event.cluster_name}: accounting database change {outcome}"),
-            body=(
-                f"HyperPod reported a change of cluster {event.cluster_name}'s external accounting "
-                f"database: rollback status {status}.\n"
-                f"Advisory: {database.advisory or '(none)'}\n"
-                f"Failure message: {database.failure_message or '(none)'}\n"
-                f"Event: {event.event_id} ({event.level})"
-            ),
-            attributes={"event": "accounting-database", "cluster": event.cluster_name, "rollback": status},
-        )
+        message = notices.accounting_database_change(event, database, outcome, self.region, self.clock())
         sent = self.publisher.publish_once(event.cluster_name, event.event_id, message, int(self.clock()))
         return result(event, "notified" if sent else "duplicate", rollback_status=status)

@@ -23,7 +23,6 @@ from hyperpod_ha.ingestion.node_event_triage import NodeEventTriage
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.ingestion.settings import MassFailurePolicy
 from hyperpod_ha.ingestion.sns_records import check_sns_record, sns_records
-from hyperpod_ha.ingestion.topic_publisher import TopicPublisher
 from hyperpod_ha.ingestion.worker_failures import WorkerFailures
 from hyperpod_ha.notifications import (
     ControllerNotification,
@@ -33,6 +32,7 @@ from hyperpod_ha.notifications import (
 from hyperpod_ha.observability import metrics
 from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
+from hyperpod_ha.topic_publisher import TopicPublisher
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
@@ -181,6 +181,7 @@ class NodeEventFunction:
                     boto3.client("lambda"), settings.incident_function_arn
                 ).open,
                 clock=time.time,
+                region=settings.region,
             ),
             account=settings.account,
             region=settings.region,

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hyperpod_ha.ingestion import notices
 from hyperpod_ha.ingestion.cluster_event_metadata import metadata_of
 from hyperpod_ha.ingestion.event_metadata_triage import EventMetadataTriage
 from hyperpod_ha.ingestion.hyperpod_events import (
@@ -23,12 +24,11 @@ from hyperpod_ha.ingestion.hyperpod_events import (
     parse_hyperpod_event,
 )
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
-from hyperpod_ha.ingestion.topic_publisher import TopicPublisher
 from hyperpod_ha.ingestion.worker_failures import WorkerFailures
 from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
-from hyperpod_ha.topic_messages import TopicMessage, subject_line
+from hyperpod_ha.topic_publisher import TopicPublisher
 from hyperpod_ha.verdict import trigger_time
 
 
@@ -108,14 +108,13 @@ class NodeEventTriage:
         tally = self.workers.record_unhealthy(event.cluster_name, event.instance_id)
         if tally.outcome != "threshold-crossed":
             return self._result(event, "counted", unhealthy_workers=tally.unhealthy, group=group)
-        message = TopicMessage(
-            subject=subject_line(f"HyperPod {event.cluster_name}: {tally.unhealthy} worker nodes unhealthy"),
-            body=(
-                f"{tally.unhealthy} worker nodes of cluster {event.cluster_name} reported unhealthy within "
-                f"one window starting at epoch {tally.window_start}. Latest: {event.instance_id} "
-                f"({event.health_status}, repair action {event.repair_action}): {event.reason}\n"
-                "Further unhealthy workers in this window are counted without another notice."
-            ),
+        message = notices.workers_unhealthy(
+            event,
+            tally.unhealthy,
+            tally.window_start,
+            self.workers.policy.window_seconds,
+            self.region,
+            self.clock(),
         )
         try:
             self.publisher.publish(message)
@@ -127,13 +126,7 @@ class NodeEventTriage:
     def _cluster_state(self, event: ClusterStateChange) -> dict[str, Any]:
         if not event.alarming:
             return self._result(event, "ignored", reason=f"cluster status {event.status}")
-        message = TopicMessage(
-            subject=subject_line(f"HyperPod {event.cluster_name} is {event.status}"),
-            body=(
-                f"Cluster {event.cluster_name} changed status to {event.status}.\n"
-                f"Failure message: {event.failure_message or '(none)'}\nEvent: {event.event_id}"
-            ),
-        )
+        message = notices.cluster_status(event, self.region, self.clock())
         sent = self.publisher.publish_once(event.cluster_name, event.event_id, message, int(self.clock()))
         return self._result(event, "notified" if sent else "duplicate")
 

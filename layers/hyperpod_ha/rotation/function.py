@@ -84,7 +84,7 @@ def aws_collaborators(settings: RotateDbSecretFunctionSettings) -> Collaborators
     def incidents() -> Incidents:
         from hyperpod_ha.incidents import Incidents
 
-        return Incidents(boto3.client("ssm"), boto3.client("sns"), settings.incidents)
+        return Incidents.from_settings(settings.incidents)
 
     def records() -> StatusRecords | None:
         from hyperpod_ha.status_records import StatusRecords

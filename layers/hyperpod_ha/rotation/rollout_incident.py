@@ -5,20 +5,27 @@ from __future__ import annotations
 from typing import Any
 
 from hyperpod_ha.incidents import OpenRequest
+from hyperpod_ha.message_sections import RunTrigger
 from hyperpod_ha.redaction import redact, scrub_text
 
 
 def rollout_failed(cluster: str, secret_arn: str, controller: dict[str, Any], reason: str) -> OpenRequest:
     instance = controller.get("instance_id") or controller.get("target") or "a controller"
+    name = controller.get("hostname") or instance
     return OpenRequest(
         cluster=cluster,
         verdict="",
         kind="rollout-failed",
         execution_id=f"{secret_arn}:{controller.get('instance_id', '')}",
         reasons=(
-            scrub_text(f"slurmdbd on {instance} did not take the rotated database credentials: {reason}"),
+            # Not "credentials: <reason>": the redaction would read a secret's key and value there.
+            scrub_text(
+                f"slurmdbd on {name} ({instance}) kept its old credentials; the roll-out stopped: {reason}"
+            ),
             "the controllers after it were left as they were; fix it, then run the roll-out again "
             '(invoke RotateDbSecretFunction with {"action": "rollout"})',
         ),
-        evidence=redact({"controller": controller}),
+        # Keyed by its name: the message lists it as a controller (instance id, address, target).
+        evidence=redact({str(name): controller}),
+        trigger=RunTrigger("rotation", secret_arn, None, None, "slurmdbd credential roll-out"),
     )

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.human_time import iso_utc
 from hyperpod_ha.json_input import load_json
+from hyperpod_ha.message_sections import RunTrigger
 from hyperpod_ha.request_fields import MAX_ID_CHARS, bounded_text
 
 ABANDONED_STATUSES = frozenset({"ABORTED", "TIMED_OUT", "FAILED"})
@@ -32,6 +34,8 @@ class AbandonedRun:
     cluster: str
     lease_id: str
     reason: str
+    # What started the run (its input's trigger, its start), for the incident's message.
+    trigger: RunTrigger | None = None
 
 
 # Step Functions' execution input is at most 256 KiB; a run's own is far smaller.
@@ -71,12 +75,16 @@ def parse_abandoned_run(
     lease_id = run_input.get("lease_id") or ""
     if len(lease_id) > MAX_ID_CHARS:
         raise AbandonedRunRejected("the run's lease_id is not an id")
+    reason = bounded_text(run_input.get("reason") or "")
+    start = detail.get("startDate")  # epoch milliseconds
+    started_at = iso_utc(start / 1000) if isinstance(start, int) and 0 < start < 10**14 else None
     return AbandonedRun(
         execution_arn=execution_arn,
         status=str(status),
         cluster=cluster,
         lease_id=lease_id,
-        reason=bounded_text(run_input.get("reason") or ""),
+        reason=reason,
+        trigger=RunTrigger.from_json(run_input.get("trigger") or {"source": "operator"}, started_at, reason),
     )
 
 

@@ -47,9 +47,7 @@ class AbandonedRunFunction:
 
     @classmethod
     def from_settings(cls, settings: AbandonedRunFunctionSettings) -> AbandonedRunFunction:
-        import boto3
-
-        incidents = Incidents(boto3.client("ssm"), boto3.client("sns"), settings.incidents)
+        incidents = Incidents.from_settings(settings.incidents)
         return cls(
             VerificationRuns.from_settings(settings.verification),
             incidents,
@@ -83,6 +81,7 @@ class AbandonedRunFunction:
                 kind=kind,
                 execution_id=run.execution_arn,
                 reasons=reasons,
+                trigger=run.trigger,
             )
         )
         logger.warning(

@@ -19,8 +19,9 @@ def accounting_findings(seen: Observation, active: ObservedController) -> Findin
         error = down[0][1].error or "no answer"
         queue = active.checked.dbd.agent_queue_size if active.checked else None
         queued = f"; {queue} accounting records wait in slurmctld's DBD agent queue" if queue else ""
+        # Whose: each controller asks its own slurmdbd (AccountingStorageHost=localhost on HyperPod).
         if len(down) == len([d for _, d in views if d.reachable is not None]):
-            found.problems.append(f"slurmdbd does not answer: {error}{queued}")
+            found.problems.append(f"slurmdbd does not answer from {where}: {error}{queued}")
         else:
             found.problems.append(f"slurmdbd does not answer from {where}: {error}")
     registered = next((d for r, d in views if d.reachable and r is active.checked), None) or next(

@@ -11,6 +11,7 @@ from hyperpod_ha.verdict.degradation import one_active
 from hyperpod_ha.verdict.drift import drift_problems
 from hyperpod_ha.verdict.evidence import evidence
 from hyperpod_ha.verdict.models import (
+    DEGRADED,
     DOWN,
     MAX_REASONS,
     MAX_REPORTS,
@@ -36,6 +37,8 @@ def evaluate(
     ``SlurmConfigStrategy``, told where a controller's slurm.conf is a local copy)."""
     seen = observe(reports[:MAX_REPORTS], policy or VerdictPolicy(), config_strategy)
     name, reasons, active = _judge(seen)
+    # one_active's DEGRADED reasons: "<x> is active: ...", then its problems, then its notes.
+    problem = excerpt(reasons[1]) if name is DEGRADED and len(reasons) > 1 else None
     return Verdict(
         name=name,
         reasons=tuple(excerpt(reason) for reason in dict.fromkeys(reasons))[:MAX_REASONS],
@@ -43,6 +46,7 @@ def evaluate(
         configured_primary=seen.hosts[0].name if seen.hosts else None,
         evidence=evidence(seen, {c.key for c in active}),
         attempt=attempt,
+        problem=problem,
     )
 
 

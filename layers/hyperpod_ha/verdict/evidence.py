@@ -30,6 +30,9 @@ def _entry(seen: Observation, controller: ObservedController, active_keys: set[s
     return {
         "position": index,
         "instance_id": report.instance_id if report else None,
+        # Who it is, for a person: its address and the target of `aws ssm start-session`.
+        "address": report.private_ip if report else None,
+        "target": report.target if report else None,
         "status": report.status.value if report else "NO_REPORT",
         "reason": report.reason if report else None,
         "active": controller.key in active_keys,
@@ -52,6 +55,9 @@ def _checked_entry(seen: Observation, checked: ControllerReport) -> dict[str, An
         "heartbeat_writer": seen.name(writer) if writer is not None else None,
         "sinfo_answers": checked.scheduler.answers,
         **_failover_entry(checked),
+        # Where on-call looks first.
+        "slurmctld_log": checked.config.log_file,
+        "state_save_location": checked.state_save.path or checked.config.state_save_location,
     }
 
 

@@ -63,6 +63,8 @@ class Verdict:
     configured_primary: str | None
     evidence: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     attempt: int | None = None
+    # DEGRADED: the first thing that is not right, on whom (a message's headline); else None.
+    problem: str | None = None
 
     @property
     def verified(self) -> bool:
@@ -77,6 +79,7 @@ class Verdict:
             "configured_primary": self.configured_primary,
             "evidence": {key: dict(value) for key, value in self.evidence.items()},
             "attempt": self.attempt,
+            "problem": self.problem,
         }
 
 

@@ -54,7 +54,7 @@ class TickResult:
             "outcome": self.outcome,
             "recovery": self.recovery,
             "verdict": self.verdict.name.value,
-            "reasons": list(self.verdict.reasons[:5]),
+            "reasons": list(self.verdict.reasons),  # every one (the verdict bounds them)
             "controllers": self.controllers,
             "execution_arn": self.execution_arn,
         }

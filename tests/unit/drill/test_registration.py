@@ -12,7 +12,7 @@ import pytest
 from hyperpod_ha.drill import rules, steps
 from hyperpod_ha.drill.node import NodeOutput, parse_node_output
 from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
-from hyperpod_ha.drill.report import summary
+from hyperpod_ha.drill.summary import summary
 from tests.unit.drill.test_node_script import run
 from tests.unit.drill.test_rules import CTL1, CTL2
 
@@ -153,7 +153,7 @@ def test_the_summary_says_the_drill_registered_the_controller_again() -> None:
             "registrations": [attempt, {**attempt, "registered": None, "error": "x"}],
         },
     }
-    _, body = summary(report)
+    body = summary(report, "us-east-1", 1_796_000_000).body
     assert (
         "After the hand-back, slurmdbd had no controller registered (40.4 s in): "
         "`scontrol reconfigure` on ctl1 registered it again."

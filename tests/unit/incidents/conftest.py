@@ -10,7 +10,7 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from tests.conftest import subscribed_inbox
-from tests.unit.incidents.cases.incident_world import REGION, World
+from tests.unit.incidents.cases.incident_world import REGION, STATE_TABLE, World
 
 
 @pytest.fixture
@@ -21,6 +21,12 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     with mock_aws():
         topic = boto3.client("sns").create_topic(Name="hyperpod-ha")["TopicArn"]
         queue = subscribed_inbox(topic)
+        boto3.client("dynamodb").create_table(
+            TableName=STATE_TABLE,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
         ssm = boto3.client("ssm")
         im = boto3.client("ssm-incidents")
         with Stubber(ssm) as ssm_stub, Stubber(im) as im_stub:

@@ -1,22 +1,31 @@
-"""Opening: the OpsItem once, Incident Manager once, the message once (Stubber checks each request
-against the real API model, so the shapes here are the ones AWS would receive)."""
+"""Opening: the OpsItem once, Incident Manager once, the "opened" message once, a "still open"
+reminder at most once per interval (Stubber checks each request against the real API model, so
+the shapes here are the ones AWS would receive; the reminders' times are in moto's DynamoDB)."""
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import boto3
 import pytest
 from botocore.stub import ANY
 
 from hyperpod_ha.incidents import (
     IncidentFailed,
     OpenRequest,
+    OpenResult,
 )
 from hyperpod_ha.incidents.keys import incident_client_token
+from hyperpod_ha.incidents.reminders import Reminders
 from tests.unit.incidents.cases.incident_world import (
     EXECUTION,
     INCIDENT,
+    NOW,
     OPS_ITEM,
     OTHER_EXECUTION,
     PLAN,
+    STATE_TABLE,
     World,
     marked,
     open_event,
@@ -36,6 +45,7 @@ def test_open_creates_the_ops_item_and_notifies_once(world: World) -> None:
         "created": True,
         "incident_arn": None,
         "notified": True,
+        "message": "opened",
         "links": {
             "execution": f"https://us-west-2.console.aws.amazon.com/states/home?region=us-west-2"
             f"#/v2/executions/details/{EXECUTION}",
@@ -44,8 +54,9 @@ def test_open_creates_the_ops_item_and_notifies_once(world: World) -> None:
         },
     }
     [message] = world.messages()
-    assert message["Subject"] == "hyperpod-ha ml-cluster: DOWN - incident opened (sev 1)"
+    assert message["Subject"] == "[hyperpod-ha] ml-cluster: DOWN: no Slurm controller is active (sev 1)"
     assert "no controller answered scontrol ping" in message["Message"]
+    assert message["MessageAttributes"]["event"]["Value"] == "opened"
 
 
 def test_retried_open_has_no_second_effect(world: World) -> None:
@@ -61,25 +72,37 @@ def test_retried_open_has_no_second_effect(world: World) -> None:
     assert world.messages() == []  # no second message, no StartIncident, no update (Stubber: none queued)
 
 
-def test_dedup_hit_by_exception_is_not_created_and_notifies_still_open(world: World) -> None:
+def test_dedup_hit_by_exception_is_not_created_and_reminds_once_the_interval_passed(world: World) -> None:
     request = OpenRequest.from_event(open_event())
     world.expect_duplicate("oi-00000000aaaa")
     world.expect_get(
-        ops_item("oi-00000000aaaa", execution=OTHER_EXECUTION, notified=OTHER_EXECUTION), "oi-00000000aaaa"
+        ops_item("oi-00000000aaaa", opened_ago=3700, execution=OTHER_EXECUTION, notified=OTHER_EXECUTION),
+        "oi-00000000aaaa",
     )
     world.expect_update("oi-00000000aaaa", marked(notified=EXECUTION))
     # A response plan is set, but the incident belongs to whoever opened the OpsItem: no StartIncident.
     result = world.incidents(plan=PLAN).open(request)
     assert (result.ops_item_id, result.created, result.incident_arn) == ("oi-00000000aaaa", False, None)
+    assert result.message == "reminder"
     [message] = world.messages()
-    assert "incident still open" in message["Subject"]
+    assert message["Subject"] == (
+        "[hyperpod-ha] ml-cluster: still open for 1 h 1 min: DOWN: no Slurm controller is active (sev 1)"
+    )
+    assert message["MessageAttributes"]["event"]["Value"] == "reminder"
+    assert "open since 1 h 1 min ago (2026-12-01 08:58 UTC)" in message["Message"]
 
 
 def test_dedup_hit_by_quiet_return_is_not_created(world: World) -> None:
     request = OpenRequest.from_event(open_event())
     world.expect_create(request, "oi-00000000bbbb")
     world.expect_get(
-        ops_item("oi-00000000bbbb", execution=OTHER_EXECUTION, notified=OTHER_EXECUTION, incident=INCIDENT),
+        ops_item(
+            "oi-00000000bbbb",
+            opened_ago=7200,
+            execution=OTHER_EXECUTION,
+            notified=OTHER_EXECUTION,
+            incident=INCIDENT,
+        ),
         "oi-00000000bbbb",
     )
     world.expect_update("oi-00000000bbbb", marked(notified=EXECUTION))
@@ -101,6 +124,7 @@ def test_duplicate_without_an_id_finds_the_open_ops_item(world: World) -> None:
     )
     world.expect_get(ops_item("oi-00000000dddd", execution=OTHER_EXECUTION), "oi-00000000dddd")
     world.expect_update("oi-00000000dddd", marked(notified=EXECUTION))
+    # No CreatedTime and no reminder yet: the reminder is due.
     assert world.incidents().open(request).ops_item_id == "oi-00000000dddd"
 
 
@@ -114,7 +138,7 @@ def test_open_starts_one_incident_manager_incident_with_its_own_token(world: Wor
         {
             "responsePlanArn": PLAN,
             "clientToken": incident_client_token(EXECUTION, "DOWN"),
-            "title": "HyperPod cluster ml-cluster: no Slurm controller is active (DOWN)",
+            "title": "HyperPod cluster ml-cluster: DOWN: no Slurm controller is active",
             "impact": 1,
             "triggerDetails": {
                 "source": "hyperpod-ha",
@@ -164,3 +188,74 @@ def test_open_without_a_topic_reports_not_notified(world: World) -> None:
     world.expect_get(ops_item(execution=EXECUTION))
     result = world.incidents(topic=False).open(request)
     assert result.notified is False
+    assert result.message is None
+
+
+def _tick(world: World, minutes: int, *, reminded: bool) -> OpenResult:
+    """A run ``minutes`` after the DOWN incident was opened (at NOW) finds it open again;
+    ``reminded``: whether it is to send the reminder (Stubber then expects its marker)."""
+    request = OpenRequest.from_event(open_event(execution_id=f"{EXECUTION}-{minutes}"))
+    world.expect_duplicate(OPS_ITEM)
+    world.expect_get(ops_item(opened_ago=0, execution=OTHER_EXECUTION, notified=OTHER_EXECUTION))
+    if reminded:
+        world.expect_update(OPS_ITEM, marked(notified=request.execution_id))
+    return world.incidents(now=NOW + minutes * 60).open(request)
+
+
+def test_runs_within_the_interval_send_no_reminder(world: World) -> None:
+    # Three watchdog ticks 5, 10 and 15 minutes after the opening: no page (it was once per tick).
+    for minutes in (5, 10, 15):
+        result = _tick(world, minutes, reminded=False)
+        assert (result.created, result.notified, result.message) == (False, False, None)
+    assert world.messages() == []
+
+
+def test_one_reminder_per_interval_however_many_runs(world: World) -> None:
+    # A tick every 5 minutes for 2 h 10 min, reminders every 60 minutes: at 60 and 120 only.
+    sent = [m for m in range(5, 135, 5) if _tick(world, m, reminded=m in (60, 120)).message == "reminder"]
+    assert sent == [60, 120]
+    subjects = [message["Subject"] for message in world.messages()]
+    assert subjects == [
+        "[hyperpod-ha] ml-cluster: still open for 1 h: DOWN: no Slurm controller is active (sev 1)",
+        "[hyperpod-ha] ml-cluster: still open for 2 h: DOWN: no Slurm controller is active (sev 1)",
+    ]
+
+
+def test_no_reminder_when_turned_off(world: World) -> None:
+    request = OpenRequest.from_event(open_event())
+    world.expect_duplicate(OPS_ITEM)
+    world.expect_get(ops_item(opened_ago=86_400, execution=OTHER_EXECUTION, notified=OTHER_EXECUTION))
+    assert world.incidents(reminder_seconds=0).open(request).message is None
+    assert world.messages() == []
+
+
+def test_of_runs_at_once_one_claims_the_reminder(world: World) -> None:
+    reminders = Reminders(boto3.client("dynamodb"), STATE_TABLE, 3600)
+    start = threading.Barrier(8)
+
+    def claim(_: int) -> bool:
+        start.wait()
+        return reminders.claim("ml-cluster", OPS_ITEM, NOW - 3600, NOW)
+
+    with ThreadPoolExecutor(8) as pool:
+        claimed = list(pool.map(claim, range(8)))
+    assert claimed.count(True) == 1
+    # The next interval: one more, and only one.
+    assert reminders.claim("ml-cluster", OPS_ITEM, NOW - 3600, NOW + 3600)
+    assert not reminders.claim("ml-cluster", OPS_ITEM, NOW - 3600, NOW + 3601)
+
+
+def test_a_reminder_that_could_not_be_sent_is_sent_by_the_retry(world: World) -> None:
+    request = OpenRequest.from_event(open_event())
+    world.expect_duplicate(OPS_ITEM)
+    world.expect_get(ops_item(opened_ago=7200, execution=OTHER_EXECUTION, notified=OTHER_EXECUTION))
+    incidents = world.incidents()
+    boto3.client("sns").delete_topic(TopicArn=world.topic)
+    with pytest.raises(IncidentFailed, match="SNS Publish failed"):
+        incidents.open(request)
+    # The claim was released: the retried call (the topic back) reminds.
+    boto3.client("sns").create_topic(Name="hyperpod-ha")
+    world.expect_duplicate(OPS_ITEM)
+    world.expect_get(ops_item(opened_ago=7200, execution=OTHER_EXECUTION, notified=OTHER_EXECUTION))
+    world.expect_update(OPS_ITEM, marked(notified=EXECUTION))
+    assert world.incidents().open(request).message == "reminder"

@@ -100,7 +100,8 @@ def test_the_runs_snapshot_is_kept_with_the_ops_item_and_named_in_the_message(wo
     world.expect_update(OPS_ITEM, marked(notified=EXECUTION))
     world.incidents().open(request)
     [message] = world.messages()
-    assert "Snapshot:  backup backup-0123456789abcdef0 AVAILABLE (ok)" in message["Message"]
+    (line,) = [line for line in message["Message"].splitlines() if line.startswith("Snapshot:")]
+    assert line.split(":", 1)[1].strip() == "backup backup-0123456789abcdef0 AVAILABLE (ok)"
     with pytest.raises(InvalidIncidentRequest, match="snapshot must be an object"):
         OpenRequest.from_event(open_event(snapshot="backup"))
 

@@ -25,7 +25,7 @@ def test_resolve_closes_our_open_items_and_says_recovered_once(world: World) -> 
     world.expect_describe([], ["Resolved"], **{RESOLVED_BY_KEY: EXECUTION})
     world.expect_describe(
         [
-            ops_summary("oi-000000000001", cluster="ml-cluster", kind="DOWN"),
+            {**ops_summary("oi-000000000001", cluster="ml-cluster", kind="DOWN"), "Severity": "1"},
             ops_summary("oi-000000000002", cluster="ml-cluster", kind="rollout-failed"),
             ops_summary("oi-000000000003", source="someone-else", cluster="ml-cluster", kind="DOWN"),
             ops_summary("oi-000000000004", cluster="other-cluster", kind="DOWN"),
@@ -44,8 +44,16 @@ def test_resolve_closes_our_open_items_and_says_recovered_once(world: World) -> 
     result = world.incidents().resolve(_resolve())
     assert result.to_json() == {"resolved": ["oi-000000000001"], "notified": True, "message": "recovered"}
     [message] = world.messages()
-    assert message["Subject"] == "hyperpod-ha ml-cluster: recovered (HEALTHY)"
-    assert "oi-000000000001" in message["Message"]
+    # The resolution carries the severity of what it resolves: a pager that got DOWN gets this.
+    assert message["Subject"] == "[hyperpod-ha] ml-cluster: recovered (HEALTHY): DOWN resolved (sev 1)"
+    assert {name: value["Value"] for name, value in message["MessageAttributes"].items()} == {
+        "cluster": "ml-cluster",
+        "kind": "recovered",
+        "severity": "1",
+        "event": "resolved",
+        "verdict": "HEALTHY",
+    }
+    assert "  - oi-000000000001 DOWN (sev 1), open since an earlier run: https://" in message["Message"]
 
 
 def test_retried_resolve_has_no_second_effect(world: World) -> None:
@@ -89,7 +97,9 @@ def test_resolve_with_nothing_open_says_verified(world: World) -> None:
     result = world.incidents().resolve(_resolve(verdict="FAILED_OVER"))
     assert result.to_json() == {"resolved": [], "notified": True, "message": "verified"}
     [message] = world.messages()
-    assert message["Subject"] == "hyperpod-ha ml-cluster: verified (FAILED_OVER)"
+    assert message["Subject"] == "[hyperpod-ha] ml-cluster: verified FAILED_OVER (sev 4)"
+    assert message["MessageAttributes"]["event"]["Value"] == "notice"
+    assert "a backup controller took over and serves" in message["Message"]
 
 
 def test_resolve_of_a_rollout_failure_only_when_named(world: World) -> None:

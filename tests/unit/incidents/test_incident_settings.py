@@ -23,7 +23,9 @@ def test_the_template_s_variables_are_read() -> None:
         }
     )
     assert settings == IncidentFunctionSettings(
-        IncidentSettings("us-west-2", TOPIC, PLAN), idempotency_table="idempotency", state_table="state"
+        IncidentSettings("us-west-2", TOPIC, PLAN, 3600, "state"),
+        idempotency_table="idempotency",
+        state_table="state",
     )
 
 
@@ -42,3 +44,15 @@ def test_missing_optional_variables_leave_their_parts_out() -> None:
 def test_a_malformed_arn_is_named(name: str, value: str) -> None:
     with pytest.raises(ConfigurationError, match=name):
         IncidentSettings.from_environment({"AWS_REGION": "us-west-2", name: value})
+
+
+@pytest.mark.parametrize(("minutes", "seconds"), [("0", 0), ("", 3600), ("1", 60), ("10080", 604_800)])
+def test_reminder_minutes_are_read_in_seconds(minutes: str, seconds: int) -> None:
+    settings = IncidentSettings.from_environment({"AWS_REGION": "us-west-2", "REMINDER_MINUTES": minutes})
+    assert settings.reminder_seconds == seconds
+
+
+@pytest.mark.parametrize("minutes", ["-1", "10081", "an hour"])
+def test_reminder_minutes_out_of_bounds_are_named(minutes: str) -> None:
+    with pytest.raises(ConfigurationError, match="REMINDER_MINUTES"):
+        IncidentSettings.from_environment({"AWS_REGION": "us-west-2", "REMINDER_MINUTES": minutes})

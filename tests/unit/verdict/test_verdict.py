@@ -90,6 +90,7 @@ def test_verdict_json() -> None:
         "configured_primary",
         "evidence",
         "attempt",
+        "problem",
     }
     assert (data["verdict"], data["verified"], data["active_controller"], data["configured_primary"]) == (
         "HEALTHY",
@@ -101,6 +102,8 @@ def test_verdict_json() -> None:
     assert data["evidence"]["ctl1"] == {
         "position": 0,
         "instance_id": "i-0ctl1000000000000",
+        "address": "10.214.0.11",
+        "target": "sagemaker-cluster:hplab0000001_controller-machine-i-0ctl1000000000000",
         "status": "CHECKED",
         "reason": None,
         "active": True,
@@ -122,6 +125,8 @@ def test_verdict_json() -> None:
         "slurm_conf_sha256": "5" * 16,
         "on_prog": "executable",
         "off_prog": "executable",
+        "slurmctld_log": "/var/log/slurm/slurmctld.log",
+        "state_save_location": "/srv/hplab/shared/state",
     }
 
 
@@ -165,3 +170,34 @@ def test_bad_input_is_rejected_input() -> None:
     assert issubclass(VerdictInputError, InputRejected)
     assert issubclass(ConvergenceInputError, InputRejected)
     assert issubclass(VerdictInputError, ValueError)  # what callers caught before
+
+
+def test_degraded_names_what_is_unhealthy_and_on_whom() -> None:
+    verdict = evaluate(
+        [
+            Probe(dbd="sacctmgr_cluster_refused.txt", dbd_rc=1).report(),
+            Probe(
+                name="ctl2",
+                log="slurmctld_log_ctl2_standby.txt",
+                dbd="sacctmgr_cluster_refused.txt",
+                dbd_rc=1,
+            ).report(),
+        ]
+    )
+    assert verdict.name == "DEGRADED"
+    assert verdict.problem is not None
+    assert verdict.problem.startswith("slurmdbd does not answer from ctl1, ctl2: ")
+    assert verdict.problem in verdict.reasons
+    assert verdict.to_json()["problem"] == verdict.problem
+    # Only DEGRADED has one: the other verdicts' headlines say what is wrong.
+    assert evaluate([Probe().report(), STANDBY.report()]).problem is None
+
+
+def test_the_evidence_says_how_to_reach_each_controller_and_where_to_look() -> None:
+    verdict = evaluate([Probe().report(), STANDBY.report()])
+    for entry in verdict.evidence.values():
+        assert entry["instance_id"]
+        assert "address" in entry
+        assert "target" in entry
+        assert "slurmctld_log" in entry
+        assert "state_save_location" in entry

@@ -3,6 +3,7 @@ OpsCenter and Incident Manager, moto for SNS)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,9 @@ INCIDENT = "arn:aws:ssm-incidents::123456789012:incident-record/hyperpod/6ebcc81
 CLUSTER_ARN = "arn:aws:sagemaker:us-west-2:123456789012:cluster/abcd1234efgh"
 OPS_ITEM = "oi-0123456789ab"
 RESERVED_PREFIXES = ("amazon", "aws", "amzn", "ssm", "/amazon", "/aws", "/amzn", "/ssm")
+STATE_TABLE = "state"
+# The tests' clock: 2026-12-01 10:00:00 UTC.
+NOW = 1_796_119_200.0
 
 
 def open_event(**changes: Any) -> dict[str, Any]:
@@ -64,10 +68,18 @@ def marked(**values: str) -> dict[str, dict[str, str]]:
     return {keys[name]: {"Value": value, "Type": "SearchableString"} for name, value in values.items()}
 
 
-def ops_item(ops_item_id: str = OPS_ITEM, **values: str) -> dict[str, Any]:
-    return {
-        "OpsItem": {"OpsItemId": ops_item_id, "Source": "hyperpod-ha", "OperationalData": marked(**values)}
+def ops_item(
+    ops_item_id: str = OPS_ITEM, *, opened_ago: float | None = None, **values: str
+) -> dict[str, Any]:
+    """GetOpsItem's answer; ``opened_ago``: its CreatedTime, seconds before :data:`NOW`."""
+    item: dict[str, Any] = {
+        "OpsItemId": ops_item_id,
+        "Source": "hyperpod-ha",
+        "OperationalData": marked(**values),
     }
+    if opened_ago is not None:
+        item["CreatedTime"] = dt.datetime.fromtimestamp(NOW - opened_ago, dt.UTC)
+    return {"OpsItem": item}
 
 
 def ops_summary(
@@ -85,11 +97,24 @@ class World:
     topic: str
     queue: str
 
-    def incidents(self, *, plan: str | None = None, topic: bool = True) -> Incidents:
+    def incidents(
+        self, *, plan: str | None = None, topic: bool = True, reminder_seconds: int = 3600, now: float = NOW
+    ) -> Incidents:
         settings = IncidentSettings(
-            region=REGION, topic_arn=self.topic if topic else None, response_plan_arn=plan
+            region=REGION,
+            topic_arn=self.topic if topic else None,
+            response_plan_arn=plan,
+            reminder_seconds=reminder_seconds,
+            state_table=STATE_TABLE,
         )
-        return Incidents(self.ssm, boto3.client("sns"), settings, incident_manager=self.im if plan else None)
+        return Incidents(
+            self.ssm,
+            boto3.client("sns"),
+            settings,
+            incident_manager=self.im if plan else None,
+            dynamodb=boto3.client("dynamodb"),
+            clock=lambda: now,
+        )
 
     def messages(self) -> list[dict[str, Any]]:
         sqs = boto3.client("sqs")

@@ -1,0 +1,355 @@
+"""One sample of every message kind, made by the real builders with fixed inputs (docs/messages.md
+is written from them by :mod:`hyperpod_ha_dev.messages_page`; ``tests/unit/test_message_samples.py``
+fails while a kind of :mod:`hyperpod_ha.message_kinds` has no sample). The subscription filter
+policies the page shows are :data:`FILTER_POLICIES`, checked against the messages really sent by
+``tests/functions/test_filter_policies.py``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+from hyperpod_ha import console_links
+from hyperpod_ha.drill.summary import summary
+from hyperpod_ha.incidents import OpenRequest, ResolveRequest
+from hyperpod_ha.incidents import messages as incident_messages
+from hyperpod_ha.incidents.messages import OpenedIncident, ResolvedIncident
+from hyperpod_ha.incidents.ops_item import severity_for
+from hyperpod_ha.ingestion import notices
+from hyperpod_ha.ingestion.cluster_event_metadata import DatabaseConfiguration
+from hyperpod_ha.ingestion.hyperpod_events import ClusterEvent, ClusterStateChange, NodeHealthEvent
+from hyperpod_ha.notices import messages as notice_messages
+from hyperpod_ha.notices.aws_events import AlarmChange, RotationEvent
+from hyperpod_ha.notices.messages import Stack
+from hyperpod_ha.rotation.rollout_incident import rollout_failed
+from hyperpod_ha.topic_messages import Links, TopicMessage
+
+# 2026-12-01 10:00 UTC, the samples' "now".
+NOW: Final = 1_796_119_200.0
+REGION: Final = "us-west-2"
+CLUSTER: Final = "ml-cluster"
+ACCOUNT: Final = "123456789012"
+EXECUTION: Final = (
+    f"arn:aws:states:{REGION}:{ACCOUNT}:execution:"
+    "hyperpod-ha-FailoverVerificationStateMachine:ml-cluster-7f3a"
+)
+DRILL_EXECUTION: Final = EXECUTION.replace("FailoverVerification", "FailoverDrill")
+CLUSTER_ARN: Final = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:cluster/abcd1234efgh"
+SECRET: Final = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:ml-cluster-slurmdbd-HGZcWv"
+OPS_ITEM: Final = "oi-0123456789ab"
+
+# Subscription filter policies (FilterPolicyScope MessageAttributes, the default).
+FILTER_POLICIES: Final = {
+    # Pages for severity 1 and 2: openings, reminders and their resolutions, and the notice path's
+    # own alarms, which reach the topic as CloudWatch's raw JSON without attributes.
+    "paging": {"$or": [{"severity": ["1", "2"]}, {"severity": [{"exists": False}]}]},
+    # A chat channel: everything but the reminders (and the notice path's own alarms, which
+    # have no attributes: an attribute's condition never matches a message without it).
+    "chat": {"$or": [{"event": [{"anything-but": ["reminder"]}]}, {"event": [{"exists": False}]}]},
+}
+
+
+def _controller(index: int, **entry: Any) -> dict[str, Any]:
+    instance = f"i-0{index}a2b3c4d5e6f70{index}"
+    return {
+        "position": index - 1,
+        "instance_id": instance,
+        "address": f"10.1.0.1{index}",
+        "target": f"sagemaker-cluster:abcd1234efgh_controller-machine-{instance}",
+        "status": "CHECKED",
+        "slurmctld_log": "/var/log/slurm/slurmctld.log",
+        "state_save_location": "/fsx/slurm/state",
+        **entry,
+    }
+
+
+DOWN_EVIDENCE: Final = {
+    "ctl1": _controller(1, active=False, slurmctld="stopped", answers_ping=False),
+    "ctl2": _controller(2, status="UNREACHABLE", reason="Session Manager: TargetNotConnected"),
+}
+WELL_EVIDENCE: Final = {
+    "ctl1": _controller(1, active=False, slurmctld="stopped", answers_ping=False),
+    "ctl2": _controller(2, active=True, slurmctld="running", answers_ping=True),
+}
+DOWN_REASONS: Final = (
+    "no controller is active",
+    "ctl1: slurmctld stopped (process state T), does not answer ping",
+    "ctl2: unreachable: Session Manager: TargetNotConnected",
+    "nobody writes the heartbeat: last beat 4 min 10 s ago by ctl1",
+)
+
+
+def _trigger(
+    source: str = "watchdog", ident: str = "tick-2026-12-01T09:58", ago: float = 120
+) -> dict[str, Any]:
+    from hyperpod_ha.human_time import iso_utc
+
+    return {
+        "trigger": {"source": source, "id": ident, "time": iso_utc(NOW - ago)},
+        "started_at": iso_utc(NOW - ago + 1),
+        "run_reason": f"{source}: DOWN"
+        if source == "watchdog"
+        else "slurmctld ON on 10.1.0.12 (primary script)",
+    }
+
+
+def _open(**event: Any) -> OpenRequest:
+    base = {"cluster": CLUSTER, "execution_id": EXECUTION, "evidence": DOWN_EVIDENCE, **_trigger()}
+    return OpenRequest.from_event({**base, **event})
+
+
+def _links(execution_id: str = EXECUTION) -> Links:
+    """As IncidentFunction makes them: no run link where the id is no execution (a roll-out)."""
+    return Links(
+        execution=console_links.execution_console_url(execution_id, REGION),
+        ops_item=console_links.ops_item_console_url(OPS_ITEM, REGION),
+    )
+
+
+def _opened(request: OpenRequest, *, created: bool = True, opened_ago: float = 0) -> OpenedIncident:
+    severity = severity_for(request.verdict, request.kind)
+    return OpenedIncident(OPS_ITEM, created, severity, None, _links(request.execution_id), NOW - opened_ago)
+
+
+def down() -> TopicMessage:
+    request = _open(verdict="DOWN", reasons=list(DOWN_REASONS))
+    return incident_messages.opened(request, _opened(request), REGION, NOW)
+
+
+def down_reminder() -> TopicMessage:
+    request = _open(verdict="DOWN", reasons=list(DOWN_REASONS))
+    return incident_messages.reminder(
+        request, _opened(request, created=False, opened_ago=3700), REGION, NOW, 3600
+    )
+
+
+def degraded() -> TopicMessage:
+    problem = "slurmdbd does not answer from ctl1, ctl2: Connection refused"
+    request = _open(
+        verdict="DEGRADED",
+        problem=problem,
+        evidence={
+            "ctl1": _controller(
+                1, active=True, slurmctld="running", answers_ping=True, slurmdbd_reachable=False
+            ),
+            "ctl2": _controller(
+                2, active=False, slurmctld="running", answers_ping=True, slurmdbd_reachable=False
+            ),
+        },
+        reasons=[
+            "ctl1 is active: logged 'Running as primary controller' 2 d 4 h ago, answers ping",
+            problem + "; 212 accounting records wait in slurmctld's DBD agent queue",
+        ],
+        **_trigger("eventbridge", "5b3c0f6e-2d4a-4e8b-9c1d-7e6f5a4b3c2d"),
+    )
+    return incident_messages.opened(request, _opened(request), REGION, NOW)
+
+
+def split_brain() -> TopicMessage:
+    request = _open(
+        verdict="SPLIT_BRAIN",
+        evidence={
+            "ctl1": _controller(1, active=True, slurmctld="running", answers_ping=True),
+            "ctl2": _controller(2, active=True, slurmctld="running", answers_ping=True),
+        },
+        reasons=[
+            "ctl1 and ctl2 both act as the active controller",
+            "ctl1 logged 'Running as primary controller' 3 min ago; ctl2 logged it 2 min ago",
+        ],
+    )
+    return incident_messages.opened(request, _opened(request), REGION, NOW)
+
+
+def unknown() -> TopicMessage:
+    evidence = {
+        name: _controller(i, status="UNREACHABLE", reason="Session Manager: TargetNotConnected")
+        for i, name in ((1, "ctl1"), (2, "ctl2"))
+    }
+    request = _open(verdict="UNKNOWN", evidence=evidence, reasons=["no controller could be checked"])
+    return incident_messages.opened(request, _opened(request), REGION, NOW)
+
+
+def verification_error() -> TopicMessage:
+    request = _open(
+        verdict="UNKNOWN",
+        kind="verification-error",
+        evidence={},
+        reasons=["verification could not complete"],
+        error={"Error": "States.Timeout", "Cause": "HealthCheckFunction did not answer within 120 s"},
+    )
+    return incident_messages.opened(request, _opened(request), REGION, NOW)
+
+
+def rollout() -> TopicMessage:
+    controller = {
+        "instance_id": "i-02a2b3c4d5e6f7002",
+        "group": "controller-machine",
+        "status": "Running",
+        "private_ip": "10.1.0.12",
+        "hostname": "ip-10-1-0-12",
+        "target": "sagemaker-cluster:abcd1234efgh_controller-machine-i-02a2b3c4d5e6f7002",
+    }
+    request = rollout_failed(CLUSTER, SECRET, controller, "slurmdbd did not answer within 45 s")
+    return incident_messages.opened(request, _opened(request), REGION, NOW)
+
+
+def database_revert_failed() -> TopicMessage:
+    from hyperpod_ha.ingestion.database_incidents import revert_failed_request
+
+    database = DatabaseConfiguration("RevertFailed", "Restore the endpoint in DescribeCluster", "timed out")
+    event = revert_failed_request(CLUSTER, "e-4c1d", database, "2026-12-01T09:55:00Z")
+    request = OpenRequest.from_event(event)
+    return incident_messages.opened(request, _opened(request), REGION, NOW)
+
+
+def drill_not_verified() -> TopicMessage:
+    request = _open(
+        verdict="DOWN",
+        kind="drill-not-verified",
+        evidence={"ctl1": _controller(1), "ctl2": _controller(2)},
+        reasons=["the takeover was not verified FAILED_OVER (last verdict DOWN)"],
+        trigger={"source": "operator", "id": "drill-7f3a", "time": ""},
+        run_reason="failover drill",
+    )
+    return incident_messages.opened(request, _opened(request), REGION, NOW)
+
+
+def _resolve(verdict: str, reasons: list[str]) -> ResolveRequest:
+    event = {"cluster": CLUSTER, "verdict": verdict, "execution_id": EXECUTION, "evidence": WELL_EVIDENCE}
+    return ResolveRequest.from_event({**event, "reasons": reasons, **_trigger("sns", "9d1e0f3a-6b2c")})
+
+
+def recovered() -> TopicMessage:
+    request = _resolve("FAILED_OVER", ["ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat"])
+    item = ResolvedIncident(
+        OPS_ITEM, "DOWN", "1", console_links.ops_item_console_url(OPS_ITEM, REGION), NOW - 900
+    )
+    return incident_messages.recovered(request, [item], _links().execution, REGION, NOW)
+
+
+def verified() -> TopicMessage:
+    request = _resolve(
+        "HEALTHY", ["ctl1 (configured primary) is active: writes the heartbeat (last beat 2 s ago)"]
+    )
+    return incident_messages.verified(request, _links().execution, REGION, NOW)
+
+
+def workers() -> TopicMessage:
+    event = NodeHealthEvent(
+        "7c2d5e8f", CLUSTER, CLUSTER_ARN, "i-0f0f0f0f0f0f00006", "Unhealthy", "GPU XID error", "Replace",
+        "2026-12-01T09:59:20Z",
+    )  # fmt: skip
+    return notices.workers_unhealthy(event, 6, int(NOW) - 420, 600, REGION, NOW)
+
+
+def cluster_failed() -> TopicMessage:
+    event = ClusterStateChange(
+        "3e4f5a6b", CLUSTER, CLUSTER_ARN, "Failed", "Lifecycle script failed", "2026-12-01T09:58:00Z"
+    )
+    return notices.cluster_status(event, REGION, NOW)
+
+
+def database_reverted() -> TopicMessage:
+    event = ClusterEvent(
+        "e-4c2e", CLUSTER, CLUSTER_ARN, "Warn", "Cluster", "", None, None, "2026-12-01T09:57:00Z"
+    )
+    database = DatabaseConfiguration("Reverted", "No action needed", "The new endpoint did not answer")
+    return notices.accounting_database_change(event, database, "reverted", REGION, NOW)
+
+
+def drill() -> TopicMessage:
+    report = {
+        "outcome": "completed",
+        "cluster": CLUSTER,
+        "reasons": [],
+        "from": "ctl1",
+        "to": "ctl2",
+        "from_controller": {"name": "ctl1", "instance_id": "i-01a2b3c4d5e6f7001", "address": "10.1.0.11"},
+        "to_controller": {"name": "ctl2", "instance_id": "i-02a2b3c4d5e6f7002", "address": "10.1.0.12"},
+        "takeover_seconds": 14.2,
+        "verified_seconds": 96.8,
+        "verdict": "HEALTHY",
+        "verdict_reasons": ["ctl1 (configured primary) is active: writes the heartbeat"],
+        "verified": True,
+        "jobs": {"before": ["4101", "4102"], "survived": ["4101", "4102"], "lost": []},
+        "test_job": {"id": "4103", "state": "COMPLETED", "ran": True, "seconds": 3.9},
+        "hand_back": {"to": "ctl1", "takeover_seconds": 12.0, "verified_seconds": 88.5},
+        "execution_id": DRILL_EXECUTION,
+        "execution_link": console_links.execution_console_url(DRILL_EXECUTION, REGION),
+        "started_at": NOW - 330,
+    }
+    return summary(report, REGION, NOW)
+
+
+_STACK: Final = Stack(CLUSTER, REGION, "hyperpod-ha.", "/aws/lambda/hyperpod-ha-RotateDbSecretFunction")
+
+
+def rotation() -> TopicMessage:
+    return notice_messages.rotation_failed(
+        RotationEvent("5e1f7a3c", "RotationFailed", SECRET, NOW - 140), _STACK, NOW
+    )
+
+
+def alarm() -> TopicMessage:
+    change = AlarmChange(
+        "c4a8e2f6",
+        "hyperpod-ha.WatchdogErrorsAlarm",
+        "WatchdogFunction raised errors (see its log group).",
+        "ALARM",
+        "OK",
+        "Threshold Crossed: 1 out of the last 1 datapoints [2.0 (01/12/26 09:55:00)] was greater than the "
+        "threshold (0.0).",
+        NOW - 60,
+    )
+    return notice_messages.alarm_changed(change, _STACK, NOW)
+
+
+@dataclass(frozen=True)
+class Sample:
+    title: str
+    when: str  # when it is sent
+    make: Callable[[], TopicMessage]
+
+
+SAMPLES: Final = (
+    Sample(
+        "DOWN: incident opened", "a run finds no controller active (the run that opens the OpsItem)", down
+    ),
+    Sample(
+        "DOWN: still open",
+        "a later run finds it open again, at most once per ReminderMinutes",
+        down_reminder,
+    ),
+    Sample("DEGRADED", "the active controller serves, but something it needs is unhealthy", degraded),
+    Sample("SPLIT_BRAIN", "more than one controller acts as the active one", split_brain),
+    Sample("UNKNOWN", "no controller could be checked", unknown),
+    Sample(
+        "verification-error",
+        "the verification run itself failed (a step's error, a timeout)",
+        verification_error,
+    ),
+    Sample("rollout-failed", "a controller did not take the rotated database credentials", rollout),
+    Sample(
+        "accounting-database-revert-failed",
+        "HyperPod could not revert a change of the external accounting database",
+        database_revert_failed,
+    ),
+    Sample("drill-not-verified", "a drill left the cluster not verified", drill_not_verified),
+    Sample("recovered", "a run verifies the cluster and resolves what was open", recovered),
+    Sample("verified", "a run verifies the cluster and nothing was open", verified),
+    Sample(
+        "workers-unhealthy", "more than MassFailureThreshold workers unhealthy within the window", workers
+    ),
+    Sample("cluster-status", "HyperPod reports the cluster Failed or RollingBack", cluster_failed),
+    Sample(
+        "accounting-database-change", "HyperPod reverted an accounting database change", database_reverted
+    ),
+    Sample("drill", "a failover drill ended (completed, refused or failed)", drill),
+    Sample("rotation-failed", "Secrets Manager reports RotationFailed or RotationAbandoned", rotation),
+    Sample("alarm", "one of the stack's alarms goes to ALARM (and back to OK)", alarm),
+)
+
+
+def sampled_kinds() -> set[str]:
+    return {sample.make().attributes["kind"] for sample in SAMPLES}

@@ -1,0 +1,40 @@
+"""docs/messages.md: a sample of every kind, made by the real builders, in the one form; a new
+kind without a sample fails here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hyperpod_ha import message_kinds
+from hyperpod_ha.topic_messages import check_form
+from hyperpod_ha_dev import message_samples, messages_page
+from hyperpod_ha_dev.generate import stale
+from tests.conftest import ROOT
+
+
+def test_every_kind_has_a_sample() -> None:
+    assert message_samples.sampled_kinds() == set(message_kinds.KINDS)
+
+
+@pytest.mark.parametrize("sample", message_samples.SAMPLES, ids=lambda sample: sample.title)
+def test_every_sample_is_in_the_one_form(sample: message_samples.Sample) -> None:
+    message = sample.make()
+    check_form(message)
+    assert sample.title.split(":")[0] in (message.attributes["kind"], message.attributes.get("verdict"))
+
+
+def test_each_event_has_a_sample() -> None:
+    events = {sample.make().attributes["event"] for sample in message_samples.SAMPLES}
+    assert events == {"opened", "reminder", "resolved", "notice"}
+
+
+def test_the_page_is_current_and_shows_every_sample() -> None:
+    assert ROOT / "docs" / "messages.md" not in stale(ROOT), "run `make probe-document`"
+    page = (ROOT / "docs" / "messages.md").read_text()
+    assert page == messages_page.page()
+    for policy in message_samples.FILTER_POLICIES.values():
+        assert json.dumps(policy) in page
+    for sample in message_samples.SAMPLES:
+        assert f"Subject: `{sample.make().subject}`" in page

@@ -1,0 +1,118 @@
+"""The parts every message body shares: the trigger and its time, the controllers, the facts, the
+next steps; each field from a request bounded."""
+
+from __future__ import annotations
+
+from hyperpod_ha import message_kinds
+from hyperpod_ha.message_sections import (
+    MAX_CONTROLLERS,
+    ControllerLine,
+    RunTrigger,
+    controller_lines,
+    controllers_of,
+    facts,
+    next_steps,
+)
+from hyperpod_ha.request_fields import MAX_ID_CHARS
+
+NOW = 1_796_119_200.0  # 2026-12-01 10:00 UTC
+
+
+def test_a_trigger_reads_as_its_source_id_and_time() -> None:
+    trigger = RunTrigger.from_json({"source": "sns", "id": "m-1", "time": "2026-11-29T14:00:00Z"}, None, "ON")
+    assert trigger is not None
+    assert trigger.describe(NOW) == (
+        "the controller status notification (SNS message m-1), 1 d 20 h ago (2026-11-29 14:00 UTC)"
+    )
+    assert trigger.reason == "ON"
+
+
+def test_a_trigger_without_a_time_reads_as_the_runs_start() -> None:
+    trigger = RunTrigger.from_json({"source": "operator", "id": "", "time": ""}, "2026-12-01T09:59:00Z")
+    assert trigger is not None
+    assert trigger.describe(NOW) == "an operator's request (no id), 1 min ago (2026-12-01 09:59 UTC)"
+    assert RunTrigger.from_json("not a trigger") is None
+
+
+def test_an_unknown_source_is_told_as_it_is_braces_and_all() -> None:
+    trigger = RunTrigger.from_json({"source": "{0}{x}", "id": "{y}", "time": ""})
+    assert trigger is not None
+    assert trigger.describe(NOW) == "{0}{x} ({y})"
+
+
+def test_a_triggers_fields_are_bounded() -> None:
+    trigger = RunTrigger.from_json(
+        {"source": "x" * 500, "id": "i" * 5000, "time": "t" * 5000}, None, "r" * 9000
+    )
+    assert trigger is not None
+    assert len(trigger.source) <= 32
+    assert len(trigger.id) <= MAX_ID_CHARS
+    assert trigger.time is None
+    assert len(trigger.reason) <= 512
+    assert RunTrigger.from_json(trigger.to_event()["trigger"], None, trigger.reason) == trigger
+
+
+def test_controllers_are_the_evidence_entries_with_an_instance_id() -> None:
+    evidence = {
+        "discovery": {"controllers": 2},
+        "ctl1": {"instance_id": "i-1", "address": "10.0.0.1", "active": True, "slurmctld": "running"},
+        "controller": {"instance_id": "i-2", "hostname": "ip-10-0-0-2", "private_ip": "10.0.0.2"},
+    }
+    assert controllers_of(evidence) == (
+        ControllerLine("ctl1", "i-1", "10.0.0.1", None, "active, slurmctld running"),
+        ControllerLine("ip-10-0-0-2", "i-2", "10.0.0.2", None, ""),
+    )
+    many = {f"c{i}": {"instance_id": f"i-{i}"} for i in range(100)}
+    assert len(controllers_of(many)) == MAX_CONTROLLERS
+    long = controllers_of({"n" * 5000: {"instance_id": "i" * 5000, "slurmctld_log": "/" * 5000}})[0]
+    assert len(long.name) <= 128
+    assert long.log_file is not None
+    assert len(long.log_file) <= 512
+
+
+def test_controller_lines_are_aligned() -> None:
+    lines = controller_lines(
+        [ControllerLine("ctl1", "i-0aaa", "10.0.0.1", state="active"), ControllerLine("controller-2", "i-1")]
+    )
+    assert lines == [
+        "Controllers:",
+        "  ctl1          i-0aaa  10.0.0.1  active",
+        "  controller-2  i-1     -",
+    ]
+
+
+def test_facts_are_aligned_and_leave_out_what_is_not_known() -> None:
+    assert facts([("Cluster", "ml"), ("Verdict", None), ("Triggered by", "x")]) == [
+        "Cluster:      ml",
+        "Triggered by: x",
+    ]
+
+
+def test_next_steps_are_numbered_and_a_notice_has_no_shell() -> None:
+    controllers = [ControllerLine("ctl1", "i-1", target="sagemaker-cluster:abc_controller-machine-i-1")]
+    steps = next_steps("ml", "eu-west-1", controllers, ("one thing",), [("Run", "https://x"), ("None", None)])
+    assert steps == [
+        "Next steps:",
+        "  1. Open a shell on a controller:",
+        "     ctl1: aws ssm start-session --region eu-west-1 "
+        "--target sagemaker-cluster:abc_controller-machine-i-1",
+        "  2. Look at:",
+        "     - one thing",
+        "     - each controller's slurmctld log (SlurmctldLogFile in slurm.conf)",
+        "     - the state directory (StateSaveLocation in slurm.conf)",
+        "  3. Check again once fixed: hyperpod-ha runbook start --cluster ml --region eu-west-1 --follow",
+        "  4. Console:",
+        "     Run: https://x",
+    ]
+    notice = next_steps("ml", "eu-west-1", controllers, ("one thing",), [], diagnose=False)
+    assert notice == ["Next steps:", "  1. Look at:", "     - one thing"]
+
+
+def test_every_kind_has_a_headline_and_a_severity_on_the_scale() -> None:
+    for row in message_kinds.KINDS.values():
+        assert row.headline
+        assert row.severity in (None, *message_kinds.SEVERITIES)
+    assert message_kinds.severity_of("drill-not-verified", "DOWN") == "1"
+    assert message_kinds.severity_of("drill-not-verified", "FAILED_OVER") == "3"
+    assert message_kinds.severity_of("rollout-failed", "DOWN") == "2"
+    assert message_kinds.severity_of("a-kind-nobody-described") == message_kinds.DEFAULT_SEVERITY

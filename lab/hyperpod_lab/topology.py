@@ -167,6 +167,12 @@ class LabPaths:
     def host_dir(self, host: str) -> Path:
         return self.root / "hosts" / host
 
+    @property
+    def node_secret_dir(self) -> Path:
+        """Where the database secret sits while a node script reads it (root-only, emptied
+        when the request ends, made anew by the next run if a killed one left it)."""
+        return self.root / "node-secret"
+
     def host_etc(self, host: str) -> Path:
         """Becomes the host's /etc/slurm: links to the shared files plus local slurmdbd.conf."""
         return self.host_dir(host) / "etc"

@@ -12,7 +12,6 @@ machine's lab lock (``/tmp/hyperpod-lab.lock``) for the whole module, as tests/r
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -204,7 +203,7 @@ def test_rotation_rolls_out_keeps_accounting_and_never_shows_the_password(
     assert password not in json.dumps(data)
     assert password not in output.out
     assert password not in output.err
-    assert not list(Path(tempfile.gettempdir()).glob("hyperpod-ha-lab-*"))  # the node's secret file is gone
+    assert not lab.paths.node_secret_dir.exists()  # the node's secret file is gone
 
 
 def test_isolated_primary_is_neither_healthy_nor_failed_over(

@@ -87,7 +87,7 @@ def run_lab_drill(lab: Lab, project: Path, request: Mapping[str, Any], status_vi
         controllers = [
             SiteController(c["instance_id"], c["private_ip"], c["hostname"]) for c in lab.controllers()
         ]
-        secret = NodeSecret()
+        secret = NodeSecret(lab.paths.node_secret_dir)
         try:
             with (
                 attached_agent(lab, secret),

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,12 +20,16 @@ class NodeSecret:
     The lab's nodes cannot reach the in-process Secrets Manager, so for the length of one
     request that names a ``secretId``, its AWSCURRENT value sits in a root-only file (mode
     600 in a directory of mode 700) that the node script reads with ``cat`` through
-    ``SLURMDBD_SECRET_COMMAND``; the file is removed as soon as the request ends.
+    ``SLURMDBD_SECRET_COMMAND``; the file is removed as soon as the request ends. The directory
+    is the lab's own (``LabPaths.node_secret_dir``): what a killed run left there is removed
+    before this one starts, and ``close`` removes the directory.
     """
 
-    def __init__(self) -> None:
-        self._directory = Path(tempfile.mkdtemp(prefix="hyperpod-ha-lab-"))
-        self.path = self._directory / "secret.json"
+    def __init__(self, directory: Path) -> None:
+        shutil.rmtree(directory, ignore_errors=True)
+        directory.mkdir(mode=0o700, parents=True)
+        self._directory = directory
+        self.path = directory / "secret.json"
 
     @property
     def command(self) -> str:

@@ -77,7 +77,7 @@ def run_lab(name: str, root: Path, *, lab: Lab | None = None, defaults: bool = F
         controllers = [
             SiteController(c["instance_id"], c["private_ip"], c["hostname"]) for c in lab.controllers()
         ]
-        secret = NodeSecret()
+        secret = NodeSecret(lab.paths.node_secret_dir)
         try:
             before = scenario.precondition(lab) if scenario.precondition else None
             with (

@@ -98,7 +98,7 @@ def verify_lab(
             SiteController(c["instance_id"], c["private_ip"], c["hostname"]) for c in lab.controllers()
         ]
         settings = {**VERIFY_PARAMETERS, **(parameters or {})}
-        secret = NodeSecret()
+        secret = NodeSecret(lab.paths.node_secret_dir)
         try:
             with attached_agent(lab, secret), embedded_run(root, controllers, LAB_TRANSPORT, settings) as run:
                 stack = run.stack

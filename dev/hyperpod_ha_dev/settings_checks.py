@@ -61,7 +61,7 @@ class SettingsCheck:
     definition: str  # under statemachine/
     fields: tuple[Field, ...]
     next_state: str
-    cause: str  # what the rejected request is told (the README's schema says the same)
+    cause: str  # what the rejected request is told (docs/how-it-works.md's Input table says the same)
 
     def states(self) -> dict[str, dict[str, Any]]:
         choice = {"And": [field.rule() for field in self.fields], "Next": self.next_state}

@@ -2,7 +2,7 @@
 and the bounds every field from outside keeps. The caller names its own error (an
 :class:`~hyperpod_ha.errors.InputRejected`), so each feature keeps the error its callers match on.
 
-The bounds (README, "Bounds of outside input"): an id (an SNS MessageId, an event id, a tick
+The bounds (docs/security.md, "Bounds of outside input"): an id (an SNS MessageId, an event id, a tick
 id, an execution ARN) is at most :data:`MAX_ID_CHARS` characters, else the input is refused;
 free text (a reason, a description, a failure message) is cut to :data:`MAX_TEXT_CHARS`
 characters, marked as cut. So no run input, state-table item, SNS message or SQS body made from

@@ -1,7 +1,7 @@
-"""The subscription filter policies docs/messages.md and the README show, checked against the
-messages really sent: every sample published through ``topic_messages.publish`` to a topic with
-one queue per policy (moto applies SNS filter policies), and the notice path's own alarm as
-CloudWatch sends it (raw JSON, no attributes)."""
+"""The subscription filter policies docs/messages.md, docs/operations.md and the README show,
+checked against the messages really sent: every sample published through
+``topic_messages.publish`` to a topic with one queue per policy (moto applies SNS filter
+policies), and the notice path's own alarm as CloudWatch sends it (raw JSON, no attributes)."""
 
 from __future__ import annotations
 
@@ -87,6 +87,6 @@ def test_the_chat_policy_leaves_out_only_the_reminders(inboxes: dict[str, str]) 
     assert len(chat) == len(SAMPLES) + 1 - len(reminders)
 
 
-def test_the_readme_shows_the_paging_policy_that_is_checked_here() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert json.dumps(FILTER_POLICIES["paging"]) in readme
+def test_the_readme_and_operations_show_the_paging_policy_that_is_checked_here() -> None:
+    for page in (ROOT / "README.md", ROOT / "docs" / "operations.md"):
+        assert json.dumps(FILTER_POLICIES["paging"]) in page.read_text(), page.name

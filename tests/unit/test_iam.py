@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 
 READ_VERBS = ("Get", "Describe", "List", "BatchGet", "Query", "Scan")
 # Write actions IAM only accepts on "*" and that take no condition narrowing them; each reason
-# is repeated in the README's IAM table.
+# is repeated in docs/security.md's IAM table.
 EXEMPT_ON_STAR = {
     "ssm:CancelCommand": "no resource type; granted only with CommandTransport=run-command",
     "logs:CreateLogDelivery": "vended-log delivery for the state machine: no resource type",
@@ -211,9 +211,9 @@ def test_ops_items_are_created_tagged_and_only_ours_are_updated() -> None:
             assert statement["Condition"]["StringEquals"]["ssm:resourceTag/cluster"] == {"Ref": "ClusterName"}
 
 
-def test_the_readme_iam_table_names_every_statement() -> None:
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("### IAM, statement by statement") :]
+def test_the_security_page_iam_table_names_every_statement() -> None:
+    page = (ROOT / "docs" / "security.md").read_text()
+    table = page[page.index("## IAM, statement by statement") :]
     table = table[: table.index("\n\n", table.index("| --- |"))]
     rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
     missing = []

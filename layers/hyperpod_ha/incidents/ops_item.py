@@ -146,7 +146,7 @@ def operational_data(request: OpenRequest) -> dict[str, OpsItemDataValueTypeDef]
 
 def ops_item_tags(cluster: str) -> list[TagTypeDef]:
     """The tags every OpsItem of ours carries: IAM lets this stack create OpsItems only with
-    them and update only OpsItems that have them (see the README, IAM)."""
+    them and update only OpsItems that have them (see docs/security.md, IAM)."""
     return [{"Key": "created-by", "Value": SOURCE}, {"Key": "cluster", "Value": cluster}]
 
 

@@ -34,7 +34,7 @@ STATUS_FILE: Final = "embedded-status.json"
 # SlurmctldTimeout is 10 s in the lab. A check every 5 s, up to 12 per phase (about 80 s with
 # the checks' own time): a 24.11 hand-back takes ~35 s until ctl1 is active, and a verdict not
 # yet converged (DOWN, DEGRADED) is checked again until then; the slurmdbd registration that
-# 24.11's hand-back loses is mended by the drill's registration step (README).
+# 24.11's hand-back loses is mended by the drill's registration step (docs/operations.md, Failover drills).
 DRILL_INPUT: Final = {"poll_seconds": 5, "max_checks": 12, "test_job_checks": 12}
 FINISH_SECONDS: Final = 600.0
 

@@ -9,7 +9,8 @@ reports show it (each controller an ``ObservedController``), which the rules rea
 per concern (``activity``: who is active; ``takeover``: why no backup took over; ``accounting``,
 ``state_save``, ``scheduling``, ``standbys``, gathered by ``degradation``); ``evaluation`` gives
 the verdict, ``evidence`` its per-controller summary, ``convergence`` when to check again
-(``NextStep``), ``decision`` one step of a run. The names below are a public contract."""
+(``NextStep``), ``maintenance`` what a run does while HyperPod updates the cluster (it waits,
+then checks again), ``decision`` one step of a run. The names below are a public contract."""
 
 from hyperpod_ha.verdict.convergence import (
     MAX_SLURMCTLD_TIMEOUT,

@@ -1,7 +1,8 @@
 """What one HyperPod EventBridge event means for this cluster: a verification run for a
 controller, a count (and at most one notice per window) for unhealthy workers, a notice for a
-cluster that failed, a verification run for a cluster back in service (after an update); a cluster event's metadata (slurmdbd health, the accounting database) is
-triaged by :mod:`~hyperpod_ha.ingestion.event_metadata_triage` at any level."""
+cluster that failed, a verification run for a cluster back in service (after an update); a
+cluster event's metadata (slurmdbd health, the accounting database) is triaged by
+:mod:`~hyperpod_ha.ingestion.event_metadata_triage` at any level."""
 
 from __future__ import annotations
 

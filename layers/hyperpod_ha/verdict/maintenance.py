@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from hyperpod_ha.controllers.maintenance import Maintenance
+from hyperpod_ha.human_time import duration
 from hyperpod_ha.verdict.convergence import parse_time
 from hyperpod_ha.verdict.models import ConvergenceInputError
 
@@ -99,11 +100,10 @@ class MaintenancePlan:
 
     def notes(self) -> list[str]:
         """The reasons this plan adds before the verdict's own."""
-        minutes = self.bound_seconds // 60
         if self.expired:
             since = _human(self.since) if self.since else "the first check"
             return [
-                f"maintenance did not end within {minutes} minutes ({self.seen.describe()}, "
+                f"maintenance did not end within {duration(self.bound_seconds)} ({self.seen.describe()}, "
                 f"seen since {since}): the incident is no longer deferred"
             ]
         if self.seen.in_progress:

@@ -154,8 +154,7 @@ def test_a_maintenance_that_outlasts_the_wait_opens_the_incident_naming_it(
 ) -> None:
     run = down_through_the_update
     under_update(run)
-    # An operator's run, its wait bounded at 25 s: two polls (10 s, 10 s), then what
-    # is left of it, then the verdict is final.
+    # An operator's run, its wait bounded at 25 s.
     boto3.client("stepfunctions").start_execution(
         stateMachineArn=run.stack.outputs["FailoverVerificationStateMachineArn"],
         input=json.dumps(
@@ -168,12 +167,15 @@ def test_a_maintenance_that_outlasts_the_wait_opens_the_incident_naming_it(
     )
     result = run.finish(replace(SCENARIOS["both-down"], parameters={}))
     steps = verdicts(run)
-    assert [s["next"] for s in steps] == ["wait-for-maintenance"] * 3 + ["not-verified"]
-    # The last wait is what is left of the bound (the checks themselves took some of it).
-    waits = [s["wait_seconds"] for s in steps]
-    assert waits[:2] == [10, 10]
-    assert 0 < waits[2] <= 5
-    assert waits[3] == 0
+    # Polls of 10 s, the last one what is left of the bound (the checks take some of it, more
+    # on a busy machine), then the verdict is final.
+    assert [s["next"] for s in steps] == ["wait-for-maintenance"] * (len(steps) - 1) + ["not-verified"]
+    waits = [s["wait_seconds"] for s in steps[:-1]]
+    assert 2 <= len(waits) <= 3
+    assert waits[0] == 10
+    assert all(0 < wait <= 10 for wait in waits)
+    assert sum(waits) <= 25
+    assert steps[-1]["wait_seconds"] == 0
     assert steps[-1]["maintenance"]["expired"] is True
     assert result.verdict == "DOWN"
     (incident,) = result.incidents

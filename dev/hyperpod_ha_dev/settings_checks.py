@@ -93,12 +93,17 @@ VERIFICATION = SettingsCheck(
         number("deadline_seconds", 60, 86400),
         number("snapshot_poll_seconds", 0, 600),
         number("snapshot_max_polls", 1, 1000),
+        # verdict.maintenance checks the same bounds (MAX_WAIT_MINUTES, *_POLL_SECONDS, MAX_LEASE_SECONDS).
+        number("maintenance_wait_minutes", 0, 1440),
+        number("maintenance_poll_seconds", 10, 3600),
+        number("lease_seconds", 60, 86400),
         Field("trigger.time", "optional string"),
     ),
     "Let the controllers settle",
     "dry_run must be a boolean, reason and lease_id strings, settle_seconds 0-3600, max_attempts 1-100, "
     "backoff_seconds 0-3600, margin_seconds 0-3600, deadline_seconds 60-86400, snapshot_poll_seconds 0-600, "
-    "snapshot_max_polls 1-1000, trigger.time a string (empty, or an ISO 8601 time).",
+    "snapshot_max_polls 1-1000, maintenance_wait_minutes 0-1440, maintenance_poll_seconds 10-3600, "
+    "lease_seconds 60-86400, trigger.time a string (empty, or an ISO 8601 time).",
 )
 DRILL = SettingsCheck(
     "failover_drill.asl.json",

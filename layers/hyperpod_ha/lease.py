@@ -4,7 +4,9 @@ The lease is one item of the state table (its key and its conditional writes are
 ``state_table``'s), written with a condition and with a TTL (``expires_at``) so that a lost
 holder cannot block the cluster forever. A run holds it for its trigger, a drill for its
 execution; a trigger arriving meanwhile joins the holder (``joined_count``, and the first
-joined triggers' keys in ``joined``, for the run's evidence).
+joined triggers' keys in ``joined``, for the run's evidence). A run waiting for HyperPod's
+maintenance to end extends ``expires_at`` before each wait and says so in ``maintenance`` (the
+workflow writes both, "Hold the cluster during the maintenance").
 
 This module is the lease as a value: what it holds, how its id follows from what asked for it
 (so a redelivered trigger or a retried step never takes a second one), and its item's
@@ -85,6 +87,7 @@ class Lease:
     execution_arn: str = ""  # a drill's own execution; a run's follows from its name
     joined_count: int = 0
     joined: frozenset[str] = frozenset()
+    maintenance: str = ""  # what a run waiting for maintenance saw last (the workflow's note)
 
     @classmethod
     def for_run(cls, lease_id: str, trigger_key: str, execution_name: str, now: int, seconds: int) -> Lease:
@@ -104,9 +107,9 @@ class Lease:
 
     def __post_init__(self) -> None:
         # What an item must hold to be read back (from_item): a lease that breaks it is never written.
-        for name in ("lease_id", "trigger", "execution_name", "execution_arn"):
+        for name in ("lease_id", "trigger", "execution_name", "execution_arn", "maintenance"):
             value: str = getattr(self, name)
-            if not value and name != "execution_arn":
+            if not value and name not in ("execution_arn", "maintenance"):
                 raise LeaseItemRejected(f"the lease's {name} is empty")
             if len(value) > _MAX_CHARS:
                 raise LeaseItemRejected(f"the lease's {name} is longer than {_MAX_CHARS} characters")
@@ -137,6 +140,8 @@ class Lease:
             plain["execution_arn"] = self.execution_arn
         if self.joined:  # DynamoDB stores no empty set: joins ADD to it
             plain["joined"] = self.joined
+        if self.maintenance:
+            plain["maintenance"] = self.maintenance
         return {name: _SERIALIZER.serialize(value) for name, value in plain.items()}
 
     @classmethod
@@ -157,6 +162,7 @@ class Lease:
             execution_arn=plain.text("execution_arn", required=False),
             joined_count=plain.whole("joined_count", default=0),
             joined=plain.texts("joined"),
+            maintenance=plain.text("maintenance", required=False),
         )
 
 

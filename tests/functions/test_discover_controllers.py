@@ -32,6 +32,17 @@ def test_the_controllers_of_the_stack_s_cluster_and_no_other(embedded: Embedded)
         for c in sorted(site.controllers, key=lambda c: c.instance_id)
     ]
     assert embedded.stack.invoke(FUNCTION, {"cluster": site.cluster_name}) == found
+    assert found["maintenance"] == {"in_progress": False, "cluster_status": "InService", "controllers": []}
+    # HyperPod's platform update: the cluster and one controller say so (only controllers count).
+    site.set_cluster_status("SystemUpdating")
+    site.set_controller_status(site.controllers[1].instance_id, "DeepHealthCheckInProgress")
+    assert embedded.stack.invoke(FUNCTION, {})["maintenance"] == {
+        "in_progress": True,
+        "cluster_status": "SystemUpdating",
+        "controllers": [
+            {"instance_id": site.controllers[1].instance_id, "status": "DeepHealthCheckInProgress"}
+        ],
+    }
     # One embedded stack for the refusals too: it takes seconds to make.
     with pytest.raises(FunctionError) as raised:
         embedded.stack.invoke(FUNCTION, {"cluster": "other-cluster"})

@@ -108,6 +108,27 @@ def test_a_failed_cluster_is_notified_once(watching: Embedded) -> None:
     assert "Lifecycle script failed" in notice["Message"]
 
 
+def test_a_cluster_back_in_service_starts_a_verification(watching: Embedded) -> None:
+    raw = event("eventbridge_cluster_state_in_service.json")
+    assert [outcome(watching, raw)["outcome"] for _ in range(2)] == ["started", "duplicate"]
+    (execution,) = watching.executions()
+    run_input = json.loads(
+        boto3.client("stepfunctions").describe_execution(executionArn=execution["executionArn"])["input"]
+    )
+    assert run_input["reason"] == "cluster status InService (an update or a change has ended)"
+    assert run_input["trigger"]["summary"] == {"kind": "ClusterStateChange", "status": "InService"}
+    assert run_input["lease_seconds"] == 3600  # a run waiting for maintenance keeps its lease this long
+    assert notices(watching) == []
+
+
+def test_a_cluster_being_updated_starts_nothing(watching: Embedded) -> None:
+    # The update's own run comes from its ON/OFF messages; the status alone is no failure.
+    record = outcome(watching, event("eventbridge_cluster_state_system_updating.json"))
+    assert (record["outcome"], record["reason"]) == ("ignored", "cluster status SystemUpdating")
+    assert watching.executions() == []
+    assert notices(watching) == []
+
+
 def test_another_clusters_event_is_ignored(watching: Embedded) -> None:
     raw = event("eventbridge_node_health_controller.json")
     raw["detail"]["ClusterName"] = "other-cluster"

@@ -149,3 +149,26 @@ def test_status_times_are_human_and_every_reason_shows() -> None:
     assert "last verdict: DOWN, 3 min 5 s ago (" in text
     assert all(f"  - reason {i}" in text for i in range(8))
     assert "last snapshot: backup b-1 AVAILABLE, 1 d 19 h ago (2026-11-" in text
+
+
+def test_status_shows_a_run_waiting_for_maintenance() -> None:
+    now = 1_796_160_000.0
+    running = {
+        "kind": "verification",
+        "lease_holder": "sns:m-1",
+        "execution_arn": "arn:aws:states:us-east-1:123456789012:execution:v:ml-cluster-1",
+        "execution_link": "",
+        "since": int(now - 600),
+        "joined": 6,
+        "maintenance": "maintenance in progress: cluster SystemUpdating (incident deferred until it ends)",
+    }
+    status = {"cluster": "ml-cluster", "last_verdict": None, "in_progress": running, "open_incidents": []}
+    lines = render(status, now=now).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("in progress: verification since 10 min"))
+    assert lines[at + 1] == (
+        "  waiting for maintenance to end: maintenance in progress: cluster SystemUpdating "
+        "(incident deferred until it ends)"
+    )
+    assert "waiting for maintenance" not in render(
+        {**status, "in_progress": {**running, "maintenance": None}}, now=now
+    )

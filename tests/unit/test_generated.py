@@ -97,6 +97,8 @@ PARAMETER_FIELDS = {
         "BackoffSeconds": "backoff_seconds",
         "ConvergenceMarginSeconds": "margin_seconds",
         "SnapshotPollSeconds": "snapshot_poll_seconds",
+        "MaintenanceWaitMinutes": "maintenance_wait_minutes",
+        "MaintenancePollSeconds": "maintenance_poll_seconds",
     },
     DRILL: {"DrillPollSeconds": "poll_seconds", "DrillMaxChecks": "max_checks"},
 }
@@ -108,3 +110,23 @@ def test_every_value_a_parameter_admits_passes_the_settings_check(check: Any) ->
     for parameter, name in PARAMETER_FIELDS[check].items():
         spec, field = TEMPLATE["Parameters"][parameter], fields[name]
         assert field.minimum <= spec["MinValue"] <= spec["MaxValue"] <= field.maximum, parameter
+
+
+def test_the_maintenance_bounds_are_the_verdicts_and_the_lease_default_is_the_runs() -> None:
+    from hyperpod_ha.lease import DEFAULT_LEASE_SECONDS
+    from hyperpod_ha.verdict import maintenance
+
+    fields = {field.name: field for field in VERIFICATION.fields}
+    assert (fields["maintenance_wait_minutes"].minimum, fields["maintenance_wait_minutes"].maximum) == (
+        0,
+        maintenance.MAX_WAIT_MINUTES,
+    )
+    assert (fields["maintenance_poll_seconds"].minimum, fields["maintenance_poll_seconds"].maximum) == (
+        maintenance.MIN_POLL_SECONDS,
+        maintenance.MAX_POLL_SECONDS,
+    )
+    assert fields["lease_seconds"].maximum == maintenance.MAX_LEASE_SECONDS
+    # An operator's run (no starter gave lease_seconds) holds the lease as a started one would.
+    definition = json.loads((ROOT / "statemachine" / VERIFICATION.definition).read_text())
+    defaults = definition["States"]["Fill in the defaults"]["Parameters"]["request.$"]
+    assert f'"lease_seconds":{DEFAULT_LEASE_SECONDS},' in defaults

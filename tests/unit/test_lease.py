@@ -45,7 +45,7 @@ def test_an_item_a_deployed_table_holds_reads_as_its_lease() -> None:
     assert drill.trigger == f"drill:{drill.lease_id}"
 
 
-@pytest.mark.parametrize("name", ["run_taken", "run_joined", "drill_taken"])
+@pytest.mark.parametrize("name", ["run_taken", "run_joined", "drill_taken", "run_waiting_for_maintenance"])
 def test_a_recorded_item_is_written_back_attribute_by_attribute(name: str) -> None:
     item = recorded(name)
     written = Lease.from_item(item).to_item()
@@ -64,6 +64,18 @@ def test_a_run_and_a_drill_are_taken_as_the_code_before_took_them() -> None:
     assert Lease.for_run(lease_id, trigger.key, RUN.execution_name, TAKEN_AT, 3600) == RUN
     drill = Lease.for_drill(lease_id_for_drill(DRILL_ARN), DRILL_ARN, TAKEN_AT, 3600)
     assert drill == Lease.from_item(recorded("drill_taken"))
+
+
+def test_a_run_waiting_for_maintenance_says_so_on_its_lease() -> None:
+    waiting = Lease.from_item(recorded("run_waiting_for_maintenance"))
+    assert waiting.maintenance.startswith("maintenance in progress: cluster SystemUpdating")
+    assert waiting.expires_at == TAKEN_AT + 9500
+    assert RUN.maintenance == ""
+    assert "maintenance" not in RUN.to_item()  # only the workflow writes it
+    with pytest.raises(LeaseItemRejected, match="maintenance is not a string"):
+        Lease.from_item({**recorded("run_taken"), "maintenance": {"N": "1"}})
+    with pytest.raises(LeaseItemRejected, match="maintenance is longer than"):
+        Lease("a", "sns:m-1", "c-a", 10, 60, maintenance="x" * (MAX_TEXT_CHARS + 1))
 
 
 def test_a_lease_round_trips_through_its_item() -> None:

@@ -78,6 +78,8 @@ def _in_progress(
         "execution_link": console_links.execution_console_url(arn, region),
         "since": lease.taken_at,
         "joined": lease.joined_count,
+        # A run waiting for HyperPod's maintenance to end says what it saw last.
+        "maintenance": lease.maintenance or None,
     }
 
 
@@ -146,6 +148,8 @@ def render(status: Mapping[str, Any], now: float | None = None) -> str:
         if running
         else "in progress: nothing"
     )
+    if running and running.get("maintenance"):
+        lines.append(f"  waiting for maintenance to end: {running['maintenance']}")
     incidents = status.get("open_incidents") or []
     lines.append(f"open incidents: {len(incidents)}")
     lines += [

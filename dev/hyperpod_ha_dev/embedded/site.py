@@ -90,6 +90,10 @@ class Site:
 
         set_orchestrator(_sagemaker_backend(), self.cluster_name, orchestrator)
 
+    def set_cluster_status(self, status: str) -> None:
+        """SageMaker's ClusterStatus (InService, SystemUpdating, Updating, ...)."""
+        _sagemaker_backend().clusters[self.cluster_name].status = status
+
     def set_controller_status(self, instance_id: str, status: str) -> None:
         """SageMaker's view of a controller (Running, Failure, Pending, ...)."""
         cluster = _sagemaker_backend().clusters[self.cluster_name]

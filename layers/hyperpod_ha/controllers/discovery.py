@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from hyperpod_ha.controllers import maintenance
 from hyperpod_ha.controllers.errors import ControllerGroupNotFound
 from hyperpod_ha.controllers.models import ClusterControllers, Controller
 from hyperpod_ha.controllers.naming import cluster_id_from_arn, slurm_node_name, ssm_target
@@ -36,17 +37,22 @@ def discover_controllers(sagemaker: SageMakerClient, cluster: str, group: str) -
                 Controller(
                     instance_id=instance_id,
                     group=group,
-                    status=node.get("InstanceStatus", summary["InstanceStatus"])["Status"],
+                    status=maintenance.status_text(
+                        node.get("InstanceStatus", summary["InstanceStatus"]).get("Status"), "InstanceStatus"
+                    ),
                     private_ip=private_ip,
                     hostname=node.get("PrivateDnsHostname") or slurm_node_name(private_ip),
                     target=ssm_target(cluster_id, group, instance_id),
                 )
             )
+    cluster_status = maintenance.status_text(described.get("ClusterStatus"), "ClusterStatus")
+    found = tuple(sorted(controllers, key=lambda c: c.instance_id))
     return ClusterControllers(
         cluster=described["ClusterName"],
         cluster_arn=cluster_arn,
         cluster_id=cluster_id,
-        cluster_status=described["ClusterStatus"],
-        controllers=tuple(sorted(controllers, key=lambda c: c.instance_id)),
+        cluster_status=cluster_status,
+        controllers=found,
         accounting=orchestration_of(described),
+        maintenance=maintenance.of(cluster_status, ((c.instance_id, c.status) for c in found)),
     )

@@ -26,3 +26,7 @@ class ControllerCheckThrottled(HyperpodHaError):
 
 class ReportRejected(InputRejected):
     """A report (JSON) is not a controller report."""
+
+
+class MaintenanceInputError(InputRejected):
+    """A cluster or node status that is not text (discovery's maintenance, or the workflow's copy)."""

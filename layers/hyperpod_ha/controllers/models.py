@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from hyperpod_ha.controllers.decoding import decode
 from hyperpod_ha.controllers.errors import ControllerInputError
+from hyperpod_ha.controllers.maintenance import Maintenance
 from hyperpod_ha.controllers.orchestration import SlurmOrchestration
 from hyperpod_ha.slurm import TEXT_LIMIT, ControllerHost, NodeStateCount, PingLine
 
@@ -77,6 +78,8 @@ class ClusterControllers:
     controllers: tuple[Controller, ...]
     # DescribeCluster's Orchestrator.Slurm: config strategy, external accounting database.
     accounting: SlurmOrchestration = field(default_factory=SlurmOrchestration)
+    # The cluster or a controller being updated (HyperPod's maintenance): the run waits it out.
+    maintenance: Maintenance = field(default_factory=lambda: Maintenance(""))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +89,7 @@ class ClusterControllers:
             "cluster_status": self.cluster_status,
             "controllers": [controller.to_json() for controller in self.controllers],
             "accounting": self.accounting.to_json(),
+            "maintenance": self.maintenance.to_json(),
         }
 
 

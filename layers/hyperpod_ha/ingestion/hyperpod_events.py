@@ -21,6 +21,8 @@ CLUSTER_EVENT = "SageMaker HyperPod Cluster Event"
 KNOWN_HEALTH_STATUSES = frozenset({"Healthy", "Unhealthy", "Unknown"})
 KNOWN_REPAIR_ACTIONS = frozenset({"None", "Reboot", "Replace"})
 ALARMING_CLUSTER_STATUSES = frozenset({"Failed", "RollingBack"})
+# Back in service (after an update, mostly): the controllers are checked again.
+IN_SERVICE = "InService"
 MAX_EVENT_ID_CHARS = MAX_ID_CHARS
 
 
@@ -56,6 +58,10 @@ class ClusterStateChange:
     @property
     def alarming(self) -> bool:
         return self.status in ALARMING_CLUSTER_STATUSES
+
+    @property
+    def back_in_service(self) -> bool:
+        return self.status == IN_SERVICE
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """What one HyperPod EventBridge event means for this cluster: a verification run for a
 controller, a count (and at most one notice per window) for unhealthy workers, a notice for a
-cluster that failed; a cluster event's metadata (slurmdbd health, the accounting database) is
-triaged by :mod:`~hyperpod_ha.ingestion.event_metadata_triage` at any level."""
+cluster that failed, a verification run for a cluster back in service (after an update); a
+cluster event's metadata (slurmdbd health, the accounting database) is triaged by
+:mod:`~hyperpod_ha.ingestion.event_metadata_triage` at any level."""
 
 from __future__ import annotations
 
@@ -124,6 +125,11 @@ class NodeEventTriage:
         return self._result(event, "notified", unhealthy_workers=tally.unhealthy, group=group)
 
     def _cluster_state(self, event: ClusterStateChange) -> dict[str, Any]:
+        if event.back_in_service:
+            # The event does not say what came before: every return to service is checked (an
+            # update's ON/OFF burst has joined the run waiting for it, if one still waits).
+            reason = "cluster status InService (an update or a change has ended)"
+            return self._verify(event, reason, {"status": event.status})
         if not event.alarming:
             return self._result(event, "ignored", reason=f"cluster status {event.status}")
         message = notices.cluster_status(event, self.region, self.clock())

@@ -161,6 +161,8 @@ class VerificationRuns:
             "settle_seconds": self.settings.settle_seconds,
             "max_attempts": self.settings.max_attempts,
             "backoff_seconds": self.settings.backoff_seconds,
+            # A run waiting for maintenance keeps the lease this long past each wait.
+            "lease_seconds": self.settings.lease_seconds,
         }
         body = json.dumps(run_input, sort_keys=True)
         if len(body.encode()) > MAX_RUN_INPUT_BYTES:

@@ -2,14 +2,16 @@
 DEGRADED, SPLIT_BRAIN, DOWN, UNKNOWN) with its reasons and evidence, and whether a verification
 run checks again before that verdict is final. Pure logic, no AWS calls: it imports only
 ``hyperpod_ha.controllers`` (the reports), ``hyperpod_ha.slurm``, ``hyperpod_ha.errors``,
-``hyperpod_ha.redaction`` and ``hyperpod_ha.environment`` (and ``function``, EvaluateVerdictFunction,
-``hyperpod_ha.observability``). ``models`` holds the results; ``settings`` the policy a verdict
-is judged by; ``inputs`` decodes the workflow's JSON; ``observation`` is the cluster as the
-reports show it (each controller an ``ObservedController``), which the rules read, one module
-per concern (``activity``: who is active; ``takeover``: why no backup took over; ``accounting``,
-``state_save``, ``scheduling``, ``standbys``, gathered by ``degradation``); ``evaluation`` gives
-the verdict, ``evidence`` its per-controller summary, ``convergence`` when to check again
-(``NextStep``), ``decision`` one step of a run. The names below are a public contract."""
+``hyperpod_ha.redaction``, ``hyperpod_ha.human_time`` and ``hyperpod_ha.environment`` (and
+``function``, EvaluateVerdictFunction, ``hyperpod_ha.observability``). ``models`` holds the
+results; ``settings`` the policy a verdict is judged by; ``inputs`` decodes the workflow's JSON;
+``observation`` is the cluster as the reports show it (each controller an
+``ObservedController``), which the rules read, one module per concern (``activity``: who is
+active; ``takeover``: why no backup took over; ``accounting``, ``state_save``, ``scheduling``,
+``standbys``, gathered by ``degradation``); ``evaluation`` gives the verdict, ``evidence`` its
+per-controller summary, ``convergence`` when to check again (``NextStep``), ``maintenance`` what
+a run does while HyperPod updates the cluster (it waits, then checks again), ``decision`` one
+step of a run. The names below are a public contract."""
 
 from hyperpod_ha.verdict.convergence import (
     MAX_SLURMCTLD_TIMEOUT,

@@ -4,7 +4,9 @@
 when the workflow loops, also its counters: ``max_attempts``, ``started_at``, ``trigger``
 with its ``time``, ``margin_seconds``, ``deadline_seconds``, ``backoff_seconds``. The trigger's
 ``summary.reported`` (what HyperPod itself said, e.g. slurmdbd Unhealthy) joins the reasons;
-discovery's ``accounting`` gives the cluster's ``SlurmConfigStrategy`` (optional)."""
+discovery's ``accounting`` gives the cluster's ``SlurmConfigStrategy`` (optional); discovery's
+``maintenance`` with the workflow's ``maintenance_wait`` and its bounds, whether the cluster is
+being updated (optional, :mod:`hyperpod_ha.verdict.maintenance`)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from hyperpod_ha.controllers.errors import ReportRejected
 from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
 from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.slurm import TEXT_LIMIT, excerpt
+from hyperpod_ha.verdict.maintenance import MaintenanceWait
 from hyperpod_ha.verdict.models import MAX_REPORTS, ConvergenceInputError, VerdictInputError
 
 
@@ -107,6 +110,7 @@ class VerdictRequest:
     counters: Counters | None  # None: a single check, no loop
     reported: tuple[str, ...] = ()  # the trigger's source's own words
     config_strategy: str | None = None  # the cluster's SlurmConfigStrategy, when discovery read one
+    maintenance: MaintenanceWait | None = None  # None: not told (a single check)
 
     @classmethod
     def from_event(cls, event: object) -> VerdictRequest:
@@ -117,4 +121,7 @@ class VerdictRequest:
             raise VerdictInputError("attempt is not an integer")
         reports = reports_from_json(event["reports"])
         counters = Counters.from_event(event) if "max_attempts" in event else None
-        return cls(reports, attempt, counters, reported_by_trigger(event), config_strategy(event))
+        maintenance = MaintenanceWait.from_event(event) if counters is not None else None
+        return cls(
+            reports, attempt, counters, reported_by_trigger(event), config_strategy(event), maintenance
+        )

@@ -83,7 +83,7 @@ class Verdict:
         }
 
 
-Next = Literal["verified", "check-again", "not-verified"]
+Next = Literal["verified", "check-again", "not-verified", "wait-for-maintenance"]
 
 
 @dataclass(frozen=True)

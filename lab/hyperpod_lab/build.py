@@ -32,13 +32,20 @@ from hyperpod_lab.topology import (
 
 class LabBuild(LabTeardown, LabReadiness):
     def up(
-        self, db_password: str | None = None, *, install_packages: bool = True, timeout: float = 90.0
+        self,
+        db_password: str | None = None,
+        *,
+        install_packages: bool = True,
+        timeout: float = 90.0,
+        slurm_source: Path | None = None,
+        sha256: str | None = None,
     ) -> UpReport:
         """Bring the lab up (or confirm it is up); on any failure tear down and re-raise.
 
         ``db_password`` is the lab database user's password (in the embedded stack, the
         secret's); a random one when None. It is written only to each controller's
-        slurmdbd.conf (mode 600) and never logged.
+        slurmdbd.conf (mode 600) and never logged. ``slurm_source`` and ``sha256``: the source
+        tarball of a release built from one (25.11), when not its default.
         """
         started = time.monotonic()
         password = db_password if db_password is not None else secrets.token_urlsafe(24)
@@ -50,7 +57,7 @@ class LabBuild(LabTeardown, LabReadiness):
         built_slurm = False
         if self.release.built:
             try:
-                built_slurm = ensure_built(self.release.series).built_now
+                built_slurm = ensure_built(self.release.series, source=slurm_source, sha256=sha256).built_now
             except SlurmSourceError as exc:
                 raise LabError(f"Slurm {self.release.series} is not available: {exc.reason}") from None
         if self._healthy(db_password):

@@ -44,6 +44,10 @@ class SlurmRelease:
 
     series: str  # "24.11", "25.11" or "22.05"
     origin: Origin
+    # Since 25.05 a controller taking over exits ("fatal: No Assoc usage file (...) to recover",
+    # src/common/assoc_mgr.c:6050 in 25.11.7) when StateSaveLocation has a clustername file but
+    # a state file is missing, as in a fresh one's first 300 s (PERIODIC_CHECKPOINT).
+    needs_state_files: bool = False
 
     @property
     def built(self) -> bool:
@@ -73,7 +77,7 @@ class SlurmRelease:
 
 RELEASES: Final = {
     "24.11": SlurmRelease("24.11", "trixie"),
-    "25.11": SlurmRelease("25.11", "tarball"),
+    "25.11": SlurmRelease("25.11", "tarball", needs_state_files=True),
     "22.05": SlurmRelease("22.05", "debian"),
 }
 

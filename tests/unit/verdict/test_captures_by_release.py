@@ -57,6 +57,16 @@ RELEASES = (
         after="2026-11-30T20:20:45",
         takeover_age=7,
     ),
+    Release(
+        "25_11",
+        "25.11.7",
+        # The lab's up ends with `scontrol reconfigure` on 25.11 (state files): it restarts in place.
+        ("starting", "primary", "starting", "primary"),
+        ("taking_over", "stopping", "primary"),
+        started="2026-12-04T07:48:19",
+        after="2026-12-04T07:48:55",
+        takeover_age=7,
+    ),
 )
 by_release = pytest.mark.parametrize("release", RELEASES, ids=str)
 
@@ -198,3 +208,32 @@ def test_verdicts_on_the_captures(release: Release) -> None:
         "ctl2 (SlurmctldHost[1]) took over from ctl1: logged 'Running as primary controller' "
         f"{release.takeover_age} s ago"
     )
+
+
+def test_25_11_s_backup_exits_taking_over_without_state_files() -> None:
+    # Captured right after a fresh lab up without its state-file step: SIGKILL of ctl1, then
+    # ctl2 takes over, restarts itself, and exits (src/common/assoc_mgr.c:6050).
+    died = parse_role_log(CAPTURES.joinpath("slurmctld_log_ctl2_fatal_25_11.txt").read_text())
+    fatal = died.fatal
+
+    assert [line.event for line in died.lines] == ["taking_over", "stopping"]
+    assert fatal is not None
+    assert fatal.message == "No Assoc usage file (/srv/hplab/shared/state/assoc_usage) to recover"
+    ctl1_killed = Probe(name="ctl1", slurmctld=None, ping="ping_both_down_25_11.txt", heartbeat=(0, 30))
+    ctl2_died = Probe(
+        name="ctl2",
+        slurmctld=None,
+        log="slurmctld_log_ctl2_fatal_25_11.txt",
+        ping="ping_both_down_25_11.txt",
+        heartbeat=(0, 30),
+        now_local="2026-12-04T07:48:01",
+    )
+
+    verdict = verdict_of(ctl1_killed, ctl2_died)
+
+    assert verdict.name is DOWN
+    assert list(verdict.reasons[:2]) == [
+        "no controller is active",
+        f"ctl2: its slurmctld exited on a fatal error 25 s ago: {fatal.message}",
+    ]
+    assert verdict.evidence["ctl2"]["slurmctld_fatal"] == fatal.message

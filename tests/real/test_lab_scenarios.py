@@ -164,7 +164,10 @@ def test_hung_primary_is_taken_over_but_not_verified(scenario: Callable[[str], L
         data["fault_to_verdict_seconds"] >= data["fault_to_first_verdict_seconds"] > data["takeover_seconds"]
     )
     verdicts = [e["detail"] for e in data["timeline"] if e["what"].strip() == "verdict"]
-    assert len(verdicts) == 3  # MaxAttempts: it does not converge
+    # It does not converge: checks go on until SlurmctldTimeout plus the margin after the
+    # trigger (ctl2's ON message) or MaxAttempts (3). How many fit depends on how long each check
+    # waits on the stopped ctl1: three on 24.11 here, two on 25.11, whose checks took longer.
+    assert 2 <= len(verdicts) <= 3
     assert all(v.startswith("DEGRADED") and "ctl2 is active" in v for v in verdicts)
     assert "Socket timed out" in verdicts[-1]
 

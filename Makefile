@@ -83,7 +83,7 @@ lint: venv
 # (HyperPod's newer AMIs; built from ../shared's source tarball). 22.05 is on no HyperPod AMI:
 # not in CI, still runnable (`HYPERPOD_LAB_SLURM=22.05 ... -k "$(LAB_2205_TESTS)"`).
 IS_ROOT := $(filter 0,$(shell id -u))
-# About 6 min (the drill, 4 min on 25.11 here, runs on 24.11 only).
+# 5.3 min here (2026-12-04); the drill (4 min on 25.11 here) runs on 24.11 only.
 LAB_2511_TESTS := test_up_builds or test_a_job_runs or test_runner_runs or test_sigkill or \
 	verdict[failover] or verdict[back] or verdict[hung-primary] or verdict[isolated-primary] or \
 	verdict[standby-refuses]

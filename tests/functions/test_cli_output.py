@@ -77,6 +77,47 @@ def test_simulate_status_shows_the_stack_the_scenario_ran_on() -> None:
     (incident,) = status["open_incidents"]
     assert incident["kind"]
     assert status["last_snapshot"]["status"] == "AVAILABLE"
+    # The controller table's rows keep machine values: seconds, booleans.
+    rows = {row["name"]: row for row in status["controllers"]}
+    assert sorted(rows) == ["ctl1", "ctl2"]
+    assert {(row["position"], row["active"], row["answers_ping"]) for row in rows.values()} == {
+        (0, False, False),
+        (1, False, False),
+    }
+    assert all(isinstance(row["heartbeat_age_seconds"], int) for row in rows.values())
+    assert isinstance(status["controllers_seen_at"], int)
+    assert done.stderr == ""
+
+
+@pytest.mark.slow
+def test_simulate_status_prints_the_controller_table_above_the_last_verdict() -> None:
+    done = run_cli("simulate", "failover", "--status")
+    assert done.returncode == 0, done.stderr
+    view = done.stdout.split("\ncluster ml-cluster\n", 1)[1].splitlines()
+    assert view[0].startswith("controllers, as the last verdict saw them ")
+    assert view[1].split() == [
+        "CONTROLLER",
+        "INSTANCE",
+        "ADDRESS",
+        "ROLE",
+        "SLURMCTLD",
+        "PING",
+        "HEARTBEAT",
+        "SLURMDBD",
+    ]
+    ctl1, ctl2 = (line.split("  ") for line in view[2:4])
+    cells = [[cell.strip() for cell in row if cell.strip()] for row in (ctl1, ctl2)]
+    assert cells[0][:6] == [
+        "ctl1",
+        "i-0a1b2c3d4e5f60001",
+        "10.214.0.11",
+        "primary, down",
+        "not running",
+        "DOWN",
+    ]
+    assert cells[1][:6] == ["ctl2", "i-0a1b2c3d4e5f60002", "10.214.0.12", "backup, active", "running", "UP"]
+    assert cells[1][6].endswith("ago (writer)")
+    assert view[4].startswith("last verdict: FAILED_OVER, active controller ctl2, ")
     assert done.stderr == ""
 
 

@@ -172,3 +172,74 @@ def test_status_shows_a_run_waiting_for_maintenance() -> None:
     assert "waiting for maintenance" not in render(
         {**status, "in_progress": {**running, "maintenance": None}}, now=now
     )
+
+
+def test_status_starts_with_a_controller_table_in_the_spirit_of_scontrol_ping() -> None:
+    now = 1_796_160_000.0
+    row = {
+        "name": "ctl1",
+        "position": 0,
+        "instance_id": "i-0ctl1",
+        "address": "10.1.0.11",
+        "slurmctld": "not running",
+        "active": False,
+        "answers_ping": False,
+        "writes_heartbeat": False,
+        "slurmdbd_reachable": None,
+        "heartbeat_age_seconds": None,
+    }
+    controllers = [
+        row,
+        {
+            **row,
+            "name": "ctl2",
+            "position": 1,
+            "instance_id": "i-0ctl2",
+            "address": "10.1.0.12",
+            "slurmctld": "running",
+            "active": True,
+            "answers_ping": True,
+            "writes_heartbeat": True,
+            "slurmdbd_reachable": True,
+            "heartbeat_age_seconds": 4000,
+        },
+        {"name": "ctl3", "position": 2, "active": False, "answers_ping": True, "slurmctld": "running"},
+    ]
+    status = {"cluster": "ml-cluster", "controllers": controllers, "controllers_seen_at": int(now - 65)}
+    lines = render(status, now=now).splitlines()
+    assert lines[1] == "controllers, as the last verdict saw them 1 min 5 s ago (2026-12-01 21:18 UTC):"
+    header, first, second, third = (line.split("  ") for line in lines[2:6])
+    cells = [[cell.strip() for cell in line if cell.strip()] for line in (header, first, second, third)]
+    assert cells[0] == [
+        "CONTROLLER",
+        "INSTANCE",
+        "ADDRESS",
+        "ROLE",
+        "SLURMCTLD",
+        "PING",
+        "HEARTBEAT",
+        "SLURMDBD",
+    ]
+    assert cells[1] == ["ctl1", "i-0ctl1", "10.1.0.11", "primary, down", "not running", "DOWN", "-", "-"]
+    assert cells[2] == [
+        "ctl2",
+        "i-0ctl2",
+        "10.1.0.12",
+        "backup1, active",
+        "running",
+        "UP",
+        "1 h 6 min ago (writer)",
+        "UP",
+    ]
+    assert cells[3] == ["ctl3", "-", "-", "backup2, standby", "running", "UP", "-", "-"]
+    # The columns line up: every row's ROLE starts where the header's does.
+    assert (
+        len(
+            {
+                line.index(role)
+                for line, role in zip(lines[2:6], ("ROLE", "primary", "backup1", "backup2"), strict=True)
+            }
+        )
+        == 1
+    )
+    assert "controllers: none recorded" in render({"cluster": "ml-cluster"}, now=now)

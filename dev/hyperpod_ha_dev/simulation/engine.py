@@ -61,6 +61,53 @@ class TimelineEntry:
     reasons: tuple[str, ...] = ()  # a verdict's, every one
 
 
+Follow = Callable[[TimelineEntry], None]
+"""Told each timeline entry as the run makes it: ``simulate`` and ``lab verify`` print it then,
+not when the run has ended."""
+
+
+@dataclass
+class TimelineStream:
+    """The timeline entries that appeared since the last :meth:`poll`, each told to ``follow``
+    once, in the order they were seen: the deliveries to the functions, then each execution's
+    new history events (``entry`` makes an event an entry, ``None`` for one the timeline skips)."""
+
+    started: float
+    follow: Follow
+    entry: Callable[[dict[str, Any], float], TimelineEntry | None] = lambda event, started: _history_entry(
+        event, started
+    )[0]
+    deliveries: bool = True
+    # Entries the run notes beside the executions (a drill's controllers), a list that grows.
+    notes: Callable[[], Sequence[TimelineEntry]] = tuple
+    _delivered: int = 0
+    _noted: int = 0
+    _events: dict[str, int] = field(default_factory=dict)
+
+    def poll(self, executions: Sequence[str]) -> None:
+        noted = self.notes()[self._noted :]
+        self._noted += len(noted)
+        for note in noted:
+            self.follow(note)
+        if self.deliveries:
+            fresh = delivery.deliveries[self._delivered :]
+            self._delivered += len(fresh)
+            for item in fresh:
+                self.follow(_delivery_entry(item, self.started))
+        sfn = boto3.client("stepfunctions")
+        for arn in executions:
+            events = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+            for event in events[self._events.get(arn, 0) :]:
+                entry = self.entry(dict(event), self.started)
+                if entry is not None:
+                    self.follow(entry)
+            self._events[arn] = len(events)
+
+
+def _arns(stack: EmbeddedStack) -> list[str]:
+    return [e["executionArn"] for e in sorted(stack.executions(), key=lambda e: e["startDate"])]
+
+
 @dataclass
 class ScenarioResult:
     scenario: Scenario
@@ -126,10 +173,14 @@ class EmbeddedRun:
         )
         return str(answer["MessageId"])
 
-    def finish(self, scenario: Scenario, timeout: float = FINISH_SECONDS) -> ScenarioResult:
-        """Wait until every run has ended, then collect what came out of it."""
+    def finish(
+        self, scenario: Scenario, timeout: float = FINISH_SECONDS, follow: Follow | None = None
+    ) -> ScenarioResult:
+        """Wait until every run has ended (telling ``follow`` each timeline entry as it comes),
+        then collect what came out of it."""
+        stream = TimelineStream(self.started, follow) if follow is not None else None
         try:
-            _wait_for_runs(self.stack, timeout)
+            _wait_for_runs(self.stack, timeout, stream)
         finally:
             self.stack.stop_running_executions()
         return _collect(scenario, self.stack, self.started)
@@ -167,7 +218,9 @@ def embedded_run(
         yield EmbeddedRun(site, stack, time.time())
 
 
-def run_scenario(scenario: Scenario, root: Path, after: AfterRun | None = None) -> ScenarioResult:
+def run_scenario(
+    scenario: Scenario, root: Path, after: AfterRun | None = None, follow: Follow | None = None
+) -> ScenarioResult:
     with simulated_run(scenario, root) as run:
         if scenario.trigger == "watchdog":
             # Nothing is published: the failure is found at the watchdog's next tick.
@@ -176,7 +229,7 @@ def run_scenario(scenario: Scenario, root: Path, after: AfterRun | None = None) 
             run.notify(scenario.notification)
         if scenario.trigger == "duplicate-storm":
             _storm(scenario, run.stack)
-        result = run.finish(scenario)
+        result = run.finish(scenario, follow=follow)
         if after is not None:
             after(run)
         return result
@@ -250,11 +303,14 @@ def _storm(scenario: Scenario, stack: EmbeddedStack) -> None:
         )
 
 
-def _wait_for_runs(stack: EmbeddedStack, timeout: float) -> None:
+def _wait_for_runs(stack: EmbeddedStack, timeout: float, stream: TimelineStream | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         executions = stack.executions()
-        if executions and all(e["status"] != "RUNNING" for e in executions):
+        done = bool(executions) and all(e["status"] != "RUNNING" for e in executions)
+        if stream is not None:  # after the look, so the last events of a run that just ended show
+            stream.poll(_arns(stack))
+        if done:
             return
         time.sleep(0.2)
     raise TimeoutError(f"the verification did not finish within {timeout} s")

@@ -19,7 +19,7 @@ import boto3
 
 from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha_dev.embedded.site import SiteController
-from hyperpod_ha_dev.simulation.engine import ScenarioResult, embedded_run
+from hyperpod_ha_dev.simulation.engine import Follow, ScenarioResult, embedded_run
 from hyperpod_ha_dev.simulation.lab.lock import lab_lock
 from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
 from hyperpod_ha_dev.simulation.lab.operator_run import operator_runs
@@ -87,9 +87,14 @@ def slurm_version(lab: Lab) -> str | None:
 
 
 def verify_lab(
-    lab: Lab, root: Path, parameters: Mapping[str, int] | None = None, reason: str = "operator verification"
+    lab: Lab,
+    root: Path,
+    parameters: Mapping[str, int] | None = None,
+    reason: str = "operator verification",
+    follow: Follow | None = None,
 ) -> LabVerification:
-    """Run the workflow once against the lab (root only); the lab is left as it is."""
+    """Run the workflow once against the lab (root only); the lab is left as it is. ``follow``
+    is told each timeline entry as the run makes it."""
     if not lab.is_up():  # before the lock: a refusal never waits for another user of the lab
         raise LabNotUp("the lab is not up (hyperpod-ha lab up)")
     with lab_lock():
@@ -106,7 +111,7 @@ def verify_lab(
                 runs.start_or_join(
                     str(stack.parameters["ClusterName"]), Trigger("operator", uuid.uuid4().hex, {}), reason
                 )
-                result = run.finish(VERIFY, timeout=FINISH_SECONDS)
+                result = run.finish(VERIFY, timeout=FINISH_SECONDS, follow=follow)
                 output, decided_at = _last_verdict(stack.executions())
         finally:
             secret.close()

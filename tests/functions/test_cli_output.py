@@ -196,6 +196,27 @@ def test_a_missing_argument_is_one_usage_line() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("status", "--cluster"),
+        ("runbook", "start", "--cluster"),
+        ("drill", "start", "--cluster"),
+    ],
+)
+def test_a_bad_cluster_name_is_one_usage_line_before_any_aws_call(
+    command: tuple[str, ...], tmp_path: Path
+) -> None:
+    done = run_cli(*command, "ml_cluster;rm", env=_no_aws_files(tmp_path), drop=NO_ACCOUNT)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    line = one_line(done)
+    assert line.startswith(
+        f"hyperpod-ha {' '.join(command[:-1])}: argument --cluster: 'ml_cluster;rm' is not"
+    )
+    assert "HyperPod cluster name" in line
+
+
 def test_version_is_the_package_version() -> None:
     done = run_cli("--version")
     assert done.returncode == 0

@@ -50,6 +50,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from hyperpod_ha_dev.cli.aws import add_account_options
+    from hyperpod_ha_dev.cli.cluster_stack import cluster_name
 
     parser = _Parser(prog="hyperpod-ha", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
@@ -82,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     runbook = commands.add_parser("runbook", help="the operator runbook")
     runbook_commands = runbook.add_subparsers(dest="runbook_command", required=True)
     start = runbook_commands.add_parser("start", help="start a failover verification in the deployed stack")
-    start.add_argument("--cluster", required=True)
+    start.add_argument("--cluster", required=True, type=cluster_name)
     start.add_argument("--reason", default="operator request")
     start.add_argument("--dry-run", action="store_true", help="checks and verdict only")
     start.add_argument(

@@ -30,7 +30,7 @@ from hyperpod_ha.state_table import read_lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
-from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, stack_for_cluster
+from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, cluster_name, stack_for_cluster
 from hyperpod_ha_dev.cli.drill_text import render_drill_report
 from hyperpod_ha_dev.cli.errors import CommandError
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
@@ -42,7 +42,7 @@ ERROR = 2
 def add_parser(commands: Any) -> None:
     """`hyperpod-ha status`: its arguments."""
     status = commands.add_parser("status", help="one view of a cluster's HA")
-    status.add_argument("--cluster", required=True)
+    status.add_argument("--cluster", required=True, type=cluster_name)
     source = status.add_mutually_exclusive_group()
     source.add_argument("--embedded", action="store_true", help="the embedded stack (moto, in process)")
     source.add_argument("--lab", action="store_true", help="the lab's embedded stack after its last drill")
@@ -273,7 +273,9 @@ def run_status(args: argparse.Namespace) -> int:
             status = _embedded_status(args.cluster)
         else:
             use_deployed_account(args, project_root())
-            stack_name = args.stack_name or read_deploy_config(project_root()).stack_name
+            stack_name = (
+                args.stack_name or read_deploy_config(project_root(), cluster=args.cluster).stack_name
+            )
             status = cluster_status(stack_for_cluster(stack_name, args.cluster), args.cluster)
     except UnknownCluster as error:
         raise CommandError(str(error), ERROR) from error

@@ -240,6 +240,33 @@ def test_status_without_a_region_is_one_line(tmp_path: Path) -> None:
     )
 
 
+def test_a_json_command_that_fails_prints_one_json_object_too(tmp_path: Path) -> None:
+    done = run_cli(
+        "status", "--cluster", "ml-cluster", "--json", env=_no_aws_files(tmp_path), drop=NO_ACCOUNT
+    )
+    assert done.returncode == 1
+    assert one_json_document(done.stdout) == {
+        "error": "no AWS region: give --region, set AWS_REGION (or AWS_DEFAULT_REGION), "
+        "or put region in samconfig.toml",
+        "exit_code": 1,
+    }
+    assert one_line(done).startswith("hyperpod-ha: status: no AWS region")
+    # Not the cluster the embedded stack watches: the command's own exit 2, still one object.
+    other = run_cli("status", "--cluster", "other-cluster", "--embedded", "--json")
+    assert other.returncode == 2
+    error = one_json_document(other.stdout)
+    assert error["exit_code"] == 2
+    assert "not 'other-cluster'" in error["error"]
+
+
+def test_status_embedded_json_is_one_document() -> None:
+    done = run_cli("status", "--cluster", "ml-cluster", "--embedded", "--json")
+    assert done.returncode == 0, done.stderr
+    status = one_json_document(done.stdout)
+    assert (status["cluster"], status["controllers"], status["last_verdict"]) == ("ml-cluster", [], None)
+    assert done.stderr == ""
+
+
 def test_status_without_credentials_is_one_line_and_the_traceback_only_with_verbose(tmp_path: Path) -> None:
     args = ("status", "--cluster", "ml-cluster", "--region", "eu-west-2")
     done = run_cli(*args, env=_no_aws_files(tmp_path), drop=NO_ACCOUNT)

@@ -177,7 +177,9 @@ def _run_lab_drill(args: argparse.Namespace) -> int:
             print(f"  {entry.seconds:7.2f} s  {entry.what}  {entry.detail}".rstrip(), file=out)
     out.flush()
     if drill.report is None:
-        raise CommandError(f"the drill execution ended {drill.status}: {drill.error}", ERROR)
+        raise CommandError(
+            f"the drill execution ended {drill.status}: {drill.error}", ERROR, result_printed=args.json
+        )
     if not args.json:
         print("\n" + "\n".join(render_drill_report(drill.report)), file=out)
         out.flush()

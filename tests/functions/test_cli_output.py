@@ -90,6 +90,17 @@ def test_simulate_status_shows_the_stack_the_scenario_ran_on() -> None:
 
 
 @pytest.mark.slow
+def test_after_a_drill_the_status_table_is_the_drill_s_last_check() -> None:
+    done = run_cli("simulate", "drill", "--status", "--json")
+    assert done.returncode == 0, done.stderr
+    status = one_json_document(done.stdout)["status"]
+    assert status["last_verdict"]["source"] == "drill"
+    # Handed back: ctl1 active again, ctl2 a standby.
+    assert [(c["name"], c["active"]) for c in status["controllers"]] == [("ctl1", True), ("ctl2", False)]
+    assert status["last_verdict"]["active_controller"] == "ctl1"
+
+
+@pytest.mark.slow
 def test_simulate_status_prints_the_controller_table_above_the_last_verdict() -> None:
     done = run_cli("simulate", "failover", "--status")
     assert done.returncode == 0, done.stderr

@@ -6,8 +6,9 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from hyperpod_ha_dev.simulation.engine import TimelineEntry, run_scenario, timeline_json
+from hyperpod_ha_dev.simulation.engine import run_scenario
 from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
+from hyperpod_ha_dev.simulation.timeline import TimelineEntry, timeline_json
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow

@@ -145,7 +145,7 @@ def _verify(out: Any, lab: Any, *, as_json: bool) -> int:
 
 def _printed(out: Any) -> Any:
     """Each timeline entry printed (and flushed) as the run makes it."""
-    from hyperpod_ha_dev.simulation.engine import TimelineEntry
+    from hyperpod_ha_dev.simulation.timeline import TimelineEntry
 
     def follow(entry: TimelineEntry) -> None:
         detail = f"  {entry.detail}" if entry.detail else ""

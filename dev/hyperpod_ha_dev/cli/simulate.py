@@ -18,7 +18,8 @@ from hyperpod_ha_dev.cli.errors import UsageError
 from hyperpod_ha_dev.cli.text import reason_lines, seconds
 
 if TYPE_CHECKING:
-    from hyperpod_ha_dev.simulation.engine import EmbeddedRun, Follow, ScenarioResult, TimelineEntry
+    from hyperpod_ha_dev.simulation.engine import EmbeddedRun, ScenarioResult
+    from hyperpod_ha_dev.simulation.timeline import Follow, TimelineEntry
 
 
 def known_scenarios(lab: bool) -> dict[str, tuple[str, str]]:
@@ -139,7 +140,7 @@ def _simulate_drill(args: argparse.Namespace, out: TextIO) -> int:
 def _printed(out: TextIO) -> Follow:
     """Each timeline entry printed (and flushed) as the run makes it."""
 
-    from hyperpod_ha_dev.simulation.engine import timeline_json
+    from hyperpod_ha_dev.simulation.timeline import timeline_json
 
     def follow(entry: TimelineEntry) -> None:
         print(_timeline_line(timeline_json(entry)), file=out, flush=True)

@@ -25,8 +25,9 @@ import boto3
 from hyperpod_ha_dev.execution_events import after
 from hyperpod_ha_dev.simulation import scenarios as s
 from hyperpod_ha_dev.simulation.cluster import SimulatedCluster, SimulatedController
-from hyperpod_ha_dev.simulation.engine import AfterRun, Follow, TimelineEntry, TimelineStream, simulated_run
+from hyperpod_ha_dev.simulation.engine import AfterRun, simulated_run
 from hyperpod_ha_dev.simulation.fake_controller import ControllerState, FakeController
+from hyperpod_ha_dev.simulation.timeline import Follow, TimelineEntry, TimelineStream
 
 # Seconds from the takeover (or the restart) until the new controller is in control.
 CHANGE_SECONDS = 2.0

@@ -21,9 +21,16 @@ from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded import delivery
 from hyperpod_ha_dev.embedded.site import Site, SiteController, create_site, embedded_aws
 from hyperpod_ha_dev.embedded.stack import EmbeddedStack, create_stack
-from hyperpod_ha_dev.execution_events import exit_line
 from hyperpod_ha_dev.simulation.cluster import TRANSPORT, SimulatedCluster, SimulatedController
 from hyperpod_ha_dev.simulation.scenarios import CTL1, CTL1_INSTANCE, CTL2, CTL2_INSTANCE, Scenario
+from hyperpod_ha_dev.simulation.timeline import (
+    Follow,
+    TimelineEntry,
+    TimelineStream,
+    delivery_entry,
+    history_entry,
+    timeline_json,
+)
 
 # Fast runs: one second between checks, at most three. The definition is not touched.
 RUN_PARAMETERS = {"BackoffSeconds": 1, "MaxAttempts": 3, "SnapshotPollSeconds": 0}
@@ -51,57 +58,6 @@ _current = _CurrentCluster()
 
 def _runner() -> CommandRunner:
     return _current
-
-
-@dataclass
-class TimelineEntry:
-    seconds: float
-    what: str
-    detail: str = ""
-    reasons: tuple[str, ...] = ()  # a verdict's, every one
-
-
-Follow = Callable[[TimelineEntry], None]
-"""Told each timeline entry as the run makes it: ``simulate`` and ``lab verify`` print it then,
-not when the run has ended."""
-
-
-@dataclass
-class TimelineStream:
-    """The timeline entries that appeared since the last :meth:`poll`, each told to ``follow``
-    once, in the order they were seen: the deliveries to the functions, then each execution's
-    new history events (``entry`` makes an event an entry, ``None`` for one the timeline skips)."""
-
-    started: float
-    follow: Follow
-    entry: Callable[[dict[str, Any], float], TimelineEntry | None] = lambda event, started: _history_entry(
-        event, started
-    )[0]
-    deliveries: bool = True
-    # Entries the run notes beside the executions (a drill's controllers), a list that grows.
-    notes: Callable[[], Sequence[TimelineEntry]] = tuple
-    _delivered: int = 0
-    _noted: int = 0
-    _events: dict[str, int] = field(default_factory=dict)
-
-    def poll(self, executions: Sequence[str]) -> None:
-        noted = self.notes()[self._noted :]
-        self._noted += len(noted)
-        for note in noted:
-            self.follow(note)
-        if self.deliveries:
-            fresh = delivery.deliveries[self._delivered :]
-            self._delivered += len(fresh)
-            for item in fresh:
-                self.follow(_delivery_entry(item, self.started))
-        sfn = boto3.client("stepfunctions")
-        for arn in executions:
-            events = sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
-            for event in events[self._events.get(arn, 0) :]:
-                entry = self.entry(dict(event), self.started)
-                if entry is not None:
-                    self.follow(entry)
-            self._events[arn] = len(events)
 
 
 def _arns(stack: EmbeddedStack) -> list[str]:
@@ -149,13 +105,6 @@ class ScenarioResult:
             "reasons": list(self.reasons),
             "timeline": [timeline_json(e) for e in self.timeline],
         }
-
-
-def timeline_json(entry: TimelineEntry) -> dict[str, Any]:
-    data: dict[str, Any] = {"seconds": round(entry.seconds, 2), "what": entry.what, "detail": entry.detail}
-    if entry.reasons:
-        data["reasons"] = list(entry.reasons)
-    return data
 
 
 @dataclass
@@ -318,7 +267,7 @@ def _wait_for_runs(stack: EmbeddedStack, timeout: float, stream: TimelineStream 
 
 def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> ScenarioResult:
     sfn = boto3.client("stepfunctions")
-    timeline = [_delivery_entry(d, started) for d in delivery.deliveries]
+    timeline = [delivery_entry(d, started) for d in delivery.deliveries]
     executions = []
     verdict = None
     reasons: tuple[str, ...] = ()
@@ -333,7 +282,7 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
         )
         history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
         for event in history:
-            entry, seen = _history_entry(dict(event), started)
+            entry, seen = history_entry(dict(event), started)
             if entry is not None:
                 timeline.append(entry)
             if seen is not None:
@@ -349,41 +298,6 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
         timeline=timeline,
         reasons=reasons,
     )
-
-
-def _delivery_entry(item: delivery.Delivery, started: float) -> TimelineEntry:
-    records = (item.result or {}).get("records", [])
-    outcomes = ", ".join(str(r.get("outcome")) for r in records) or f"error: {item.error}"
-    if item.function == "WatchdogFunction":
-        result = item.result or {}
-        outcome = f"{result.get('verdict')}: {result.get('outcome')}" if result else f"error: {item.error}"
-        return TimelineEntry(item.at - started, "watchdog tick -> WatchdogFunction", outcome)
-    source = "SNS notification" if item.function == "ControllerStatusFunction" else "EventBridge event"
-    return TimelineEntry(item.at - started, f"{source} -> {item.function}", outcomes)
-
-
-def _history_entry(
-    event: dict[str, Any], started: float
-) -> tuple[TimelineEntry | None, Mapping[str, Any] | None]:
-    """The timeline's entry for one history event, and the verdict it decided, if any."""
-    at = event["timestamp"].timestamp() - started
-    entered = event.get("stateEnteredEventDetails")
-    if entered:
-        return TimelineEntry(at, entered["name"]), None
-    exited = event.get("stateExitedEventDetails")
-    if exited:
-        line = exit_line(exited["name"], json.loads(exited.get("output") or "null"))
-        if line is None:
-            return None, None
-        # Every reason, in the detail as before (the lab's checks read it) and on their own.
-        detail = f"{line.detail}: {'; '.join(line.reasons)}" if line.what == "verdict" else line.detail
-        return TimelineEntry(at, f"  {line.what}", detail, line.reasons), line.verdict
-    failed = event.get("executionFailedEventDetails")
-    if failed:
-        return TimelineEntry(at, "execution failed", f"{failed.get('error')}"), None
-    if event["type"] == "ExecutionSucceeded":
-        return TimelineEntry(at, "execution succeeded"), None
-    return None, None
 
 
 def _incidents() -> list[dict[str, Any]]:

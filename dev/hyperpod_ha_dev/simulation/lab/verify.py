@@ -19,13 +19,14 @@ import boto3
 
 from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha_dev.embedded.site import SiteController
-from hyperpod_ha_dev.simulation.engine import Follow, ScenarioResult, embedded_run
+from hyperpod_ha_dev.simulation.engine import ScenarioResult, embedded_run
 from hyperpod_ha_dev.simulation.lab.lock import lab_lock
 from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
 from hyperpod_ha_dev.simulation.lab.operator_run import operator_runs
 from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS
 from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
 from hyperpod_ha_dev.simulation.scenarios import Scenario
+from hyperpod_ha_dev.simulation.timeline import Follow
 from hyperpod_lab import Lab
 from hyperpod_lab.faults import clear, last_fault
 

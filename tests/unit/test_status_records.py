@@ -80,3 +80,51 @@ def test_the_accounting_record_keeps_known_keys_bounded() -> None:
         "config_strategy": ("Managed" * 10)[:32],
         "database": {"endpoint": "e" * 255, "port": 3306, "name": "acct", "secret_arn": "arn"},
     }
+
+
+def test_the_controllers_record_keeps_the_status_table_s_fields_bounded() -> None:
+    from hyperpod_ha.status_records import MAX_CONTROLLERS, controllers_record
+
+    assert controllers_record(None) is None
+    assert controllers_record({}) is None
+    assert controllers_record(["ctl1"]) is None
+    evidence = {
+        "ctl1": {
+            "position": 0,
+            "instance_id": "i-0ctl1",
+            "address": "10.1.0.11",
+            "status": "CHECKED",
+            "slurmctld": "running",
+            "active": False,
+            "answers_ping": True,
+            "writes_heartbeat": False,
+            "slurmdbd_reachable": True,
+            "heartbeat_age_seconds": 3.7,
+            "slurm_conf_resolved": "/etc/slurm/slurm.conf",
+        },
+        "ctl2": {
+            "position": "1",
+            "active": "yes",
+            "address": "a" * 500,
+            "heartbeat_age_seconds": float("nan"),
+        },
+        "ctl3": "not an entry",
+    }
+    first, second = controllers_record(evidence) or []
+    assert first == {
+        "name": "ctl1",
+        "position": 0,
+        "instance_id": "i-0ctl1",
+        "address": "10.1.0.11",
+        "status": "CHECKED",
+        "slurmctld": "running",
+        "active": False,
+        "answers_ping": True,
+        "writes_heartbeat": False,
+        "slurmdbd_reachable": True,
+        "heartbeat_age_seconds": 3,
+    }
+    assert (second["position"], second["active"], second["heartbeat_age_seconds"]) == (None, None, None)
+    assert len(second["address"]) == 64
+    many = {f"ctl{i}": {"position": i} for i in range(20)}
+    assert len(controllers_record(many) or []) == MAX_CONTROLLERS

@@ -115,20 +115,20 @@ def _fault(out: Any, lab: Any, fault: str, host: str) -> int:
 
 
 def _verify(out: Any, lab: Any, *, as_json: bool) -> int:
-    from hyperpod_ha_dev.simulation.lab.verify import verify_lab
+    from hyperpod_ha_dev.simulation.lab.verify import slurm_version, verify_lab
 
-    verification = verify_lab(lab, project_root())
+    follow = None
+    # The timeline as the run goes (a lab that is not up is refused first, with nothing printed);
+    # with --json only the one object at the end.
+    if not as_json and lab.is_up():
+        print(f"lab verification (Slurm {slurm_version(lab)})", file=out, flush=True)
+        follow = _printed(out)
+    verification = verify_lab(lab, project_root(), follow=follow)
     data = verification.to_json()
     if as_json:
         _print(out, data, as_json=True)
     else:
-        lines = [f"lab verification (Slurm {data['slurm_version']})"]
-        lines += [
-            f"  {entry['seconds']:7.2f}s  {entry['what']}"
-            + (f"  {entry['detail']}" if entry["detail"] else "")
-            for entry in data["timeline"]
-        ]
-        lines.append(f"verdict: {data['verdict']} (active controller: {data['active_controller']})")
+        lines = [f"verdict: {data['verdict']} (active controller: {data['active_controller']})"]
         lines += [f"  - {reason}" for reason in data["reasons"]]
         if data["fault"]:
             fault = data["fault"]
@@ -141,6 +141,17 @@ def _verify(out: Any, lab: Any, *, as_json: bool) -> int:
         print("\n".join(lines), file=out)
         out.flush()
     return 0 if data["verdict"] in ("HEALTHY", "FAILED_OVER") else 1
+
+
+def _printed(out: Any) -> Any:
+    """Each timeline entry printed (and flushed) as the run makes it."""
+    from hyperpod_ha_dev.simulation.timeline import TimelineEntry
+
+    def follow(entry: TimelineEntry) -> None:
+        detail = f"  {entry.detail}" if entry.detail else ""
+        print(f"  {entry.seconds:7.2f}s  {entry.what}{detail}", file=out, flush=True)
+
+    return follow
 
 
 def _print(out: Any, data: Any, *, as_json: bool) -> None:

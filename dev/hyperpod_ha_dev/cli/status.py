@@ -1,6 +1,7 @@
 """``hyperpod-ha status``: one view of a cluster's HA.
 
-From the stack (deployed, or ``--embedded``): the last verdict, snapshot, rotation and
+From the stack (deployed, or ``--embedded``): a table of the controllers in the spirit of
+``scontrol ping`` (as the last verdict saw them), the last verdict, snapshot, rotation and
 drill (the state table's status records), a run or drill in progress (the cluster's lease)
 and the open incidents (OpsCenter). ``--lab``: the lab's embedded stack as its last drill
 (``hyperpod-ha drill start --lab``) left it. ``hyperpod-ha simulate <scenario> --status``
@@ -16,19 +17,20 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import boto3
 
 from hyperpod_ha import console_links
+from hyperpod_ha.human_time import ago
 from hyperpod_ha.incidents.keys import CLUSTER_KEY, KIND_KEY, SOURCE
 from hyperpod_ha.runs.naming import holder_execution_arn
 from hyperpod_ha.state_table import read_lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
-from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, stack_for_cluster
+from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, cluster_name, stack_for_cluster
 from hyperpod_ha_dev.cli.drill_text import render_drill_report
 from hyperpod_ha_dev.cli.errors import CommandError
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
@@ -40,7 +42,7 @@ ERROR = 2
 def add_parser(commands: Any) -> None:
     """`hyperpod-ha status`: its arguments."""
     status = commands.add_parser("status", help="one view of a cluster's HA")
-    status.add_argument("--cluster", required=True)
+    status.add_argument("--cluster", required=True, type=cluster_name)
     source = status.add_mutually_exclusive_group()
     source.add_argument("--embedded", action="store_true", help="the embedded stack (moto, in process)")
     source.add_argument("--lab", action="store_true", help="the lab's embedded stack after its last drill")
@@ -53,9 +55,13 @@ def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
     region = boto3.client("dynamodb").meta.region_name
     table = outputs["StateTableName"]
     records = StatusRecords(boto3.client("dynamodb"), table).read(cluster)
+    verdict = records.get("verdict")
     return {
         "cluster": cluster,
-        "last_verdict": records.get("verdict"),
+        # The table's rows: the last verdict's controllers (seconds and booleans, as recorded).
+        "controllers": (verdict or {}).get("controllers") or [],
+        "controllers_seen_at": (verdict or {}).get("recorded_at"),
+        "last_verdict": verdict,
         "in_progress": _in_progress(outputs, table, cluster, region),
         "open_incidents": _open_incidents(cluster, region),
         "last_snapshot": records.get("snapshot"),
@@ -127,8 +133,74 @@ def _drill_figures(drill: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {key: drill.get(key) for key in keys}
 
 
+COLUMNS = ("CONTROLLER", "INSTANCE", "ADDRESS", "ROLE", "SLURMCTLD", "PING", "HEARTBEAT", "SLURMDBD")
+
+
+def controller_table(controllers: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The controllers as ``scontrol ping`` would name them, one row each; ``-`` for unknown."""
+    count = len(controllers)
+    rows = [COLUMNS, *(_row(controller, count) for controller in controllers)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+
+
+def _row(controller: Mapping[str, Any], count: int) -> tuple[str, ...]:
+    return (
+        str(controller.get("name") or "-"),
+        str(controller.get("instance_id") or "-"),
+        str(controller.get("address") or "-"),
+        _role(controller, count),
+        str(controller.get("slurmctld") or "-"),
+        _flag(controller.get("answers_ping"), "UP", "DOWN"),
+        _heartbeat(controller.get("heartbeat_age_seconds"), controller.get("writes_heartbeat")),
+        _flag(controller.get("slurmdbd_reachable"), "UP", "DOWN"),
+    )
+
+
+def _role(controller: Mapping[str, Any], count: int) -> str:
+    """``primary, active``, ``backup, standby``, ``backup2, down``: as ``scontrol ping`` names
+    the SlurmctldHost lines (``backup`` alone when there are two), then what the verdict saw."""
+    position = controller.get("position")
+    if not isinstance(position, int) or isinstance(position, bool):
+        where = "-"
+    elif position == 0:
+        where = "primary"
+    else:
+        where = "backup" if count <= 2 else f"backup{position}"
+    active = controller.get("active")
+    if active is True:
+        return f"{where}, active"
+    if active is not False:
+        return where
+    down = controller.get("answers_ping") is False or controller.get("slurmctld") in {
+        "not running",
+        "stopped",
+    }
+    return f"{where}, {'down' if down else 'standby'}"
+
+
+def _flag(value: Any, yes: str, no: str) -> str:
+    return yes if value is True else no if value is False else "-"
+
+
+def _heartbeat(age: Any, writer: Any) -> str:
+    if not isinstance(age, int | float) or isinstance(age, bool):
+        return "-"
+    return f"{ago(age)}{' (writer)' if writer is True else ''}"
+
+
 def render(status: Mapping[str, Any], now: float | None = None) -> str:
     lines = [f"cluster {status['cluster']}"]
+    controllers = status.get("controllers") or []
+    if controllers:
+        lines.append(
+            f"controllers, as the last verdict saw them {when(status.get('controllers_seen_at'), now)}:"
+        )
+        lines += [f"  {line}" for line in controller_table(controllers)]
+    else:
+        lines.append("controllers: none recorded (no verification has ended yet)")
     verdict = status.get("last_verdict")
     if verdict:
         active = (
@@ -201,7 +273,9 @@ def run_status(args: argparse.Namespace) -> int:
             status = _embedded_status(args.cluster)
         else:
             use_deployed_account(args, project_root())
-            stack_name = args.stack_name or read_deploy_config(project_root()).stack_name
+            stack_name = (
+                args.stack_name or read_deploy_config(project_root(), cluster=args.cluster).stack_name
+            )
             status = cluster_status(stack_for_cluster(stack_name, args.cluster), args.cluster)
     except UnknownCluster as error:
         raise CommandError(str(error), ERROR) from error

@@ -16,7 +16,7 @@ from hyperpod_ha.incidents.tracking import Incidents
 from hyperpod_ha.incidents.verified_once import announce_verified_once, idempotency_config
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.request_fields import bounded_text
-from hyperpod_ha.status_records import StatusRecords, accounting_record, verdict_metric
+from hyperpod_ha.status_records import StatusRecords, accounting_record, controllers_record, verdict_metric
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
@@ -117,4 +117,9 @@ class IncidentFunction:
             accounting = accounting_record(event.get("accounting"))
             if accounting:
                 record["accounting"] = accounting
+            controllers = controllers_record(event.get("evidence"))
+            if controllers:
+                record["controllers"] = controllers
+                active = [row["name"] for row in controllers if row["active"]]
+                record["active_controller"] = active[0] if len(active) == 1 else None
             self.status.put(str(event["cluster"]), "verdict", record)

@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from hyperpod_ha.errors import InputRejected
@@ -40,6 +41,12 @@ DOWN: Final = VerdictName.DOWN
 UNKNOWN: Final = VerdictName.UNKNOWN
 # Also matches the names as plain strings (the workflow's): a StrEnum member is its value.
 VERIFIED: Final = frozenset({HEALTHY, FAILED_OVER})
+# The dashboard's current verdict, the metric ``VerdictCode`` (**contract**: the dashboard's
+# legend and any alarm on it read these numbers). Higher is worse, so a period's Maximum is its
+# worst verdict and 2 or more is not verified.
+VERDICT_CODES: Final[Mapping[VerdictName, int]] = MappingProxyType(
+    {HEALTHY: 0, FAILED_OVER: 1, DEGRADED: 2, UNKNOWN: 3, DOWN: 4, SPLIT_BRAIN: 5}
+)
 
 MAX_REASONS: Final = 24
 MAX_REPORTS: Final = 32

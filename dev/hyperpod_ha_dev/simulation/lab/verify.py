@@ -26,6 +26,7 @@ from hyperpod_ha_dev.simulation.lab.operator_run import operator_runs
 from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS
 from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
 from hyperpod_ha_dev.simulation.scenarios import Scenario
+from hyperpod_ha_dev.simulation.timeline import Follow
 from hyperpod_lab import Lab
 from hyperpod_lab.faults import clear, last_fault
 
@@ -87,9 +88,14 @@ def slurm_version(lab: Lab) -> str | None:
 
 
 def verify_lab(
-    lab: Lab, root: Path, parameters: Mapping[str, int] | None = None, reason: str = "operator verification"
+    lab: Lab,
+    root: Path,
+    parameters: Mapping[str, int] | None = None,
+    reason: str = "operator verification",
+    follow: Follow | None = None,
 ) -> LabVerification:
-    """Run the workflow once against the lab (root only); the lab is left as it is."""
+    """Run the workflow once against the lab (root only); the lab is left as it is. ``follow``
+    is told each timeline entry as the run makes it."""
     if not lab.is_up():  # before the lock: a refusal never waits for another user of the lab
         raise LabNotUp("the lab is not up (hyperpod-ha lab up)")
     with lab_lock():
@@ -106,7 +112,7 @@ def verify_lab(
                 runs.start_or_join(
                     str(stack.parameters["ClusterName"]), Trigger("operator", uuid.uuid4().hex, {}), reason
                 )
-                result = run.finish(VERIFY, timeout=FINISH_SECONDS)
+                result = run.finish(VERIFY, timeout=FINISH_SECONDS, follow=follow)
                 output, decided_at = _last_verdict(stack.executions())
         finally:
             secret.close()

@@ -203,6 +203,30 @@ def database_revert_failed() -> TopicMessage:
     return incident_messages.opened(request, _opened(request), REGION, NOW)
 
 
+def redundancy_lost() -> TopicMessage:
+    from hyperpod_ha.verdict import FAILED_OVER, Verdict
+    from hyperpod_ha.watchdog.redundancy_loss import open_request
+    from hyperpod_ha.watchdog.tick import Tick
+
+    verdict = Verdict(
+        FAILED_OVER,
+        (
+            "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",
+            "no standby is ready: one more failure stops the cluster "
+            "(ctl2 is active; ctl1: slurmctld not running)",
+            "ctl1 (the configured primary): slurmctld not running",
+        ),
+        "ctl2",
+        "ctl1",
+        WELL_EVIDENCE,
+        redundancy="none",
+        not_ready={"ctl1": "slurmctld not running"},
+    )
+    tick = Tick("tick-2026-12-01T09:58", "2026-12-01T09:58:00Z")
+    request = OpenRequest.from_event(open_request(CLUSTER, tick, verdict, int(NOW - 720), NOW))
+    return incident_messages.opened(request, _opened(request), REGION, NOW)
+
+
 def drill_not_verified() -> TopicMessage:
     request = _open(
         verdict="DOWN",
@@ -334,6 +358,12 @@ SAMPLES: Final = (
         "accounting-database-revert-failed",
         "HyperPod could not revert a change of the external accounting database",
         database_revert_failed,
+    ),
+    Sample(
+        "redundancy-lost",
+        "the watchdog has seen no ready standby for RedundancyGraceMinutes (a dead standby, or a "
+        "failover with nothing left to fail over to)",
+        redundancy_lost,
     ),
     Sample("drill-not-verified", "a drill left the cluster not verified", drill_not_verified),
     Sample("recovered", "a run verifies the cluster and resolves what was open", recovered),

@@ -25,9 +25,11 @@ class Metric:
     name: str
     dimension: tuple[str, str]
     label: str
+    per_cluster: bool = False  # also the dimension ``cluster`` (the stack's ClusterName)
 
     def line(self, stat: str) -> list[Any]:
-        return [self.namespace, self.name, *self.dimension, {"stat": stat, "label": self.label}]
+        cluster = ("cluster", "${ClusterName}") if self.per_cluster else ()
+        return [self.namespace, self.name, *self.dimension, *cluster, {"stat": stat, "label": self.label}]
 
 
 def ours(*names: str) -> tuple[Metric, ...]:
@@ -98,6 +100,12 @@ WIDGETS = (
     Widget(
         "Secret rotation roll-out per controller",
         ours("RolloutControllersUpdated", "RolloutControllersFailed"),
+    ),
+    # 0: no standby is ready, one more failure stops the cluster (NoStandbyReadyAlarm).
+    Widget(
+        "Ready standbys",
+        (Metric(NAMESPACE, "ReadyStandbys", SERVICE, "ReadyStandbys", per_cluster=True),),
+        stat="Minimum",
     ),
 )
 

@@ -18,7 +18,7 @@ from hyperpod_ha.controllers.errors import ControllerGroupNotFound
 from hyperpod_ha.controllers.settings import ProbeSettings
 from hyperpod_ha.environment import Environment, Integer, OptionalText, Settings, Text
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.observability import add_cluster_metric, logger, metrics
 from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.watchdog.scheduled_check import Watchdog
 from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
@@ -100,24 +100,9 @@ class WatchdogFunction:
         if result.outcome != "verified":
             metrics.add_metric(name="WatchdogNotVerified", unit="Count", value=1)
         if result.verdict.redundancy != "unknown":
-            ready_standbys(self.watchdog.cluster, len(result.verdict.standbys))
+            add_cluster_metric("ReadyStandbys", len(result.verdict.standbys), self.watchdog.cluster)
         logger.info("watchdog tick", extra={"tick_id": tick.id, **result.to_json()})
         return result.to_json()
-
-
-def ready_standbys(cluster: str, count: int) -> None:
-    """The ``ReadyStandbys`` metric, per cluster: its own datum, with the dimensions ``cluster``
-    and ``service`` (the NoStandbyReady alarm's), beside the function's other metrics."""
-    from aws_lambda_powertools.metrics import MetricUnit, single_metric
-
-    with single_metric(
-        name="ReadyStandbys",
-        unit=MetricUnit.Count,
-        value=count,
-        namespace=metrics.namespace,
-        default_dimensions=metrics.default_dimensions,
-    ) as metric:
-        metric.add_dimension(name="cluster", value=cluster)
 
 
 def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:

@@ -160,6 +160,24 @@ REDUNDANCY_CASES = [
         ("ctl2",),
         {"ctl1": "slurmctld not running"},
     ),
+    RedundancyCase(
+        "3: second failover: ctl3 serves, ctl1 and ctl2 dead: FAILED_OVER, none (lab second-failover)",
+        (
+            three("ctl1", (False, False, True), slurmctld=None, heartbeat=(2, 1)),
+            three("ctl2", (False, False, True), slurmctld=None, heartbeat=(2, 1)),
+            three(
+                "ctl3",
+                (False, False, True),
+                log="slurmctld_log_ctl2_takeover.txt",
+                heartbeat=(2, 1),
+                dbd="lab|10.214.0.13|6817",
+            ),
+        ),
+        FAILED_OVER,
+        "none",
+        (),
+        {"ctl1": "slurmctld not running", "ctl2": "slurmctld not running"},
+    ),
     # --- no single active controller: unknown
     RedundancyCase(
         "2: both down",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha.status_records import StatusRecords, verdict_metric
+from hyperpod_ha.status_records import StatusRecords, redundancy_record, verdict_metric
 
 
 @pytest.fixture
@@ -80,3 +81,26 @@ def test_the_accounting_record_keeps_known_keys_bounded() -> None:
         "config_strategy": ("Managed" * 10)[:32],
         "database": {"endpoint": "e" * 255, "port": 3306, "name": "acct", "secret_arn": "arn"},
     }
+
+
+@pytest.mark.parametrize(
+    ("event", "kept"),
+    [
+        (
+            {"redundancy": "none", "standbys": [], "not_ready": {"ctl1": "slurmctld not running"}},
+            {"redundancy": "none", "standbys": [], "not_ready": {"ctl1": "slurmctld not running"}},
+        ),
+        (
+            {"redundancy": "full", "standbys": ["ctl2", 7], "not_ready": None},
+            {"redundancy": "full", "standbys": ["ctl2"], "not_ready": {}},
+        ),
+        ({"redundancy": "spare"}, None),  # not a level
+        ({}, None),  # a run from before redundancy, or another caller
+        (
+            {"redundancy": "reduced", "standbys": ["x" * 999] * 40, "not_ready": {"y": "z" * 999, "w": 5}},
+            {"redundancy": "reduced", "standbys": ["x" * 255] * 32, "not_ready": {"y": "z" * 512}},
+        ),
+    ],
+)
+def test_the_redundancy_record_is_small_and_known(event: dict[str, Any], kept: dict[str, Any] | None) -> None:
+    assert redundancy_record(event) == kept

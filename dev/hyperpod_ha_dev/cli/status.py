@@ -121,6 +121,7 @@ def _drill_figures(drill: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "test_job",
         "hand_back",
         "verdict",
+        "redundancy",
         "execution_link",
         "ops_item_id",
     )

@@ -72,6 +72,14 @@ def _both_backups_used(lab: Lab) -> str:
     return "ctl1's slurmctld killed, ctl2 took over; ctl2's killed too, ctl3 took over and serves"
 
 
+def _redundancy_is(drill: Drill, result: ScenarioResult, level: str) -> None:
+    drill.check(
+        f"the verdict's redundancy is {level}",
+        result.redundancy == level,
+        f"{result.redundancy}, ready standbys {list(result.standbys) or 'none'}",
+    )
+
+
 def _kill_first(drill: Drill) -> None:
     offset = drill.log_offset("ctl2")
     drill.offsets["ctl3"] = drill.log_offset("ctl3")
@@ -84,6 +92,7 @@ def _third_stays_standby(drill: Drill, result: ScenarioResult) -> None:
     drill.check(
         "ctl3 stays in standby", not {"primary", "taking_over"} & set(roles), f"logged {roles or 'nothing'}"
     )
+    _redundancy_is(drill, result, "reduced")
 
 
 def _kill_second(drill: Drill) -> None:
@@ -101,6 +110,7 @@ def _ctl3_active(drill: Drill, result: ScenarioResult) -> None:
     )
     drill.check("the verdict names the missing standby", "standby ctl2: slurmctld not running" in verdict)
     drill.check("the verdict says no standby is ready", NO_STANDBY in verdict, verdict[:240])
+    _redundancy_is(drill, result, "none")
 
 
 def _start_first(drill: Drill) -> None:
@@ -122,6 +132,7 @@ def _control_back(drill: Drill, result: ScenarioResult) -> None:
     # Redundancy reduced: ctl3 is ready, ctl2 is not; never none.
     drill.check("the verdict names the missing standby", "standby ctl2: slurmctld not running" in verdict)
     drill.check("a standby is still ready", NO_STANDBY not in verdict, verdict[:240])
+    _redundancy_is(drill, result, "reduced")
     registration_agrees(drill, result)
 
 
@@ -147,6 +158,7 @@ def _standby_gone(host: str, none_left: bool) -> Callable[[Drill, ScenarioResult
             said is none_left,
             verdict[:240],
         )
+        _redundancy_is(drill, result, "none" if none_left else "reduced")
 
     return verify
 

@@ -49,17 +49,11 @@ class Redundancy:
     not_ready: Mapping[str, str] = field(default_factory=dict)
     active: str | None = None
 
-    def to_json(self) -> dict[str, object]:
-        return {"redundancy": self.level, "standbys": list(self.standbys), "not_ready": dict(self.not_ready)}
-
     def lost_reason(self) -> str:
         """A verdict's reason when no standby is ready: who is active, why the others are not."""
         others = "; ".join(f"{name}: {why}" for name, why in self.not_ready.items())
         active = f" ({self.active} is active" + (f"; {others})" if others else ")")
         return NO_STANDBY + (active if self.active else "")
-
-
-UNKNOWN_REDUNDANCY: Final = Redundancy("unknown")
 
 
 def redundancy(seen: Observation, active: ObservedController | None) -> Redundancy:

@@ -1,22 +1,32 @@
 """The redundancy-lost incident the watchdog's ticks drive: opened after the grace (not before),
 on every tick after it (the OpsItem de-duplicates, reminders come when due), resolved at the
 first tick that sees a ready standby, untouched by ``unknown``. The record's DynamoDB side is
-tested on moto in tests/functions/test_watchdog_redundancy.py."""
+tested here on moto's DynamoDB, the whole path on the embedded stack in
+tests/functions/test_watchdog_redundancy.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import boto3
 import pytest
+from moto import mock_aws
 
-from hyperpod_ha import message_kinds
+from hyperpod_ha import message_kinds, state_table
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.incidents import OpenRequest, ResolveRequest
 from hyperpod_ha.incidents.keys import KIND_REDUNDANCY_LOST, KINDS_NOT_RESOLVED_BY_DEFAULT
 from hyperpod_ha.verdict import FAILED_OVER, HEALTHY, Verdict
 from hyperpod_ha.watchdog import redundancy_loss
 from hyperpod_ha.watchdog.function import WatchdogFunctionSettings
-from hyperpod_ha.watchdog.redundancy_loss import Loss, next_step, open_request, resolve_request
+from hyperpod_ha.watchdog.redundancy_loss import (
+    Loss,
+    RedundancyWatch,
+    next_step,
+    open_request,
+    resolve_request,
+)
 from hyperpod_ha.watchdog.tick import Tick
 from tests.unit.watchdog.test_watchdog_function import ENVIRONMENT
 
@@ -118,3 +128,76 @@ def test_the_grace_setting(minutes: str | None, seconds: int | None) -> None:
             WatchdogFunctionSettings.from_environment(env)
     else:
         assert WatchdogFunctionSettings.from_environment(env).redundancy_grace_seconds == seconds
+
+
+@pytest.fixture
+def table() -> Iterator[str]:
+    with mock_aws():
+        boto3.client("dynamodb").create_table(
+            TableName="state",
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        yield "state"
+
+
+def _watch(table: str, asked: list[dict[str, Any]], grace: int = GRACE) -> RedundancyWatch:
+    return RedundancyWatch("ml-cluster", boto3.client("dynamodb"), table, _asking(asked), grace)
+
+
+def _asking(asked: list[dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def ask(request: dict[str, Any]) -> dict[str, Any]:
+        asked.append(request)
+        return {}
+
+    return ask
+
+
+def test_one_loss_over_the_ticks_opens_once_past_the_grace_then_resolves(table: str) -> None:
+    asked: list[dict[str, Any]] = []
+    watch = _watch(table, asked)
+    lost = _lost()
+    back = Verdict(HEALTHY, (), "ctl1", "ctl1", redundancy="full", standbys=("ctl2",))
+    steps = [watch.check(TICK, lost, now) for now in (1000, 1300, 1600, 1900)]
+    assert steps == ["start", "wait", "open", "open"]
+    assert [r["action"] for r in asked] == ["open", "open"]
+    assert state_table.read_redundancy_loss(boto3.client("dynamodb"), table, "ml-cluster") == {
+        "since": 1000,
+        "opened": True,
+    }
+    assert watch.check(TICK, back, 2000) == "resolve"
+    assert asked[-1]["action"] == "resolve"
+    assert asked[-1]["kinds"] == [KIND_REDUNDANCY_LOST]
+    assert state_table.read_redundancy_loss(boto3.client("dynamodb"), table, "ml-cluster") is None
+    assert watch.check(TICK, back, 2100) == "nothing"
+    assert len(asked) == 3
+
+
+def test_a_failed_open_is_raised_and_the_next_tick_opens_again(table: str) -> None:
+    def failing(request: dict[str, Any]) -> dict[str, Any]:
+        raise RuntimeError("IncidentFunction failed")
+
+    watch = RedundancyWatch("ml-cluster", boto3.client("dynamodb"), table, failing, 0)
+    with pytest.raises(RuntimeError):
+        watch.check(TICK, _lost(), 1000)
+    # Not marked opened: nothing to resolve later unless an open went through.
+    assert state_table.read_redundancy_loss(boto3.client("dynamodb"), table, "ml-cluster") == {
+        "since": 1000,
+        "opened": False,
+    }
+    asked: list[dict[str, Any]] = []
+    assert _watch(table, asked, 0).check(TICK, _lost(), 1060) == "open"
+    assert len(asked) == 1
+
+
+def test_of_two_ticks_at_once_the_first_start_holds(table: str) -> None:
+    ddb = boto3.client("dynamodb")
+    assert state_table.start_redundancy_loss(ddb, table, "ml-cluster", 1000, 9999) == 1000
+    assert state_table.start_redundancy_loss(ddb, table, "ml-cluster", 1005, 9999) == 1000
+    # An end of an older loss leaves a newer one alone; marking one that ended does nothing.
+    state_table.end_redundancy_loss(ddb, table, "ml-cluster", 999)
+    state_table.mark_redundancy_incident(ddb, table, "ml-cluster", 999)
+    assert state_table.read_redundancy_loss(ddb, table, "ml-cluster") == {"since": 1000, "opened": False}
+    state_table.end_redundancy_loss(ddb, table, "ml-cluster", 1000)
+    assert state_table.read_redundancy_loss(ddb, table, "ml-cluster") is None

@@ -259,6 +259,19 @@ def verified() -> TopicMessage:
     return incident_messages.verified(request, _links().execution, REGION, NOW)
 
 
+def verified_no_standby() -> TopicMessage:
+    request = _resolve(
+        "FAILED_OVER",
+        [
+            "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",
+            "no standby is ready: one more failure stops the cluster "
+            "(ctl2 is active; ctl1: slurmctld not running)",
+            "ctl1 (the configured primary): slurmctld not running",
+        ],
+    )
+    return incident_messages.verified(request, _links().execution, REGION, NOW)
+
+
 def workers() -> TopicMessage:
     event = NodeHealthEvent(
         "7c2d5e8f", CLUSTER, CLUSTER_ARN, "i-0f0f0f0f0f0f00006", "Unhealthy", "GPU XID error", "Replace",
@@ -368,6 +381,11 @@ SAMPLES: Final = (
     Sample("drill-not-verified", "a drill left the cluster not verified", drill_not_verified),
     Sample("recovered", "a run verifies the cluster and resolves what was open", recovered),
     Sample("verified", "a run verifies the cluster and nothing was open", verified),
+    Sample(
+        "verified: no standby ready",
+        "a run verifies a failover that left no standby (redundancy none): the notice says so",
+        verified_no_standby,
+    ),
     Sample(
         "workers-unhealthy", "more than MassFailureThreshold workers unhealthy within the window", workers
     ),

@@ -108,3 +108,9 @@ def test_any_standbys_give_one_consistent_answer(states: list[str]) -> None:
         assert verdict.redundancy in ("none", "unknown")
         unknown = any(s == "no role line" for s in states)
         assert verdict.redundancy == ("unknown" if unknown else "none")
+
+
+def test_the_messages_know_the_reason_by_the_same_words() -> None:
+    from hyperpod_ha.incidents import messages
+
+    assert messages.NO_STANDBY == NO_STANDBY

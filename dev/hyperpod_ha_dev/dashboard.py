@@ -173,6 +173,12 @@ WIDGETS: tuple[Widget, ...] = (
         "Secret rotation roll-out per controller",
         ours("RolloutControllersUpdated", "RolloutControllersFailed"),
     ),
+    # 0: no standby is ready, one more failure stops the cluster (NoStandbyReadyAlarm).
+    Widget(
+        "Ready standbys",
+        ours("ReadyStandbys"),
+        stat="Minimum",
+    ),
 )
 
 

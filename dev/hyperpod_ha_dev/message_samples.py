@@ -203,6 +203,32 @@ def database_revert_failed() -> TopicMessage:
     return incident_messages.opened(request, _opened(request), REGION, NOW)
 
 
+_NO_STANDBY: Final = (
+    "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",
+    "no standby is ready: one more failure stops the cluster (ctl2 is active; ctl1: slurmctld not running)",
+    "ctl1 (the configured primary): slurmctld not running",
+)
+
+
+def redundancy_lost() -> TopicMessage:
+    from hyperpod_ha.verdict import FAILED_OVER, Verdict
+    from hyperpod_ha.watchdog.redundancy_loss import open_request
+    from hyperpod_ha.watchdog.tick import Tick
+
+    verdict = Verdict(
+        FAILED_OVER,
+        _NO_STANDBY,
+        "ctl2",
+        "ctl1",
+        WELL_EVIDENCE,
+        redundancy="none",
+        not_ready={"ctl1": "slurmctld not running"},
+    )
+    tick = Tick("tick-2026-12-01T09:58", "2026-12-01T09:58:00Z")
+    request = OpenRequest.from_event(open_request(CLUSTER, tick, verdict, int(NOW - 720), NOW))
+    return incident_messages.opened(request, _opened(request), REGION, NOW)
+
+
 def drill_not_verified() -> TopicMessage:
     request = _open(
         verdict="DOWN",
@@ -231,6 +257,14 @@ def recovered() -> TopicMessage:
 def verified() -> TopicMessage:
     request = _resolve(
         "HEALTHY", ["ctl1 (configured primary) is active: writes the heartbeat (last beat 2 s ago)"]
+    )
+    return incident_messages.verified(request, _links().execution, REGION, NOW)
+
+
+def verified_no_standby() -> TopicMessage:
+    request = _resolve(
+        "FAILED_OVER",
+        list(_NO_STANDBY),
     )
     return incident_messages.verified(request, _links().execution, REGION, NOW)
 
@@ -335,9 +369,20 @@ SAMPLES: Final = (
         "HyperPod could not revert a change of the external accounting database",
         database_revert_failed,
     ),
+    Sample(
+        "redundancy-lost",
+        "the watchdog has seen no ready standby for RedundancyGraceMinutes (a dead standby, or a "
+        "failover with nothing left to fail over to)",
+        redundancy_lost,
+    ),
     Sample("drill-not-verified", "a drill left the cluster not verified", drill_not_verified),
     Sample("recovered", "a run verifies the cluster and resolves what was open", recovered),
     Sample("verified", "a run verifies the cluster and nothing was open", verified),
+    Sample(
+        "verified: no standby ready",
+        "a run verifies a failover that left no standby (redundancy none): the notice says so",
+        verified_no_standby,
+    ),
     Sample(
         "workers-unhealthy", "more than MassFailureThreshold workers unhealthy within the window", workers
     ),

@@ -79,6 +79,17 @@ KINDS: Final = {
             ("the cluster's accounting database configuration (DescribeCluster, Orchestrator.Slurm)",),
         ),
         MessageKind(
+            "redundancy-lost",
+            "no standby Slurm controller is ready",
+            "3",
+            (
+                "each controller the reasons name as not ready: `sudo systemctl start slurmctld` in "
+                "its session (the command is in its reason) brings it back as a standby (a configured "
+                "primary takes control back); the next watchdog tick resolves this",
+                _SLURMCTLD,
+            ),
+        ),
+        MessageKind(
             "drill-not-verified",
             "a failover drill left the cluster not verified",
             None,

@@ -76,3 +76,20 @@ def observed(handler: Handler) -> Handler:
         return handler(event, context)
 
     return cast(Handler, logger.inject_lambda_context(clear_state=True)(named))
+
+
+def add_cluster_metric(name: str, value: float, cluster: str) -> None:
+    """One datum of ``name`` with the dimensions ``service`` and ``cluster`` (a per-cluster
+    metric an alarm reads), written at once beside the function's other metrics. The cluster is
+    the one the caller names, whatever the process's defaults hold (the CLI and the lab have none)."""
+    from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+    dimensions = {**metrics.default_dimensions, "cluster": cluster}
+    with single_metric(
+        name=name,
+        unit=MetricUnit.Count,
+        value=value,
+        namespace=metrics.namespace,
+        default_dimensions=dimensions,
+    ):
+        pass

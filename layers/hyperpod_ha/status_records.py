@@ -142,6 +142,34 @@ def _whole(value: object) -> int | None:
     return int(value)
 
 
+_REDUNDANCY_LEVELS: Final = frozenset({"full", "reduced", "none", "unknown"})
+_MAX_CONTROLLERS: Final = 32  # as many as the verdict weighs (hyperpod_ha.verdict.MAX_REPORTS)
+_NAME_LIMIT, _WHY_LIMIT = 255, 512
+
+
+def redundancy_record(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The verdict's redundancy as the run passed it on (``redundancy``, ``standbys``,
+    ``not_ready``), kept small: a known level only, at most 32 names, each text bounded."""
+    level = event.get("redundancy")
+    if level not in _REDUNDANCY_LEVELS:
+        return None
+    standbys = event.get("standbys")
+    not_ready = event.get("not_ready")
+    return {
+        "redundancy": level,
+        "standbys": [s[:_NAME_LIMIT] for s in standbys[:_MAX_CONTROLLERS] if isinstance(s, str)]
+        if isinstance(standbys, list)
+        else [],
+        "not_ready": {
+            str(name)[:_NAME_LIMIT]: why[:_WHY_LIMIT]
+            for name, why in list(not_ready.items())[:_MAX_CONTROLLERS]
+            if isinstance(why, str)
+        }
+        if isinstance(not_ready, Mapping)
+        else {},
+    }
+
+
 def verdict_metric(verdict: str) -> str | None:
     """``VerdictFailedOver`` for FAILED_OVER; ``None`` for a name that is not a verdict."""
     from hyperpod_ha.verdict import VerdictName

@@ -69,6 +69,10 @@ def run_every_emitting_path(embedded: Embedded, use_transport: UseTransport) -> 
             "verdict": "HEALTHY",
             "reasons": [],
             "execution_id": "e-ok",
+            # the run's redundancy: ReadyStandbys per cluster
+            "redundancy": "full",
+            "standbys": ["ctl2"],
+            "not_ready": {},
         },
     )
     stack.invoke("FailoverDrillFunction", finish_event(begin(embedded)))  # completed, with the figures

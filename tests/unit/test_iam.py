@@ -363,8 +363,10 @@ def test_state_table_writes_by_key_touch_only_this_clusters_keys() -> None:
         state_table.notice_key(cluster, "event-1"),
         state_table.watchdog_key(cluster),
         state_table.reminder_key(cluster, "oi-0123456789ab"),
+        state_table.redundancy_key(cluster),
     }
     foreign = {
+        state_table.redundancy_key("other"),
         state_table.lease_key("c1-x"),
         state_table.lease_key("other"),
         state_table.notice_key("other", "event-1"),

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha.status_records import StatusRecords, verdict_metric
+from hyperpod_ha.status_records import StatusRecords, redundancy_record, verdict_metric
 
 
 @pytest.fixture
@@ -128,3 +129,26 @@ def test_the_controllers_record_keeps_the_status_table_s_fields_bounded() -> Non
     assert len(second["address"]) == 64
     many = {f"ctl{i}": {"position": i} for i in range(20)}
     assert len(controllers_record(many) or []) == MAX_CONTROLLERS
+
+
+@pytest.mark.parametrize(
+    ("event", "kept"),
+    [
+        (
+            {"redundancy": "none", "standbys": [], "not_ready": {"ctl1": "slurmctld not running"}},
+            {"redundancy": "none", "standbys": [], "not_ready": {"ctl1": "slurmctld not running"}},
+        ),
+        (
+            {"redundancy": "full", "standbys": ["ctl2", 7], "not_ready": None},
+            {"redundancy": "full", "standbys": ["ctl2"], "not_ready": {}},
+        ),
+        ({"redundancy": "spare"}, None),  # not a level
+        ({}, None),  # a run from before redundancy, or another caller
+        (
+            {"redundancy": "reduced", "standbys": ["x" * 999] * 40, "not_ready": {"y": "z" * 999, "w": 5}},
+            {"redundancy": "reduced", "standbys": ["x" * 255] * 32, "not_ready": {"y": "z" * 512}},
+        ),
+    ],
+)
+def test_the_redundancy_record_is_small_and_known(event: dict[str, Any], kept: dict[str, Any] | None) -> None:
+    assert redundancy_record(event) == kept

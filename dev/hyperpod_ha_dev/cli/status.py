@@ -127,6 +127,7 @@ def _drill_figures(drill: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "test_job",
         "hand_back",
         "verdict",
+        "redundancy",
         "execution_link",
         "ops_item_id",
     )
@@ -191,6 +192,15 @@ def _heartbeat(age: Any, writer: Any) -> str:
     return f"{ago(age)}{' (writer)' if writer is True else ''}"
 
 
+def _redundancy_line(verdict: Mapping[str, Any]) -> str:
+    """``redundancy none: no ready standby (ctl1: slurmctld not running)``."""
+    ready = ", ".join(verdict.get("standbys") or []) or "no ready standby"
+    not_ready = "; ".join(f"{name}: {why}" for name, why in (verdict.get("not_ready") or {}).items())
+    return f"redundancy {verdict['redundancy']}: {ready}" + (
+        f" (not ready: {not_ready})" if not_ready else ""
+    )
+
+
 def render(status: Mapping[str, Any], now: float | None = None) -> str:
     lines = [f"cluster {status['cluster']}"]
     controllers = status.get("controllers") or []
@@ -209,6 +219,8 @@ def render(status: Mapping[str, Any], now: float | None = None) -> str:
         lines.append(
             f"last verdict: {verdict.get('verdict')}{active}, {when(verdict.get('recorded_at'), now)}"
         )
+        if verdict.get("redundancy"):
+            lines.append(_redundancy_line(verdict))
         lines += reason_lines(verdict.get("reasons") or [])
     else:
         lines.append("last verdict: none recorded")

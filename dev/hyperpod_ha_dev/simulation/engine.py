@@ -74,6 +74,9 @@ class ScenarioResult:
     lease_released: bool
     timeline: list[TimelineEntry] = field(default_factory=list)
     reasons: tuple[str, ...] = ()  # the last verdict's
+    # The last verdict's redundancy (full, reduced, none, unknown) and ready standbys.
+    redundancy: str | None = None
+    standbys: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -103,6 +106,8 @@ class ScenarioResult:
             },
             "passed": self.passed,
             "reasons": list(self.reasons),
+            "redundancy": self.redundancy,
+            "standbys": list(self.standbys),
             "timeline": [timeline_json(e) for e in self.timeline],
         }
 
@@ -271,6 +276,7 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
     executions = []
     verdict = None
     reasons: tuple[str, ...] = ()
+    last: Mapping[str, Any] = {}
     for execution in sorted(stack.executions(), key=lambda e: e["startDate"]):
         described = sfn.describe_execution(executionArn=execution["executionArn"])
         executions.append(
@@ -287,6 +293,7 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
                 timeline.append(entry)
             if seen is not None:
                 verdict, reasons = str(seen.get("verdict")), entry.reasons if entry else ()
+                last = seen
     timeline.sort(key=lambda e: e.seconds)
     return ScenarioResult(
         scenario=scenario,
@@ -297,6 +304,8 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
         lease_released=_lease_released(stack),
         timeline=timeline,
         reasons=reasons,
+        redundancy=str(last["redundancy"]) if last.get("redundancy") else None,
+        standbys=tuple(str(s) for s in last.get("standbys") or ()),
     )
 
 

@@ -15,11 +15,14 @@ from hyperpod_ha.errors import InputRejected
 class VerdictName(StrEnum):
     """The verdicts (**contract**).
 
-    * ``HEALTHY``: the configured primary is active and every standby answers.
+    * ``HEALTHY``: the configured primary is active and serves.
     * ``FAILED_OVER``: a backup is active and serving, the configured primary is not active.
     * ``DEGRADED``: one controller is active and serves, but something the cluster needs is not
-      right (slurmdbd does not answer, StateSaveLocation is not writable, a standby is missing,
-      controllers cannot reach each other, ...).
+      right (slurmdbd does not answer, StateSaveLocation is not writable, a standby would refuse
+      to take over, controllers cannot reach each other, drift, ...).
+
+    How many standbys are left (a dead or stopped standby) is not the verdict's: it is the
+    verdict's ``redundancy`` (:mod:`hyperpod_ha.verdict.redundancy`).
     * ``SPLIT_BRAIN``: more than one controller acts as the active one.
     * ``DOWN``: no controller is active and reachable.
     * ``UNKNOWN``: no controller could be checked.
@@ -72,6 +75,11 @@ class Verdict:
     attempt: int | None = None
     # DEGRADED: the first thing that is not right, on whom (a message's headline); else None.
     problem: str | None = None
+    # What is left for the next failover (verdict.redundancy): full, reduced, none or unknown,
+    # the ready standbys' names, and why each other configured controller is not one.
+    redundancy: str = "unknown"
+    standbys: tuple[str, ...] = ()
+    not_ready: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def verified(self) -> bool:
@@ -87,6 +95,9 @@ class Verdict:
             "evidence": {key: dict(value) for key, value in self.evidence.items()},
             "attempt": self.attempt,
             "problem": self.problem,
+            "redundancy": self.redundancy,
+            "standbys": list(self.standbys),
+            "not_ready": dict(self.not_ready),
         }
 
 

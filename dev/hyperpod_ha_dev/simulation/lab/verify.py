@@ -66,6 +66,10 @@ class LabVerification:
             "verdict": self.result.verdict,
             "active_controller": self.verdict_output.get("active_controller"),
             "reasons": list(self.verdict_output.get("reasons", [])),
+            # What is left for the next failover (hyperpod_ha.verdict.redundancy).
+            "redundancy": self.verdict_output.get("redundancy"),
+            "standbys": list(self.verdict_output.get("standbys") or []),
+            "not_ready": dict(self.verdict_output.get("not_ready") or {}),
             "slurm_version": self.slurm_version,
             "incidents": data["incidents"],
             "snapshots": data["snapshots"],

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 import pytest
 
@@ -32,3 +33,34 @@ def test_the_command_has_a_version(capsys: pytest.CaptureFixture[str]) -> None:
         build_parser().parse_args(["--version"])
     assert exited.value.code == 0
     assert capsys.readouterr().out.startswith("hyperpod-ha ")
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["status", "--cluster", "Not_A_Cluster!", "--json"],
+        ["simulate", "--json", "--no-such-option"],
+        ["--json"],
+    ],
+)
+def test_a_usage_error_under_json_is_one_json_object_and_one_stderr_line(
+    words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from hyperpod_ha_dev.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(words)
+    assert exited.value.code == 2
+    captured = capsys.readouterr()
+    error = json.loads(captured.out)  # exactly one document: json.loads refuses anything beside it
+    assert error["exit_code"] == 2
+    assert error["error"] == captured.err.strip()
+    assert len(captured.err.strip().splitlines()) == 1
+
+
+def test_a_usage_error_without_json_leaves_stdout_empty(capsys: pytest.CaptureFixture[str]) -> None:
+    from hyperpod_ha_dev.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["status", "--cluster", "Not_A_Cluster!"])
+    assert capsys.readouterr().out == ""

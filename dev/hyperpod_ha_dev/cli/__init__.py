@@ -6,7 +6,7 @@ Every error ends in one line on stderr (``hyperpod-ha: <command>: <error>``; the
 only with ``--verbose``): exit 2 for a usage error, 1 for a runtime error, unless the command
 documents its own codes (runbook, drill, status, lab). With ``--json``, a command that fails
 before printing its result prints ``{"error": ..., "exit_code": ...}`` instead, so stdout is
-always one JSON object (a usage error argparse finds prints nothing there)."""
+always one JSON object (a usage error argparse finds too, with ``exit_code`` 2)."""
 
 from __future__ import annotations
 
@@ -44,11 +44,21 @@ def version() -> str:
         return "unknown (not installed)"
 
 
+class _UsageError(SystemExit):
+    """argparse's usage error, its one line kept for ``--json``'s error object."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(USAGE_ERROR)
+        self.line = line
+
+
 class _Parser(argparse.ArgumentParser):
     """A usage error in one line (argparse prints the whole usage first), exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(USAGE_ERROR, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        line = f"{self.prog}: {message} (see {self.prog} --help)"
+        print(line, file=sys.stderr)
+        raise _UsageError(line)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,7 +148,13 @@ def command_name(args: argparse.Namespace) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(words)
+    except _UsageError as error:
+        if "--json" in words:  # stdout is one JSON object, a usage error's too
+            print(json.dumps({"error": error.line, "exit_code": USAGE_ERROR}), flush=True)
+        raise
     verbose = bool(getattr(args, "verbose", False))
     name = command_name(args)
     try:

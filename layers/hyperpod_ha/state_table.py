@@ -8,7 +8,8 @@ their use carry ``expires_at`` (the table's TTL attribute). The keys:
 - ``workers#<cluster>#<window start>``: the unhealthy workers counted in one window;
 - ``watchdog#<cluster>``: the watchdog found the cluster not verified;
 - ``status#<cluster>#<kind>``: the last verdict, snapshot, rotation or drill (``hyperpod-ha status``);
-- ``reminder#<cluster>#<OpsItem id>``: when the last "still open" reminder of that incident went out.
+- ``reminder#<cluster>#<OpsItem id>``: when the last "still open" reminder of that incident went out;
+- ``restore#<cluster>#<hour>``: the restore actions taken on the cluster in that hour (epoch hours).
 
 Each function takes the DynamoDB client and the table's name; the lease goes in and out as
 :class:`~hyperpod_ha.lease.Lease`, other values as plain Python values: DynamoDB's attribute-value
@@ -62,6 +63,10 @@ def status_key(cluster: str, kind: str) -> str:
 
 def reminder_key(cluster: str, ops_item_id: str) -> str:
     return f"reminder#{cluster}#{ops_item_id}"
+
+
+def restore_key(cluster: str, hour: int) -> str:
+    return f"restore#{cluster}#{hour}"
 
 
 def key(pk: str) -> dict[str, Any]:
@@ -266,3 +271,33 @@ def release_reminder(ddb: DynamoDBClient, table: str, pk: str, sent_at: int) -> 
     except ClientError as error:
         if error_code(error) != CONDITION_FAILED:
             raise
+
+
+# --- restore actions per cluster and hour ----------------------------------------------------
+
+
+def restore_actions(ddb: DynamoDBClient, table: str, cluster: str, hour: int) -> int:
+    """How many restore actions were counted on the cluster in ``hour`` (epoch hours)."""
+    item = ddb.get_item(TableName=table, Key=key(restore_key(cluster, hour)), ConsistentRead=True).get("Item")
+    return 0 if item is None else int(plain_values(item).get("actions", 0))
+
+
+def count_restore_action(
+    ddb: DynamoDBClient, table: str, cluster: str, hour: int, at_most: int, expires_at: int
+) -> int | None:
+    """Count one restore action in ``hour`` unless ``at_most`` were counted: the new count, or
+    ``None`` when the bound was reached (of two restores at once, only one gets the last one)."""
+    try:
+        answer = ddb.update_item(
+            TableName=table,
+            Key=key(restore_key(cluster, hour)),
+            UpdateExpression="ADD actions :one SET expires_at = :expires",
+            ConditionExpression="attribute_not_exists(actions) OR actions < :most",
+            ExpressionAttributeValues=attribute_values({":one": 1, ":most": at_most, ":expires": expires_at}),
+            ReturnValues="UPDATED_NEW",
+        )
+    except ClientError as error:
+        if error_code(error) != CONDITION_FAILED:
+            raise
+        return None
+    return int(plain_values(answer["Attributes"])["actions"])

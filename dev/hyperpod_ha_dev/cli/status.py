@@ -72,7 +72,7 @@ def _in_progress(
         return None
     arn = holder_execution_arn(lease, outputs["FailoverVerificationStateMachineArn"])
     return {
-        "kind": "drill" if lease.kind == "drill" else "verification",
+        "kind": "verification" if lease.kind == "run" else lease.kind,
         "lease_holder": lease.trigger,
         "execution_arn": arn,
         "execution_link": console_links.execution_console_url(arn, region),

@@ -291,6 +291,34 @@ def rotation() -> TopicMessage:
     )
 
 
+def restore_action() -> TopicMessage:
+    from hyperpod_ha.restore.record import restore_notice
+
+    target = "sagemaker-cluster:a1b2c3d4e5f6_controller-machine-i-02a2b3c4d5e6f7002"
+    command = (
+        f"aws ssm start-session --target {target} --document-name hyperpod-ha-RestoreSlurmctldDocument-x1"
+    )
+    record = {
+        "mode": "standbys",
+        "dry_run": False,
+        "verdict": "DEGRADED",
+        "active_controller": "ctl1",
+        "stopped": None,
+        "reasons": ["restoring: start slurmctld on ctl2 (slurmctld not running)"],
+        "actions": [
+            {
+                "controller": "ctl2",
+                "kind": "start-slurmctld",
+                "restored": True,
+                "what": "ctl2: slurmctld runs, logged the standby role and answers ping",
+                "command": command,
+            }
+        ],
+        "not_taken": [],
+    }
+    return restore_notice(CLUSTER, record)
+
+
 def alarm() -> TopicMessage:
     change = AlarmChange(
         "c4a8e2f6",
@@ -348,6 +376,11 @@ SAMPLES: Final = (
     Sample("drill", "a failover drill ended (completed, refused or failed)", drill),
     Sample("rotation-failed", "Secrets Manager reports RotationFailed or RotationAbandoned", rotation),
     Sample("alarm", "one of the stack's alarms goes to ALARM (and back to OK)", alarm),
+    Sample(
+        "restore-action",
+        "a restore of redundancy started slurmctld (or could not, or left it to you)",
+        restore_action,
+    ),
 )
 
 

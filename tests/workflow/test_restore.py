@@ -1,0 +1,78 @@
+"""A restore of redundancy end to end: the real restore state machine on moto's interpreter,
+the real handlers, the restore's document run on simulated controllers (ctl1 active, ctl2's
+slurmctld killed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hyperpod_ha_dev.simulation.restore import RestartsAndDies, run_restore
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+RUNBOOK = [
+    "Check the request",
+    "Fill in the defaults",
+    "Check the settings",
+    "Take the cluster's lease",
+    "Is the cluster ours?",
+    "Find the controllers",
+    "Check every controller",
+    "Plan the restore",
+    "Is there a controller to restore?",
+    "Restore each controller",
+    "Start slurmctld on the controller",
+    "Wait for slurmctld to start",
+    "Check the restarted controller",
+    "Did it come back as it should?",
+    "Count the check",
+    "Is it restored?",
+    "The controller is restored",
+    "Record the restore",
+    "Release the cluster",
+    "Was a controller started?",
+    "Start a verification",
+    "Restore done",
+]
+
+
+def test_standbys_starts_the_killed_standby_checks_it_and_starts_a_verification() -> None:
+    result = run_restore(ROOT, {"mode": "standbys"})
+    assert result.status == "SUCCEEDED", result.output
+    assert [state for state in result.states if not state.startswith("Run the probe")] == RUNBOOK
+    assert result.started == ["start ctl2"]
+    assert result.output["results"] == [
+        {
+            "controller": "ctl2",
+            "kind": "start-slurmctld",
+            "restored": True,
+            "what": "ctl2: slurmctld runs, logged the standby role and answers ping",
+            "command": result.output["plan"]["value"]["actions"][0]["command"],
+        }
+    ]
+    assert result.output["record"]["value"]["verify"] is True
+    # The verification it started, as any trigger starts one (it took the lease).
+    assert [e["name"] for e in result.executions] == [
+        result.output["verification"]["value"]["execution_arn"].rsplit(":", 1)[-1]
+    ]
+
+
+def test_off_starts_nothing_and_names_the_session_command() -> None:
+    result = run_restore(ROOT, {"mode": "off"})
+    assert result.status == "SUCCEEDED"
+    assert result.started == []
+    plan = result.output["plan"]["value"]
+    assert plan["act"] is False
+    assert plan["reasons"][0].startswith("RestoreRedundancy is off: would start slurmctld on ctl2")
+    assert "aws ssm start-session --target" in plan["reasons"][0]
+    assert "Start a verification" not in result.states
+    assert result.executions == []
+
+
+def test_a_slurmctld_that_dies_after_every_start_is_told_not_restored() -> None:
+    result = run_restore(ROOT, {"mode": "standbys"}, RestartsAndDies)
+    assert result.status == "SUCCEEDED"
+    [outcome] = result.output["results"]
+    assert (outcome["controller"], outcome["restored"]) == ("ctl2", False)
+    assert "slurmctld not running yet" in outcome["what"]

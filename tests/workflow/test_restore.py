@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hyperpod_ha_dev.simulation.restore import RestartsAndDies, run_restore
+from hyperpod_ha_dev.simulation.restore import RestartsAndDies, run_restore, run_verification_with_restore
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -76,3 +76,25 @@ def test_a_slurmctld_that_dies_after_every_start_is_told_not_restored() -> None:
     [outcome] = result.output["results"]
     assert (outcome["controller"], outcome["restored"]) == ("ctl2", False)
     assert "slurmctld not running yet" in outcome["what"]
+
+
+def test_a_verification_with_standbys_restores_the_standby_and_the_next_run_is_healthy() -> None:
+    found = run_verification_with_restore(ROOT, "standbys")
+    first, after = found["FailoverVerificationStateMachineArn"]
+    [restore] = found["RedundancyRestoreStateMachineArn"]
+    assert first["error"] == "DEGRADED"  # standby ctl2: slurmctld not running
+    assert "Restore redundancy?" in first["states"]
+    assert "Start the restore" in first["states"]
+    assert restore["status"] == "SUCCEEDED"
+    assert "The controller is restored" in restore["states"]
+    assert (after["status"], after["states"][-1]) == ("SUCCEEDED", "Failover verified")
+    assert "Start the restore" not in after["states"]  # HEALTHY: nothing to restore
+
+
+def test_a_verification_with_off_starts_no_restore() -> None:
+    found = run_verification_with_restore(ROOT, "off")
+    [first] = found["FailoverVerificationStateMachineArn"]
+    assert first["error"] == "DEGRADED"
+    assert "Restore redundancy?" in first["states"]
+    assert "Start the restore" not in first["states"]
+    assert found["RedundancyRestoreStateMachineArn"] == []

@@ -105,3 +105,46 @@ def _wait(sfn: Any, execution: str) -> dict[str, Any]:
             return described
         time.sleep(0.2)
     raise TimeoutError(f"the restore did not finish within {FINISH_SECONDS} s")
+
+
+def run_verification_with_restore(
+    root: Path, mode: str, cluster_type: type[RestoreSimulatedCluster] = RestoreSimulatedCluster
+) -> dict[str, list[dict[str, Any]]]:
+    """A verification run with ``restore_redundancy`` = ``mode``, then whatever it started, to
+    the end: every execution of both state machines, oldest first, with its states."""
+    with simulated_run(s.SCENARIOS["healthy"], root, cluster_type) as run:
+        sfn = boto3.client("stepfunctions")
+        cluster = str(run.stack.parameters["ClusterName"])
+        sfn.start_execution(
+            stateMachineArn=str(run.stack.outputs["FailoverVerificationStateMachineArn"]),
+            name="verify-first",
+            input=json.dumps({"cluster": cluster, "restore_redundancy": mode}),
+        )
+        found: dict[str, list[dict[str, Any]]] = {}
+        deadline = time.monotonic() + FINISH_SECONDS
+        while time.monotonic() < deadline:
+            found = {
+                output: run.stack.executions(output)
+                for output in ("FailoverVerificationStateMachineArn", "RedundancyRestoreStateMachineArn")
+            }
+            every = [e for executions in found.values() for e in executions]
+            settled = all(e["status"] != "RUNNING" for e in every)
+            # A restore that acted starts one more verification: wait for it too.
+            acted = any(e["status"] == "SUCCEEDED" for e in found["RedundancyRestoreStateMachineArn"])
+            if settled and (not acted or len(found["FailoverVerificationStateMachineArn"]) > 1):
+                break
+            time.sleep(0.5)
+        run.stack.stop_running_executions()
+        for executions in found.values():
+            executions.sort(key=lambda e: e["startDate"])
+            for execution in executions:
+                history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)
+                execution["states"] = [
+                    e["stateEnteredEventDetails"]["name"]
+                    for e in history["events"]
+                    if "stateEnteredEventDetails" in e
+                ]
+                execution["error"] = sfn.describe_execution(executionArn=execution["executionArn"]).get(
+                    "error"
+                )
+        return found

@@ -98,3 +98,43 @@ def test_a_verification_with_off_starts_no_restore() -> None:
     assert "Restore redundancy?" in first["states"]
     assert "Start the restore" not in first["states"]
     assert found["RedundancyRestoreStateMachineArn"] == []
+
+
+def test_restore_start_follow_then_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from hyperpod_ha_dev.cli import main
+    from hyperpod_ha_dev.cli import restore as restore_cli
+    from hyperpod_ha_dev.cli import status as status_cli
+    from hyperpod_ha_dev.simulation.engine import simulated_run
+    from hyperpod_ha_dev.simulation.restore import RestoreSimulatedCluster
+    from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
+
+    printed: list[io.StringIO] = []
+
+    def stream() -> io.StringIO:
+        printed.append(io.StringIO())
+        return printed[-1]
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(restore_cli, "POLL_SECONDS", 0.2)
+    monkeypatch.setattr(restore_cli, "result_stream", stream)
+    monkeypatch.setattr(status_cli, "result_stream", stream)
+    with simulated_run(SCENARIOS["healthy"], ROOT, RestoreSimulatedCluster) as run:
+        stack = ["--stack-name", "hyperpod-ha", "--cluster", "ml-cluster"]
+        with pytest.raises(SystemExit) as usage:
+            main(["restore", "start", *stack, "--mode", "other"])
+        assert usage.value.code == 2  # not a mode: a usage error
+        dry = main(["restore", "start", *stack, "--mode", "standbys", "--dry-run", "--follow"])
+        dry_text = printed[-1].getvalue()
+        code = main(["restore", "start", *stack, "--mode", "standbys", "--follow"])
+        text = printed[-1].getvalue()
+        assert main(["status", *stack]) in (0, 1)
+        status_text = printed[-1].getvalue()
+        run.stack.stop_running_executions()
+    assert dry == 1  # the plan left an action to a person (the dry run's)
+    assert "dry run: nothing started" in dry_text
+    assert code == 0
+    assert "ctl2: start-slurmctld: restored" in text
+    assert "last restore: mode standbys, verdict DEGRADED" in status_text
+    assert "ctl2: restored" in status_text

@@ -61,6 +61,7 @@ def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
         "last_snapshot": records.get("snapshot"),
         "last_rotation": records.get("rotation"),
         "last_drill": _drill_figures(records.get("drill")),
+        "last_restore": records.get("restore"),
     }
 
 
@@ -174,6 +175,16 @@ def render(status: Mapping[str, Any], now: float | None = None) -> str:
         lines += [f"  {line}" for line in render_drill_report(drill)[1:]]
     else:
         lines.append("last drill: none recorded")
+    restore = status.get("last_restore")
+    if restore:
+        lines.append(
+            f"last restore: mode {restore.get('mode')}, verdict {restore.get('verdict')}, "
+            f"{when(restore.get('recorded_at'), now)}"
+        )
+        for action in restore.get("actions") or []:
+            done = "restored" if action.get("restored") else "NOT restored"
+            lines.append(f"  {action.get('controller')}: {done} ({action.get('what')})")
+        lines += [f"  - {reason}" for reason in restore.get("reasons") or []]
     return "\n".join(lines)
 
 

@@ -58,6 +58,8 @@ class LabVerification:
     verdict_output: Mapping[str, Any]  # the last "Decide the verdict" output
     fault: Mapping[str, Any] | None = None
     fault_to_verdict_seconds: float | None = None
+    restore_mode: str = "off"
+    restore_actions: tuple[Mapping[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = self.result.to_json()
@@ -76,6 +78,8 @@ class LabVerification:
                 round(self.fault_to_verdict_seconds, 1) if self.fault_to_verdict_seconds is not None else None
             ),
             "timeline": data["timeline"],
+            "restore_mode": self.restore_mode,
+            "restore_actions": [dict(action) for action in self.restore_actions],
         }
 
 
@@ -87,9 +91,15 @@ def slurm_version(lab: Lab) -> str | None:
 
 
 def verify_lab(
-    lab: Lab, root: Path, parameters: Mapping[str, int] | None = None, reason: str = "operator verification"
+    lab: Lab,
+    root: Path,
+    parameters: Mapping[str, int] | None = None,
+    reason: str = "operator verification",
+    restore: str = "off",
 ) -> LabVerification:
-    """Run the workflow once against the lab (root only); the lab is left as it is."""
+    """Run the workflow once against the lab (root only), with ``RestoreRedundancy`` = ``restore``:
+    with ``off`` the lab is left as it is; otherwise a run that finds a controller to restore
+    starts the restore, which starts the verification after it (both waited for)."""
     if not lab.is_up():  # before the lock: a refusal never waits for another user of the lab
         raise LabNotUp("the lab is not up (hyperpod-ha lab up)")
     with lab_lock():
@@ -97,16 +107,28 @@ def verify_lab(
         controllers = [
             SiteController(c["instance_id"], c["private_ip"], c["hostname"]) for c in lab.controllers()
         ]
-        settings = {**VERIFY_PARAMETERS, **(parameters or {})}
+        settings: dict[str, Any] = {**VERIFY_PARAMETERS, **(parameters or {}), "RestoreRedundancy": restore}
         secret = NodeSecret(lab.paths.node_secret_dir)
         try:
-            with attached_agent(lab, secret), embedded_run(root, controllers, LAB_TRANSPORT, settings) as run:
+            with (
+                attached_agent(lab, secret),
+                embedded_run(
+                    root,
+                    controllers,
+                    LAB_TRANSPORT,
+                    settings,
+                    function_transports={"RestoreRedundancyFunction": LAB_TRANSPORT},
+                ) as run,
+            ):
                 stack = run.stack
                 runs = operator_runs(stack, settings)
                 runs.start_or_join(
                     str(stack.parameters["ClusterName"]), Trigger("operator", uuid.uuid4().hex, {}), reason
                 )
                 result = run.finish(VERIFY, timeout=FINISH_SECONDS)
+                actions = _restore_actions(stack, FINISH_SECONDS) if restore != "off" else ()
+                if actions:  # the restore started a verification of its own: its verdict is the last
+                    result = run.finish(VERIFY, timeout=FINISH_SECONDS)
                 output, decided_at = _last_verdict(stack.executions())
         finally:
             secret.close()
@@ -114,7 +136,7 @@ def verify_lab(
         if fault is not None and decided_at is not None:
             seconds = decided_at - float(fault["at"])
             clear(lab.paths.root)
-        return LabVerification(result, slurm_version(lab), output, fault, seconds)
+        return LabVerification(result, slurm_version(lab), output, fault, seconds, restore, actions)
 
 
 def _last_verdict(executions: list[dict[str, Any]]) -> tuple[dict[str, Any], float | None]:
@@ -132,3 +154,22 @@ def _last_verdict(executions: list[dict[str, Any]]) -> tuple[dict[str, Any], flo
                 if isinstance(value, dict):
                     found, at = value, event["timestamp"].timestamp()
     return found, at
+
+
+def _restore_actions(stack: Any, timeout: float) -> tuple[dict[str, Any], ...]:
+    """What the restores the runs started did (each action: controller, kind, restored, what),
+    once they ended."""
+    import time
+
+    sfn = boto3.client("stepfunctions")
+    deadline = time.monotonic() + timeout
+    restores = stack.executions("RedundancyRestoreStateMachineArn")
+    while any(e["status"] == "RUNNING" for e in restores) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        restores = stack.executions("RedundancyRestoreStateMachineArn")
+    actions: list[dict[str, Any]] = []
+    for execution in sorted(restores, key=lambda e: e["startDate"]):
+        described = sfn.describe_execution(executionArn=execution["executionArn"])
+        output = json.loads(described.get("output") or "{}")
+        actions += [dict(action) for action in output.get("results") or []]
+    return tuple(actions)

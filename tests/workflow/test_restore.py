@@ -138,3 +138,40 @@ def test_restore_start_follow_then_status(monkeypatch: pytest.MonkeyPatch) -> No
     assert "ctl2: start-slurmctld: restored" in text
     assert "last restore: mode standbys, verdict DEGRADED" in status_text
     assert "ctl2: restored" in status_text
+
+
+def test_all_hands_control_back_to_the_configured_primary_after_a_failover() -> None:
+    from hyperpod_ha_dev.simulation.restore import AfterFailover
+    from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
+
+    result = run_restore(ROOT, {"mode": "all"}, AfterFailover, SCENARIOS["failover"])
+    assert result.status == "SUCCEEDED", result.output
+    assert result.started == ["start ctl1"]
+    [outcome] = result.output["results"]
+    assert (outcome["controller"], outcome["kind"], outcome["restored"]) == ("ctl1", "hand-back", True)
+    assert outcome["what"] == "ctl1: slurmctld runs, logged the primary role and answers ping"
+
+
+def test_standbys_leaves_the_primary_after_a_failover_and_names_the_command() -> None:
+    from hyperpod_ha_dev.simulation.restore import AfterFailover
+    from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
+
+    result = run_restore(ROOT, {"mode": "standbys"}, AfterFailover, SCENARIOS["failover"])
+    assert result.status == "SUCCEEDED"
+    assert result.started == []
+    plan = result.output["plan"]["value"]
+    assert plan["verdict"] == "FAILED_OVER"
+    assert [a["controller"] for a in plan["not_taken"]] == ["ctl1"]
+
+
+def test_a_hand_back_that_loses_slurmdbds_registration_registers_the_primary_again() -> None:
+    from hyperpod_ha_dev.simulation.restore import AfterFailoverRegistrationLost
+    from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
+
+    result = run_restore(ROOT, {"mode": "all"}, AfterFailoverRegistrationLost, SCENARIOS["failover"])
+    assert result.status == "SUCCEEDED", result.output
+    assert result.started[0] == "start ctl1"
+    assert any(what.startswith("reconfigure ctl1") for what in result.started)
+    assert "Register the primary with slurmdbd" in result.states
+    [outcome] = result.output["results"]
+    assert outcome["restored"] is True

@@ -18,6 +18,7 @@ import boto3
 
 from hyperpod_ha_dev.simulation import scenarios as s
 from hyperpod_ha_dev.simulation.cluster import SimulatedCluster, SimulatedController
+from hyperpod_ha_dev.simulation.drill import DrillSimulatedCluster
 from hyperpod_ha_dev.simulation.engine import simulated_run
 from hyperpod_ha_dev.simulation.fake_controller import ControllerState, FakeController
 
@@ -58,6 +59,25 @@ class RestartsAndDies(RestoreSimulatedCluster):
     dies_again = True
 
 
+class AfterFailover(DrillSimulatedCluster):
+    """ctl1 killed, ctl2 took over (the ``failover`` scenario) until ctl1's slurmctld is started:
+    then ctl1 takes control back, as in the drill's hand-back."""
+
+    def __init__(self, controllers: Any, captures: Path) -> None:
+        super().__init__(controllers, captures)
+        self._phase, self._changed_at = "taken-over", float("-inf")
+
+    @property
+    def started(self) -> list[str]:
+        return [what for _, what in self.events]
+
+
+class AfterFailoverRegistrationLost(AfterFailover):
+    """The hand-back leaves slurmdbd with no controller registered until a reconfigure (24.11)."""
+
+    loses_registration = True
+
+
 @dataclass
 class RestoreResult:
     status: str
@@ -70,7 +90,7 @@ class RestoreResult:
 def run_restore(
     root: Path,
     request: dict[str, Any],
-    cluster_type: type[RestoreSimulatedCluster] = RestoreSimulatedCluster,
+    cluster_type: type[SimulatedCluster] = RestoreSimulatedCluster,
     base: s.Scenario | None = None,
 ) -> RestoreResult:
     """One restore execution started as ``hyperpod-ha restore start`` would, to its end."""
@@ -89,7 +109,7 @@ def run_restore(
         history = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
         states = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
         simulated = _current.cluster
-        started = list(simulated.started) if isinstance(simulated, RestoreSimulatedCluster) else []
+        started = list(getattr(simulated, "started", []))
         executions = [dict(e) for e in run.stack.executions()]
         run.stack.stop_running_executions()
         return RestoreResult(

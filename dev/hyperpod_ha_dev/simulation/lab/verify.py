@@ -125,10 +125,10 @@ def verify_lab(
                 runs.start_or_join(
                     str(stack.parameters["ClusterName"]), Trigger("operator", uuid.uuid4().hex, {}), reason
                 )
-                result = run.finish(VERIFY, timeout=FINISH_SECONDS)
+                # finish() stops what still runs: with a restore, first let the chain end (the
+                # run starts the restore, the restore a verification of its own).
                 actions = _restore_actions(stack, FINISH_SECONDS) if restore != "off" else ()
-                if actions:  # the restore started a verification of its own: its verdict is the last
-                    result = run.finish(VERIFY, timeout=FINISH_SECONDS)
+                result = run.finish(VERIFY, timeout=FINISH_SECONDS)
                 output, decided_at = _last_verdict(stack.executions())
         finally:
             secret.close()
@@ -158,15 +158,20 @@ def _last_verdict(executions: list[dict[str, Any]]) -> tuple[dict[str, Any], flo
 
 def _restore_actions(stack: Any, timeout: float) -> tuple[dict[str, Any], ...]:
     """What the restores the runs started did (each action: controller, kind, restored, what),
-    once they ended."""
+    once every run and restore ended (a restore starts its verification before it ends, a run
+    its restore: three quiet polls a second apart)."""
     import time
 
     sfn = boto3.client("stepfunctions")
     deadline = time.monotonic() + timeout
-    restores = stack.executions("RedundancyRestoreStateMachineArn")
-    while any(e["status"] == "RUNNING" for e in restores) and time.monotonic() < deadline:
-        time.sleep(0.5)
+    quiet = 0  # polls in a row with a verification and nothing running
+    restores: list[dict[str, Any]] = []
+    while quiet < 3 and time.monotonic() < deadline:
+        time.sleep(1.0)
+        runs = stack.executions()
         restores = stack.executions("RedundancyRestoreStateMachineArn")
+        running = any(e["status"] == "RUNNING" for e in [*runs, *restores])
+        quiet = quiet + 1 if runs and not running else 0
     actions: list[dict[str, Any]] = []
     for execution in sorted(restores, key=lambda e: e["startDate"]):
         described = sfn.describe_execution(executionArn=execution["executionArn"])

@@ -101,6 +101,13 @@ WORKFLOW_ALARMS = (
         "ExecutionsTimedOut",
         ("StateMachineArn", {"Ref": "FailoverDrillStateMachine"}),
     ),
+    Alarm(
+        "RestoreExecutionsFailedAlarm",
+        "Restores of redundancy failed (a rejected request, or a step that could not complete).",
+        "AWS/States",
+        "ExecutionsFailed",
+        ("StateMachineArn", {"Ref": "RedundancyRestoreStateMachine"}),
+    ),
 )
 
 

@@ -127,6 +127,13 @@ KINDS: Final = {
             incident=False,
         ),
         MessageKind("alarm", "an alarm of hyperpod-ha changed state", "2", incident=False),
+        MessageKind(
+            "restore-action",
+            "slurmctld started again on a controller (RestoreRedundancy)",
+            "4",
+            (_SLURMCTLD, "the restore's execution: `hyperpod-ha status` names it"),
+            incident=False,
+        ),
     )
 }
 

@@ -11,6 +11,7 @@ their use carry ``expires_at`` (the table's TTL attribute). The keys:
 - ``reminder#<cluster>#<OpsItem id>``: when the last "still open" reminder of that incident went out;
 - ``redundancy#<cluster>``: since when the watchdog has seen no ready standby, and whether it
   opened the ``redundancy-lost`` incident.
+- ``restore#<cluster>#<hour>``: the restore actions taken on the cluster in that hour (epoch hours).
 
 Each function takes the DynamoDB client and the table's name; the lease goes in and out as
 :class:`~hyperpod_ha.lease.Lease`, other values as plain Python values: DynamoDB's attribute-value
@@ -68,6 +69,10 @@ def reminder_key(cluster: str, ops_item_id: str) -> str:
 
 def redundancy_key(cluster: str) -> str:
     return f"redundancy#{cluster}"
+
+
+def restore_key(cluster: str, hour: int) -> str:
+    return f"restore#{cluster}#{hour}"
 
 
 def key(pk: str) -> dict[str, Any]:
@@ -321,3 +326,33 @@ def end_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str, since: in
         ConditionExpression="since = :since",
         ExpressionAttributeValues=attribute_values({":since": since}),
     )
+
+
+# --- restore actions per cluster and hour ----------------------------------------------------
+
+
+def restore_actions(ddb: DynamoDBClient, table: str, cluster: str, hour: int) -> int:
+    """How many restore actions were counted on the cluster in ``hour`` (epoch hours)."""
+    item = ddb.get_item(TableName=table, Key=key(restore_key(cluster, hour)), ConsistentRead=True).get("Item")
+    return 0 if item is None else int(plain_values(item).get("actions", 0))
+
+
+def count_restore_action(
+    ddb: DynamoDBClient, table: str, cluster: str, hour: int, at_most: int, expires_at: int
+) -> int | None:
+    """Count one restore action in ``hour`` unless ``at_most`` were counted: the new count, or
+    ``None`` when the bound was reached (of two restores at once, only one gets the last one)."""
+    try:
+        answer = ddb.update_item(
+            TableName=table,
+            Key=key(restore_key(cluster, hour)),
+            UpdateExpression="ADD actions :one SET expires_at = :expires",
+            ConditionExpression="attribute_not_exists(actions) OR actions < :most",
+            ExpressionAttributeValues=attribute_values({":one": 1, ":most": at_most, ":expires": expires_at}),
+            ReturnValues="UPDATED_NEW",
+        )
+    except ClientError as error:
+        if error_code(error) != CONDITION_FAILED:
+            raise
+        return None
+    return int(plain_values(answer["Attributes"])["actions"])

@@ -11,7 +11,7 @@ import pytest
 from hyperpod_ha_dev.alarms import alarms
 from hyperpod_ha_dev.cfn import TemplateError, find_in_map, load_template, parse_template
 from hyperpod_ha_dev.dashboard import WIDGETS, Widget, dashboard_resource, ours, places
-from hyperpod_ha_dev.settings_checks import DRILL, SETTINGS_CHECKS, VERIFICATION, number
+from hyperpod_ha_dev.settings_checks import DRILL, RESTORE, SETTINGS_CHECKS, VERIFICATION, number
 from hyperpod_ha_dev.template_tail import MARKER, hand_written, tail
 from tests.conftest import ROOT
 
@@ -148,6 +148,7 @@ PARAMETER_FIELDS = {
         "MaintenancePollSeconds": "maintenance_poll_seconds",
     },
     DRILL: {"DrillPollSeconds": "poll_seconds", "DrillMaxChecks": "max_checks"},
+    RESTORE: {},
 }
 
 
@@ -177,3 +178,13 @@ def test_the_maintenance_bounds_are_the_verdicts_and_the_lease_default_is_the_ru
     definition = json.loads((ROOT / "statemachine" / VERIFICATION.definition).read_text())
     defaults = definition["States"]["Fill in the defaults"]["Parameters"]["request.$"]
     assert f'"lease_seconds":{DEFAULT_LEASE_SECONDS},' in defaults
+
+
+def test_the_restore_modes_the_template_admits_are_the_ones_both_checks_take() -> None:
+    from hyperpod_ha.restore.settings import RestoreMode
+
+    admitted = set(TEMPLATE["Parameters"]["RestoreRedundancy"]["AllowedValues"])
+    assert admitted == {mode.value for mode in RestoreMode}
+    for check, name in ((VERIFICATION, "restore_redundancy"), (RESTORE, "mode")):
+        [field] = [f for f in check.fields if f.name == name]
+        assert set(field.values) == admitted, check.definition

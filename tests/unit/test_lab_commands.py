@@ -56,6 +56,7 @@ def test_a_fault_is_checked_before_anything_changes(tmp_path: Path, fault: str, 
         (["lab", "fault", "kill", "ctl7"], "hyperpod-ha lab fault: no lab host 'ctl7'"),
         (["lab", "fault", "kill", "ctl1"], "hyperpod-ha lab fault: the lab is not up"),
         (["lab", "verify"], "hyperpod-ha lab verify: the lab is not up"),
+        (["lab", "verify", "--restore", "standbys", "--json"], "hyperpod-ha lab verify: the lab is not up"),
         (["lab", "up", "--slurm", "23.02"], "hyperpod-ha lab up: slurm must be one of 24.11, 22.05"),
         (["lab", "up", "--controllers", "4"], "hyperpod-ha lab up: controllers must be 2..3"),
         (["lab", "up", "--nodes", "0"], "hyperpod-ha lab up: nodes must be 1..2"),
@@ -192,6 +193,8 @@ def test_lab_verify_prints_the_timeline_as_the_run_goes(
                 "incidents": [],
                 "snapshots": [],
                 "executions": 1,
+                "restore_mode": "off",
+                "restore_actions": [],
             }
 
     def verify_lab(lab: Lab, root: Path, follow: object = None, **_: object) -> Verified:

@@ -112,9 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
     add_account_options(start)
 
-    from hyperpod_ha_dev.cli import configure, drill, local, status
+    from hyperpod_ha_dev.cli import configure, drill, local, restore, status
 
-    for module in (drill, status, local, configure):
+    for module in (drill, restore, status, local, configure):
         module.add_parser(commands)
 
     from hyperpod_ha_dev.cli.lab import add_lab_parser
@@ -141,7 +141,7 @@ def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentPa
 def command_name(args: argparse.Namespace) -> str:
     """``runbook start``, ``lab fault``, ...: the words that named the command."""
     words = [args.command]
-    for key in ("runbook_command", "drill_command", "local_command", "lab_command"):
+    for key in ("runbook_command", "drill_command", "restore_command", "local_command", "lab_command"):
         if getattr(args, key, None):
             words.append(getattr(args, key))
     return " ".join(words)
@@ -220,6 +220,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("simulate", "run_simulate"),
     "runbook": ("runbook", "run_runbook_start"),
     "drill": ("drill", "run_drill_start"),
+    "restore": ("restore", "run_restore_start"),
     "status": ("status", "run_status"),
     "local": ("local", "run_local"),
     "lab": ("lab", "run_lab_command"),

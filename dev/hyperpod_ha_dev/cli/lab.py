@@ -51,6 +51,12 @@ def add_lab_parser(commands: Any) -> None:
     fault.add_argument("host", help="ctl1, ctl2, ctl3, node1, node2")
     verify = sub.add_parser("verify", help="run the workflow against the lab as it is now")
     verify.add_argument("--json", action="store_true", help="one JSON object instead of the timeline")
+    verify.add_argument(
+        "--restore",
+        choices=("off", "standbys", "all"),
+        default="off",
+        help="RestoreRedundancy of the run (default off: the lab is left as it is)",
+    )
     status = sub.add_parser("status", help="what runs where")
     status.add_argument("--json", action="store_true")
     down = sub.add_parser("down", help="remove the lab and everything it made")
@@ -86,7 +92,7 @@ def run_lab_command(args: argparse.Namespace) -> int:
         if args.lab_command == "fault":
             return _fault(out, lab, args.fault, args.host)
         if args.lab_command == "verify":
-            return _verify(out, lab, as_json=args.json)
+            return _verify(out, lab, as_json=args.json, restore=args.restore)
         if args.lab_command == "status":
             _print(out, lab.status(), as_json=args.json)
         else:
@@ -114,7 +120,7 @@ def _fault(out: Any, lab: Any, fault: str, host: str) -> int:
     return 0
 
 
-def _verify(out: Any, lab: Any, *, as_json: bool) -> int:
+def _verify(out: Any, lab: Any, *, as_json: bool, restore: str = "off") -> int:
     from hyperpod_ha_dev.simulation.lab.verify import slurm_version, verify_lab
 
     follow = None
@@ -123,7 +129,7 @@ def _verify(out: Any, lab: Any, *, as_json: bool) -> int:
     if not as_json and lab.is_up():
         print(f"lab verification (Slurm {slurm_version(lab)})", file=out, flush=True)
         follow = _printed(out)
-    verification = verify_lab(lab, project_root(), follow=follow)
+    verification = verify_lab(lab, project_root(), follow=follow, restore=restore)
     data = verification.to_json()
     if as_json:
         _print(out, data, as_json=True)
@@ -138,6 +144,13 @@ def _verify(out: Any, lab: Any, *, as_json: bool) -> int:
         incidents = ", ".join(i["ops_item_id"] for i in data["incidents"]) or "none"
         snapshots = ", ".join(s["backup_id"] for s in data["snapshots"]) or "none"
         lines.append(f"incidents: {incidents}   snapshots: {snapshots}   executions: {data['executions']}")
+        if data["restore_mode"] != "off":
+            lines.append(f"restore ({data['restore_mode']}):")
+            for action in data["restore_actions"]:
+                done = "restored" if action.get("restored") else "NOT restored"
+                lines.append(f"  {action.get('controller')}: {action.get('kind')}: {done}")
+            if not data["restore_actions"]:
+                lines.append("  nothing started")
         print("\n".join(lines), file=out)
         out.flush()
     return 0 if data["verdict"] in ("HEALTHY", "FAILED_OVER") else 1

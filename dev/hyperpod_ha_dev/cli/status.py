@@ -67,6 +67,7 @@ def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
         "last_snapshot": records.get("snapshot"),
         "last_rotation": records.get("rotation"),
         "last_drill": _drill_figures(records.get("drill")),
+        "last_restore": records.get("restore"),
     }
 
 
@@ -78,7 +79,7 @@ def _in_progress(
         return None
     arn = holder_execution_arn(lease, outputs["FailoverVerificationStateMachineArn"])
     return {
-        "kind": "drill" if lease.kind == "drill" else "verification",
+        "kind": "verification" if lease.kind == "run" else lease.kind,
         "lease_holder": lease.trigger,
         "execution_arn": arn,
         "execution_link": console_links.execution_console_url(arn, region),
@@ -203,28 +204,8 @@ def _redundancy_line(verdict: Mapping[str, Any]) -> str:
 
 def render(status: Mapping[str, Any], now: float | None = None) -> str:
     lines = [f"cluster {status['cluster']}"]
-    controllers = status.get("controllers") or []
-    if controllers:
-        lines.append(
-            f"controllers, as the last verdict saw them {when(status.get('controllers_seen_at'), now)}:"
-        )
-        lines += [f"  {line}" for line in controller_table(controllers)]
-    else:
-        lines.append("controllers: none recorded (no verification has ended yet)")
-    verdict = status.get("last_verdict")
-    if verdict:
-        active = (
-            f", active controller {verdict['active_controller']}" if verdict.get("active_controller") else ""
-        )
-        lines.append(
-            f"last verdict: {verdict.get('verdict')}{active}, {when(verdict.get('recorded_at'), now)}"
-        )
-        if verdict.get("redundancy"):
-            lines.append(_redundancy_line(verdict))
-        lines += reason_lines(verdict.get("reasons") or [])
-    else:
-        lines.append("last verdict: none recorded")
-    lines.append(_accounting_line((verdict or {}).get("accounting")))
+    lines += _controller_lines(status, now)
+    lines += _verdict_lines(status.get("last_verdict"), now)
     running = status.get("in_progress")
     lines.append(
         f"in progress: {running['kind']} since {when(running['since'], now)} ({running['lease_holder']}), "
@@ -239,6 +220,35 @@ def render(status: Mapping[str, Any], now: float | None = None) -> str:
     lines += [
         f"  - {i['ops_item_id']} (severity {i.get('severity')}) {i['title']} {i['link']}" for i in incidents
     ]
+    lines += _record_lines(status, now)
+    return "\n".join(lines)
+
+
+def _controller_lines(status: Mapping[str, Any], now: float | None) -> list[str]:
+    controllers = status.get("controllers") or []
+    if not controllers:
+        return ["controllers: none recorded (no verification has ended yet)"]
+    seen = when(status.get("controllers_seen_at"), now)
+    return [f"controllers, as the last verdict saw them {seen}:"] + [
+        f"  {line}" for line in controller_table(controllers)
+    ]
+
+
+def _verdict_lines(verdict: Mapping[str, Any] | None, now: float | None) -> list[str]:
+    if not verdict:
+        return ["last verdict: none recorded", _accounting_line(None)]
+    active = f", active controller {verdict['active_controller']}" if verdict.get("active_controller") else ""
+    lines = [f"last verdict: {verdict.get('verdict')}{active}, {when(verdict.get('recorded_at'), now)}"]
+    if verdict.get("redundancy"):
+        lines.append(_redundancy_line(verdict))
+    lines += reason_lines(verdict.get("reasons") or [])
+    lines.append(_accounting_line(verdict.get("accounting")))
+    return lines
+
+
+def _record_lines(status: Mapping[str, Any], now: float | None) -> list[str]:
+    """The last snapshot, rotation roll-out, drill and restore, each as its record says."""
+    lines = []
     snapshot = status.get("last_snapshot")
     if snapshot:
         what = f"{snapshot.get('kind')} {snapshot.get('id')} {snapshot.get('status')}"
@@ -258,7 +268,17 @@ def render(status: Mapping[str, Any], now: float | None = None) -> str:
         lines += [f"  {line}" for line in render_drill_report(drill)[1:]]
     else:
         lines.append("last drill: none recorded")
-    return "\n".join(lines)
+    restore = status.get("last_restore")
+    if restore:
+        lines.append(
+            f"last restore: mode {restore.get('mode')}, verdict {restore.get('verdict')}, "
+            f"{when(restore.get('recorded_at'), now)}"
+        )
+        for action in restore.get("actions") or []:
+            done = "restored" if action.get("restored") else "NOT restored"
+            lines.append(f"  {action.get('controller')}: {done} ({action.get('what')})")
+        lines += [f"  - {reason}" for reason in restore.get("reasons") or []]
+    return lines
 
 
 def _accounting_line(accounting: Mapping[str, Any] | None) -> str:

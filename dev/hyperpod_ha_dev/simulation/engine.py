@@ -204,7 +204,7 @@ def simulated_run(
             SITE_CONTROLLERS,
             TRANSPORT,
             scenario.parameters,
-            function_transports={"FailoverDrillFunction": TRANSPORT},
+            function_transports={"FailoverDrillFunction": TRANSPORT, "RestoreRedundancyFunction": TRANSPORT},
         ) as run:
             cluster.anchor_now()  # the stack is up: the scenario starts now
             yield run

@@ -80,6 +80,14 @@ DOWN_REASONS: Final = (
 )
 
 
+# A failover that left no standby (redundancy none).
+LOST_REASONS: Final = (
+    "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",
+    "no standby is ready: one more failure stops the cluster (ctl2 is active; ctl1: slurmctld not running)",
+    "ctl1 (the configured primary): slurmctld not running",
+)
+
+
 def _trigger(
     source: str = "watchdog", ident: str = "tick-2026-12-01T09:58", ago: float = 120
 ) -> dict[str, Any]:
@@ -208,19 +216,9 @@ def redundancy_lost() -> TopicMessage:
     from hyperpod_ha.watchdog.redundancy_loss import open_request
     from hyperpod_ha.watchdog.tick import Tick
 
+    not_ready = {"ctl1": "slurmctld not running"}
     verdict = Verdict(
-        FAILED_OVER,
-        (
-            "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",
-            "no standby is ready: one more failure stops the cluster "
-            "(ctl2 is active; ctl1: slurmctld not running)",
-            "ctl1 (the configured primary): slurmctld not running",
-        ),
-        "ctl2",
-        "ctl1",
-        WELL_EVIDENCE,
-        redundancy="none",
-        not_ready={"ctl1": "slurmctld not running"},
+        FAILED_OVER, LOST_REASONS, "ctl2", "ctl1", WELL_EVIDENCE, redundancy="none", not_ready=not_ready
     )
     tick = Tick("tick-2026-12-01T09:58", "2026-12-01T09:58:00Z")
     request = OpenRequest.from_event(open_request(CLUSTER, tick, verdict, int(NOW - 720), NOW))
@@ -260,15 +258,7 @@ def verified() -> TopicMessage:
 
 
 def verified_no_standby() -> TopicMessage:
-    request = _resolve(
-        "FAILED_OVER",
-        [
-            "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",
-            "no standby is ready: one more failure stops the cluster "
-            "(ctl2 is active; ctl1: slurmctld not running)",
-            "ctl1 (the configured primary): slurmctld not running",
-        ],
-    )
+    request = _resolve("FAILED_OVER", list(LOST_REASONS))
     return incident_messages.verified(request, _links().execution, REGION, NOW)
 
 

@@ -42,22 +42,29 @@ class Alarm:
     dimension: tuple[str, Any]
     statistic: str = "Sum"
     condition: str | None = None
+    # An alarm on a level rather than a count (NoStandbyReady): its own comparison, the
+    # periods it must hold, and the metric's other dimensions.
+    comparison: str = "GreaterThanThreshold"
+    evaluation_periods: int = 1
+    more_dimensions: tuple[tuple[str, Any], ...] = ()
 
     def resource(self) -> dict[str, Any]:
-        name, value = self.dimension
+        dimensions = [self.dimension, *self.more_dimensions]
         properties = {
             "AlarmName": {"Fn::Sub": "${AWS::StackName}." + self.logical_id},
             "AlarmDescription": self.description,
             "Namespace": self.namespace,
             "MetricName": self.metric,
-            "Dimensions": [{"Name": name, "Value": value}],
+            "Dimensions": [{"Name": name, "Value": value} for name, value in dimensions],
             "Statistic": self.statistic,
             "Period": 300,
-            "EvaluationPeriods": 1,
+            "EvaluationPeriods": self.evaluation_periods,
             "Threshold": 0,
-            "ComparisonOperator": "GreaterThanThreshold",
+            "ComparisonOperator": self.comparison,
             "TreatMissingData": "notBreaching",
         }
+        if self.evaluation_periods > 1:
+            properties["DatapointsToAlarm"] = self.evaluation_periods
         if self.logical_id in NOTICE_PATH:
             properties.update({"AlarmActions": [TOPIC], "OKActions": [TOPIC]})
         condition = {"Condition": self.condition} if self.condition else {}
@@ -93,6 +100,33 @@ WORKFLOW_ALARMS = (
         "AWS/States",
         "ExecutionsTimedOut",
         ("StateMachineArn", {"Ref": "FailoverDrillStateMachine"}),
+    ),
+    Alarm(
+        "RestoreExecutionsFailedAlarm",
+        "Restores of redundancy failed (a rejected request, or a step that could not complete).",
+        "AWS/States",
+        "ExecutionsFailed",
+        ("StateMachineArn", {"Ref": "RedundancyRestoreStateMachine"}),
+    ),
+)
+
+
+# ReadyStandbys (WatchdogFunction at each tick, IncidentFunction at each run's end) at 0 for two
+# five-minute periods: no standby is ready. Two periods, as RedundancyGraceMinutes' default, so a
+# planned restart does not set it off (the redundancy-lost incident is what pages, after the
+# stack's own grace); no data (no watchdog, no run) is not breaching.
+REDUNDANCY_ALARMS = (
+    Alarm(
+        "NoStandbyReadyAlarm",
+        "No standby Slurm controller is ready (ReadyStandbys 0 for 10 minutes): one more failure "
+        "stops the cluster. The redundancy-lost incident names the controllers and how to restore them.",
+        "HyperPodHA",
+        "ReadyStandbys",
+        ("cluster", {"Ref": "ClusterName"}),
+        statistic="Minimum",
+        comparison="LessThanOrEqualToThreshold",
+        evaluation_periods=2,
+        more_dimensions=(("service", "hyperpod-ha"),),
     ),
 )
 
@@ -145,4 +179,4 @@ def alarms(resources: Mapping[str, Any]) -> list[Alarm]:
     then the workflows'."""
     found = [a for f, c in _of_type(resources, "AWS::Serverless::Function") for a in function_alarms(f, c)]
     found += [queue_alarm(queue, c) for queue, c in _of_type(resources, "AWS::SQS::Queue")]
-    return found + list(WORKFLOW_ALARMS)
+    return found + list(WORKFLOW_ALARMS) + list(REDUNDANCY_ALARMS)

@@ -1,43 +1,64 @@
 """The stack's CloudWatch dashboard, described here and generated into template.yaml.
 
-A widget is a title and its metrics; the layout (two widgets a row, 12 x 6 each) follows from
-the order. Adding a widget is adding a line to ``WIDGETS`` and running ``make probe-document``
-(a test fails until then; ``tests/functions/test_dashboard.py`` checks that every metric of ours
-is one the functions emit). The body is a ``Fn::Sub`` string: ``${AWS::Region}`` and
-``${<Queue>.QueueName}`` are filled in at deploy time.
+A widget is a title and its metrics (or, for the alarm widget, the stack's alarms); the layout
+follows from the order, left to right in rows 24 units wide. Adding a widget is adding a line to
+``WIDGETS`` and running ``make probe-document`` (a test fails until then;
+``tests/functions/test_dashboard.py`` checks that every metric of ours is one the functions
+emit, with the same dimensions). The body is a ``Fn::Sub``: ``${AWS::Region}``,
+``${ClusterName}``, ``${<Queue>.QueueName}`` and ``${<Alarm>.Arn}`` are filled in at deploy
+time, and the alarms that exist only under a condition come in through a ``Fn::If`` variable.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+from hyperpod_ha.verdict import VERDICT_CODES
 
 NAMESPACE = "HyperPodHA"
-# Powertools' default dimension (POWERTOOLS_SERVICE_NAME in the template's Globals).
-SERVICE = ("service", "hyperpod-ha")
-COLUMNS, WIDTH, HEIGHT = 2, 12, 6
+# The dimensions every function sets (hyperpod_ha.observability.metric_dimensions): the
+# template's POWERTOOLS_SERVICE_NAME and the stack's cluster, so two stacks never share a line.
+DIMENSIONS = (("service", "hyperpod-ha"), ("cluster", "${ClusterName}"))
+ROW, WIDTH, HEIGHT = 24, 12, 6
+# Dashboards are global to the account: the region keeps two stacks of same-named clusters in
+# two regions apart. Only letters, digits, - and _ (a cluster name is letters, digits and -).
+DASHBOARD_NAME = "HyperPodHA-${ClusterName}-${AWS::Region}"
 
 
 @dataclass(frozen=True)
 class Metric:
     namespace: str
     name: str
-    dimension: tuple[str, str]
+    dimensions: tuple[tuple[str, str], ...]
     label: str
 
     def line(self, stat: str) -> list[Any]:
-        return [self.namespace, self.name, *self.dimension, {"stat": stat, "label": self.label}]
+        pairs = [part for pair in self.dimensions for part in pair]
+        return [self.namespace, self.name, *pairs, {"stat": stat, "label": self.label}]
 
 
 def ours(*names: str) -> tuple[Metric, ...]:
     """Metrics the functions emit (Powertools, namespace HyperPodHA), labelled by their name."""
-    return tuple(Metric(NAMESPACE, name, SERVICE, name) for name in names)
+    return tuple(Metric(NAMESPACE, name, DIMENSIONS, name) for name in names)
 
 
 def queue_depth(queue: str, label: str) -> Metric:
     depth = "ApproximateNumberOfMessagesVisible"
-    return Metric("AWS/SQS", depth, ("QueueName", f"${{{queue}.QueueName}}"), label)
+    return Metric("AWS/SQS", depth, (("QueueName", f"${{{queue}.QueueName}}"),), label)
+
+
+class AlarmLike(Protocol):
+    """What the alarm widget needs of :class:`hyperpod_ha_dev.alarms.Alarm`."""
+
+    @property
+    def logical_id(self) -> str: ...
+
+    @property
+    def condition(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -46,26 +67,77 @@ class Widget:
     metrics: tuple[Metric, ...]
     stat: str = "Sum"
     stacked: bool = False
+    width: int = WIDTH
+    height: int = HEIGHT
+    # Extra properties (the current verdict's y axis and its lines, one per verdict).
+    extra: tuple[tuple[str, Any], ...] = ()
 
-    def body(self, position: int) -> dict[str, Any]:
+    def properties(self, alarms: Sequence[AlarmLike]) -> dict[str, Any]:
         return {
-            "type": "metric",
-            "x": position % COLUMNS * WIDTH,
-            "y": position // COLUMNS * HEIGHT,
-            "width": WIDTH,
-            "height": HEIGHT,
-            "properties": {
-                "title": self.title,
-                "region": "${AWS::Region}",
-                "view": "timeSeries",
-                "stacked": self.stacked,
-                "period": 300,
-                "stat": self.stat,
-                "metrics": [metric.line(self.stat) for metric in self.metrics],
-            },
+            "title": self.title,
+            "region": "${AWS::Region}",
+            "view": "timeSeries",
+            "stacked": self.stacked,
+            "period": 300,
+            "stat": self.stat,
+            "metrics": [metric.line(self.stat) for metric in self.metrics],
+            **dict(self.extra),
+        }
+
+    def body(self, x: int, y: int, alarms: Sequence[AlarmLike] = ()) -> dict[str, Any]:
+        kind = "alarm" if isinstance(self, AlarmWidget) else "metric"
+        return {
+            "type": kind,
+            "x": x,
+            "y": y,
+            "width": self.width,
+            "height": self.height,
+            "properties": self.properties(alarms),
         }
 
 
+@dataclass(frozen=True)
+class AlarmWidget(Widget):
+    """Every alarm of the stack, its state at a glance (CloudWatch's alarm status widget)."""
+
+    def properties(self, alarms: Sequence[AlarmLike]) -> dict[str, Any]:
+        arns = [f"${{{a.logical_id}.Arn}}" for a in alarms if a.condition is None]
+        # A conditional alarm's ARN is a marker here, replaced by its condition's variable.
+        arns += sorted({_marker(a.condition) for a in alarms if a.condition is not None})
+        return {"title": self.title, "alarms": arns, "sortBy": "stateUpdatedTimestamp"}
+
+
+def places(widgets: Sequence[Widget]) -> list[tuple[int, int]]:
+    """(x, y) of each widget: left to right, a new row when the next does not fit."""
+    found, x, y, row_height = [], 0, 0, 0
+    for widget in widgets:
+        if x + widget.width > ROW:
+            x, y, row_height = 0, y + row_height, 0
+        found.append((x, y))
+        x, row_height = x + widget.width, max(row_height, widget.height)
+    return found
+
+
+VERDICT_NUMBERS = sorted(VERDICT_CODES.items(), key=lambda item: item[1])
+CURRENT_VERDICT = Widget(
+    "Current verdict (each run's final one; higher is worse, 2 and up not verified)",
+    (
+        Metric(
+            NAMESPACE,
+            "VerdictCode",
+            DIMENSIONS,
+            "verdict: " + ", ".join(f"{code} {name.value}" for name, code in VERDICT_NUMBERS),
+        ),
+    ),
+    stat="Maximum",
+    extra=(
+        ("yAxis", {"left": {"min": 0, "max": max(VERDICT_CODES.values()), "showUnits": False}}),
+        (
+            "annotations",
+            {"horizontal": [{"label": name.value, "value": code} for name, code in VERDICT_NUMBERS]},
+        ),
+    ),
+)
 VERDICTS = ours(
     "VerdictHealthy",
     "VerdictFailedOver",
@@ -74,8 +146,10 @@ VERDICTS = ours(
     "VerdictDown",
     "VerdictUnknown",
 )
-WIDGETS = (
+WIDGETS: tuple[Widget, ...] = (
+    CURRENT_VERDICT,
     Widget("Verdicts over time", VERDICTS, stacked=True),
+    AlarmWidget("Alarm states (every alarm of the stack)", (), width=ROW),
     Widget(
         "Verification runs started and joined",
         ours("NotificationsStarted", "NotificationsJoined", "NodeEventsStarted", "NodeEventsJoined"),
@@ -99,15 +173,45 @@ WIDGETS = (
         "Secret rotation roll-out per controller",
         ours("RolloutControllersUpdated", "RolloutControllersFailed"),
     ),
+    # 0: no standby is ready, one more failure stops the cluster (NoStandbyReadyAlarm).
+    Widget(
+        "Ready standbys",
+        ours("ReadyStandbys"),
+        stat="Minimum",
+    ),
 )
 
 
-def dashboard_resource() -> dict[str, Any]:
-    body = {"widgets": [widget.body(position) for position, widget in enumerate(WIDGETS)]}
+def _marker(condition: str) -> str:
+    return f"@@alarms-if-{condition}@@"
+
+
+def _variable(condition: str) -> str:
+    return f"AlarmsIf{condition}"
+
+
+def _arns_after_comma(alarms: Sequence[AlarmLike], condition: str) -> str:
+    return "".join(f', "${{{a.logical_id}.Arn}}"' for a in alarms if a.condition == condition)
+
+
+def dashboard_resource(alarms: Sequence[AlarmLike]) -> dict[str, Any]:
+    """The dashboard for the stack's ``alarms`` (hyperpod_ha_dev.alarms.alarms)."""
+    if not any(a.condition is None for a in alarms):
+        raise ValueError("the alarm widget needs an alarm that always exists before the conditional ones")
+    widgets = [w.body(x, y, alarms) for w, (x, y) in zip(WIDGETS, places(WIDGETS), strict=True)]
+    text = json.dumps({"widgets": widgets}, indent=2) + "\n"
+    conditions = sorted({a.condition for a in alarms if a.condition is not None})
+    for condition in conditions:
+        # `, "<marker>"` -> `${AlarmsIf<Condition>}`: the condition's ARNs, each after a comma, or nothing.
+        text = re.sub(rf',\s*"{re.escape(_marker(condition))}"', f"${{{_variable(condition)}}}", text)
+    variables = {
+        _variable(condition): {"Fn::If": [condition, {"Fn::Sub": _arns_after_comma(alarms, condition)}, ""]}
+        for condition in conditions
+    }
     return {
         "Type": "AWS::CloudWatch::Dashboard",
         "Properties": {
-            "DashboardName": {"Fn::Sub": "${AWS::StackName}-hyperpod-ha"},
-            "DashboardBody": {"Fn::Sub": json.dumps(body, indent=2) + "\n"},
+            "DashboardName": {"Fn::Sub": DASHBOARD_NAME},
+            "DashboardBody": {"Fn::Sub": [text, variables] if variables else text},
         },
     }

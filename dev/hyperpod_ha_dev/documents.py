@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from hyperpod_ha.drill.node import accounting_command, jobs_command, takeover_command
 from hyperpod_ha.probe import probe_command
+from hyperpod_ha.restore.node import restore_command
 
 MAPPING = "NodeCommands"
 
@@ -30,6 +31,7 @@ NODE_COMMANDS: dict[str, Callable[[], str]] = {
     "FailoverDrillTakeover": takeover_command,
     "FailoverDrillJobs": jobs_command,
     "FailoverDrillAccounting": accounting_command,
+    "RestoreSlurmctld": restore_command,
 }
 
 

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from hyperpod_ha import console_links
 from hyperpod_ha.drill.summary import summary
 from hyperpod_ha.incidents import OpenRequest, ResolveRequest
 from hyperpod_ha.incidents import messages as incident_messages
-from hyperpod_ha.incidents.messages import OpenedIncident, ResolvedIncident
-from hyperpod_ha.incidents.ops_item import severity_for
+from hyperpod_ha.incidents.messages import ResolvedIncident
 from hyperpod_ha.ingestion import notices
 from hyperpod_ha.ingestion.cluster_event_metadata import DatabaseConfiguration
 from hyperpod_ha.ingestion.hyperpod_events import ClusterEvent, ClusterStateChange, NodeHealthEvent
@@ -23,21 +22,24 @@ from hyperpod_ha.notices import messages as notice_messages
 from hyperpod_ha.notices.aws_events import AlarmChange, RotationEvent
 from hyperpod_ha.notices.messages import Stack
 from hyperpod_ha.rotation.rollout_incident import rollout_failed
-from hyperpod_ha.topic_messages import Links, TopicMessage
-
-# 2026-12-01 10:00 UTC, the samples' "now".
-NOW: Final = 1_796_119_200.0
-REGION: Final = "us-west-2"
-CLUSTER: Final = "ml-cluster"
-ACCOUNT: Final = "123456789012"
-EXECUTION: Final = (
-    f"arn:aws:states:{REGION}:{ACCOUNT}:execution:"
-    "hyperpod-ha-FailoverVerificationStateMachine:ml-cluster-7f3a"
+from hyperpod_ha.topic_messages import TopicMessage
+from hyperpod_ha_dev.sample_inputs import (
+    CLUSTER,
+    CLUSTER_ARN,
+    DOWN_REASONS,
+    DRILL_EXECUTION,
+    EXECUTION,
+    NOW,
+    OPS_ITEM,
+    REGION,
+    SECRET,
+    WELL_EVIDENCE,
+    controller_entry,
+    incident_request,
+    opened_incident,
+    run_links,
+    trigger_fields,
 )
-DRILL_EXECUTION: Final = EXECUTION.replace("FailoverVerification", "FailoverDrill")
-CLUSTER_ARN: Final = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:cluster/abcd1234efgh"
-SECRET: Final = f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:ml-cluster-slurmdbd-HGZcWv"
-OPS_ITEM: Final = "oi-0123456789ab"
 
 # Subscription filter policies (FilterPolicyScope MessageAttributes, the default).
 FILTER_POLICIES: Final = {
@@ -50,90 +52,28 @@ FILTER_POLICIES: Final = {
 }
 
 
-def _controller(index: int, **entry: Any) -> dict[str, Any]:
-    instance = f"i-0{index}a2b3c4d5e6f70{index}"
-    return {
-        "position": index - 1,
-        "instance_id": instance,
-        "address": f"10.1.0.1{index}",
-        "target": f"sagemaker-cluster:abcd1234efgh_controller-machine-{instance}",
-        "status": "CHECKED",
-        "slurmctld_log": "/var/log/slurm/slurmctld.log",
-        "state_save_location": "/fsx/slurm/state",
-        **entry,
-    }
-
-
-DOWN_EVIDENCE: Final = {
-    "ctl1": _controller(1, active=False, slurmctld="stopped", answers_ping=False),
-    "ctl2": _controller(2, status="UNREACHABLE", reason="Session Manager: TargetNotConnected"),
-}
-WELL_EVIDENCE: Final = {
-    "ctl1": _controller(1, active=False, slurmctld="stopped", answers_ping=False),
-    "ctl2": _controller(2, active=True, slurmctld="running", answers_ping=True),
-}
-DOWN_REASONS: Final = (
-    "no controller is active",
-    "ctl1: slurmctld stopped (process state T), does not answer ping",
-    "ctl2: unreachable: Session Manager: TargetNotConnected",
-    "nobody writes the heartbeat: last beat 4 min 10 s ago by ctl1",
-)
-
-
-def _trigger(
-    source: str = "watchdog", ident: str = "tick-2026-12-01T09:58", ago: float = 120
-) -> dict[str, Any]:
-    from hyperpod_ha.human_time import iso_utc
-
-    return {
-        "trigger": {"source": source, "id": ident, "time": iso_utc(NOW - ago)},
-        "started_at": iso_utc(NOW - ago + 1),
-        "run_reason": f"{source}: DOWN"
-        if source == "watchdog"
-        else "slurmctld ON on 10.1.0.12 (primary script)",
-    }
-
-
-def _open(**event: Any) -> OpenRequest:
-    base = {"cluster": CLUSTER, "execution_id": EXECUTION, "evidence": DOWN_EVIDENCE, **_trigger()}
-    return OpenRequest.from_event({**base, **event})
-
-
-def _links(execution_id: str = EXECUTION) -> Links:
-    """As IncidentFunction makes them: no run link where the id is no execution (a roll-out)."""
-    return Links(
-        execution=console_links.execution_console_url(execution_id, REGION),
-        ops_item=console_links.ops_item_console_url(OPS_ITEM, REGION),
-    )
-
-
-def _opened(request: OpenRequest, *, created: bool = True, opened_ago: float = 0) -> OpenedIncident:
-    severity = severity_for(request.verdict, request.kind)
-    return OpenedIncident(OPS_ITEM, created, severity, None, _links(request.execution_id), NOW - opened_ago)
-
-
 def down() -> TopicMessage:
-    request = _open(verdict="DOWN", reasons=list(DOWN_REASONS))
-    return incident_messages.opened(request, _opened(request), REGION, NOW)
+    request = incident_request(verdict="DOWN", reasons=list(DOWN_REASONS))
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
 
 
 def down_reminder() -> TopicMessage:
-    request = _open(verdict="DOWN", reasons=list(DOWN_REASONS))
+    request = incident_request(verdict="DOWN", reasons=list(DOWN_REASONS))
     return incident_messages.reminder(
-        request, _opened(request, created=False, opened_ago=3700), REGION, NOW, 3600
+        request, opened_incident(request, created=False, opened_ago=3700), REGION, NOW, 3600
     )
 
 
 def degraded() -> TopicMessage:
     problem = "slurmdbd does not answer from ctl1, ctl2: Connection refused"
-    request = _open(
+    request = incident_request(
         verdict="DEGRADED",
         problem=problem,
         evidence={
-            "ctl1": _controller(
+            "ctl1": controller_entry(
                 1, active=True, slurmctld="running", answers_ping=True, slurmdbd_reachable=False
             ),
-            "ctl2": _controller(
+            "ctl2": controller_entry(
                 2, active=False, slurmctld="running", answers_ping=True, slurmdbd_reachable=False
             ),
         },
@@ -141,44 +81,46 @@ def degraded() -> TopicMessage:
             "ctl1 is active: logged 'Running as primary controller' 2 d 4 h ago, answers ping",
             problem + "; 212 accounting records wait in slurmctld's DBD agent queue",
         ],
-        **_trigger("eventbridge", "5b3c0f6e-2d4a-4e8b-9c1d-7e6f5a4b3c2d"),
+        **trigger_fields("eventbridge", "5b3c0f6e-2d4a-4e8b-9c1d-7e6f5a4b3c2d"),
     )
-    return incident_messages.opened(request, _opened(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
 
 
 def split_brain() -> TopicMessage:
-    request = _open(
+    request = incident_request(
         verdict="SPLIT_BRAIN",
         evidence={
-            "ctl1": _controller(1, active=True, slurmctld="running", answers_ping=True),
-            "ctl2": _controller(2, active=True, slurmctld="running", answers_ping=True),
+            "ctl1": controller_entry(1, active=True, slurmctld="running", answers_ping=True),
+            "ctl2": controller_entry(2, active=True, slurmctld="running", answers_ping=True),
         },
         reasons=[
             "ctl1 and ctl2 both act as the active controller",
             "ctl1 logged 'Running as primary controller' 3 min ago; ctl2 logged it 2 min ago",
         ],
     )
-    return incident_messages.opened(request, _opened(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
 
 
 def unknown() -> TopicMessage:
     evidence = {
-        name: _controller(i, status="UNREACHABLE", reason="Session Manager: TargetNotConnected")
+        name: controller_entry(i, status="UNREACHABLE", reason="Session Manager: TargetNotConnected")
         for i, name in ((1, "ctl1"), (2, "ctl2"))
     }
-    request = _open(verdict="UNKNOWN", evidence=evidence, reasons=["no controller could be checked"])
-    return incident_messages.opened(request, _opened(request), REGION, NOW)
+    request = incident_request(
+        verdict="UNKNOWN", evidence=evidence, reasons=["no controller could be checked"]
+    )
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
 
 
 def verification_error() -> TopicMessage:
-    request = _open(
+    request = incident_request(
         verdict="UNKNOWN",
         kind="verification-error",
         evidence={},
         reasons=["verification could not complete"],
         error={"Error": "States.Timeout", "Cause": "HealthCheckFunction did not answer within 120 s"},
     )
-    return incident_messages.opened(request, _opened(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
 
 
 def rollout() -> TopicMessage:
@@ -191,7 +133,7 @@ def rollout() -> TopicMessage:
         "target": "sagemaker-cluster:abcd1234efgh_controller-machine-i-02a2b3c4d5e6f7002",
     }
     request = rollout_failed(CLUSTER, SECRET, controller, "slurmdbd did not answer within 45 s")
-    return incident_messages.opened(request, _opened(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
 
 
 def database_revert_failed() -> TopicMessage:
@@ -200,24 +142,50 @@ def database_revert_failed() -> TopicMessage:
     database = DatabaseConfiguration("RevertFailed", "Restore the endpoint in DescribeCluster", "timed out")
     event = revert_failed_request(CLUSTER, "e-4c1d", database, "2026-12-01T09:55:00Z")
     request = OpenRequest.from_event(event)
-    return incident_messages.opened(request, _opened(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+
+
+_NO_STANDBY: Final = (
+    "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",
+    "no standby is ready: one more failure stops the cluster (ctl2 is active; ctl1: slurmctld not running)",
+    "ctl1 (the configured primary): slurmctld not running",
+)
+
+
+def redundancy_lost() -> TopicMessage:
+    from hyperpod_ha.verdict import FAILED_OVER, Verdict
+    from hyperpod_ha.watchdog.redundancy_loss import open_request
+    from hyperpod_ha.watchdog.tick import Tick
+
+    verdict = Verdict(
+        FAILED_OVER,
+        _NO_STANDBY,
+        "ctl2",
+        "ctl1",
+        WELL_EVIDENCE,
+        redundancy="none",
+        not_ready={"ctl1": "slurmctld not running"},
+    )
+    tick = Tick("tick-2026-12-01T09:58", "2026-12-01T09:58:00Z")
+    request = OpenRequest.from_event(open_request(CLUSTER, tick, verdict, int(NOW - 720), NOW))
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
 
 
 def drill_not_verified() -> TopicMessage:
-    request = _open(
+    request = incident_request(
         verdict="DOWN",
         kind="drill-not-verified",
-        evidence={"ctl1": _controller(1), "ctl2": _controller(2)},
+        evidence={"ctl1": controller_entry(1), "ctl2": controller_entry(2)},
         reasons=["the takeover was not verified FAILED_OVER (last verdict DOWN)"],
         trigger={"source": "operator", "id": "drill-7f3a", "time": ""},
         run_reason="failover drill",
     )
-    return incident_messages.opened(request, _opened(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
 
 
 def _resolve(verdict: str, reasons: list[str]) -> ResolveRequest:
     event = {"cluster": CLUSTER, "verdict": verdict, "execution_id": EXECUTION, "evidence": WELL_EVIDENCE}
-    return ResolveRequest.from_event({**event, "reasons": reasons, **_trigger("sns", "9d1e0f3a-6b2c")})
+    return ResolveRequest.from_event({**event, "reasons": reasons, **trigger_fields("sns", "9d1e0f3a-6b2c")})
 
 
 def recovered() -> TopicMessage:
@@ -225,14 +193,22 @@ def recovered() -> TopicMessage:
     item = ResolvedIncident(
         OPS_ITEM, "DOWN", "1", console_links.ops_item_console_url(OPS_ITEM, REGION), NOW - 900
     )
-    return incident_messages.recovered(request, [item], _links().execution, REGION, NOW)
+    return incident_messages.recovered(request, [item], run_links().execution, REGION, NOW)
 
 
 def verified() -> TopicMessage:
     request = _resolve(
         "HEALTHY", ["ctl1 (configured primary) is active: writes the heartbeat (last beat 2 s ago)"]
     )
-    return incident_messages.verified(request, _links().execution, REGION, NOW)
+    return incident_messages.verified(request, run_links().execution, REGION, NOW)
+
+
+def verified_no_standby() -> TopicMessage:
+    request = _resolve(
+        "FAILED_OVER",
+        list(_NO_STANDBY),
+    )
+    return incident_messages.verified(request, run_links().execution, REGION, NOW)
 
 
 def workers() -> TopicMessage:
@@ -291,6 +267,34 @@ def rotation() -> TopicMessage:
     )
 
 
+def restore_action() -> TopicMessage:
+    from hyperpod_ha.restore.record import restore_notice
+
+    target = "sagemaker-cluster:a1b2c3d4e5f6_controller-machine-i-02a2b3c4d5e6f7002"
+    command = (
+        f"aws ssm start-session --target {target} --document-name hyperpod-ha-RestoreSlurmctldDocument-x1"
+    )
+    record = {
+        "mode": "standbys",
+        "dry_run": False,
+        "verdict": "DEGRADED",
+        "active_controller": "ctl1",
+        "stopped": None,
+        "reasons": ["restoring: start slurmctld on ctl2 (slurmctld not running)"],
+        "actions": [
+            {
+                "controller": "ctl2",
+                "kind": "start-slurmctld",
+                "restored": True,
+                "what": "ctl2: slurmctld runs, logged the standby role and answers ping",
+                "command": command,
+            }
+        ],
+        "not_taken": [],
+    }
+    return restore_notice(CLUSTER, record)
+
+
 def alarm() -> TopicMessage:
     change = AlarmChange(
         "c4a8e2f6",
@@ -335,9 +339,20 @@ SAMPLES: Final = (
         "HyperPod could not revert a change of the external accounting database",
         database_revert_failed,
     ),
+    Sample(
+        "redundancy-lost",
+        "the watchdog has seen no ready standby for RedundancyGraceMinutes (a dead standby, or a "
+        "failover with nothing left to fail over to)",
+        redundancy_lost,
+    ),
     Sample("drill-not-verified", "a drill left the cluster not verified", drill_not_verified),
     Sample("recovered", "a run verifies the cluster and resolves what was open", recovered),
     Sample("verified", "a run verifies the cluster and nothing was open", verified),
+    Sample(
+        "verified: no standby ready",
+        "a run verifies a failover that left no standby (redundancy none): the notice says so",
+        verified_no_standby,
+    ),
     Sample(
         "workers-unhealthy", "more than MassFailureThreshold workers unhealthy within the window", workers
     ),
@@ -348,6 +363,11 @@ SAMPLES: Final = (
     Sample("drill", "a failover drill ended (completed, refused or failed)", drill),
     Sample("rotation-failed", "Secrets Manager reports RotationFailed or RotationAbandoned", rotation),
     Sample("alarm", "one of the stack's alarms goes to ALARM (and back to OK)", alarm),
+    Sample(
+        "restore-action",
+        "a restore of redundancy started slurmctld (or could not, or left it to you)",
+        restore_action,
+    ),
 )
 
 

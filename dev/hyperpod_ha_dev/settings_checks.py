@@ -20,9 +20,10 @@ class Field:
     """A field of ``$.request``: its JSON type and, for numbers, its inclusive bounds."""
 
     name: str
-    kind: str  # "boolean", "string", "optional string" (absent, or a string), "number"
+    kind: str  # "boolean", "string", "optional string" (absent, or a string), "number", "one of"
     minimum: int | None = None
     maximum: int | None = None
+    values: tuple[str, ...] = ()  # "one of": the strings allowed
 
     def rule(self) -> dict[str, Any]:
         variable = f"$.request.{self.name}"
@@ -30,6 +31,8 @@ class Field:
             return {"Variable": variable, "IsBoolean": True}
         if self.kind == "string":
             return {"Variable": variable, "IsString": True}
+        if self.kind == "one of" and self.values:
+            return {"Or": [{"Variable": variable, "StringEquals": value} for value in self.values]}
         if self.kind == "optional string":
             absent = {"Not": {"Variable": variable, "IsPresent": True}}
             return {"Or": [absent, {"Variable": variable, "IsString": True}]}
@@ -98,12 +101,14 @@ VERIFICATION = SettingsCheck(
         number("maintenance_poll_seconds", 10, 3600),
         number("lease_seconds", 60, 86400),
         Field("trigger.time", "optional string"),
+        Field("restore_redundancy", "one of", values=("off", "standbys", "all")),
     ),
     "Let the controllers settle",
     "dry_run must be a boolean, reason and lease_id strings, settle_seconds 0-3600, max_attempts 1-100, "
     "backoff_seconds 0-3600, margin_seconds 0-3600, deadline_seconds 60-86400, snapshot_poll_seconds 0-600, "
     "snapshot_max_polls 1-1000, maintenance_wait_minutes 0-1440, maintenance_poll_seconds 10-3600, "
-    "lease_seconds 60-86400, trigger.time a string (empty, or an ISO 8601 time).",
+    "lease_seconds 60-86400, trigger.time a string (empty, or an ISO 8601 time), restore_redundancy "
+    "off, standbys or all.",
 )
 DRILL = SettingsCheck(
     "failover_drill.asl.json",
@@ -119,4 +124,18 @@ DRILL = SettingsCheck(
     "to must be a string, hand_back and dry_run booleans, poll_seconds 0-600, max_checks and "
     "test_job_checks 1-60.",
 )
-SETTINGS_CHECKS = (VERIFICATION, DRILL)
+RESTORE = SettingsCheck(
+    "redundancy_restore.asl.json",
+    (
+        Field("mode", "one of", values=("off", "standbys", "all")),
+        flag("dry_run"),
+        text("reason"),
+        number("wait_seconds", 0, 600),
+        # hyperpod_ha.restore.steps.MAX_CHECKS
+        number("max_checks", 1, 30),
+    ),
+    "Take the cluster's lease",
+    "mode must be off, standbys or all, dry_run a boolean, reason a string, wait_seconds 0-600, "
+    "max_checks 1-30.",
+)
+SETTINGS_CHECKS = (VERIFICATION, DRILL, RESTORE)

@@ -36,13 +36,14 @@ def _line(logical_id: str, resource: dict[str, Any]) -> str:
 def tail(template: str) -> str:
     """The generated part for the hand-written part of ``template``, marker line included."""
     resources = parse_template(hand_written(template))["Resources"]
+    stack_alarms = alarms(resources)
     lines = [
         MARKER + "\n",
         "  # Alarms (hyperpod_ha_dev.alarms): each function's errors and throttles, each dead-letter\n",
         "  # queue's depth, the workflows' failures and time-outs, failed rotations.\n",
-        *(_line(alarm.logical_id, alarm.resource()) for alarm in alarms(resources)),
+        *(_line(alarm.logical_id, alarm.resource()) for alarm in stack_alarms),
         "  # The dashboard (hyperpod_ha_dev.dashboard).\n",
-        _line("Dashboard", dashboard_resource()),
+        _line("Dashboard", dashboard_resource(stack_alarms)),
         "  # Run Command's documents (hyperpod_ha_dev.command_documents); their commands are below.\n",
         *(_line(name, command_document_resource(name)) for name in COMMAND_DOCUMENTS),
         "\nMappings:\n",

@@ -12,7 +12,8 @@ This module is the lease as a value: what it holds, how its id follows from what
 (so a redelivered trigger or a retried step never takes a second one), and its item's
 attributes, read and written through boto3's own DynamoDB type (de)serializer. The stored
 attributes are those of the deployed tables: a run's item has no ``kind`` and no
-``execution_arn`` (its execution is of the verification state machine); a drill's has both.
+``execution_arn`` (its execution is of the verification state machine); a drill's and a
+restore's (of redundancy, ``hyperpod_ha.restore``) have both.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from hyperpod_ha.environment import Integer
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.request_fields import MAX_TEXT_CHARS
 
-HolderKind = Literal["run", "drill"]
+HolderKind = Literal["run", "drill", "restore"]
 
 # How long a holder keeps the cluster at most: the template's LeaseSeconds (runs and drills).
 DEFAULT_LEASE_SECONDS: Final = 3600
@@ -74,12 +75,19 @@ def lease_id_for_drill(execution_arn: str) -> str:
     return hashlib.sha256(f"drill\n{execution_arn}".encode()).hexdigest()[:20]
 
 
+def lease_id_for_restore(execution_arn: str) -> str:
+    """The same for every step and retry of one restore execution."""
+    return hashlib.sha256(f"restore\n{execution_arn}".encode()).hexdigest()[:20]
+
+
 @dataclass(frozen=True)
 class Lease:
     """The cluster's lease as its item holds it (times in epoch seconds)."""
 
     lease_id: str
-    trigger: str  # the holder's trigger key (``sns:<message id>``; ``drill:<lease id>``)
+    trigger: (
+        str  # the holder's trigger key (``sns:<message id>``; ``drill:<lease id>``; ``restore:<lease id>``)
+    )
     execution_name: str
     taken_at: int
     expires_at: int
@@ -105,6 +113,18 @@ class Lease:
             execution_arn=execution_arn,
         )
 
+    @classmethod
+    def for_restore(cls, lease_id: str, execution_arn: str, now: int, seconds: int) -> Lease:
+        return cls(
+            lease_id,
+            f"restore:{lease_id}",
+            execution_arn.rsplit(":", 1)[-1],
+            taken_at=now,
+            expires_at=now + seconds,
+            kind="restore",
+            execution_arn=execution_arn,
+        )
+
     def __post_init__(self) -> None:
         # What an item must hold to be read back (from_item): a lease that breaks it is never written.
         for name in ("lease_id", "trigger", "execution_name", "execution_arn", "maintenance"):
@@ -113,8 +133,8 @@ class Lease:
                 raise LeaseItemRejected(f"the lease's {name} is empty")
             if len(value) > _MAX_CHARS:
                 raise LeaseItemRejected(f"the lease's {name} is longer than {_MAX_CHARS} characters")
-        if self.kind == "drill" and not self.execution_arn:
-            raise LeaseItemRejected("the drill's lease names no execution_arn")
+        if self.kind != "run" and not self.execution_arn:
+            raise LeaseItemRejected(f"the {self.kind}'s lease names no execution_arn")
         if not all(key and len(key) <= _MAX_CHARS for key in self.joined):
             raise LeaseItemRejected(
                 f"the lease's joined holds an empty key or one over {_MAX_CHARS} characters"
@@ -134,7 +154,7 @@ class Lease:
             "expires_at": self.expires_at,
             "joined_count": self.joined_count,
         }
-        if self.kind == "drill":
+        if self.kind != "run":
             plain["kind"] = self.kind
         if self.execution_arn:
             plain["execution_arn"] = self.execution_arn
@@ -150,15 +170,15 @@ class Lease:
         for an item this code did not write."""
         plain = _ItemValues(item)
         kind = plain.text("kind", required=False) or "run"
-        if kind not in ("run", "drill"):
-            raise LeaseItemRejected("the lease item's kind is neither a run nor a drill")
+        if kind not in ("run", "drill", "restore"):
+            raise LeaseItemRejected("the lease item's kind is not a run, a drill or a restore")
         return cls(
             lease_id=plain.text("lease_id"),
             trigger=plain.text("trigger"),
             execution_name=plain.text("execution_name"),
             taken_at=plain.whole("taken_at"),
             expires_at=plain.whole("expires_at"),
-            kind="drill" if kind == "drill" else "run",
+            kind="drill" if kind == "drill" else "restore" if kind == "restore" else "run",
             execution_arn=plain.text("execution_arn", required=False),
             joined_count=plain.whole("joined_count", default=0),
             joined=plain.texts("joined"),

@@ -79,6 +79,17 @@ KINDS: Final = {
             ("the cluster's accounting database configuration (DescribeCluster, Orchestrator.Slurm)",),
         ),
         MessageKind(
+            "redundancy-lost",
+            "no standby Slurm controller is ready",
+            "3",
+            (
+                "each controller the reasons name as not ready: `sudo systemctl start slurmctld` in "
+                "its session (the command is in its reason) brings it back as a standby (a configured "
+                "primary takes control back); the next watchdog tick resolves this",
+                _SLURMCTLD,
+            ),
+        ),
+        MessageKind(
             "drill-not-verified",
             "a failover drill left the cluster not verified",
             None,
@@ -116,6 +127,13 @@ KINDS: Final = {
             incident=False,
         ),
         MessageKind("alarm", "an alarm of hyperpod-ha changed state", "2", incident=False),
+        MessageKind(
+            "restore-action",
+            "slurmctld started again on a controller (RestoreRedundancy)",
+            "4",
+            (_SLURMCTLD, "the restore's execution: `hyperpod-ha status` names it"),
+            incident=False,
+        ),
     )
 }
 

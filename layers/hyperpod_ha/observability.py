@@ -46,9 +46,19 @@ def service_name() -> str:
     return os.environ.get("POWERTOOLS_SERVICE_NAME") or DEFAULT_SERVICE
 
 
+def metric_dimensions() -> dict[str, str]:
+    """Every metric's dimensions: the function's service and its stack's cluster (a stack, so
+    each of its functions, serves one cluster: ``CLUSTER_NAME``), so two stacks in a region
+    never add to each other's dashboard or alarms. A process with no cluster (the CLI, the lab)
+    has the service alone."""
+    cluster = os.environ.get("CLUSTER_NAME")
+    return {"service": service_name(), **({"cluster": cluster} if cluster else {})}
+
+
 def observed(handler: Handler) -> Handler:
     """A handler's logging context: the Lambda context on every line, state cleared per
-    invocation, and the service name of the function's own environment on logs and metrics.
+    invocation, and the service name of the function's own environment on logs and metrics,
+    with its cluster on metrics (:func:`metric_dimensions`).
 
     The Logger and Metrics are made once per process, at import; in process (``make demo``,
     ``hyperpod-ha invoke``) that is before a function's environment is set, so the name is
@@ -57,10 +67,29 @@ def observed(handler: Handler) -> Handler:
 
     @functools.wraps(handler)
     def named(event: Any, context: Any) -> Any:
-        name = service_name()
-        logger.append_keys(service=name)
-        if metrics.default_dimensions.get("service") != name:  # once per container
-            metrics.set_default_dimensions(service=name)
+        dimensions = metric_dimensions()
+        logger.append_keys(service=dimensions["service"])
+        if metrics.default_dimensions != dimensions:  # once per container, before any metric
+            metrics.clear_default_dimensions()
+            metrics.clear_metrics()  # also the dimensions already set, a cluster no longer ours
+            metrics.set_default_dimensions(**dimensions)
         return handler(event, context)
 
     return cast(Handler, logger.inject_lambda_context(clear_state=True)(named))
+
+
+def add_cluster_metric(name: str, value: float, cluster: str) -> None:
+    """One datum of ``name`` with the dimensions ``service`` and ``cluster`` (a per-cluster
+    metric an alarm reads), written at once beside the function's other metrics. The cluster is
+    the one the caller names, whatever the process's defaults hold (the CLI and the lab have none)."""
+    from aws_lambda_powertools.metrics import MetricUnit, single_metric
+
+    dimensions = {**metrics.default_dimensions, "cluster": cluster}
+    with single_metric(
+        name=name,
+        unit=MetricUnit.Count,
+        value=value,
+        namespace=metrics.namespace,
+        default_dimensions=dimensions,
+    ):
+        pass

@@ -8,7 +8,10 @@ their use carry ``expires_at`` (the table's TTL attribute). The keys:
 - ``workers#<cluster>#<window start>``: the unhealthy workers counted in one window;
 - ``watchdog#<cluster>``: the watchdog found the cluster not verified;
 - ``status#<cluster>#<kind>``: the last verdict, snapshot, rotation or drill (``hyperpod-ha status``);
-- ``reminder#<cluster>#<OpsItem id>``: when the last "still open" reminder of that incident went out.
+- ``reminder#<cluster>#<OpsItem id>``: when the last "still open" reminder of that incident went out;
+- ``redundancy#<cluster>``: since when the watchdog has seen no ready standby, and whether it
+  opened the ``redundancy-lost`` incident.
+- ``restore#<cluster>#<hour>``: the restore actions taken on the cluster in that hour (epoch hours).
 
 Each function takes the DynamoDB client and the table's name; the lease goes in and out as
 :class:`~hyperpod_ha.lease.Lease`, other values as plain Python values: DynamoDB's attribute-value
@@ -62,6 +65,14 @@ def status_key(cluster: str, kind: str) -> str:
 
 def reminder_key(cluster: str, ops_item_id: str) -> str:
     return f"reminder#{cluster}#{ops_item_id}"
+
+
+def redundancy_key(cluster: str) -> str:
+    return f"redundancy#{cluster}"
+
+
+def restore_key(cluster: str, hour: int) -> str:
+    return f"restore#{cluster}#{hour}"
 
 
 def key(pk: str) -> dict[str, Any]:
@@ -266,3 +277,82 @@ def release_reminder(ddb: DynamoDBClient, table: str, pk: str, sent_at: int) -> 
     except ClientError as error:
         if error_code(error) != CONDITION_FAILED:
             raise
+
+
+# --- redundancy lost (the watchdog's) --------------------------------------------------------
+
+
+def read_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str) -> dict[str, Any] | None:
+    """``{"since": int, "opened": bool}`` while the cluster has no ready standby; else ``None``."""
+    item = ddb.get_item(TableName=table, Key=key(redundancy_key(cluster)), ConsistentRead=True).get("Item")
+    if item is None:
+        return None
+    values = plain_values(item)
+    return {"since": int(values.get("since", 0)), "opened": bool(values.get("opened", False))}
+
+
+def start_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str, since: int, expires_at: int) -> int:
+    """Record the loss from ``since`` unless one is recorded; the recorded ``since`` (of two
+    ticks at once, the first one's)."""
+    found = _unless_condition_failed(
+        ddb.put_item,
+        TableName=table,
+        Item=attribute_values(
+            {"pk": redundancy_key(cluster), "since": since, "opened": False, "expires_at": expires_at}
+        ),
+        ConditionExpression="attribute_not_exists(pk)",
+    )
+    return since if found is None else int(plain_values(found).get("since", since))
+
+
+def mark_redundancy_incident(ddb: DynamoDBClient, table: str, cluster: str, since: int) -> None:
+    """The incident of the loss from ``since`` is open (nothing when that loss has ended since)."""
+    _unless_condition_failed(
+        ddb.update_item,
+        TableName=table,
+        Key=key(redundancy_key(cluster)),
+        UpdateExpression="SET opened = :yes",
+        ConditionExpression="since = :since",
+        ExpressionAttributeValues=attribute_values({":yes": True, ":since": since}),
+    )
+
+
+def end_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str, since: int) -> None:
+    """Forget the loss from ``since`` (a standby is ready again); a newer one is kept."""
+    _unless_condition_failed(
+        ddb.delete_item,
+        TableName=table,
+        Key=key(redundancy_key(cluster)),
+        ConditionExpression="since = :since",
+        ExpressionAttributeValues=attribute_values({":since": since}),
+    )
+
+
+# --- restore actions per cluster and hour ----------------------------------------------------
+
+
+def restore_actions(ddb: DynamoDBClient, table: str, cluster: str, hour: int) -> int:
+    """How many restore actions were counted on the cluster in ``hour`` (epoch hours)."""
+    item = ddb.get_item(TableName=table, Key=key(restore_key(cluster, hour)), ConsistentRead=True).get("Item")
+    return 0 if item is None else int(plain_values(item).get("actions", 0))
+
+
+def count_restore_action(
+    ddb: DynamoDBClient, table: str, cluster: str, hour: int, at_most: int, expires_at: int
+) -> int | None:
+    """Count one restore action in ``hour`` unless ``at_most`` were counted: the new count, or
+    ``None`` when the bound was reached (of two restores at once, only one gets the last one)."""
+    try:
+        answer = ddb.update_item(
+            TableName=table,
+            Key=key(restore_key(cluster, hour)),
+            UpdateExpression="ADD actions :one SET expires_at = :expires",
+            ConditionExpression="attribute_not_exists(actions) OR actions < :most",
+            ExpressionAttributeValues=attribute_values({":one": 1, ":most": at_most, ":expires": expires_at}),
+            ReturnValues="UPDATED_NEW",
+        )
+    except ClientError as error:
+        if error_code(error) != CONDITION_FAILED:
+            raise
+        return None
+    return int(plain_values(answer["Attributes"])["actions"])

@@ -1,13 +1,15 @@
 """The last of each kind of event per cluster, kept in the state table for ``hyperpod-ha status``.
 
-One item per cluster and kind (``status#<cluster>#<kind>``): the last verdict, snapshot,
-rotation roll-out and drill. Each is overwritten by the next; none expires. Writing one is
-best effort: the record serves people looking, it must never fail the step that writes it.
+One item per cluster and kind (``status#<cluster>#<kind>``): the last verdict (with its
+controllers, :func:`controllers_record`), snapshot, rotation roll-out, drill and restore of
+redundancy. Each is overwritten by the next; none expires. Writing one is best effort: the
+record serves people looking, it must never fail the step that writes it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -22,8 +24,8 @@ from hyperpod_ha.state_table import status_key as record_key
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-Kind = Literal["verdict", "snapshot", "rotation", "drill"]
-KINDS: Final[tuple[Kind, ...]] = ("verdict", "snapshot", "rotation", "drill")
+Kind = Literal["verdict", "snapshot", "rotation", "drill", "restore"]
+KINDS: Final[tuple[Kind, ...]] = ("verdict", "snapshot", "rotation", "drill", "restore")
 MAX_RECORD_BYTES: Final = 32 * 1024
 
 
@@ -101,6 +103,71 @@ def accounting_record(value: object) -> dict[str, Any] | None:
         if isinstance(port, int) and not isinstance(port, bool):
             kept["database"]["port"] = port
     return kept or None
+
+
+# Each controller of the last verdict, as `hyperpod-ha status` shows it in its table: what the
+# verdict's evidence says, a few fields each (the rest stays in the execution's history).
+MAX_CONTROLLERS: Final = 8
+_CONTROLLER_TEXT: Final = {"instance_id": 32, "address": 64, "status": 32, "slurmctld": 32}
+_CONTROLLER_FLAGS: Final = ("active", "answers_ping", "writes_heartbeat", "slurmdbd_reachable")
+
+
+def controllers_record(evidence: object) -> list[dict[str, Any]] | None:
+    """The verdict's ``evidence`` (``{name: entry}``, :func:`hyperpod_ha.verdict.evidence.evidence`)
+    as the rows of the status table: name, position in SlurmctldHost, instance, address, the
+    report's status, slurmctld, active, ping, heartbeat age and writer, slurmdbd. Known keys only,
+    each text bounded; what a row does not say is ``None``."""
+    if not isinstance(evidence, Mapping) or not evidence:
+        return None
+    rows = []
+    for name, entry in list(evidence.items())[:MAX_CONTROLLERS]:
+        if not isinstance(entry, Mapping):
+            continue
+        row: dict[str, Any] = {"name": str(name)[:64]}
+        for field, limit in _CONTROLLER_TEXT.items():
+            text = entry.get(field)
+            row[field] = text[:limit] if isinstance(text, str) else None
+        for field in _CONTROLLER_FLAGS:
+            flag = entry.get(field)
+            row[field] = flag if isinstance(flag, bool) else None
+        row["position"] = _whole(entry.get("position"))
+        row["heartbeat_age_seconds"] = _whole(entry.get("heartbeat_age_seconds"))
+        rows.append(row)
+    return rows or None
+
+
+def _whole(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return int(value)
+
+
+_REDUNDANCY_LEVELS: Final = frozenset({"full", "reduced", "none", "unknown"})
+_MAX_CONTROLLERS: Final = 32  # as many as the verdict weighs (hyperpod_ha.verdict.MAX_REPORTS)
+_NAME_LIMIT, _WHY_LIMIT = 255, 512
+
+
+def redundancy_record(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The verdict's redundancy as the run passed it on (``redundancy``, ``standbys``,
+    ``not_ready``), kept small: a known level only, at most 32 names, each text bounded."""
+    level = event.get("redundancy")
+    if level not in _REDUNDANCY_LEVELS:
+        return None
+    standbys = event.get("standbys")
+    not_ready = event.get("not_ready")
+    return {
+        "redundancy": level,
+        "standbys": [s[:_NAME_LIMIT] for s in standbys[:_MAX_CONTROLLERS] if isinstance(s, str)]
+        if isinstance(standbys, list)
+        else [],
+        "not_ready": {
+            str(name)[:_NAME_LIMIT]: why[:_WHY_LIMIT]
+            for name, why in list(not_ready.items())[:_MAX_CONTROLLERS]
+            if isinstance(why, str)
+        }
+        if isinstance(not_ready, Mapping)
+        else {},
+    }
 
 
 def verdict_metric(verdict: str) -> str | None:

@@ -77,6 +77,58 @@ def test_simulate_status_shows_the_stack_the_scenario_ran_on() -> None:
     (incident,) = status["open_incidents"]
     assert incident["kind"]
     assert status["last_snapshot"]["status"] == "AVAILABLE"
+    # The controller table's rows keep machine values: seconds, booleans.
+    rows = {row["name"]: row for row in status["controllers"]}
+    assert sorted(rows) == ["ctl1", "ctl2"]
+    assert {(row["position"], row["active"], row["answers_ping"]) for row in rows.values()} == {
+        (0, False, False),
+        (1, False, False),
+    }
+    assert all(isinstance(row["heartbeat_age_seconds"], int) for row in rows.values())
+    assert isinstance(status["controllers_seen_at"], int)
+    assert done.stderr == ""
+
+
+@pytest.mark.slow
+def test_after_a_drill_the_status_table_is_the_drill_s_last_check() -> None:
+    done = run_cli("simulate", "drill", "--status", "--json")
+    assert done.returncode == 0, done.stderr
+    status = one_json_document(done.stdout)["status"]
+    assert status["last_verdict"]["source"] == "drill"
+    # Handed back: ctl1 active again, ctl2 a standby.
+    assert [(c["name"], c["active"]) for c in status["controllers"]] == [("ctl1", True), ("ctl2", False)]
+    assert status["last_verdict"]["active_controller"] == "ctl1"
+
+
+@pytest.mark.slow
+def test_simulate_status_prints_the_controller_table_above_the_last_verdict() -> None:
+    done = run_cli("simulate", "failover", "--status")
+    assert done.returncode == 0, done.stderr
+    view = done.stdout.split("\ncluster ml-cluster\n", 1)[1].splitlines()
+    assert view[0].startswith("controllers, as the last verdict saw them ")
+    assert view[1].split() == [
+        "CONTROLLER",
+        "INSTANCE",
+        "ADDRESS",
+        "ROLE",
+        "SLURMCTLD",
+        "PING",
+        "HEARTBEAT",
+        "SLURMDBD",
+    ]
+    ctl1, ctl2 = (line.split("  ") for line in view[2:4])
+    cells = [[cell.strip() for cell in row if cell.strip()] for row in (ctl1, ctl2)]
+    assert cells[0][:6] == [
+        "ctl1",
+        "i-0a1b2c3d4e5f60001",
+        "10.214.0.11",
+        "primary, down",
+        "not running",
+        "DOWN",
+    ]
+    assert cells[1][:6] == ["ctl2", "i-0a1b2c3d4e5f60002", "10.214.0.12", "backup, active", "running", "UP"]
+    assert cells[1][6].endswith("ago (writer)")
+    assert view[4].startswith("last verdict: FAILED_OVER, active controller ctl2, ")
     assert done.stderr == ""
 
 
@@ -155,6 +207,27 @@ def test_a_missing_argument_is_one_usage_line() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("status", "--cluster"),
+        ("runbook", "start", "--cluster"),
+        ("drill", "start", "--cluster"),
+    ],
+)
+def test_a_bad_cluster_name_is_one_usage_line_before_any_aws_call(
+    command: tuple[str, ...], tmp_path: Path
+) -> None:
+    done = run_cli(*command, "ml_cluster;rm", env=_no_aws_files(tmp_path), drop=NO_ACCOUNT)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    line = one_line(done)
+    assert line.startswith(
+        f"hyperpod-ha {' '.join(command[:-1])}: argument --cluster: 'ml_cluster;rm' is not"
+    )
+    assert "HyperPod cluster name" in line
+
+
 def test_version_is_the_package_version() -> None:
     done = run_cli("--version")
     assert done.returncode == 0
@@ -176,6 +249,33 @@ def test_status_without_a_region_is_one_line(tmp_path: Path) -> None:
         "hyperpod-ha: status: no AWS region: give --region, set AWS_REGION (or AWS_DEFAULT_REGION), "
         "or put region in samconfig.toml"
     )
+
+
+def test_a_json_command_that_fails_prints_one_json_object_too(tmp_path: Path) -> None:
+    done = run_cli(
+        "status", "--cluster", "ml-cluster", "--json", env=_no_aws_files(tmp_path), drop=NO_ACCOUNT
+    )
+    assert done.returncode == 1
+    assert one_json_document(done.stdout) == {
+        "error": "no AWS region: give --region, set AWS_REGION (or AWS_DEFAULT_REGION), "
+        "or put region in samconfig.toml",
+        "exit_code": 1,
+    }
+    assert one_line(done).startswith("hyperpod-ha: status: no AWS region")
+    # Not the cluster the embedded stack watches: the command's own exit 2, still one object.
+    other = run_cli("status", "--cluster", "other-cluster", "--embedded", "--json")
+    assert other.returncode == 2
+    error = one_json_document(other.stdout)
+    assert error["exit_code"] == 2
+    assert "not 'other-cluster'" in error["error"]
+
+
+def test_status_embedded_json_is_one_document() -> None:
+    done = run_cli("status", "--cluster", "ml-cluster", "--embedded", "--json")
+    assert done.returncode == 0, done.stderr
+    status = one_json_document(done.stdout)
+    assert (status["cluster"], status["controllers"], status["last_verdict"]) == ("ml-cluster", [], None)
+    assert done.stderr == ""
 
 
 def test_status_without_credentials_is_one_line_and_the_traceback_only_with_verbose(tmp_path: Path) -> None:

@@ -42,6 +42,7 @@ def release_lease(embedded: Embedded) -> None:
 
 def run_every_emitting_path(embedded: Embedded, use_transport: UseTransport) -> None:
     stack = embedded.stack
+    stack.invoke("EvaluateVerdictFunction", {"reports": []})  # a final verdict: the current one
     node_event = json.loads((EVENTS / "eventbridge_node_health_controller.json").read_text())
     stack.invoke("NodeEventFunction", node_event)  # started
     stack.invoke("NodeEventFunction", {**node_event, "id": "another-event"})  # joined
@@ -68,6 +69,10 @@ def run_every_emitting_path(embedded: Embedded, use_transport: UseTransport) -> 
             "verdict": "HEALTHY",
             "reasons": [],
             "execution_id": "e-ok",
+            # the run's redundancy: ReadyStandbys per cluster
+            "redundancy": "full",
+            "standbys": ["ctl2"],
+            "not_ready": {},
         },
     )
     stack.invoke("FailoverDrillFunction", finish_event(begin(embedded)))  # completed, with the figures
@@ -81,10 +86,20 @@ def run_every_emitting_path(embedded: Embedded, use_transport: UseTransport) -> 
     stack.invoke("RotateDbSecretFunction", {"action": "rollout"})
 
 
-def dashboard_metrics(embedded: Embedded) -> list[list[Any]]:
+def dashboard_widgets(embedded: Embedded) -> list[dict[str, Any]]:
     name = str(embedded.stack.outputs["DashboardName"])
     body = json.loads(boto3.client("cloudwatch").get_dashboard(DashboardName=name)["DashboardBody"])
-    return [metric for widget in body["widgets"] for metric in widget["properties"]["metrics"]]
+    return list(body["widgets"])
+
+
+def dashboard_metrics(embedded: Embedded) -> list[list[Any]]:
+    widgets = dashboard_widgets(embedded)
+    return [
+        metric
+        for widget in widgets
+        if widget["type"] == "metric"
+        for metric in widget["properties"]["metrics"]
+    ]
 
 
 def test_every_dashboard_metric_is_emitted_with_its_namespace_and_dimensions(
@@ -94,6 +109,8 @@ def test_every_dashboard_metric_is_emitted_with_its_namespace_and_dimensions(
     found = emitted(capsys.readouterr().out)
     ours = [m for m in dashboard_metrics(embedded_held) if m[0] == "HyperPodHA"]
     assert len(ours) >= 20
+    # Each line is the stack's own cluster's: two stacks in a region never share one.
+    assert {tuple(m[2:6]) for m in ours} == {("service", "hyperpod-ha", "cluster", "ml-cluster")}
     missing = []
     for namespace, name, *rest in ours:
         dimensions = tuple(sorted(zip(rest[0:-1:2], rest[1:-1:2], strict=True)))
@@ -109,3 +126,16 @@ def test_the_queue_widgets_name_the_stack_s_dead_letter_queues(embedded_held: Em
     urls = boto3.client("sqs").list_queues()["QueueUrls"]
     ours = ("ControllerStatusDeadLetterQueue", "NodeEventDeadLetterQueue")
     assert queues == {url.rsplit("/", 1)[-1] for url in urls if url.endswith(ours)}
+
+
+def test_the_alarm_widget_shows_every_alarm_of_the_stack(embedded_held: Embedded) -> None:
+    [widget] = [w for w in dashboard_widgets(embedded_held) if w["type"] == "alarm"]
+    stack = embedded_held.stack.name
+    alarms = boto3.client("cloudwatch").describe_alarms(AlarmNamePrefix=f"{stack}.")["MetricAlarms"]
+    assert len(alarms) > 30
+    assert sorted(widget["properties"]["alarms"]) == sorted(alarm["AlarmArn"] for alarm in alarms)
+
+
+def test_the_dashboard_is_named_for_the_cluster_not_the_stack(embedded_held: Embedded) -> None:
+    name = str(embedded_held.stack.outputs["DashboardName"])
+    assert name == f"HyperPodHA-ml-cluster-{boto3.client('cloudwatch').meta.region_name}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from types import ModuleType
 from typing import Any
@@ -282,3 +283,50 @@ def test_bad_counters_are_a_typed_error(app: ModuleType) -> None:
         invoke(app, {"reports": [], "attempt": 1, "max_attempts": "many"})
     with pytest.raises(ConvergenceInputError):
         invoke(app, {"reports": [], "attempt": 1, "max_attempts": 3, "trigger": {"time": 5}})
+
+
+def _verdict_codes(text: str) -> list[tuple[int, dict[str, str]]]:
+    """(VerdictCode, its dimensions) of every EMF line printed."""
+    found = []
+    for line in text.splitlines():
+        if line.startswith('{"_aws"') and "VerdictCode" in line:
+            blob = json.loads(line)
+            [[names]] = [directive["Dimensions"] for directive in blob["_aws"]["CloudWatchMetrics"]]
+            [value] = blob["VerdictCode"] if isinstance(blob["VerdictCode"], list) else [blob["VerdictCode"]]
+            found.append((int(value), {name: blob[name] for name in names}))
+    return found
+
+
+def test_a_final_verdict_is_the_dashboard_s_current_one_with_the_cluster_dimension(
+    app: ModuleType, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hyperpod_ha.verdict import VERDICT_CODES, VerdictName
+
+    monkeypatch.setenv("CLUSTER_NAME", "ml-cluster")
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "hyperpod-ha")
+    capsys.readouterr()
+    assert invoke(app, {"reports": []})["verdict"] == "UNKNOWN"  # a single check: final
+    assert _verdict_codes(capsys.readouterr().out) == [
+        (VERDICT_CODES[VerdictName.UNKNOWN], {"service": "hyperpod-ha", "cluster": "ml-cluster"})
+    ]
+
+
+def test_a_verdict_the_run_checks_again_is_not_the_current_one(
+    app: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    now = dt.datetime.now(dt.UTC).isoformat()
+    loop = {"reports": [], "max_attempts": 3, "started_at": now, "trigger": {"time": now}}
+    capsys.readouterr()
+    assert invoke(app, {**loop, "attempt": 1})["next"] == "check-again"
+    assert _verdict_codes(capsys.readouterr().out) == []
+    assert invoke(app, {**loop, "attempt": 3})["next"] == "not-verified"
+    assert [code for code, _ in _verdict_codes(capsys.readouterr().out)] == [3]
+
+
+def test_every_verdict_has_its_own_code_higher_the_worse() -> None:
+    from hyperpod_ha.verdict import VERDICT_CODES, VerdictName
+
+    assert set(VERDICT_CODES) == set(VerdictName)
+    assert sorted(VERDICT_CODES.values()) == list(range(len(VerdictName)))
+    # 2 and up is not verified: an alarm or a glance at the widget needs nothing else.
+    assert {name for name, code in VERDICT_CODES.items() if code < 2} == {"HEALTHY", "FAILED_OVER"}

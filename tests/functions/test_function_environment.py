@@ -14,7 +14,7 @@ def _functions() -> list[str]:
 
 def test_every_function_uses_botocores_standard_retries_with_a_bounded_count(embedded: Embedded) -> None:
     functions = _functions()
-    assert len(functions) == 12
+    assert len(functions) == 13
     for logical_id in functions:
         environment = embedded.stack.function(logical_id).environment
         assert environment["AWS_RETRY_MODE"] == "standard", logical_id

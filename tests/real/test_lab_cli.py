@@ -58,9 +58,16 @@ def test_an_operator_session(lab: Lab, capfd: pytest.CaptureFixture[str]) -> Non
     finally:
         restore_lab(lab)
 
-    assert {"verdict", "active_controller", "reasons", "slurm_version", "incidents", "snapshots"} <= set(
-        result
-    )
+    assert {
+        "verdict",
+        "active_controller",
+        "reasons",
+        "redundancy",
+        "standbys",
+        "slurm_version",
+        "incidents",
+        "snapshots",
+    } <= set(result)
     assert result["executions"] == 1
     assert result["slurm_version"].startswith(SLURM)
     assert result["fault"]["fault"] == "kill"
@@ -69,6 +76,7 @@ def test_an_operator_session(lab: Lab, capfd: pytest.CaptureFixture[str]) -> Non
         assert code == 1
         assert result["verdict"] == "DOWN"
         assert result["active_controller"] is None
+        assert result["redundancy"] == "unknown"  # no active controller: nothing to count beside it
         assert result["reasons"][0] == "no controller is active"
         assert result["reasons"][1].startswith("ctl2 refuses to take over")
         assert "heartbeat file could not be read" in result["reasons"][1]

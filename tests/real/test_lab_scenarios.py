@@ -53,9 +53,11 @@ ORDER = (
     "standby-refuses",
     "conf-drift",
     "notifications-off",
+    "standby-killed",
     "failover-3",
     "second-failover",
     "back-3",
+    "standby-killed-3",
 )
 
 

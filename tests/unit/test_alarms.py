@@ -37,7 +37,8 @@ def test_only_the_notice_paths_alarms_publish_to_the_topic_themselves() -> None:
     assert publishing == {f"${{AWS::StackName}}.{name}" for name in NOTICE_PATH}
     assert NOTICE_PATH == OWN_ALARMS
     for alarm in ALARMS:
-        assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
+        if alarm["MetricName"] != "ReadyStandbys":  # a level: tested below
+            assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
         assert alarm["Threshold"] == 0
         if "AlarmActions" in alarm:
             assert alarm["AlarmActions"] == alarm["OKActions"] == [TOPIC]
@@ -61,6 +62,19 @@ def test_every_dead_letter_queue_has_an_alarm(queue: str) -> None:
 @pytest.mark.parametrize("metric", ["ExecutionsFailed", "ExecutionsTimedOut"])
 def test_the_workflows_have_failed_and_timed_out_alarms(machine: str, metric: str) -> None:
     assert len(alarms_on("AWS/States", metric, "StateMachineArn", {"Ref": machine})) == 1
+
+
+def test_no_standby_ready_alarms_on_ready_standbys_at_0_for_two_periods() -> None:
+    (alarm,) = alarms_on("HyperPodHA", "ReadyStandbys", "cluster", {"Ref": "ClusterName"})
+    assert alarm["AlarmName"] == {"Fn::Sub": "${AWS::StackName}.NoStandbyReadyAlarm"}
+    assert {"Name": "service", "Value": "hyperpod-ha"} in alarm["Dimensions"]
+    assert (alarm["Statistic"], alarm["ComparisonOperator"], alarm["Threshold"]) == (
+        "Minimum",
+        "LessThanOrEqualToThreshold",
+        0,
+    )
+    assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == 2
+    assert alarm["TreatMissingData"] == "notBreaching"
 
 
 def test_a_failed_rotation_is_told_by_the_notice_function() -> None:

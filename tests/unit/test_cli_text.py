@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from hyperpod_ha_dev.cli.drill_text import render_drill_report
 from hyperpod_ha_dev.cli.runbook import StateView, _ending, _show
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
@@ -91,6 +93,35 @@ def test_samconfig_region_and_profile(tmp_path: Path) -> None:
     assert read_deploy_config(tmp_path / "nowhere").region is None
 
 
+def test_the_cluster_s_own_samconfig_environment_comes_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    import boto3
+
+    from hyperpod_ha_dev.cli.aws import use_deployed_account
+
+    (tmp_path / "samconfig.toml").write_text(
+        'version = 0.1\n[default.deploy.parameters]\nstack_name = "hyperpod-ha"\nregion = "eu-west-2"\n'
+        '[ml-cluster.deploy.parameters]\nstack_name = "hyperpod-ha-ml-cluster"\nregion = "us-west-2"\n'
+    )
+    own = read_deploy_config(tmp_path, cluster="ml-cluster")
+    assert (own.stack_name, own.region) == ("hyperpod-ha-ml-cluster", "us-west-2")
+    other = read_deploy_config(tmp_path, cluster="other-cluster")  # no environment of its own
+    assert (other.stack_name, other.region) == ("hyperpod-ha", "eu-west-2")
+    for key in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(key, raising=False)
+    saved = boto3.DEFAULT_SESSION
+    try:
+        args = argparse.Namespace(cluster="ml-cluster", region=None, profile=None)
+        assert use_deployed_account(args, tmp_path).region_name == "us-west-2"
+        given = argparse.Namespace(cluster="ml-cluster", region="ap-south-1", profile=None)
+        assert use_deployed_account(given, tmp_path).region_name == "ap-south-1"
+    finally:
+        boto3.DEFAULT_SESSION = saved
+
+
 def _event(kind: str, name: str, output: Any) -> dict[str, Any]:
     import datetime as dt
 
@@ -172,3 +203,74 @@ def test_status_shows_a_run_waiting_for_maintenance() -> None:
     assert "waiting for maintenance" not in render(
         {**status, "in_progress": {**running, "maintenance": None}}, now=now
     )
+
+
+def test_status_starts_with_a_controller_table_in_the_spirit_of_scontrol_ping() -> None:
+    now = 1_796_160_000.0
+    row = {
+        "name": "ctl1",
+        "position": 0,
+        "instance_id": "i-0ctl1",
+        "address": "10.1.0.11",
+        "slurmctld": "not running",
+        "active": False,
+        "answers_ping": False,
+        "writes_heartbeat": False,
+        "slurmdbd_reachable": None,
+        "heartbeat_age_seconds": None,
+    }
+    controllers = [
+        row,
+        {
+            **row,
+            "name": "ctl2",
+            "position": 1,
+            "instance_id": "i-0ctl2",
+            "address": "10.1.0.12",
+            "slurmctld": "running",
+            "active": True,
+            "answers_ping": True,
+            "writes_heartbeat": True,
+            "slurmdbd_reachable": True,
+            "heartbeat_age_seconds": 4000,
+        },
+        {"name": "ctl3", "position": 2, "active": False, "answers_ping": True, "slurmctld": "running"},
+    ]
+    status = {"cluster": "ml-cluster", "controllers": controllers, "controllers_seen_at": int(now - 65)}
+    lines = render(status, now=now).splitlines()
+    assert lines[1] == "controllers, as the last verdict saw them 1 min 5 s ago (2026-12-01 21:18 UTC):"
+    header, first, second, third = (line.split("  ") for line in lines[2:6])
+    cells = [[cell.strip() for cell in line if cell.strip()] for line in (header, first, second, third)]
+    assert cells[0] == [
+        "CONTROLLER",
+        "INSTANCE",
+        "ADDRESS",
+        "ROLE",
+        "SLURMCTLD",
+        "PING",
+        "HEARTBEAT",
+        "SLURMDBD",
+    ]
+    assert cells[1] == ["ctl1", "i-0ctl1", "10.1.0.11", "primary, down", "not running", "DOWN", "-", "-"]
+    assert cells[2] == [
+        "ctl2",
+        "i-0ctl2",
+        "10.1.0.12",
+        "backup1, active",
+        "running",
+        "UP",
+        "1 h 6 min ago (writer)",
+        "UP",
+    ]
+    assert cells[3] == ["ctl3", "-", "-", "backup2, standby", "running", "UP", "-", "-"]
+    # The columns line up: every row's ROLE starts where the header's does.
+    assert (
+        len(
+            {
+                line.index(role)
+                for line, role in zip(lines[2:6], ("ROLE", "primary", "backup1", "backup2"), strict=True)
+            }
+        )
+        == 1
+    )
+    assert "controllers: none recorded" in render({"cluster": "ml-cluster"}, now=now)

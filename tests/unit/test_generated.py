@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
+from hyperpod_ha_dev.alarms import alarms
 from hyperpod_ha_dev.cfn import TemplateError, find_in_map, load_template, parse_template
-from hyperpod_ha_dev.dashboard import WIDGETS, Widget, dashboard_resource, ours
-from hyperpod_ha_dev.settings_checks import DRILL, SETTINGS_CHECKS, VERIFICATION, number
+from hyperpod_ha_dev.dashboard import WIDGETS, Widget, dashboard_resource, ours, places
+from hyperpod_ha_dev.settings_checks import DRILL, RESTORE, SETTINGS_CHECKS, VERIFICATION, number
 from hyperpod_ha_dev.template_tail import MARKER, hand_written, tail
 from tests.conftest import ROOT
 
@@ -49,21 +50,67 @@ def test_the_hand_written_part_holds_no_alarm_and_no_dashboard() -> None:
 
 def test_a_widget_added_to_the_description_takes_the_next_place() -> None:
     widgets = [*WIDGETS, Widget("Another", ours("VerdictHealthy"))]
-    places = [(w.body(i)["x"], w.body(i)["y"]) for i, w in enumerate(widgets)]
-    assert places == [(12 * (i % 2), 6 * (i // 2)) for i in range(len(widgets))]
-    assert places[-1] == (12, 18)
+    found = places(widgets)
+    *_, (last_x, last_y), (x, y) = found
+    beside = last_x + WIDGETS[-1].width
+    assert (x, y) == ((beside, last_y) if beside + 12 <= 24 else (0, last_y + WIDGETS[-1].height))
+    cells = [
+        (col, row)
+        for w, (left, top) in zip(widgets, found, strict=True)
+        for col in range(left, left + w.width)
+        for row in range(top, top + w.height)
+    ]
+    assert len(cells) == len(set(cells))
+    assert all(col < 24 for col, _ in cells)
+
+
+STACK_ALARMS = alarms(parse_template(hand_written(TEXT))["Resources"])
+
+
+def _body(resource: dict[str, Any], **conditions: bool) -> dict[str, Any]:
+    """The dashboard's body as CloudFormation fills it in, the ARNs and names left as their names."""
+    text, variables = resource["Properties"]["DashboardBody"]["Fn::Sub"]
+    for name, value in variables.items():
+        condition, when_true, when_false = value["Fn::If"]
+        text = text.replace(f"${{{name}}}", when_true["Fn::Sub"] if conditions[condition] else when_false)
+    return dict(json.loads(text))
 
 
 def test_the_dashboard_body_is_json_with_only_the_deploy_time_names_to_fill_in() -> None:
-    body = dashboard_resource()["Properties"]["DashboardBody"]["Fn::Sub"]
-    widgets = json.loads(body)["widgets"]
-    assert len(widgets) == len(WIDGETS)
-    names = {part.split("}", 1)[0] for part in body.split("${")[1:]}
+    resource = dashboard_resource(STACK_ALARMS)
+    body = _body(resource, WatchdogEnabled=True)
+    assert len(body["widgets"]) == len(WIDGETS)
+    text = json.dumps(body)
+    names = {part.split("}", 1)[0] for part in text.split("${")[1:]}
     assert names == {
         "AWS::Region",
+        "ClusterName",
         "ControllerStatusDeadLetterQueue.QueueName",
         "NodeEventDeadLetterQueue.QueueName",
+        *(f"{alarm.logical_id}.Arn" for alarm in STACK_ALARMS),
     }
+
+
+@pytest.mark.parametrize("watchdog", [True, False])
+def test_the_alarm_widget_lists_every_alarm_the_stack_creates(watchdog: bool) -> None:
+    body = _body(dashboard_resource(STACK_ALARMS), WatchdogEnabled=watchdog)
+    [widget] = [w for w in body["widgets"] if w["type"] == "alarm"]
+    listed = [arn.removeprefix("${").removesuffix(".Arn}") for arn in widget["properties"]["alarms"]]
+    created = [a.logical_id for a in STACK_ALARMS if a.condition is None or watchdog]
+    assert sorted(listed) == sorted(created)
+    assert any(a.condition == "WatchdogEnabled" for a in STACK_ALARMS)
+
+
+def test_the_dashboard_is_named_for_its_cluster_and_region_within_cloudwatch_s_rules() -> None:
+    name = dashboard_resource(STACK_ALARMS)["Properties"]["DashboardName"]["Fn::Sub"]
+    longest_cluster, longest_region = "c" * 63, "ap-southeast-12"
+    filled = name.replace("${ClusterName}", longest_cluster).replace("${AWS::Region}", longest_region)
+    assert "${" not in filled
+    assert "${AWS::StackName}" not in name
+    assert len(filled) <= 255
+    assert all(ch.isalnum() or ch in "-_" for ch in filled)
+    # The template's cluster names hold nothing a dashboard's name may not.
+    assert TEMPLATE["Parameters"]["ClusterName"]["AllowedPattern"] == "^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"
 
 
 def test_a_find_in_map_to_nothing_is_a_template_error() -> None:
@@ -101,6 +148,7 @@ PARAMETER_FIELDS = {
         "MaintenancePollSeconds": "maintenance_poll_seconds",
     },
     DRILL: {"DrillPollSeconds": "poll_seconds", "DrillMaxChecks": "max_checks"},
+    RESTORE: {},
 }
 
 
@@ -130,3 +178,13 @@ def test_the_maintenance_bounds_are_the_verdicts_and_the_lease_default_is_the_ru
     definition = json.loads((ROOT / "statemachine" / VERIFICATION.definition).read_text())
     defaults = definition["States"]["Fill in the defaults"]["Parameters"]["request.$"]
     assert f'"lease_seconds":{DEFAULT_LEASE_SECONDS},' in defaults
+
+
+def test_the_restore_modes_the_template_admits_are_the_ones_both_checks_take() -> None:
+    from hyperpod_ha.restore.settings import RestoreMode
+
+    admitted = set(TEMPLATE["Parameters"]["RestoreRedundancy"]["AllowedValues"])
+    assert admitted == {mode.value for mode in RestoreMode}
+    for check, name in ((VERIFICATION, "restore_redundancy"), (RESTORE, "mode")):
+        [field] = [f for f in check.fields if f.name == name]
+        assert set(field.values) == admitted, check.definition

@@ -142,6 +142,8 @@ def test_the_functions_run_only_this_stacks_documents() -> None:
         "FailoverDrillTakeoverDocument",
         "FailoverDrillJobsDocument",
         "FailoverDrillAccountingDocument",
+        # The restore's one Session document (issue 24): RestoreRedundancyFunction runs only it.
+        "RestoreSlurmctldDocument",
     }
     for transport in ("session-manager", "run-command"):
         for role, statement in statements(translated(transport)):
@@ -176,8 +178,8 @@ def test_sessions_end_or_resume_only_when_this_role_started_them() -> None:
             assert statement["Condition"] == {
                 "StringEquals": {"ssm:resourceTag/aws:ssmmessages:session-id": "${aws:userid}"}
             }
-    # the health check, the watchdog, the roll-out and the drill (its takeover and jobs sessions)
-    assert found == 4
+    # the health check, the watchdog, the roll-out, the drill (takeover and jobs), the restore
+    assert found == 5
 
 
 def test_backups_are_tagged_for_this_stack_and_cluster_and_only_those_are_deleted() -> None:
@@ -363,8 +365,10 @@ def test_state_table_writes_by_key_touch_only_this_clusters_keys() -> None:
         state_table.notice_key(cluster, "event-1"),
         state_table.watchdog_key(cluster),
         state_table.reminder_key(cluster, "oi-0123456789ab"),
+        state_table.redundancy_key(cluster),
     }
     foreign = {
+        state_table.redundancy_key("other"),
         state_table.lease_key("c1-x"),
         state_table.lease_key("other"),
         state_table.notice_key("other", "event-1"),
@@ -390,6 +394,7 @@ def test_state_table_writes_by_key_touch_only_this_clusters_keys() -> None:
             for k in keys:
                 assert any(fnmatchcase(pk, k) for pk in written_by_code), (role, k)
     # Releasing the lease: controller status, node events, watchdog, abandoned runs, the drill,
-    # both state machines; a notice told once: NoticeFunction; reminders: every function that
-    # opens incidents (IncidentFunction, AbandonedRun, the drill, the rotation). Per transport.
-    assert found == {"lease": 2 * 7, "notice": 2 * 1, "reminder": 2 * 4}
+    # the restore, the three state machines; a notice told once: NoticeFunction; reminders: every
+    # function that opens incidents (IncidentFunction, AbandonedRun, the drill, the rotation).
+    # Per transport.
+    assert found == {"lease": 2 * 9, "notice": 2 * 1, "reminder": 2 * 4}

@@ -56,6 +56,7 @@ def test_a_fault_is_checked_before_anything_changes(tmp_path: Path, fault: str, 
         (["lab", "fault", "kill", "ctl7"], "hyperpod-ha lab fault: no lab host 'ctl7'"),
         (["lab", "fault", "kill", "ctl1"], "hyperpod-ha lab fault: the lab is not up"),
         (["lab", "verify"], "hyperpod-ha lab verify: the lab is not up"),
+        (["lab", "verify", "--restore", "standbys", "--json"], "hyperpod-ha lab verify: the lab is not up"),
         (["lab", "up", "--slurm", "23.02"], "hyperpod-ha lab up: slurm must be one of 24.11, 25.11, 22.05"),
         (["lab", "up", "--controllers", "4"], "hyperpod-ha lab up: controllers must be 2..3"),
         (["lab", "up", "--nodes", "0"], "hyperpod-ha lab up: nodes must be 1..2"),
@@ -172,3 +173,46 @@ def test_no_debian_entry_is_a_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(SlurmSourceError, match="no Debian archive 'deb' entry"):
         debian_entry((tmp_path,))
+
+
+def test_lab_verify_prints_the_timeline_as_the_run_goes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hyperpod_ha_dev.simulation.lab import verify
+    from hyperpod_ha_dev.simulation.timeline import TimelineEntry
+
+    printed_while_running: list[str] = []
+
+    class Verified:
+        def to_json(self) -> dict[str, object]:
+            return {
+                "verdict": "HEALTHY",
+                "active_controller": "ctl1",
+                "reasons": ["ctl1 is active"],
+                "fault": None,
+                "incidents": [],
+                "snapshots": [],
+                "executions": 1,
+                "restore_mode": "off",
+                "restore_actions": [],
+            }
+
+    def verify_lab(lab: Lab, root: Path, follow: object = None, **_: object) -> Verified:
+        assert callable(follow)
+        follow(TimelineEntry(0.5, "Check the request"))
+        follow(TimelineEntry(1.25, "  verdict", "HEALTHY"))
+        printed_while_running.append(capsys.readouterr().out)  # before the run has ended
+        return Verified()
+
+    monkeypatch.setattr(Lab, "is_up", lambda self: True)
+    monkeypatch.setattr(verify, "slurm_version", lambda lab: "24.11.5")
+    monkeypatch.setattr(verify, "verify_lab", verify_lab)
+
+    assert main(["lab", "verify", "--root", str(tmp_path / "lab")]) == 0
+
+    assert printed_while_running[0].splitlines() == [
+        "lab verification (Slurm 24.11.5)",
+        "     0.50s  Check the request",
+        "     1.25s    verdict  HEALTHY",
+    ]
+    assert capsys.readouterr().out.splitlines()[0] == "verdict: HEALTHY (active controller: ctl1)"

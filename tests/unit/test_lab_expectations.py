@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha_dev.simulation.engine import ScenarioResult, TimelineEntry
+from hyperpod_ha_dev.simulation.engine import ScenarioResult
 from hyperpod_ha_dev.simulation.lab import LAB_SCENARIOS, LabScenarioResult, injections
 from hyperpod_ha_dev.simulation.lab.progress import Drill
 from hyperpod_ha_dev.simulation.scenarios import Scenario
+from hyperpod_ha_dev.simulation.timeline import TimelineEntry
 
 BLANK = "DEGRADED (failed): no controller is registered with slurmdbd (ControlHost empty); ctl2: standby"
 HELD = "HEALTHY (verified): ctl1 is active; slurmdbd has 127.0.0.1 registered as the controller"

@@ -13,7 +13,13 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha.lease import Lease, LeaseItemRejected, lease_id_for_drill, lease_id_for_trigger
+from hyperpod_ha.lease import (
+    Lease,
+    LeaseItemRejected,
+    lease_id_for_drill,
+    lease_id_for_restore,
+    lease_id_for_trigger,
+)
 from hyperpod_ha.request_fields import MAX_TEXT_CHARS
 from hyperpod_ha.runs.models import Trigger
 
@@ -111,7 +117,7 @@ def test_the_holder_kind_is_a_run_unless_the_item_says_drill() -> None:
     assert Lease.from_item(item).kind == "run"
     assert Lease.from_item({**item, "kind": {"S": "run"}}).kind == "run"
     assert "kind" not in RUN.to_item()  # a run's item never had one
-    with pytest.raises(LeaseItemRejected, match="neither a run nor a drill"):
+    with pytest.raises(LeaseItemRejected, match="not a run, a drill or a restore"):
         Lease.from_item({**item, "kind": {"S": "verification"}})
     drill = recorded("drill_taken")
     del drill["execution_arn"]
@@ -175,3 +181,21 @@ def test_an_item_this_code_did_not_write_is_rejected_with_its_reason(
         Lease.from_item(item)
     assert isinstance(raised.value, InputRejected)
     assert "soon" not in raised.value.reason  # the reason names the attribute, not its value
+
+
+def test_a_restore_holds_the_lease_as_a_drill_does_under_its_own_kind() -> None:
+    arn = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-restore:restore-1"
+    lease = Lease.for_restore(lease_id_for_restore(arn), arn, TAKEN_AT, 3600)
+    assert (lease.kind, lease.execution_name, lease.trigger) == (
+        "restore",
+        "restore-1",
+        f"restore:{lease.lease_id}",
+    )
+    assert lease.to_item()["kind"] == {"S": "restore"}
+    assert Lease.from_item(lease.to_item()) == lease
+    # one id per execution, never a drill's for the same ARN
+    assert lease_id_for_restore(arn) == lease_id_for_restore(arn) != lease_id_for_drill(arn)
+    item = lease.to_item()
+    del item["execution_arn"]
+    with pytest.raises(LeaseItemRejected, match="restore's lease names no execution_arn"):
+        Lease.from_item(item)

@@ -53,6 +53,36 @@ def test_the_service_name_is_the_functions_own_at_invocation(
     assert metrics.default_dimensions["service"] == "controller-status"
 
 
+def test_every_metric_carries_the_stack_s_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "hyperpod-ha")
+
+    @observed
+    def handler(event: dict[str, Any], context: Any) -> None:
+        metrics.add_metric(name="Handled", unit="Count", value=1)
+        emitted.append(metrics.serialize_metric_set())
+        metrics.clear_metrics()
+
+    emitted: list[dict[str, Any]] = []
+    monkeypatch.setenv("CLUSTER_NAME", "ml-cluster")
+    handler({}, _context())
+    assert metrics.default_dimensions == {"service": "hyperpod-ha", "cluster": "ml-cluster"}
+    # Another stack's function (in process, the CLI runs more than one): its own cluster only.
+    monkeypatch.setenv("CLUSTER_NAME", "other")
+    handler({}, _context())
+    assert metrics.default_dimensions == {"service": "hyperpod-ha", "cluster": "other"}
+    monkeypatch.delenv("CLUSTER_NAME")
+    handler({}, _context())
+    assert metrics.default_dimensions == {"service": "hyperpod-ha"}
+    dimensions = [blob["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0] for blob in emitted]
+    assert [
+        {name: blob[name] for name in names} for names, blob in zip(dimensions, emitted, strict=True)
+    ] == [
+        {"service": "hyperpod-ha", "cluster": "ml-cluster"},
+        {"service": "hyperpod-ha", "cluster": "other"},
+        {"service": "hyperpod-ha"},
+    ]
+
+
 def test_state_from_one_invocation_is_cleared_for_the_next(log_lines: io.StringIO) -> None:
     @observed
     def handler(event: dict[str, Any], context: Any) -> None:

@@ -84,6 +84,19 @@ def test_a_worker_counts_once_per_window(ddb: Any) -> None:
     assert state_table.workers_key("c", 600).startswith(state_table.workers_prefix("c"))
 
 
+def test_restore_actions_are_counted_up_to_the_bound_per_cluster_and_hour(ddb: Any) -> None:
+    count = state_table.count_restore_action
+    assert state_table.restore_actions(ddb, "state", "c", 500) == 0
+    assert count(ddb, "state", "c", 500, at_most=2, expires_at=9000) == 1
+    assert count(ddb, "state", "c", 500, at_most=2, expires_at=9000) == 2
+    assert count(ddb, "state", "c", 500, at_most=2, expires_at=9000) is None  # the bound: not counted
+    assert state_table.restore_actions(ddb, "state", "c", 500) == 2
+    # another hour, another cluster: counted on their own
+    assert count(ddb, "state", "c", 501, at_most=2, expires_at=9000) == 1
+    assert count(ddb, "state", "other", 500, at_most=2, expires_at=9000) == 1
+    assert state_table.restore_key("c", 500) == "restore#c#500"
+
+
 def test_a_join_after_the_lease_is_gone_finds_nothing(ddb: Any) -> None:
     state_table.put_lease(ddb, "state", "c", lease("a"))
     state_table.release_lease(ddb, "state", "c", "a")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha.status_records import StatusRecords, verdict_metric
+from hyperpod_ha.status_records import StatusRecords, redundancy_record, verdict_metric
 
 
 @pytest.fixture
@@ -80,3 +81,74 @@ def test_the_accounting_record_keeps_known_keys_bounded() -> None:
         "config_strategy": ("Managed" * 10)[:32],
         "database": {"endpoint": "e" * 255, "port": 3306, "name": "acct", "secret_arn": "arn"},
     }
+
+
+def test_the_controllers_record_keeps_the_status_table_s_fields_bounded() -> None:
+    from hyperpod_ha.status_records import MAX_CONTROLLERS, controllers_record
+
+    assert controllers_record(None) is None
+    assert controllers_record({}) is None
+    assert controllers_record(["ctl1"]) is None
+    evidence = {
+        "ctl1": {
+            "position": 0,
+            "instance_id": "i-0ctl1",
+            "address": "10.1.0.11",
+            "status": "CHECKED",
+            "slurmctld": "running",
+            "active": False,
+            "answers_ping": True,
+            "writes_heartbeat": False,
+            "slurmdbd_reachable": True,
+            "heartbeat_age_seconds": 3.7,
+            "slurm_conf_resolved": "/etc/slurm/slurm.conf",
+        },
+        "ctl2": {
+            "position": "1",
+            "active": "yes",
+            "address": "a" * 500,
+            "heartbeat_age_seconds": float("nan"),
+        },
+        "ctl3": "not an entry",
+    }
+    first, second = controllers_record(evidence) or []
+    assert first == {
+        "name": "ctl1",
+        "position": 0,
+        "instance_id": "i-0ctl1",
+        "address": "10.1.0.11",
+        "status": "CHECKED",
+        "slurmctld": "running",
+        "active": False,
+        "answers_ping": True,
+        "writes_heartbeat": False,
+        "slurmdbd_reachable": True,
+        "heartbeat_age_seconds": 3,
+    }
+    assert (second["position"], second["active"], second["heartbeat_age_seconds"]) == (None, None, None)
+    assert len(second["address"]) == 64
+    many = {f"ctl{i}": {"position": i} for i in range(20)}
+    assert len(controllers_record(many) or []) == MAX_CONTROLLERS
+
+
+@pytest.mark.parametrize(
+    ("event", "kept"),
+    [
+        (
+            {"redundancy": "none", "standbys": [], "not_ready": {"ctl1": "slurmctld not running"}},
+            {"redundancy": "none", "standbys": [], "not_ready": {"ctl1": "slurmctld not running"}},
+        ),
+        (
+            {"redundancy": "full", "standbys": ["ctl2", 7], "not_ready": None},
+            {"redundancy": "full", "standbys": ["ctl2"], "not_ready": {}},
+        ),
+        ({"redundancy": "spare"}, None),  # not a level
+        ({}, None),  # a run from before redundancy, or another caller
+        (
+            {"redundancy": "reduced", "standbys": ["x" * 999] * 40, "not_ready": {"y": "z" * 999, "w": 5}},
+            {"redundancy": "reduced", "standbys": ["x" * 255] * 32, "not_ready": {"y": "z" * 512}},
+        ),
+    ],
+)
+def test_the_redundancy_record_is_small_and_known(event: dict[str, Any], kept: dict[str, Any] | None) -> None:
+    assert redundancy_record(event) == kept

@@ -66,3 +66,31 @@ def test_every_reason_of_the_verdict_is_kept() -> None:
     (last,) = [e for e in result.timeline if e.what.strip() == "verdict"][-1:]
     assert last.reasons == result.reasons
     assert all(r in last.detail for r in result.reasons)
+
+
+def test_a_failover_with_no_standby_left_says_so_and_status_keeps_its_redundancy() -> None:
+    """Verified (FAILED_OVER, no incident of the run), yet nothing is left to fail over to: the
+    verdict's reasons and its notice say so, and `hyperpod-ha status` keeps the redundancy."""
+    import boto3
+
+    from hyperpod_ha.status_records import StatusRecords
+    from hyperpod_ha.verdict.redundancy import NO_STANDBY
+    from hyperpod_ha_dev.simulation.engine import EmbeddedRun
+
+    kept: dict[str, object] = {}
+
+    def status(run: EmbeddedRun) -> None:
+        records = StatusRecords(boto3.client("dynamodb"), run.stack.ref("StateTable"))
+        kept.update(records.read(str(run.stack.parameters["ClusterName"]))["verdict"])
+
+    result = run_scenario(SCENARIOS["failover"], ROOT, after=status)
+    assert result.verdict == "FAILED_OVER"
+    assert result.incidents == []
+    (lost,) = [r for r in result.reasons if r.startswith(NO_STANDBY)]
+    assert result.reasons[1] == lost
+    assert "(ctl2 is active; ctl1: slurmctld not running)" in lost
+    assert (kept["redundancy"], kept["standbys"], kept["not_ready"]) == (
+        "none",
+        [],
+        {"ctl1": "slurmctld not running"},
+    )

@@ -4,20 +4,23 @@ tools and the lab (lazily, where only one subcommand needs it).
 
 Every error ends in one line on stderr (``hyperpod-ha: <command>: <error>``; the traceback
 only with ``--verbose``): exit 2 for a usage error, 1 for a runtime error, unless the command
-documents its own codes (runbook, drill, status, lab)."""
+documents its own codes (runbook, drill, status, lab). With ``--json``, a command that fails
+before printing its result prints ``{"error": ..., "exit_code": ...}`` instead, so stdout is
+always one JSON object (a usage error argparse finds too, with ``exit_code`` 2)."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import importlib
+import json
 import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 from hyperpod_ha_dev.cli.errors import RUNTIME_ERROR, USAGE_ERROR, CommandError
 from hyperpod_ha_dev.cli.output import command_output, result_stream
@@ -41,15 +44,26 @@ def version() -> str:
         return "unknown (not installed)"
 
 
+class _UsageError(SystemExit):
+    """argparse's usage error, its one line kept for ``--json``'s error object."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(USAGE_ERROR)
+        self.line = line
+
+
 class _Parser(argparse.ArgumentParser):
     """A usage error in one line (argparse prints the whole usage first), exit 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(USAGE_ERROR, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        line = f"{self.prog}: {message} (see {self.prog} --help)"
+        print(line, file=sys.stderr)
+        raise _UsageError(line)
 
 
 def build_parser() -> argparse.ArgumentParser:
     from hyperpod_ha_dev.cli.aws import add_account_options
+    from hyperpod_ha_dev.cli.cluster_stack import cluster_name
 
     parser = _Parser(prog="hyperpod-ha", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
@@ -82,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     runbook = commands.add_parser("runbook", help="the operator runbook")
     runbook_commands = runbook.add_subparsers(dest="runbook_command", required=True)
     start = runbook_commands.add_parser("start", help="start a failover verification in the deployed stack")
-    start.add_argument("--cluster", required=True)
+    start.add_argument("--cluster", required=True, type=cluster_name)
     start.add_argument("--reason", default="operator request")
     start.add_argument("--dry-run", action="store_true", help="checks and verdict only")
     start.add_argument(
@@ -98,9 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
     add_account_options(start)
 
-    from hyperpod_ha_dev.cli import configure, drill, local, status
+    from hyperpod_ha_dev.cli import configure, drill, local, restore, status
 
-    for module in (drill, status, local, configure):
+    for module in (drill, restore, status, local, configure):
         module.add_parser(commands)
 
     from hyperpod_ha_dev.cli.lab import add_lab_parser
@@ -127,23 +141,34 @@ def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentPa
 def command_name(args: argparse.Namespace) -> str:
     """``runbook start``, ``lab fault``, ...: the words that named the command."""
     words = [args.command]
-    for key in ("runbook_command", "drill_command", "local_command", "lab_command"):
+    for key in ("runbook_command", "drill_command", "restore_command", "local_command", "lab_command"):
         if getattr(args, key, None):
             words.append(getattr(args, key))
     return " ".join(words)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(words)
+    except _UsageError as error:
+        if "--json" in words:  # stdout is one JSON object, a usage error's too
+            print(json.dumps({"error": error.line, "exit_code": USAGE_ERROR}), flush=True)
+        raise
     verbose = bool(getattr(args, "verbose", False))
     name = command_name(args)
     try:
-        with _restored_account(), command_output(verbose):
+        with _restored_account(), command_output(verbose) as out:
             # Each subcommand's module is imported only when it runs (moto, SAM, the lab are heavy).
             module_name, function_name = _COMMANDS[args.command]
             module = importlib.import_module(f"hyperpod_ha_dev.cli.{module_name}")
             run: Callable[[argparse.Namespace], int] = getattr(module, function_name)
-            return run(args)
+            try:
+                return run(args)
+            except Exception as error:
+                if getattr(args, "json", False) and not getattr(error, "result_printed", False):
+                    _json_error(out, error)
+                raise
     except CommandError as error:
         return _failed(name, str(error), error.code, verbose)
     except KeyboardInterrupt:
@@ -152,11 +177,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _failed(name, f"{type(error).__name__}: {error}", RUNTIME_ERROR, verbose)
 
 
+def _json_error(out: TextIO, error: Exception) -> None:
+    """The error as the one JSON object of a ``--json`` command (inside its output: after it,
+    stdout may already be closed to everything but the result)."""
+    code = error.code if isinstance(error, CommandError) else RUNTIME_ERROR
+    message = str(error) if isinstance(error, CommandError) else f"{type(error).__name__}: {error}"
+    print(json.dumps({"error": _first_line(message), "exit_code": code}), file=out, flush=True)
+
+
+def _first_line(message: str) -> str:
+    return message.strip().splitlines()[0] if message.strip() else "failed"
+
+
 def _failed(name: str, message: str, code: int, verbose: bool) -> int:
     if verbose and sys.exc_info()[0] is not None:
         traceback.print_exc(file=sys.stderr)
-    first_line = message.strip().splitlines()[0] if message.strip() else "failed"
-    print(f"hyperpod-ha: {name}: {first_line}", file=sys.stderr)
+    print(f"hyperpod-ha: {name}: {_first_line(message)}", file=sys.stderr)
     return code
 
 
@@ -184,6 +220,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("simulate", "run_simulate"),
     "runbook": ("runbook", "run_runbook_start"),
     "drill": ("drill", "run_drill_start"),
+    "restore": ("restore", "run_restore_start"),
     "status": ("status", "run_status"),
     "local": ("local", "run_local"),
     "lab": ("lab", "run_lab_command"),

@@ -1,5 +1,6 @@
-"""The AWS account a command talks to: ``--region``/``--profile``, else samconfig.toml's, else
-the SDK's defaults (environment, shared config). Set once, before the command's first client."""
+"""The AWS account a command talks to: ``--region``/``--profile``, else samconfig.toml's (the
+``--cluster``'s own environment first, then ``default``), else the SDK's defaults (environment,
+shared config). Set once, before the command's first client."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def add_account_options(parser: Any) -> None:
 
 def use_deployed_account(args: argparse.Namespace, root: Path) -> boto3.Session:
     """The session every later ``boto3.client`` of this process uses (the runtime's included)."""
-    config = read_deploy_config(root)
+    config = read_deploy_config(root, cluster=getattr(args, "cluster", None))
     region = getattr(args, "region", None) or config.region
     profile = getattr(args, "profile", None) or config.profile
     try:

@@ -3,11 +3,27 @@ checked against the cluster asked for (``runbook``, ``drill`` and ``status`` sha
 
 from __future__ import annotations
 
+import argparse
+
 import boto3
+
+from hyperpod_ha.request_fields import is_cluster_name
 
 
 class UnknownCluster(ValueError):
     """The stack does not watch the cluster named."""
+
+
+def cluster_name(value: str) -> str:
+    """``--cluster``: a HyperPod cluster's name (the template's ClusterName pattern), else a
+    usage error in one line, before anything is asked of AWS."""
+    if not is_cluster_name(value):
+        shown = value if len(value) <= 80 else value[:80] + "..."
+        raise argparse.ArgumentTypeError(
+            f"{shown!r} is not a HyperPod cluster name (1-63 letters, digits and hyphens, "
+            "starting and ending with a letter or digit)"
+        )
+    return value
 
 
 def deployed_stack(stack_name: str) -> dict[str, str]:

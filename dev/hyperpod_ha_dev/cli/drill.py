@@ -24,7 +24,7 @@ import boto3
 from hyperpod_ha.drill.models import DrillRequest, InvalidDrillRequest
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
-from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, stack_for_cluster
+from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, cluster_name, stack_for_cluster
 from hyperpod_ha_dev.cli.drill_text import render_drill_report
 from hyperpod_ha_dev.cli.errors import CommandError
 from hyperpod_ha_dev.cli.runbook import POLL_SECONDS, StateView
@@ -41,7 +41,7 @@ def add_parser(commands: Any) -> None:
     drill_commands = drill.add_subparsers(dest="drill_command", required=True)
     drill_start = drill_commands.add_parser("start", help="start a failover drill in the deployed stack")
     where = drill_start.add_mutually_exclusive_group(required=True)
-    where.add_argument("--cluster", help="the cluster the deployed stack watches")
+    where.add_argument("--cluster", type=cluster_name, help="the cluster the deployed stack watches")
     where.add_argument(
         "--lab", action="store_true", help="against the Slurm lab, on the embedded stack (root)"
     )
@@ -118,7 +118,7 @@ def _start(args: argparse.Namespace) -> str:
             {"cluster": args.cluster, "to": args.to, "hand_back": args.hand_back, "dry_run": args.dry_run}
         )
         use_deployed_account(args, project_root())
-        stack_name = args.stack_name or read_deploy_config(project_root()).stack_name
+        stack_name = args.stack_name or read_deploy_config(project_root(), cluster=args.cluster).stack_name
         return start_drill(stack_for_cluster(stack_name, request.cluster), request)
     except (InvalidDrillRequest, UnknownCluster, CommandError) as error:
         raise DrillNotStarted(str(error)) from error
@@ -179,7 +179,9 @@ def _run_lab_drill(args: argparse.Namespace) -> int:
             print(f"  {entry.seconds:7.2f} s  {entry.what}  {entry.detail}".rstrip(), file=out)
     out.flush()
     if drill.report is None:
-        raise CommandError(f"the drill execution ended {drill.status}: {drill.error}", ERROR)
+        raise CommandError(
+            f"the drill execution ended {drill.status}: {drill.error}", ERROR, result_printed=args.json
+        )
     if not args.json:
         print("\n" + "\n".join(render_drill_report(drill.report)), file=out)
         out.flush()

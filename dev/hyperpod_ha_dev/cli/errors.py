@@ -9,9 +9,11 @@ USAGE_ERROR = 2
 class CommandError(Exception):
     """Something went wrong while the command ran (exit 1 unless the command documents another)."""
 
-    def __init__(self, message: str, code: int = RUNTIME_ERROR) -> None:
+    def __init__(self, message: str, code: int = RUNTIME_ERROR, *, result_printed: bool = False) -> None:
         super().__init__(message)
         self.code = code
+        # The command printed its result before failing: with --json, that is the one object.
+        self.result_printed = result_printed
 
 
 class UsageError(CommandError):

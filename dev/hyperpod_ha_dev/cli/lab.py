@@ -55,6 +55,12 @@ def add_lab_parser(commands: Any) -> None:
     fault.add_argument("host", help="ctl1, ctl2, ctl3, node1, node2")
     verify = sub.add_parser("verify", help="run the workflow against the lab as it is now")
     verify.add_argument("--json", action="store_true", help="one JSON object instead of the timeline")
+    verify.add_argument(
+        "--restore",
+        choices=("off", "standbys", "all"),
+        default="off",
+        help="RestoreRedundancy of the run (default off: the lab is left as it is)",
+    )
     status = sub.add_parser("status", help="what runs where")
     status.add_argument("--json", action="store_true")
     down = sub.add_parser("down", help="remove the lab and everything it made")
@@ -92,7 +98,7 @@ def run_lab_command(args: argparse.Namespace) -> int:
         if args.lab_command == "fault":
             return _fault(out, lab, args.fault, args.host)
         if args.lab_command == "verify":
-            return _verify(out, lab, as_json=args.json)
+            return _verify(out, lab, as_json=args.json, restore=args.restore)
         if args.lab_command == "status":
             _print(out, lab.status(), as_json=args.json)
         else:
@@ -120,21 +126,21 @@ def _fault(out: Any, lab: Any, fault: str, host: str) -> int:
     return 0
 
 
-def _verify(out: Any, lab: Any, *, as_json: bool) -> int:
-    from hyperpod_ha_dev.simulation.lab.verify import verify_lab
+def _verify(out: Any, lab: Any, *, as_json: bool, restore: str = "off") -> int:
+    from hyperpod_ha_dev.simulation.lab.verify import slurm_version, verify_lab
 
-    verification = verify_lab(lab, project_root())
+    follow = None
+    # The timeline as the run goes (a lab that is not up is refused first, with nothing printed);
+    # with --json only the one object at the end.
+    if not as_json and lab.is_up():
+        print(f"lab verification (Slurm {slurm_version(lab)})", file=out, flush=True)
+        follow = _printed(out)
+    verification = verify_lab(lab, project_root(), follow=follow, restore=restore)
     data = verification.to_json()
     if as_json:
         _print(out, data, as_json=True)
     else:
-        lines = [f"lab verification (Slurm {data['slurm_version']})"]
-        lines += [
-            f"  {entry['seconds']:7.2f}s  {entry['what']}"
-            + (f"  {entry['detail']}" if entry["detail"] else "")
-            for entry in data["timeline"]
-        ]
-        lines.append(f"verdict: {data['verdict']} (active controller: {data['active_controller']})")
+        lines = [f"verdict: {data['verdict']} (active controller: {data['active_controller']})"]
         lines += [f"  - {reason}" for reason in data["reasons"]]
         if data["fault"]:
             fault = data["fault"]
@@ -144,9 +150,27 @@ def _verify(out: Any, lab: Any, *, as_json: bool) -> int:
         incidents = ", ".join(i["ops_item_id"] for i in data["incidents"]) or "none"
         snapshots = ", ".join(s["backup_id"] for s in data["snapshots"]) or "none"
         lines.append(f"incidents: {incidents}   snapshots: {snapshots}   executions: {data['executions']}")
+        if data["restore_mode"] != "off":
+            lines.append(f"restore ({data['restore_mode']}):")
+            for action in data["restore_actions"]:
+                done = "restored" if action.get("restored") else "NOT restored"
+                lines.append(f"  {action.get('controller')}: {action.get('kind')}: {done}")
+            if not data["restore_actions"]:
+                lines.append("  nothing started")
         print("\n".join(lines), file=out)
         out.flush()
     return 0 if data["verdict"] in ("HEALTHY", "FAILED_OVER") else 1
+
+
+def _printed(out: Any) -> Any:
+    """Each timeline entry printed (and flushed) as the run makes it."""
+    from hyperpod_ha_dev.simulation.timeline import TimelineEntry
+
+    def follow(entry: TimelineEntry) -> None:
+        detail = f"  {entry.detail}" if entry.detail else ""
+        print(f"  {entry.seconds:7.2f}s  {entry.what}{detail}", file=out, flush=True)
+
+    return follow
 
 
 def _print(out: Any, data: Any, *, as_json: bool) -> None:

@@ -173,7 +173,7 @@ def run_runbook_start(args: argparse.Namespace) -> int:
     out = result_stream()
     try:
         use_deployed_account(args, root)
-        stack_name = args.stack_name or read_deploy_config(root).stack_name
+        stack_name = args.stack_name or read_deploy_config(root, cluster=args.cluster).stack_name
         decision = start_run(deployed_stack(stack_name), args.cluster, args.reason, args.dry_run, args.settle)
     except Exception as error:  # no stack, region, credentials, permission: one line, exit 2
         message = str(error) if isinstance(error, CommandError) else f"{type(error).__name__}: {error}"

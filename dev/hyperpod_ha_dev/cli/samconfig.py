@@ -16,9 +16,13 @@ class DeployConfig:
     profile: str | None = None
 
 
-def read_deploy_config(root: Path, environment: str = "default") -> DeployConfig:
+def read_deploy_config(root: Path, environment: str = "default", cluster: str | None = None) -> DeployConfig:
+    """``environment``'s deploy settings; with ``cluster``, the cluster's own environment
+    (``hyperpod-ha configure`` writes ``[<cluster>.deploy.parameters]``) when the file has one."""
     path = root / "samconfig.toml"
     config = tomllib.loads(path.read_text()) if path.is_file() else {}
+    if cluster is not None and isinstance(config.get(cluster), dict):
+        environment = cluster
     # As SAM CLI reads it: the deploy command's parameters over the global ones.
     section = config.get(environment, {})
     deploy = {

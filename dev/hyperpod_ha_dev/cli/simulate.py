@@ -1,8 +1,10 @@
 """``hyperpod-ha simulate``: a whole scenario on the embedded stack, as a timeline or JSON.
 
-``--status`` adds the status view (``hyperpod-ha status``'s) of the embedded stack as the
-scenario left it; with ``--json`` it is the object's ``status``. Exit 0 when the scenario came
-out as expected, 1 when not, 2 for an unknown scenario.
+The timeline is printed as the run goes, each line when its state has run (with ``--json``,
+nothing but the one object at the end). ``--status`` adds the status view (``hyperpod-ha
+status``'s) of the embedded stack as the scenario left it; with ``--json`` it is the object's
+``status``. Exit 0 when the scenario came out as expected, 1 when not, 2 for an unknown
+scenario.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from hyperpod_ha_dev.cli.text import reason_lines, seconds
 
 if TYPE_CHECKING:
     from hyperpod_ha_dev.simulation.engine import EmbeddedRun, ScenarioResult
+    from hyperpod_ha_dev.simulation.timeline import Follow, TimelineEntry
 
 
 def known_scenarios(lab: bool) -> dict[str, tuple[str, str]]:
@@ -55,12 +58,21 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.lab:
         from hyperpod_ha_dev.simulation.lab import run_lab_scenario
 
+        # A lab scenario's timeline mixes the lab's own notes in: it is printed whole at the end.
         result = run_lab_scenario(args.scenario, project_root())
+        streamed = False
     else:
         from hyperpod_ha_dev.simulation.engine import run_scenario
 
+        scenario = SCENARIOS[args.scenario]
+        streamed = not args.json
+        if streamed:
+            print(_heading(scenario.name, scenario.summary), file=out, flush=True)
         result = run_scenario(
-            SCENARIOS[args.scenario], project_root(), _status_into(status) if args.status else None
+            scenario,
+            project_root(),
+            _status_into(status) if args.status else None,
+            follow=_printed(out) if streamed else None,
         )
     if args.json:
         data = result.to_json()
@@ -68,7 +80,7 @@ def run_simulate(args: argparse.Namespace) -> int:
             data["status"] = status
         print(json.dumps(data, indent=2, default=str), file=out)
     else:
-        print(render_timeline(result), file=out)
+        print("\n".join(_ending(result) if streamed else render_timeline(result).splitlines()), file=out)
         _print_status(out, status)
     out.flush()
     return 0 if result.passed else 1
@@ -99,8 +111,14 @@ def _simulate_drill(args: argparse.Namespace, out: TextIO) -> int:
     from hyperpod_ha_dev.simulation.drill import DRILL_SCENARIOS, run_drill_scenario
 
     status: dict[str, Any] = {}
+    scenario = DRILL_SCENARIOS[args.scenario]
+    if not args.json:
+        print(_heading(scenario.name, scenario.summary), file=out, flush=True)
     drill = run_drill_scenario(
-        DRILL_SCENARIOS[args.scenario], project_root(), _status_into(status) if args.status else None
+        scenario,
+        project_root(),
+        _status_into(status) if args.status else None,
+        follow=None if args.json else _printed(out),
     )
     data = drill.to_json()
     if args.json:
@@ -108,9 +126,7 @@ def _simulate_drill(args: argparse.Namespace, out: TextIO) -> int:
             data["status"] = status
         print(json.dumps(data, indent=2, default=str), file=out)
     else:
-        lines = [f"scenario {drill.name}: {DRILL_SCENARIOS[drill.name].summary}"]
-        lines += [_timeline_line(e) for e in data["timeline"]]
-        lines += render_drill_report(drill.report)
+        lines = render_drill_report(drill.report)
         lines += [
             f"outcome: {data.get('outcome')} (expected {drill.expect_outcome})",
             "PASSED" if drill.passed else "NOT AS EXPECTED",
@@ -121,6 +137,21 @@ def _simulate_drill(args: argparse.Namespace, out: TextIO) -> int:
     return 0 if drill.passed else 1
 
 
+def _printed(out: TextIO) -> Follow:
+    """Each timeline entry printed (and flushed) as the run makes it."""
+
+    from hyperpod_ha_dev.simulation.timeline import timeline_json
+
+    def follow(entry: TimelineEntry) -> None:
+        print(_timeline_line(timeline_json(entry)), file=out, flush=True)
+
+    return follow
+
+
+def _heading(name: str, summary: str) -> str:
+    return f"scenario {name}: {summary}"
+
+
 def _timeline_line(entry: dict[str, Any]) -> str:
     detail = f"  {entry['detail']}" if entry["detail"] else ""
     return f"  {seconds(entry['seconds']):>9}  {entry['what']}{detail}"
@@ -128,8 +159,15 @@ def _timeline_line(entry: dict[str, Any]) -> str:
 
 def render_timeline(result: ScenarioResult) -> str:
     data = result.to_json()
-    lines = [f"scenario {data['scenario']}: {result.scenario.summary}"]
+    lines = [_heading(data["scenario"], result.scenario.summary)]
     lines += [_timeline_line(entry) for entry in data["timeline"]]
+    return "\n".join([*lines, *_ending(result)])
+
+
+def _ending(result: ScenarioResult) -> list[str]:
+    """What follows the timeline: the verdict, its reasons, what the run left."""
+    data = result.to_json()
+    lines: list[str] = []
     incidents = ", ".join(i["ops_item_id"] for i in data["incidents"]) or "none"
     snapshots = ", ".join(s["backup_id"] for s in data["snapshots"]) or "none"
     lines.append(f"verdict: {data['verdict']} (expected {data['expected']['verdict']})")
@@ -139,4 +177,4 @@ def render_timeline(result: ScenarioResult) -> str:
         f"lease released: {data['lease_released']}",
         "PASSED" if data["passed"] else "NOT AS EXPECTED",
     ]
-    return "\n".join(lines)
+    return lines

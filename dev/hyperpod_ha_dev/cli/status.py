@@ -1,6 +1,7 @@
 """``hyperpod-ha status``: one view of a cluster's HA.
 
-From the stack (deployed, or ``--embedded``): the last verdict, snapshot, rotation and
+From the stack (deployed, or ``--embedded``): a table of the controllers in the spirit of
+``scontrol ping`` (as the last verdict saw them), the last verdict, snapshot, rotation and
 drill (the state table's status records), a run or drill in progress (the cluster's lease)
 and the open incidents (OpsCenter). ``--lab``: the lab's embedded stack as its last drill
 (``hyperpod-ha drill start --lab``) left it. ``hyperpod-ha simulate <scenario> --status``
@@ -16,19 +17,20 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import boto3
 
 from hyperpod_ha import console_links
+from hyperpod_ha.human_time import ago
 from hyperpod_ha.incidents.keys import CLUSTER_KEY, KIND_KEY, SOURCE
 from hyperpod_ha.runs.naming import holder_execution_arn
 from hyperpod_ha.state_table import read_lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
-from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, stack_for_cluster
+from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, cluster_name, stack_for_cluster
 from hyperpod_ha_dev.cli.drill_text import render_drill_report
 from hyperpod_ha_dev.cli.errors import CommandError
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
@@ -40,7 +42,7 @@ ERROR = 2
 def add_parser(commands: Any) -> None:
     """`hyperpod-ha status`: its arguments."""
     status = commands.add_parser("status", help="one view of a cluster's HA")
-    status.add_argument("--cluster", required=True)
+    status.add_argument("--cluster", required=True, type=cluster_name)
     source = status.add_mutually_exclusive_group()
     source.add_argument("--embedded", action="store_true", help="the embedded stack (moto, in process)")
     source.add_argument("--lab", action="store_true", help="the lab's embedded stack after its last drill")
@@ -53,14 +55,19 @@ def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
     region = boto3.client("dynamodb").meta.region_name
     table = outputs["StateTableName"]
     records = StatusRecords(boto3.client("dynamodb"), table).read(cluster)
+    verdict = records.get("verdict")
     return {
         "cluster": cluster,
-        "last_verdict": records.get("verdict"),
+        # The table's rows: the last verdict's controllers (seconds and booleans, as recorded).
+        "controllers": (verdict or {}).get("controllers") or [],
+        "controllers_seen_at": (verdict or {}).get("recorded_at"),
+        "last_verdict": verdict,
         "in_progress": _in_progress(outputs, table, cluster, region),
         "open_incidents": _open_incidents(cluster, region),
         "last_snapshot": records.get("snapshot"),
         "last_rotation": records.get("rotation"),
         "last_drill": _drill_figures(records.get("drill")),
+        "last_restore": records.get("restore"),
     }
 
 
@@ -72,7 +79,7 @@ def _in_progress(
         return None
     arn = holder_execution_arn(lease, outputs["FailoverVerificationStateMachineArn"])
     return {
-        "kind": "drill" if lease.kind == "drill" else "verification",
+        "kind": "verification" if lease.kind == "run" else lease.kind,
         "lease_holder": lease.trigger,
         "execution_arn": arn,
         "execution_link": console_links.execution_console_url(arn, region),
@@ -121,26 +128,84 @@ def _drill_figures(drill: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "test_job",
         "hand_back",
         "verdict",
+        "redundancy",
         "execution_link",
         "ops_item_id",
     )
     return {key: drill.get(key) for key in keys}
 
 
+COLUMNS = ("CONTROLLER", "INSTANCE", "ADDRESS", "ROLE", "SLURMCTLD", "PING", "HEARTBEAT", "SLURMDBD")
+
+
+def controller_table(controllers: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The controllers as ``scontrol ping`` would name them, one row each; ``-`` for unknown."""
+    count = len(controllers)
+    rows = [COLUMNS, *(_row(controller, count) for controller in controllers)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+
+
+def _row(controller: Mapping[str, Any], count: int) -> tuple[str, ...]:
+    return (
+        str(controller.get("name") or "-"),
+        str(controller.get("instance_id") or "-"),
+        str(controller.get("address") or "-"),
+        _role(controller, count),
+        str(controller.get("slurmctld") or "-"),
+        _flag(controller.get("answers_ping"), "UP", "DOWN"),
+        _heartbeat(controller.get("heartbeat_age_seconds"), controller.get("writes_heartbeat")),
+        _flag(controller.get("slurmdbd_reachable"), "UP", "DOWN"),
+    )
+
+
+def _role(controller: Mapping[str, Any], count: int) -> str:
+    """``primary, active``, ``backup, standby``, ``backup2, down``: as ``scontrol ping`` names
+    the SlurmctldHost lines (``backup`` alone when there are two), then what the verdict saw."""
+    position = controller.get("position")
+    if not isinstance(position, int) or isinstance(position, bool):
+        where = "-"
+    elif position == 0:
+        where = "primary"
+    else:
+        where = "backup" if count <= 2 else f"backup{position}"
+    active = controller.get("active")
+    if active is True:
+        return f"{where}, active"
+    if active is not False:
+        return where
+    down = controller.get("answers_ping") is False or controller.get("slurmctld") in {
+        "not running",
+        "stopped",
+    }
+    return f"{where}, {'down' if down else 'standby'}"
+
+
+def _flag(value: Any, yes: str, no: str) -> str:
+    return yes if value is True else no if value is False else "-"
+
+
+def _heartbeat(age: Any, writer: Any) -> str:
+    if not isinstance(age, int | float) or isinstance(age, bool):
+        return "-"
+    return f"{ago(age)}{' (writer)' if writer is True else ''}"
+
+
+def _redundancy_line(verdict: Mapping[str, Any]) -> str:
+    """``redundancy none: no ready standby (ctl1: slurmctld not running)``."""
+    ready = ", ".join(verdict.get("standbys") or []) or "no ready standby"
+    not_ready = "; ".join(f"{name}: {why}" for name, why in (verdict.get("not_ready") or {}).items())
+    return f"redundancy {verdict['redundancy']}: {ready}" + (
+        f" (not ready: {not_ready})" if not_ready else ""
+    )
+
+
 def render(status: Mapping[str, Any], now: float | None = None) -> str:
     lines = [f"cluster {status['cluster']}"]
-    verdict = status.get("last_verdict")
-    if verdict:
-        active = (
-            f", active controller {verdict['active_controller']}" if verdict.get("active_controller") else ""
-        )
-        lines.append(
-            f"last verdict: {verdict.get('verdict')}{active}, {when(verdict.get('recorded_at'), now)}"
-        )
-        lines += reason_lines(verdict.get("reasons") or [])
-    else:
-        lines.append("last verdict: none recorded")
-    lines.append(_accounting_line((verdict or {}).get("accounting")))
+    lines += _controller_lines(status, now)
+    lines += _verdict_lines(status.get("last_verdict"), now)
     running = status.get("in_progress")
     lines.append(
         f"in progress: {running['kind']} since {when(running['since'], now)} ({running['lease_holder']}), "
@@ -155,6 +220,35 @@ def render(status: Mapping[str, Any], now: float | None = None) -> str:
     lines += [
         f"  - {i['ops_item_id']} (severity {i.get('severity')}) {i['title']} {i['link']}" for i in incidents
     ]
+    lines += _record_lines(status, now)
+    return "\n".join(lines)
+
+
+def _controller_lines(status: Mapping[str, Any], now: float | None) -> list[str]:
+    controllers = status.get("controllers") or []
+    if not controllers:
+        return ["controllers: none recorded (no verification has ended yet)"]
+    seen = when(status.get("controllers_seen_at"), now)
+    return [f"controllers, as the last verdict saw them {seen}:"] + [
+        f"  {line}" for line in controller_table(controllers)
+    ]
+
+
+def _verdict_lines(verdict: Mapping[str, Any] | None, now: float | None) -> list[str]:
+    if not verdict:
+        return ["last verdict: none recorded", _accounting_line(None)]
+    active = f", active controller {verdict['active_controller']}" if verdict.get("active_controller") else ""
+    lines = [f"last verdict: {verdict.get('verdict')}{active}, {when(verdict.get('recorded_at'), now)}"]
+    if verdict.get("redundancy"):
+        lines.append(_redundancy_line(verdict))
+    lines += reason_lines(verdict.get("reasons") or [])
+    lines.append(_accounting_line(verdict.get("accounting")))
+    return lines
+
+
+def _record_lines(status: Mapping[str, Any], now: float | None) -> list[str]:
+    """The last snapshot, rotation roll-out, drill and restore, each as its record says."""
+    lines = []
     snapshot = status.get("last_snapshot")
     if snapshot:
         what = f"{snapshot.get('kind')} {snapshot.get('id')} {snapshot.get('status')}"
@@ -174,7 +268,17 @@ def render(status: Mapping[str, Any], now: float | None = None) -> str:
         lines += [f"  {line}" for line in render_drill_report(drill)[1:]]
     else:
         lines.append("last drill: none recorded")
-    return "\n".join(lines)
+    restore = status.get("last_restore")
+    if restore:
+        lines.append(
+            f"last restore: mode {restore.get('mode')}, verdict {restore.get('verdict')}, "
+            f"{when(restore.get('recorded_at'), now)}"
+        )
+        for action in restore.get("actions") or []:
+            done = "restored" if action.get("restored") else "NOT restored"
+            lines.append(f"  {action.get('controller')}: {done} ({action.get('what')})")
+        lines += [f"  - {reason}" for reason in restore.get("reasons") or []]
+    return lines
 
 
 def _accounting_line(accounting: Mapping[str, Any] | None) -> str:
@@ -201,7 +305,9 @@ def run_status(args: argparse.Namespace) -> int:
             status = _embedded_status(args.cluster)
         else:
             use_deployed_account(args, project_root())
-            stack_name = args.stack_name or read_deploy_config(project_root()).stack_name
+            stack_name = (
+                args.stack_name or read_deploy_config(project_root(), cluster=args.cluster).stack_name
+            )
             status = cluster_status(stack_for_cluster(stack_name, args.cluster), args.cluster)
     except UnknownCluster as error:
         raise CommandError(str(error), ERROR) from error

@@ -25,8 +25,9 @@ import boto3
 from hyperpod_ha_dev.execution_events import after
 from hyperpod_ha_dev.simulation import scenarios as s
 from hyperpod_ha_dev.simulation.cluster import SimulatedCluster, SimulatedController
-from hyperpod_ha_dev.simulation.engine import AfterRun, TimelineEntry, simulated_run
+from hyperpod_ha_dev.simulation.engine import AfterRun, simulated_run
 from hyperpod_ha_dev.simulation.fake_controller import ControllerState, FakeController
+from hyperpod_ha_dev.simulation.timeline import Follow, TimelineEntry, TimelineStream
 
 # Seconds from the takeover (or the restart) until the new controller is in control.
 CHANGE_SECONDS = 2.0
@@ -180,7 +181,10 @@ DRILL_SCENARIOS = {
 }
 
 
-def run_drill_scenario(scenario: DrillScenario, root: Path, after: AfterRun | None = None) -> DrillResult:
+def run_drill_scenario(
+    scenario: DrillScenario, root: Path, after: AfterRun | None = None, follow: Follow | None = None
+) -> DrillResult:
+    """The drill on the embedded stack; ``follow`` is told each timeline entry as it comes."""
     with simulated_run(scenario.base, root, scenario.cluster) as run:
         sfn = boto3.client("stepfunctions")
         started = time.time()
@@ -190,15 +194,16 @@ def run_drill_scenario(scenario: DrillScenario, root: Path, after: AfterRun | No
             name=f"drill-{scenario.name}",
             input=json.dumps({"cluster": cluster, **DRILL_INPUT, **scenario.request}),
         )["executionArn"]
-        described = _wait(sfn, execution)
+        stream = (
+            TimelineStream(started, follow, timeline_entry, False, lambda: _controller_notes(started))
+            if follow
+            else None
+        )
+        described = _wait(sfn, execution, stream)
         report = json.loads(described.get("output") or "{}")
         history = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
         timeline = [e for e in (timeline_entry(dict(event), started) for event in history) if e is not None]
-        from hyperpod_ha_dev.simulation.engine import _current
-
-        cluster_sim = _current.cluster
-        if isinstance(cluster_sim, DrillSimulatedCluster):
-            timeline += [TimelineEntry(at - started, "  controller", what) for at, what in cluster_sim.events]
+        timeline += _controller_notes(started)
         timeline.sort(key=lambda e: e.seconds)
         if after is not None:
             after(run)
@@ -212,10 +217,22 @@ def run_drill_scenario(scenario: DrillScenario, root: Path, after: AfterRun | No
         )
 
 
-def _wait(sfn: Any, execution: str) -> dict[str, Any]:
+def _controller_notes(started: float) -> list[TimelineEntry]:
+    """What the simulated controllers did during the drill (killed, started, ...), so far."""
+    from hyperpod_ha_dev.simulation.engine import _current
+
+    cluster_sim = _current.cluster
+    if not isinstance(cluster_sim, DrillSimulatedCluster):
+        return []
+    return [TimelineEntry(at - started, "  controller", what) for at, what in list(cluster_sim.events)]
+
+
+def _wait(sfn: Any, execution: str, stream: TimelineStream | None = None) -> dict[str, Any]:
     deadline = time.monotonic() + FINISH_SECONDS
     while time.monotonic() < deadline:
         described: dict[str, Any] = sfn.describe_execution(executionArn=execution)
+        if stream is not None:  # after the look, so the last events of a drill that just ended show
+            stream.poll([execution])
         if described["status"] != "RUNNING":
             return described
         time.sleep(0.2)

@@ -21,9 +21,16 @@ from hyperpod_ha_dev import CAPTURES
 from hyperpod_ha_dev.embedded import delivery
 from hyperpod_ha_dev.embedded.site import Site, SiteController, create_site, embedded_aws
 from hyperpod_ha_dev.embedded.stack import EmbeddedStack, create_stack
-from hyperpod_ha_dev.execution_events import exit_line
 from hyperpod_ha_dev.simulation.cluster import TRANSPORT, SimulatedCluster, SimulatedController
 from hyperpod_ha_dev.simulation.scenarios import CTL1, CTL1_INSTANCE, CTL2, CTL2_INSTANCE, Scenario
+from hyperpod_ha_dev.simulation.timeline import (
+    Follow,
+    TimelineEntry,
+    TimelineStream,
+    delivery_entry,
+    history_entry,
+    timeline_json,
+)
 
 # Fast runs: one second between checks, at most three. The definition is not touched.
 RUN_PARAMETERS = {"BackoffSeconds": 1, "MaxAttempts": 3, "SnapshotPollSeconds": 0}
@@ -53,12 +60,8 @@ def _runner() -> CommandRunner:
     return _current
 
 
-@dataclass
-class TimelineEntry:
-    seconds: float
-    what: str
-    detail: str = ""
-    reasons: tuple[str, ...] = ()  # a verdict's, every one
+def _arns(stack: EmbeddedStack) -> list[str]:
+    return [e["executionArn"] for e in sorted(stack.executions(), key=lambda e: e["startDate"])]
 
 
 @dataclass
@@ -71,6 +74,9 @@ class ScenarioResult:
     lease_released: bool
     timeline: list[TimelineEntry] = field(default_factory=list)
     reasons: tuple[str, ...] = ()  # the last verdict's
+    # The last verdict's redundancy (full, reduced, none, unknown) and ready standbys.
+    redundancy: str | None = None
+    standbys: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -100,15 +106,10 @@ class ScenarioResult:
             },
             "passed": self.passed,
             "reasons": list(self.reasons),
+            "redundancy": self.redundancy,
+            "standbys": list(self.standbys),
             "timeline": [timeline_json(e) for e in self.timeline],
         }
-
-
-def timeline_json(entry: TimelineEntry) -> dict[str, Any]:
-    data: dict[str, Any] = {"seconds": round(entry.seconds, 2), "what": entry.what, "detail": entry.detail}
-    if entry.reasons:
-        data["reasons"] = list(entry.reasons)
-    return data
 
 
 @dataclass
@@ -126,10 +127,14 @@ class EmbeddedRun:
         )
         return str(answer["MessageId"])
 
-    def finish(self, scenario: Scenario, timeout: float = FINISH_SECONDS) -> ScenarioResult:
-        """Wait until every run has ended, then collect what came out of it."""
+    def finish(
+        self, scenario: Scenario, timeout: float = FINISH_SECONDS, follow: Follow | None = None
+    ) -> ScenarioResult:
+        """Wait until every run has ended (telling ``follow`` each timeline entry as it comes),
+        then collect what came out of it."""
+        stream = TimelineStream(self.started, follow) if follow is not None else None
         try:
-            _wait_for_runs(self.stack, timeout)
+            _wait_for_runs(self.stack, timeout, stream)
         finally:
             self.stack.stop_running_executions()
         return _collect(scenario, self.stack, self.started)
@@ -167,7 +172,9 @@ def embedded_run(
         yield EmbeddedRun(site, stack, time.time())
 
 
-def run_scenario(scenario: Scenario, root: Path, after: AfterRun | None = None) -> ScenarioResult:
+def run_scenario(
+    scenario: Scenario, root: Path, after: AfterRun | None = None, follow: Follow | None = None
+) -> ScenarioResult:
     with simulated_run(scenario, root) as run:
         if scenario.trigger == "watchdog":
             # Nothing is published: the failure is found at the watchdog's next tick.
@@ -176,7 +183,7 @@ def run_scenario(scenario: Scenario, root: Path, after: AfterRun | None = None) 
             run.notify(scenario.notification)
         if scenario.trigger == "duplicate-storm":
             _storm(scenario, run.stack)
-        result = run.finish(scenario)
+        result = run.finish(scenario, follow=follow)
         if after is not None:
             after(run)
         return result
@@ -197,7 +204,7 @@ def simulated_run(
             SITE_CONTROLLERS,
             TRANSPORT,
             scenario.parameters,
-            function_transports={"FailoverDrillFunction": TRANSPORT},
+            function_transports={"FailoverDrillFunction": TRANSPORT, "RestoreRedundancyFunction": TRANSPORT},
         ) as run:
             cluster.anchor_now()  # the stack is up: the scenario starts now
             yield run
@@ -250,11 +257,14 @@ def _storm(scenario: Scenario, stack: EmbeddedStack) -> None:
         )
 
 
-def _wait_for_runs(stack: EmbeddedStack, timeout: float) -> None:
+def _wait_for_runs(stack: EmbeddedStack, timeout: float, stream: TimelineStream | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         executions = stack.executions()
-        if executions and all(e["status"] != "RUNNING" for e in executions):
+        done = bool(executions) and all(e["status"] != "RUNNING" for e in executions)
+        if stream is not None:  # after the look, so the last events of a run that just ended show
+            stream.poll(_arns(stack))
+        if done:
             return
         time.sleep(0.2)
     raise TimeoutError(f"the verification did not finish within {timeout} s")
@@ -262,10 +272,11 @@ def _wait_for_runs(stack: EmbeddedStack, timeout: float) -> None:
 
 def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> ScenarioResult:
     sfn = boto3.client("stepfunctions")
-    timeline = [_delivery_entry(d, started) for d in delivery.deliveries]
+    timeline = [delivery_entry(d, started) for d in delivery.deliveries]
     executions = []
     verdict = None
     reasons: tuple[str, ...] = ()
+    last: Mapping[str, Any] = {}
     for execution in sorted(stack.executions(), key=lambda e: e["startDate"]):
         described = sfn.describe_execution(executionArn=execution["executionArn"])
         executions.append(
@@ -277,11 +288,12 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
         )
         history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
         for event in history:
-            entry, seen = _history_entry(dict(event), started)
+            entry, seen = history_entry(dict(event), started)
             if entry is not None:
                 timeline.append(entry)
             if seen is not None:
                 verdict, reasons = str(seen.get("verdict")), entry.reasons if entry else ()
+                last = seen
     timeline.sort(key=lambda e: e.seconds)
     return ScenarioResult(
         scenario=scenario,
@@ -292,42 +304,9 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
         lease_released=_lease_released(stack),
         timeline=timeline,
         reasons=reasons,
+        redundancy=str(last["redundancy"]) if last.get("redundancy") else None,
+        standbys=tuple(str(s) for s in last.get("standbys") or ()),
     )
-
-
-def _delivery_entry(item: delivery.Delivery, started: float) -> TimelineEntry:
-    records = (item.result or {}).get("records", [])
-    outcomes = ", ".join(str(r.get("outcome")) for r in records) or f"error: {item.error}"
-    if item.function == "WatchdogFunction":
-        result = item.result or {}
-        outcome = f"{result.get('verdict')}: {result.get('outcome')}" if result else f"error: {item.error}"
-        return TimelineEntry(item.at - started, "watchdog tick -> WatchdogFunction", outcome)
-    source = "SNS notification" if item.function == "ControllerStatusFunction" else "EventBridge event"
-    return TimelineEntry(item.at - started, f"{source} -> {item.function}", outcomes)
-
-
-def _history_entry(
-    event: dict[str, Any], started: float
-) -> tuple[TimelineEntry | None, Mapping[str, Any] | None]:
-    """The timeline's entry for one history event, and the verdict it decided, if any."""
-    at = event["timestamp"].timestamp() - started
-    entered = event.get("stateEnteredEventDetails")
-    if entered:
-        return TimelineEntry(at, entered["name"]), None
-    exited = event.get("stateExitedEventDetails")
-    if exited:
-        line = exit_line(exited["name"], json.loads(exited.get("output") or "null"))
-        if line is None:
-            return None, None
-        # Every reason, in the detail as before (the lab's checks read it) and on their own.
-        detail = f"{line.detail}: {'; '.join(line.reasons)}" if line.what == "verdict" else line.detail
-        return TimelineEntry(at, f"  {line.what}", detail, line.reasons), line.verdict
-    failed = event.get("executionFailedEventDetails")
-    if failed:
-        return TimelineEntry(at, "execution failed", f"{failed.get('error')}"), None
-    if event["type"] == "ExecutionSucceeded":
-        return TimelineEntry(at, "execution succeeded"), None
-    return None, None
 
 
 def _incidents() -> list[dict[str, Any]]:

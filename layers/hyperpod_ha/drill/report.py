@@ -65,6 +65,9 @@ def build_report(
         "takeover_registrations": (takeover or {}).get("registrations") or [],
         "verdict": (last or {}).get("verdict") or state.get("check_verdict"),
         "verdict_reasons": (last or {}).get("reasons") or [],
+        # What the last check left for the next failover (None: no check after a change).
+        "redundancy": (last or {}).get("redundancy"),
+        "standbys": (last or {}).get("standbys") or [],
         # Refused: the drill changed nothing, so it says nothing about the cluster.
         "verified": None if outcome == "refused" else verified,
         "jobs_survived": jobs.get("all_survived") if jobs else None,

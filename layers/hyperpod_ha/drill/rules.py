@@ -84,6 +84,8 @@ def new_phase(name: str, target: ControllerRef, started_at: float, max_checks: i
         "verified_seconds": None,
         "verdict": None,
         "reasons": [],
+        "redundancy": "unknown",
+        "standbys": [],
         "verified": False,
         "registrations": [],
         "next": "check-again",
@@ -101,6 +103,9 @@ def measure(phase: Mapping[str, Any], verdict: Mapping[str, Any], now: float) ->
     updated["verdict"] = verdict.get("verdict")
     # Every reason (the verdict bounds them): the report and its message say each.
     updated["reasons"] = [str(r) for r in verdict.get("reasons") or []]
+    # What is left after the change of control: the verdict's redundancy and ready standbys.
+    updated["redundancy"] = str(verdict.get("redundancy") or "unknown")
+    updated["standbys"] = [str(s) for s in verdict.get("standbys") or []]
     if active and verdict.get("verdict") == phase["expected"]:
         updated.update(verified=True, verified_seconds=elapsed, next="done")
     elif updated["checks"] >= int(phase["max_checks"]):

@@ -25,7 +25,7 @@ from hyperpod_ha.incidents import Incidents, OpenRequest
 from hyperpod_ha.lease import lease_id_for_drill
 from hyperpod_ha.message_sections import RunTrigger
 from hyperpod_ha.request_fields import text_field
-from hyperpod_ha.status_records import StatusRecords
+from hyperpod_ha.status_records import StatusRecords, controllers_record
 from hyperpod_ha.verdict import reports_from_json
 
 KIND_DRILL_NOT_VERIFIED = "drill-not-verified"
@@ -98,7 +98,10 @@ def measure(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     phase, verdict = event.get("phase"), event.get("verdict")
     if not isinstance(phase, Mapping) or not isinstance(verdict, Mapping):
         raise InvalidDrillRequest("measure needs the phase and the verdict")
-    return rules.measure(phase, verdict, context.clock())
+    measured = rules.measure(phase, verdict, context.clock())
+    # The controllers as this check saw them: the last check's make `hyperpod-ha status`'s table.
+    measured["controllers"] = controllers_record(verdict.get("evidence"))
+    return measured
 
 
 def register(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
@@ -196,18 +199,31 @@ def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
         context.status.put(
             request.cluster,
             "verdict",
-            {
-                "verdict": report["verdict"],
-                "reasons": report["verdict_reasons"],
-                "execution_id": execution_id,
-                "source": "drill",
-            },
+            _verdict_record(report, state.get("hand_back") or state.get("takeover"), execution_id),
         )
     _emit(report, context.metric)
     if lease.get("taken"):
         # Last: a trigger arriving before this still joined the drill, whose verdict stands for it.
         report["lease_released"] = context.lease.release(request.cluster, str(lease["lease_id"]))
     return report
+
+
+def _verdict_record(
+    report: Mapping[str, Any], last: Mapping[str, Any] | None, execution_id: str
+) -> dict[str, Any]:
+    """The drill's last verdict for `hyperpod-ha status`, with the controllers its last check saw."""
+    record: dict[str, Any] = {
+        "verdict": report["verdict"],
+        "reasons": report["verdict_reasons"],
+        "execution_id": execution_id,
+        "source": "drill",
+    }
+    controllers = (last or {}).get("controllers")
+    if isinstance(controllers, list) and controllers:
+        record["controllers"] = controllers
+        active = [row.get("name") for row in controllers if isinstance(row, Mapping) and row.get("active")]
+        record["active_controller"] = active[0] if len(active) == 1 else None
+    return record
 
 
 STEPS: dict[str, Callable[[Mapping[str, Any], DrillContext], dict[str, Any]]] = {

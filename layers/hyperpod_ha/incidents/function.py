@@ -14,9 +14,15 @@ from hyperpod_ha.incidents.models import MAX_REASONS, OpenRequest, ResolveReques
 from hyperpod_ha.incidents.settings import IncidentSettings
 from hyperpod_ha.incidents.tracking import Incidents
 from hyperpod_ha.incidents.verified_once import announce_verified_once, idempotency_config
-from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.observability import add_cluster_metric, logger, metrics
 from hyperpod_ha.request_fields import bounded_text
-from hyperpod_ha.status_records import StatusRecords, accounting_record, verdict_metric
+from hyperpod_ha.status_records import (
+    StatusRecords,
+    accounting_record,
+    controllers_record,
+    redundancy_record,
+    verdict_metric,
+)
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
@@ -108,6 +114,9 @@ class IncidentFunction:
         if name is None:
             return
         metrics.add_metric(name=name, unit="Count", value=1)
+        redundancy = redundancy_record(event)
+        if redundancy is not None and redundancy["redundancy"] != "unknown":
+            add_cluster_metric("ReadyStandbys", len(redundancy["standbys"]), str(event["cluster"]))
         if self.status is not None:
             given = event.get("reasons")
             # Every reason the request may hold, each an excerpt: 32 x 2 KiB, far under an item's 400 KB.
@@ -117,4 +126,11 @@ class IncidentFunction:
             accounting = accounting_record(event.get("accounting"))
             if accounting:
                 record["accounting"] = accounting
+            controllers = controllers_record(event.get("evidence"))
+            if controllers:
+                record["controllers"] = controllers
+                active = [row["name"] for row in controllers if row["active"]]
+                record["active_controller"] = active[0] if len(active) == 1 else None
+            if redundancy is not None:
+                record.update(redundancy)
             self.status.put(str(event["cluster"]), "verdict", record)

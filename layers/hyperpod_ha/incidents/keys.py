@@ -14,9 +14,14 @@ KIND_ROLLOUT_FAILED = "rollout-failed"
 # HyperPod changed the external accounting database's configuration, the change failed and
 # HyperPod could not revert it (a cluster event's DatabaseConfiguration.RollbackStatus).
 KIND_DATABASE_REVERT_FAILED = "accounting-database-revert-failed"
+# No ready standby for RedundancyGraceMinutes (the watchdog's ticks open and resolve it).
+KIND_REDUNDANCY_LOST = "redundancy-lost"
 # A verified failover says nothing about the database secret on every controller, nor about
-# HyperPod's database configuration: these are only resolved when the caller names them.
-KINDS_NOT_RESOLVED_BY_DEFAULT = frozenset({KIND_ROLLOUT_FAILED, KIND_DATABASE_REVERT_FAILED})
+# HyperPod's database configuration, nor about the standbys left (a FAILED_OVER run with none):
+# these are only resolved when the caller names them.
+KINDS_NOT_RESOLVED_BY_DEFAULT = frozenset(
+    {KIND_ROLLOUT_FAILED, KIND_DATABASE_REVERT_FAILED, KIND_REDUNDANCY_LOST}
+)
 
 # Operational-data keys. Custom keys must not start with aws, amazon, amzn or ssm.
 DEDUP_KEY = "/aws/dedup"

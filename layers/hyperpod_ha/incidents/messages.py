@@ -21,9 +21,19 @@ from hyperpod_ha.message_sections import (
 from hyperpod_ha.topic_messages import Cuttable, Links, TopicMessage, message, snapshot_summary
 
 _MEANING = {
-    "HEALTHY": "the configured primary controller is active and the standbys answer",
+    "HEALTHY": "the configured primary controller is active and serves",
     "FAILED_OVER": "a backup controller took over and serves; the old primary is not active",
 }
+# How a verdict's reason starts when no standby is ready (hyperpod_ha.verdict.redundancy's
+# NO_STANDBY; incidents imports no feature, a unit test keeps the two equal).
+NO_STANDBY = "no standby is ready: one more failure stops the cluster"
+
+
+def _no_standby(request: ResolveRequest) -> str | None:
+    """The verdict's reason that no standby is ready, if it gave one."""
+    return next((r for r in request.reasons if r.startswith(NO_STANDBY)), None)
+
+
 _SEVERITY_SCALE = " (1 critical .. 4 low)"
 
 
@@ -148,9 +158,9 @@ def recovered(
         f"open since {when(item.opened_at, now) or 'an earlier run'}: {item.link}"
         for item in resolved
     )
-    body = _well(
-        request, now, f"HyperPod cluster {request.cluster} verified {request.verdict}: {kinds} resolved."
-    )
+    first = f"HyperPod cluster {request.cluster} verified {request.verdict}: {kinds} resolved."
+    lost = _no_standby(request)
+    body = _well(request, now, first + (f" But {lost}." if lost else ""))
     body += ["", "Resolved OpsItems:", Cuttable(resolved_lines), ""]
     body += _well_details(request, region, execution_link)
     return message(
@@ -167,14 +177,18 @@ def recovered(
 def verified(request: ResolveRequest, execution_link: str | None, region: str, now: float) -> TopicMessage:
     """The short message when a verification found the cluster well and nothing was open."""
     meaning = _MEANING.get(request.verdict, "the cluster is served")
-    body = _well(request, now, f"HyperPod cluster {request.cluster} verified {request.verdict}: {meaning}.")
+    first = f"HyperPod cluster {request.cluster} verified {request.verdict}: {meaning}."
+    lost = _no_standby(request)
+    if lost:
+        first += f" But {lost}."
+    body = _well(request, now, first)
     body += ["", "No problem was open.", ""]
     body += _well_details(request, region, execution_link)
     return message(
         cluster=request.cluster,
         kind="verified",
         event="notice",
-        what=f"verified {request.verdict}",
+        what=f"verified {request.verdict}" + (", no standby ready" if lost else ""),
         body=body,
         verdict=request.verdict,
     )

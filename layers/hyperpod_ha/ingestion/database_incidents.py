@@ -68,6 +68,10 @@ class IncidentFunctionClient:
     function_arn: str
 
     def open(self, request: dict[str, Any]) -> dict[str, Any]:
+        return self.ask(request)
+
+    def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        """IncidentFunction's answer to ``request`` (open or resolve); raises when it failed."""
         answer = self.lambda_client.invoke(
             FunctionName=self.function_arn,
             InvocationType="RequestResponse",

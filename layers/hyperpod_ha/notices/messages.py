@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Final
 
 from hyperpod_ha import console_links, message_kinds
 from hyperpod_ha.human_time import utc_minute
@@ -78,8 +79,20 @@ def rotation_failed(event: RotationEvent, stack: Stack, now: float) -> TopicMess
     )
 
 
+# An alarm on the cluster rather than on the stack: its severity (its incident's) and where to look.
+_CLUSTER_ALARMS: Final = {
+    "NoStandbyReadyAlarm": (
+        "3",  # as redundancy-lost: one more failure would stop the cluster, nothing has yet
+        "the redundancy-lost incident and `hyperpod-ha status`: the controllers not ready and why, "
+        "and the command that starts slurmctld on each",
+    ),
+}
+
+
 def _alarm_hint(logical_id: str, stack: Stack) -> str:
     """Where to look first for what the alarm watches (the template names every alarm so)."""
+    if logical_id in _CLUSTER_ALARMS:
+        return _CLUSTER_ALARMS[logical_id][1]
     if match := _FUNCTION_ALARM.match(logical_id):
         function = f"{match['stem']}Function"
         return f"{function}, {_logs(f'/aws/lambda/{stack.name}-{function}', stack.region)}"
@@ -125,5 +138,7 @@ def alarm_changed(change: AlarmChange, stack: Stack, now: float) -> TopicMessage
         event="opened" if firing else "resolved",
         what=f"alarm {logical_id} {'is ALARM' if firing else 'is OK again'}",
         body=body,
-        severity=message_kinds.severity_of("alarm"),
+        severity=_CLUSTER_ALARMS[logical_id][0]
+        if logical_id in _CLUSTER_ALARMS
+        else message_kinds.severity_of("alarm"),
     )

@@ -8,7 +8,9 @@ results; ``settings`` the policy a verdict is judged by; ``inputs`` decodes the 
 ``observation`` is the cluster as the reports show it (each controller an
 ``ObservedController``), which the rules read, one module per concern (``activity``: who is
 active; ``takeover``: why no backup took over; ``accounting``, ``state_save``, ``scheduling``,
-``standbys``, gathered by ``degradation``); ``evaluation`` gives the verdict, ``evidence`` its
+``standbys``, gathered by ``degradation``); ``redundancy`` what is left for the next failover
+(the ready standbys, ``full``/``reduced``/``none``/``unknown``, in every verdict);
+``evaluation`` gives the verdict, ``evidence`` its
 per-controller summary, ``convergence`` when to check again (``NextStep``), ``maintenance`` what
 a run does while HyperPod updates the cluster (it waits, then checks again), ``decision`` one
 step of a run. The names below are a public contract."""
@@ -33,6 +35,7 @@ from hyperpod_ha.verdict.models import (
     MAX_REPORTS,
     SPLIT_BRAIN,
     UNKNOWN,
+    VERDICT_CODES,
     VERIFIED,
     ConvergenceInputError,
     Next,
@@ -56,6 +59,7 @@ __all__ = [
     "MAX_WAIT_SECONDS",
     "SPLIT_BRAIN",
     "UNKNOWN",
+    "VERDICT_CODES",
     "VERIFIED",
     "ConvergenceInputError",
     "Counters",

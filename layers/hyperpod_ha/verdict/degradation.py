@@ -1,9 +1,10 @@
 """One controller is active: HEALTHY, FAILED_OVER, or DEGRADED with every reason why.
 
 DEGRADED: the active controller serves, but something the cluster needs is not right
-(slurmdbd does not answer, StateSaveLocation is not writable, a standby is missing or would
-refuse to take over, controllers cannot reach each other, drift that breaks the next failover,
-...). A backup serving after a failover with drift is DEGRADED too, not FAILED_OVER."""
+(slurmdbd does not answer, StateSaveLocation is not writable, a standby would refuse to take
+over, controllers cannot reach each other, drift that breaks the next failover, ...). A backup
+serving after a failover with drift is DEGRADED too, not FAILED_OVER. A standby that is down is
+a note here: the verdict's redundancy counts it (:mod:`.redundancy`)."""
 
 from __future__ import annotations
 

@@ -17,11 +17,13 @@ from hyperpod_ha.verdict.models import (
     MAX_REPORTS,
     SPLIT_BRAIN,
     UNKNOWN,
+    VERIFIED,
     Verdict,
     VerdictName,
 )
 from hyperpod_ha.verdict.observation import Observation, ObservedController, observe
 from hyperpod_ha.verdict.phrases import describe
+from hyperpod_ha.verdict.redundancy import redundancy
 from hyperpod_ha.verdict.settings import VerdictPolicy
 from hyperpod_ha.verdict.takeover import down_reasons
 
@@ -39,6 +41,11 @@ def evaluate(
     name, reasons, active = _judge(seen)
     # one_active's DEGRADED reasons: "<x> is active: ...", then its problems, then its notes.
     problem = excerpt(reasons[1]) if name is DEGRADED and len(reasons) > 1 else None
+    left = redundancy(seen, active[0] if len(active) == 1 else None)
+    if left.level == "none" and reasons:
+        # Said right after who is active: a verified failover with nothing left to fail over to.
+        at = 1 if name in VERIFIED else len(reasons)
+        reasons.insert(at, left.lost_reason())
     return Verdict(
         name=name,
         reasons=tuple(excerpt(reason) for reason in dict.fromkeys(reasons))[:MAX_REASONS],
@@ -47,6 +54,9 @@ def evaluate(
         evidence=evidence(seen, {c.key for c in active}),
         attempt=attempt,
         problem=problem,
+        redundancy=left.level,
+        standbys=left.standbys,
+        not_ready=left.not_ready,
     )
 
 

@@ -6,6 +6,7 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from hyperpod_ha.errors import InputRejected
@@ -14,11 +15,14 @@ from hyperpod_ha.errors import InputRejected
 class VerdictName(StrEnum):
     """The verdicts (**contract**).
 
-    * ``HEALTHY``: the configured primary is active and every standby answers.
+    * ``HEALTHY``: the configured primary is active and serves.
     * ``FAILED_OVER``: a backup is active and serving, the configured primary is not active.
     * ``DEGRADED``: one controller is active and serves, but something the cluster needs is not
-      right (slurmdbd does not answer, StateSaveLocation is not writable, a standby is missing,
-      controllers cannot reach each other, ...).
+      right (slurmdbd does not answer, StateSaveLocation is not writable, a standby would refuse
+      to take over, controllers cannot reach each other, drift, ...).
+
+    How many standbys are left (a dead or stopped standby) is not the verdict's: it is the
+    verdict's ``redundancy`` (:mod:`hyperpod_ha.verdict.redundancy`).
     * ``SPLIT_BRAIN``: more than one controller acts as the active one.
     * ``DOWN``: no controller is active and reachable.
     * ``UNKNOWN``: no controller could be checked.
@@ -40,6 +44,12 @@ DOWN: Final = VerdictName.DOWN
 UNKNOWN: Final = VerdictName.UNKNOWN
 # Also matches the names as plain strings (the workflow's): a StrEnum member is its value.
 VERIFIED: Final = frozenset({HEALTHY, FAILED_OVER})
+# The dashboard's current verdict, the metric ``VerdictCode`` (**contract**: the dashboard's
+# legend and any alarm on it read these numbers). Higher is worse, so a period's Maximum is its
+# worst verdict and 2 or more is not verified.
+VERDICT_CODES: Final[Mapping[VerdictName, int]] = MappingProxyType(
+    {HEALTHY: 0, FAILED_OVER: 1, DEGRADED: 2, UNKNOWN: 3, DOWN: 4, SPLIT_BRAIN: 5}
+)
 
 MAX_REASONS: Final = 24
 MAX_REPORTS: Final = 32
@@ -65,6 +75,11 @@ class Verdict:
     attempt: int | None = None
     # DEGRADED: the first thing that is not right, on whom (a message's headline); else None.
     problem: str | None = None
+    # What is left for the next failover (verdict.redundancy): full, reduced, none or unknown,
+    # the ready standbys' names, and why each other configured controller is not one.
+    redundancy: str = "unknown"
+    standbys: tuple[str, ...] = ()
+    not_ready: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def verified(self) -> bool:
@@ -80,6 +95,9 @@ class Verdict:
             "evidence": {key: dict(value) for key, value in self.evidence.items()},
             "attempt": self.attempt,
             "problem": self.problem,
+            "redundancy": self.redundancy,
+            "standbys": list(self.standbys),
+            "not_ready": dict(self.not_ready),
         }
 
 

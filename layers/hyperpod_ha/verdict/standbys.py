@@ -1,7 +1,11 @@
-"""The other controllers while one is active: each must be a standby ready to take over.
+"""The other controllers while one is active: what about them is wrong for the cluster.
 
-The configured primary after a failover is not a standby the cluster counts on: that it is
-stopped or unreachable is a note, not a problem."""
+A standby that is down (slurmctld not running, stopped, or the node unreachable and silent to
+ping) is the same note on two and three controllers, whichever position it has: how many
+standbys are left is the verdict's redundancy (:mod:`.redundancy`), not a DEGRADED verdict. What
+stays a problem is what breaks the cluster's failover while the controllers run: one in the
+middle of a change while another is active, a standby that refuses to take over, controllers
+that cannot reach each other."""
 
 from __future__ import annotations
 
@@ -45,14 +49,14 @@ def _checked(
         if old_primary:
             found.notes.append(f"{text}: the old primary asks for control back when it answers again")
         else:
-            found.problems.append(text)
+            found.notes.append(text)
     elif report.slurmctld.running is not True:
         died = fatal(report)
         why = f": {died}" if died else ""
         if old_primary:
             found.notes.append(f"{other.key} (the configured primary): slurmctld not running{why}")
         else:
-            found.problems.append(f"standby {other.key}: slurmctld not running{why}")
+            found.notes.append(f"standby {other.key}: slurmctld not running{why}")
     elif report.role.logged not in (None, "standby"):
         # Starting, stopping or taking over while another controller is active: in flux.
         found.problems.append(f"{describe(seen, other)} while {active.key} is active")
@@ -79,5 +83,5 @@ def _unchecked(seen: Observation, other: ObservedController, old_primary: bool) 
     elif old_primary:
         found.notes.append(f"{other.key} (the configured primary) is not active: {why}")
     else:
-        found.problems.append(f"standby {other.key} could not be checked ({why}) and does not answer ping")
+        found.notes.append(f"standby {other.key} could not be checked ({why}) and does not answer ping")
     return found

@@ -2,6 +2,8 @@
 cluster is not verified it starts a verification run through the cluster's lease.
 ``scheduled_check`` (the check, :class:`Watchdog`), ``controller_checks`` (every controller at
 once), ``found_failures`` (what it remembers), ``tick`` (the schedule's input and the result),
-and ``function`` (WatchdogFunction and its settings). May import the runtime modules
-``controllers``, ``verdict``, ``commands``, ``runs``, ``environment``, ``errors``,
-``aws_errors`` and ``observability``; only its handler imports it."""
+``redundancy_loss`` (the redundancy-lost incident its ticks drive) and ``function``
+(WatchdogFunction and its settings). May import the runtime modules ``controllers``,
+``verdict``, ``commands``, ``runs``, ``environment``, ``errors``, ``aws_errors``,
+``state_table``, ``human_time``, ``observability`` and IncidentFunction's client
+(``ingestion.database_incidents``); only its handler imports it."""

@@ -16,9 +16,9 @@ from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import InvalidCommandRequest
 from hyperpod_ha.controllers.errors import ControllerGroupNotFound
 from hyperpod_ha.controllers.settings import ProbeSettings
-from hyperpod_ha.environment import Environment, Settings, Text
+from hyperpod_ha.environment import Environment, Integer, OptionalText, Settings, Text
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.observability import add_cluster_metric, logger, metrics
 from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.watchdog.scheduled_check import Watchdog
 from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
 # What SageMaker answers for a cluster that is not there (CLUSTER_NAME is wrong).
 _MISCONFIGURED_CODES = frozenset({"ResourceNotFound", "ResourceNotFoundException", "ValidationException"})
 PROBE_DEADLINE_SECONDS: Final = 20.0  # the template's value for WatchdogFunction
+# The template's RedundancyGraceMinutes: its default and bounds.
+REDUNDANCY_GRACE_MINUTES: Final = 10
+MAX_REDUNDANCY_GRACE_MINUTES: Final = 1440
 
 
 def failure(error: Exception) -> tuple[str, str]:
@@ -61,6 +64,19 @@ class WatchdogFunctionSettings(Settings):
     controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
     probe: Annotated[ProbeSettings, ProbeSettings.with_defaults(deadline_seconds=PROBE_DEADLINE_SECONDS)]
     verification: VerificationRunsSettings
+    # How long no standby may be ready before the redundancy-lost incident opens (in seconds).
+    redundancy_grace_seconds: Annotated[
+        int,
+        Integer(
+            "REDUNDANCY_GRACE_MINUTES",
+            REDUNDANCY_GRACE_MINUTES,
+            minimum=0,
+            maximum=MAX_REDUNDANCY_GRACE_MINUTES,
+            scale=60,
+        ),
+    ] = REDUNDANCY_GRACE_MINUTES * 60
+    # IncidentFunction, which opens and resolves redundancy-lost; without it nothing is opened.
+    incident_function_arn: Annotated[str | None, OptionalText("INCIDENT_FUNCTION_ARN")] = None
 
     @classmethod
     def from_environment(cls, env: Environment | None = None) -> Self:
@@ -83,6 +99,8 @@ class WatchdogFunction:
             result = self.watchdog.tick(tick)
         if result.outcome != "verified":
             metrics.add_metric(name="WatchdogNotVerified", unit="Count", value=1)
+        if result.verdict.redundancy != "unknown":
+            add_cluster_metric("ReadyStandbys", len(result.verdict.standbys), self.watchdog.cluster)
         logger.info("watchdog tick", extra={"tick_id": tick.id, **result.to_json()})
         return result.to_json()
 
@@ -98,6 +116,7 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
     from hyperpod_ha.controllers.models import Controller, ControllerReport
     from hyperpod_ha.runs.verification_runs import VerificationRuns
     from hyperpod_ha.watchdog.found_failures import FoundFailures
+    from hyperpod_ha.watchdog.redundancy_loss import RedundancyWatch
 
     runner = runner_for(settings.probe.transport)
     dynamodb = boto3.client("dynamodb")
@@ -112,6 +131,20 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
             deadline_seconds=settings.probe.deadline_seconds,
         )
 
+    redundancy = None
+    if settings.incident_function_arn:
+        from hyperpod_ha.ingestion.database_incidents import IncidentFunctionClient
+
+        incidents = IncidentFunctionClient(boto3.client("lambda"), settings.incident_function_arn)
+        redundancy = RedundancyWatch(
+            settings.cluster,
+            dynamodb,
+            settings.verification.state_table,
+            incidents.ask,
+            settings.redundancy_grace_seconds,
+        )
+    else:
+        logger.warning("INCIDENT_FUNCTION_ARN not set: no redundancy-lost incident is opened")
     return Watchdog(
         settings.cluster,
         lambda: discover_controllers(sagemaker, settings.cluster, settings.controller_group),
@@ -119,4 +152,5 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
         runs,
         FoundFailures(dynamodb, settings.verification.state_table),
         time.time,
+        redundancy=redundancy,
     )

@@ -8,12 +8,14 @@ nothing else happens (no Standard workflow execution). Not verified: the verific
 is started through the cluster's lease like any other trigger, so one run and one incident
 follow. The watchdog remembers that; its first verified tick afterwards starts one more run,
 whose verified verdict resolves the incident even when the recovery published nothing either.
+Whatever the verdict, the tick then weighs the cluster's redundancy (:mod:`.redundancy_loss`):
+no ready standby for ``RedundancyGraceMinutes`` opens the ``redundancy-lost`` incident.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport
 from hyperpod_ha.runs.models import Trigger
@@ -21,6 +23,7 @@ from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.verdict import Verdict, VerdictPolicy, evaluate
 from hyperpod_ha.watchdog.controller_checks import check_every_controller
 from hyperpod_ha.watchdog.found_failures import FoundFailures
+from hyperpod_ha.watchdog.redundancy_loss import RedundancyWatch
 from hyperpod_ha.watchdog.tick import Tick, TickResult
 
 
@@ -33,11 +36,19 @@ class Watchdog:
     found: FoundFailures
     clock: Callable[[], float]
     policy: VerdictPolicy = field(default_factory=VerdictPolicy)
+    redundancy: RedundancyWatch | None = None
 
     def tick(self, tick: Tick) -> TickResult:
         cluster = self.discover()
         reports = check_every_controller(cluster, self.check)
         verdict = evaluate(reports, self.policy, config_strategy=cluster.accounting.config_strategy)
+        result = self._verification(tick, verdict, reports)
+        if self.redundancy is None:
+            return result
+        # After the verification's own step: a failure here still leaves that run started.
+        return replace(result, redundancy_step=self.redundancy.check(tick, verdict, self.clock()))
+
+    def _verification(self, tick: Tick, verdict: Verdict, reports: Sequence[ControllerReport]) -> TickResult:
         if verdict.verified:
             if not self.found.pending(self.cluster):
                 return TickResult("verified", verdict, len(reports))

@@ -48,6 +48,8 @@ class TickResult:
     controllers: int
     execution_arn: str | None = None
     recovery: bool = False  # verified again after a failure the watchdog found
+    # What the tick did about redundancy (watchdog.redundancy_loss.Step); None: not weighed.
+    redundancy_step: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -57,4 +59,8 @@ class TickResult:
             "reasons": list(self.verdict.reasons),  # every one (the verdict bounds them)
             "controllers": self.controllers,
             "execution_arn": self.execution_arn,
+            "redundancy": self.verdict.redundancy,
+            "standbys": list(self.verdict.standbys),
+            "not_ready": dict(self.verdict.not_ready),
+            "redundancy_step": self.redundancy_step,
         }

@@ -225,3 +225,16 @@ def test_the_sample_drill_input_is_a_valid_request() -> None:
         True,
         False,
     )
+
+
+def test_measure_carries_what_is_left_after_the_change_of_control() -> None:
+    phase = rules.new_phase("takeover", CTL1, started_at=0.0, max_checks=4)
+    assert (phase["redundancy"], phase["standbys"]) == ("unknown", [])
+    verdict = {
+        "verdict": "FAILED_OVER",
+        "active_controller": "ctl1",
+        "redundancy": "reduced",
+        "standbys": ["ctl3"],
+    }
+    measured = rules.measure(phase, verdict, now=2.0)
+    assert (measured["redundancy"], measured["standbys"]) == ("reduced", ["ctl3"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import boto3
 import pytest
@@ -229,7 +230,19 @@ def test_no_reminder_when_turned_off(world: World) -> None:
     assert world.messages() == []
 
 
-def test_of_runs_at_once_one_claims_the_reminder(world: World) -> None:
+def test_of_runs_at_once_one_claims_the_reminder(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    # DynamoDB checks a condition and writes the item as one step; moto's backend checks, then
+    # writes, with no lock between: on a busy machine two threads both passed the check. The
+    # lock gives moto DynamoDB's atomicity; the runs still race to it from their own threads.
+    from moto.dynamodb.models import DynamoDBBackend
+
+    atomic, moto_update = threading.Lock(), DynamoDBBackend.update_item
+
+    def update_item(self: DynamoDBBackend, *args: Any, **kwargs: Any) -> Any:
+        with atomic:
+            return moto_update(self, *args, **kwargs)
+
+    monkeypatch.setattr(DynamoDBBackend, "update_item", update_item)
     reminders = Reminders(boto3.client("dynamodb"), STATE_TABLE, 3600)
     start = threading.Barrier(8)
 

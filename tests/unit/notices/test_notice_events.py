@@ -114,6 +114,7 @@ def test_an_alarm_back_to_ok_resolves_with_the_same_severity() -> None:
         ),
         ("WatchdogDeadLetterQueueAlarm", "the messages in WatchdogDeadLetterQueue"),
         ("VerificationExecutionsFailedAlarm", "the failed or timed-out executions of the state machine"),
+        ("NoStandbyReadyAlarm", "the redundancy-lost incident and `hyperpod-ha status`"),
     ],
 )
 def test_each_alarm_says_where_to_look_first(logical_id: str, hint: str) -> None:
@@ -169,3 +170,13 @@ def test_free_text_is_bounded() -> None:
 def test_events_of_another_account_or_region_are_refused(account: str, region: str) -> None:
     with pytest.raises(NoticeRejected, match="account and region"):
         check_origin(_event("eventbridge_rotation_failed.json"), account, region)
+
+
+def test_no_standby_ready_is_told_with_its_incident_s_severity() -> None:
+    event = _event("eventbridge_alarm_state_change.json")
+    event["detail"]["alarmName"] = "hyperpod-ha.NoStandbyReadyAlarm"
+    parsed = parse_notice_event(event)
+    assert isinstance(parsed, AlarmChange)
+    message = messages.alarm_changed(parsed, STACK, NOW)
+    assert message.attributes["severity"] == "3"
+    assert message.subject.endswith("(sev 3)")

@@ -91,7 +91,11 @@ def test_verdict_json() -> None:
         "evidence",
         "attempt",
         "problem",
+        "redundancy",
+        "standbys",
+        "not_ready",
     }
+    assert (data["redundancy"], data["standbys"], data["not_ready"]) == ("full", ["ctl2"], {})
     assert (data["verdict"], data["verified"], data["active_controller"], data["configured_primary"]) == (
         "HEALTHY",
         True,

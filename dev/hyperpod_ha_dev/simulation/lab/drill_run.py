@@ -22,11 +22,12 @@ import boto3
 
 from hyperpod_ha_dev.embedded.site import SiteController
 from hyperpod_ha_dev.simulation.drill import timeline_entry
-from hyperpod_ha_dev.simulation.engine import TimelineEntry, embedded_run
+from hyperpod_ha_dev.simulation.engine import embedded_run
 from hyperpod_ha_dev.simulation.lab.lock import lab_lock
 from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
 from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
 from hyperpod_ha_dev.simulation.lab.verify import slurm_version
+from hyperpod_ha_dev.simulation.timeline import TimelineEntry
 from hyperpod_lab import Lab
 from hyperpod_lab.lab_state import read_state
 

@@ -13,12 +13,13 @@ from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.slurm import (
     parse_role_log,
 )
-from hyperpod_ha_dev.simulation.engine import EmbeddedRun, TimelineEntry
+from hyperpod_ha_dev.simulation.engine import EmbeddedRun
 from hyperpod_ha_dev.simulation.lab.operator_run import operator_runs
 from hyperpod_ha_dev.simulation.lab.polling import poll
 from hyperpod_ha_dev.simulation.lab.probes import (
     controller_names,
 )
+from hyperpod_ha_dev.simulation.timeline import TimelineEntry
 from hyperpod_lab import Lab
 from hyperpod_lab.topology import SLURMCTLD_TIMEOUT_SECONDS
 

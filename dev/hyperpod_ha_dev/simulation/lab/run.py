@@ -161,6 +161,8 @@ def _result(
         lease_released=workflow.lease_released,
         timeline=sorted([*workflow.timeline, *drill.entries], key=lambda e: e.seconds),
         reasons=workflow.reasons,
+        redundancy=workflow.redundancy,
+        standbys=workflow.standbys,
         lab_scenario=scenario,
         fault=drill.fault,
         checks=list(drill.checks),

@@ -3,9 +3,12 @@
 * ``failover-3``: three controllers, the primary killed: the first backup takes over, the
   second stays in standby.
 * ``second-failover``: after that, the first backup killed too: the second takes over and
-  serves, with no standby left (DEGRADED).
+  serves, with no standby left (FAILED_OVER, redundancy none).
 * ``back-3``: after both, the primary started again: it takes control back from the second
-  backup; the first backup is still down, so one standby is missing (DEGRADED).
+  backup; the first backup is still down (HEALTHY, redundancy reduced; or DEGRADED as
+  slurmdbd's registration says, as in ``back``).
+* ``standby-killed``, ``standby-killed-3``: a standby's slurmctld killed, nothing published
+  (an operator's run): HEALTHY, redundancy none on two controllers, reduced on three.
 * ``standby-refuses`` (24.11): the standby cannot read the heartbeat (StateSaveLocation
   hidden from it), then the primary is killed: the standby refuses to take over and says why;
   the verdict is DOWN with its reason.
@@ -15,11 +18,14 @@ from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable
 from typing import Final
 
 from hyperpod_ha.slurm import SlurmOutputError, parse_ping, parse_role_log
+from hyperpod_ha.verdict.redundancy import NO_STANDBY
 from hyperpod_ha_dev.simulation.engine import ScenarioResult
 from hyperpod_ha_dev.simulation.lab.errors import LabScenarioError
+from hyperpod_ha_dev.simulation.lab.injections import registration_agrees
 from hyperpod_ha_dev.simulation.lab.polling import poll
 from hyperpod_ha_dev.simulation.lab.probes import last_role
 from hyperpod_ha_dev.simulation.lab.progress import (
@@ -66,6 +72,14 @@ def _both_backups_used(lab: Lab) -> str:
     return "ctl1's slurmctld killed, ctl2 took over; ctl2's killed too, ctl3 took over and serves"
 
 
+def _redundancy_is(drill: Drill, result: ScenarioResult, level: str) -> None:
+    drill.check(
+        f"the verdict's redundancy is {level}",
+        result.redundancy == level,
+        f"{result.redundancy}, ready standbys {list(result.standbys) or 'none'}",
+    )
+
+
 def _kill_first(drill: Drill) -> None:
     offset = drill.log_offset("ctl2")
     drill.offsets["ctl3"] = drill.log_offset("ctl3")
@@ -78,6 +92,7 @@ def _third_stays_standby(drill: Drill, result: ScenarioResult) -> None:
     drill.check(
         "ctl3 stays in standby", not {"primary", "taking_over"} & set(roles), f"logged {roles or 'nothing'}"
     )
+    _redundancy_is(drill, result, "reduced")
 
 
 def _kill_second(drill: Drill) -> None:
@@ -94,6 +109,8 @@ def _ctl3_active(drill: Drill, result: ScenarioResult) -> None:
         "ctl3 (SlurmctldHost[2]) is the active controller", "ctl3 is active" in verdict, verdict[:200]
     )
     drill.check("the verdict names the missing standby", "standby ctl2: slurmctld not running" in verdict)
+    drill.check("the verdict says no standby is ready", NO_STANDBY in verdict, verdict[:240])
+    _redundancy_is(drill, result, "none")
 
 
 def _start_first(drill: Drill) -> None:
@@ -112,6 +129,38 @@ def _control_back(drill: Drill, result: ScenarioResult) -> None:
     verdict = final_verdict_detail(result)
     drill.check("ctl1 is active again", "ctl1 is active" in verdict, verdict[:200])
     drill.check("ctl3 went back to standby", last_role(drill.lab, "ctl3", drill.offsets["ctl3"]) == "standby")
+    # Redundancy reduced: ctl3 is ready, ctl2 is not; never none.
+    drill.check("the verdict names the missing standby", "standby ctl2: slurmctld not running" in verdict)
+    drill.check("a standby is still ready", NO_STANDBY not in verdict, verdict[:240])
+    _redundancy_is(drill, result, "reduced")
+    registration_agrees(drill, result)
+
+
+def _kill_standby(host: str) -> Callable[[Drill], None]:
+    def inject(drill: Drill) -> None:
+        drill.inject(
+            f"SIGKILL slurmctld on {host} (a standby); nothing is published for it",
+            lambda: drill.lab.kill_slurmctld(host),
+        )
+        drill.operator_run(f"{host}'s slurmctld was killed")
+
+    return inject
+
+
+def _standby_gone(host: str, none_left: bool) -> Callable[[Drill, ScenarioResult], None]:
+    def verify(drill: Drill, result: ScenarioResult) -> None:
+        verdict = final_verdict_detail(result)
+        drill.check("ctl1 is still active", "ctl1 (configured primary) is active" in verdict, verdict[:200])
+        drill.check(f"the verdict names {host}", f"standby {host}: slurmctld not running" in verdict)
+        said = NO_STANDBY in verdict
+        drill.check(
+            "the verdict says no standby is ready" if none_left else "a standby is still ready",
+            said is none_left,
+            verdict[:240],
+        )
+        _redundancy_is(drill, result, "none" if none_left else "reduced")
+
+    return verify
 
 
 def _refused_takeover(drill: Drill) -> None:
@@ -173,32 +222,61 @@ TAKEOVER_SCENARIOS: Final = (
         "second-failover",
         "three controllers, after a failover to ctl2: SIGKILL of ctl2's slurmctld too; ctl3 takes over",
         _kill_second,
-        frozenset({"DEGRADED"}),
-        "DEGRADED",
+        frozenset({"FAILED_OVER"}),
+        "FAILED_OVER (redundancy none)",
         parameters=dict(PERSISTENT_FAULT_PARAMETERS),
         precondition=_first_failover,
         verify=_ctl3_active,
         measured=True,
         controllers=3,
         why=(
-            "ctl3 takes over and serves, but ctl1 and ctl2 are both down: no standby is left to take "
-            "over from ctl3 (the old primary's absence alone would be a verified failover, a missing "
-            "standby is not): DEGRADED, one incident"
+            "ctl3 takes over and serves: the failover worked (FAILED_OVER, verified, no run incident). "
+            "ctl1 and ctl2 are both down, so no standby is left: the verdict says 'no standby is ready: "
+            "one more failure stops the cluster' and its redundancy is none (the watchdog's "
+            "redundancy-lost incident follows after RedundancyGraceMinutes)"
         ),
     ),
     LabScenario(
         "back-3",
         "three controllers, ctl1 and ctl2 killed, ctl3 active: ctl1 started again takes control back",
         _start_first,
-        frozenset({"DEGRADED"}),
-        "DEGRADED",
+        frozenset({"HEALTHY", "DEGRADED"}),
+        "HEALTHY (redundancy reduced) or DEGRADED, as slurmdbd's registration says",
         precondition=_both_backups_used,
         verify=_control_back,
         controllers=3,
         why=(
             "ctl1 takes control back from ctl3, which returns to standby; ctl2's slurmctld is still "
-            "down, so one of the two standbys the cluster counts on is missing: DEGRADED, one incident"
+            "down: redundancy reduced (ctl3 ready, ctl2 not), no DEGRADED for it. As in `back` on 24.11, "
+            "slurmdbd's registration may be blank after the hand-back: then DEGRADED naming it"
         ),
+    ),
+    LabScenario(
+        "standby-killed",
+        "SIGKILL of ctl2's slurmctld (the standby); nothing published, an operator's run",
+        _kill_standby("ctl2"),
+        frozenset({"HEALTHY"}),
+        "HEALTHY (redundancy none)",
+        parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+        verify=_standby_gone("ctl2", none_left=True),
+        measured=True,
+        why=(
+            "ctl1 still serves: HEALTHY. ctl2 was the only standby, so redundancy is none and the verdict "
+            "says 'no standby is ready: one more failure stops the cluster' (the watchdog's "
+            "redundancy-lost incident follows after RedundancyGraceMinutes)"
+        ),
+    ),
+    LabScenario(
+        "standby-killed-3",
+        "three controllers: SIGKILL of ctl3's slurmctld (a standby); an operator's run",
+        _kill_standby("ctl3"),
+        frozenset({"HEALTHY"}),
+        "HEALTHY (redundancy reduced)",
+        parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+        verify=_standby_gone("ctl3", none_left=False),
+        measured=True,
+        controllers=3,
+        why="ctl1 still serves and ctl2 is still a ready standby: HEALTHY, redundancy reduced",
     ),
     LabScenario(
         "standby-refuses",

@@ -26,6 +26,7 @@ from hyperpod_ha_dev.simulation.lab.operator_run import operator_runs
 from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS
 from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
 from hyperpod_ha_dev.simulation.scenarios import Scenario
+from hyperpod_ha_dev.simulation.timeline import Follow
 from hyperpod_lab import Lab
 from hyperpod_lab.faults import clear, last_fault
 
@@ -58,6 +59,8 @@ class LabVerification:
     verdict_output: Mapping[str, Any]  # the last "Decide the verdict" output
     fault: Mapping[str, Any] | None = None
     fault_to_verdict_seconds: float | None = None
+    restore_mode: str = "off"
+    restore_actions: tuple[Mapping[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = self.result.to_json()
@@ -65,6 +68,10 @@ class LabVerification:
             "verdict": self.result.verdict,
             "active_controller": self.verdict_output.get("active_controller"),
             "reasons": list(self.verdict_output.get("reasons", [])),
+            # What is left for the next failover (hyperpod_ha.verdict.redundancy).
+            "redundancy": self.verdict_output.get("redundancy"),
+            "standbys": list(self.verdict_output.get("standbys") or []),
+            "not_ready": dict(self.verdict_output.get("not_ready") or {}),
             "slurm_version": self.slurm_version,
             "incidents": data["incidents"],
             "snapshots": data["snapshots"],
@@ -76,6 +83,8 @@ class LabVerification:
                 round(self.fault_to_verdict_seconds, 1) if self.fault_to_verdict_seconds is not None else None
             ),
             "timeline": data["timeline"],
+            "restore_mode": self.restore_mode,
+            "restore_actions": [dict(action) for action in self.restore_actions],
         }
 
 
@@ -87,9 +96,17 @@ def slurm_version(lab: Lab) -> str | None:
 
 
 def verify_lab(
-    lab: Lab, root: Path, parameters: Mapping[str, int] | None = None, reason: str = "operator verification"
+    lab: Lab,
+    root: Path,
+    parameters: Mapping[str, int] | None = None,
+    reason: str = "operator verification",
+    follow: Follow | None = None,
+    restore: str = "off",
 ) -> LabVerification:
-    """Run the workflow once against the lab (root only); the lab is left as it is."""
+    """Run the workflow once against the lab (root only), with ``RestoreRedundancy`` = ``restore``:
+    with ``off`` the lab is left as it is; otherwise a run that finds a controller to restore
+    starts the restore, which starts the verification after it (both waited for). ``follow`` is
+    told each timeline entry as the run makes it."""
     if not lab.is_up():  # before the lock: a refusal never waits for another user of the lab
         raise LabNotUp("the lab is not up (hyperpod-ha lab up)")
     with lab_lock():
@@ -97,16 +114,28 @@ def verify_lab(
         controllers = [
             SiteController(c["instance_id"], c["private_ip"], c["hostname"]) for c in lab.controllers()
         ]
-        settings = {**VERIFY_PARAMETERS, **(parameters or {})}
+        settings: dict[str, Any] = {**VERIFY_PARAMETERS, **(parameters or {}), "RestoreRedundancy": restore}
         secret = NodeSecret(lab.paths.node_secret_dir)
         try:
-            with attached_agent(lab, secret), embedded_run(root, controllers, LAB_TRANSPORT, settings) as run:
+            with (
+                attached_agent(lab, secret),
+                embedded_run(
+                    root,
+                    controllers,
+                    LAB_TRANSPORT,
+                    settings,
+                    function_transports={"RestoreRedundancyFunction": LAB_TRANSPORT},
+                ) as run,
+            ):
                 stack = run.stack
                 runs = operator_runs(stack, settings)
                 runs.start_or_join(
                     str(stack.parameters["ClusterName"]), Trigger("operator", uuid.uuid4().hex, {}), reason
                 )
-                result = run.finish(VERIFY, timeout=FINISH_SECONDS)
+                # finish() stops what still runs: with a restore, first let the chain end (the
+                # run starts the restore, the restore a verification of its own).
+                actions = _restore_actions(stack, FINISH_SECONDS) if restore != "off" else ()
+                result = run.finish(VERIFY, timeout=FINISH_SECONDS, follow=follow)
                 output, decided_at = _last_verdict(stack.executions())
         finally:
             secret.close()
@@ -114,7 +143,7 @@ def verify_lab(
         if fault is not None and decided_at is not None:
             seconds = decided_at - float(fault["at"])
             clear(lab.paths.root)
-        return LabVerification(result, slurm_version(lab), output, fault, seconds)
+        return LabVerification(result, slurm_version(lab), output, fault, seconds, restore, actions)
 
 
 def _last_verdict(executions: list[dict[str, Any]]) -> tuple[dict[str, Any], float | None]:
@@ -132,3 +161,27 @@ def _last_verdict(executions: list[dict[str, Any]]) -> tuple[dict[str, Any], flo
                 if isinstance(value, dict):
                     found, at = value, event["timestamp"].timestamp()
     return found, at
+
+
+def _restore_actions(stack: Any, timeout: float) -> tuple[dict[str, Any], ...]:
+    """What the restores the runs started did (each action: controller, kind, restored, what),
+    once every run and restore ended (a restore starts its verification before it ends, a run
+    its restore: three quiet polls a second apart)."""
+    import time
+
+    sfn = boto3.client("stepfunctions")
+    deadline = time.monotonic() + timeout
+    quiet = 0  # polls in a row with a verification and nothing running
+    restores: list[dict[str, Any]] = []
+    while quiet < 3 and time.monotonic() < deadline:
+        time.sleep(1.0)
+        runs = stack.executions()
+        restores = stack.executions("RedundancyRestoreStateMachineArn")
+        running = any(e["status"] == "RUNNING" for e in [*runs, *restores])
+        quiet = quiet + 1 if runs and not running else 0
+    actions: list[dict[str, Any]] = []
+    for execution in sorted(restores, key=lambda e: e["startDate"]):
+        described = sfn.describe_execution(executionArn=execution["executionArn"])
+        output = json.loads(described.get("output") or "{}")
+        actions += [dict(action) for action in output.get("results") or []]
+    return tuple(actions)

@@ -130,15 +130,16 @@ DEGRADED_CASES = [
             "does not answer ping while ctl2 is active",
         ),
     ),
+    # A dead standby alone is no DEGRADED verdict: the verdict's redundancy says it (none here).
     Case(
         "standby slurmctld not running",
         (
             Probe(ping="Slurmctld(primary) at ctl1 is UP\nSlurmctld(backup) at ctl2 is DOWN"),
             Probe(name="ctl2", slurmctld=None, log="slurmctld_log_ctl2_standby.txt"),
         ),
-        DEGRADED,
+        HEALTHY,
         "ctl1",
-        ("standby ctl2: slurmctld not running",),
+        ("standby ctl2: slurmctld not running", "no standby is ready: one more failure stops the cluster"),
     ),
     Case(
         "a standby unreachable by SSM that answers ping",
@@ -153,8 +154,8 @@ DEGRADED_CASES = [
             Probe(ping="Slurmctld(primary) at ctl1 is UP\nSlurmctld(backup) at ctl2 is DOWN"),
             Unreachable("ctl2"),
         ),
-        DEGRADED,
+        HEALTHY,
         "ctl1",
-        ("standby ctl2 could not be checked (TargetUnreachable",),
+        ("standby ctl2 could not be checked (TargetUnreachable", "no standby is ready"),
     ),
 ]

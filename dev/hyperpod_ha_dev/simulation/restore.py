@@ -1,0 +1,170 @@
+"""A restore of redundancy end to end on the embedded stack: the real restore state machine on
+moto's interpreter, the real handlers, the restore's document run on simulated controllers.
+
+The standby's slurmctld is down (``STANDBY_KILLED``) until the restore's document starts it
+(``systemctl start slurmctld``, which the fake node records): then it logs the standby role
+again (``STANDBY``). In ``RestartsAndDies`` it dies again after every start.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+
+from hyperpod_ha_dev.simulation import scenarios as s
+from hyperpod_ha_dev.simulation.cluster import SimulatedCluster, SimulatedController
+from hyperpod_ha_dev.simulation.drill import DrillSimulatedCluster
+from hyperpod_ha_dev.simulation.engine import simulated_run
+from hyperpod_ha_dev.simulation.fake_controller import ControllerState, FakeController
+
+# ctl2's slurmctld killed: no process; the active ctl1 still writes the heartbeat.
+STANDBY_KILLED = ControllerState(slurmctld="stopped", log="slurmctld_log_ctl2_standby.txt")
+FINISH_SECONDS = 180
+# Fast restores: one second between checks. The definition is not touched.
+RESTORE_INPUT = {"wait_seconds": 1, "max_checks": 4}
+
+
+class RestoreSimulatedCluster(SimulatedCluster):
+    """ctl1 active, ctl2's slurmctld down until the restore's document starts it."""
+
+    dies_again = False
+
+    def __init__(self, controllers: Any, captures: Path) -> None:
+        super().__init__(controllers, captures)
+        self.started: list[str] = []
+
+    def state_for(self, controller: SimulatedController, check: int) -> ControllerState:
+        if controller.identity == s.CTL2:
+            return s.STANDBY if self.started and not self.dies_again else STANDBY_KILLED
+        return s.PRIMARY
+
+    def after_command(self, node: FakeController) -> None:
+        requests = node.requests_file
+        if not requests.exists():
+            return
+        for line in requests.read_text().splitlines():
+            if line.split()[:1] == ["start"]:
+                self.started.append(line)
+        requests.unlink()
+
+
+class RestartsAndDies(RestoreSimulatedCluster):
+    """A slurmctld that dies again after every start."""
+
+    dies_again = True
+
+
+class AfterFailover(DrillSimulatedCluster):
+    """ctl1 killed, ctl2 took over (the ``failover`` scenario) until ctl1's slurmctld is started:
+    then ctl1 takes control back, as in the drill's hand-back."""
+
+    def __init__(self, controllers: Any, captures: Path) -> None:
+        super().__init__(controllers, captures)
+        self._phase, self._changed_at = "taken-over", float("-inf")
+
+    @property
+    def started(self) -> list[str]:
+        return [what for _, what in self.events]
+
+
+class AfterFailoverRegistrationLost(AfterFailover):
+    """The hand-back leaves slurmdbd with no controller registered until a reconfigure (24.11)."""
+
+    loses_registration = True
+
+
+@dataclass
+class RestoreResult:
+    status: str
+    output: dict[str, Any]
+    states: list[str]
+    started: list[str]
+    executions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run_restore(
+    root: Path,
+    request: dict[str, Any],
+    cluster_type: type[SimulatedCluster] = RestoreSimulatedCluster,
+    base: s.Scenario | None = None,
+) -> RestoreResult:
+    """One restore execution started as ``hyperpod-ha restore start`` would, to its end."""
+    scenario = base or s.SCENARIOS["healthy"]
+    with simulated_run(scenario, root, cluster_type) as run:
+        from hyperpod_ha_dev.simulation.engine import _current
+
+        sfn = boto3.client("stepfunctions")
+        cluster = str(run.stack.parameters["ClusterName"])
+        execution = sfn.start_execution(
+            stateMachineArn=str(run.stack.outputs["RedundancyRestoreStateMachineArn"]),
+            name="restore-test",
+            input=json.dumps({"cluster": cluster, **RESTORE_INPUT, **request}),
+        )["executionArn"]
+        described = _wait(sfn, execution)
+        history = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
+        states = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+        simulated = _current.cluster
+        started = list(getattr(simulated, "started", []))
+        executions = [dict(e) for e in run.stack.executions()]
+        run.stack.stop_running_executions()
+        return RestoreResult(
+            described["status"], json.loads(described.get("output") or "{}"), states, started, executions
+        )
+
+
+def _wait(sfn: Any, execution: str) -> dict[str, Any]:
+    deadline = time.monotonic() + FINISH_SECONDS
+    while time.monotonic() < deadline:
+        described: dict[str, Any] = sfn.describe_execution(executionArn=execution)
+        if described["status"] != "RUNNING":
+            return described
+        time.sleep(0.2)
+    raise TimeoutError(f"the restore did not finish within {FINISH_SECONDS} s")
+
+
+def run_verification_with_restore(
+    root: Path, mode: str, cluster_type: type[RestoreSimulatedCluster] = RestoreSimulatedCluster
+) -> dict[str, list[dict[str, Any]]]:
+    """A verification run with ``restore_redundancy`` = ``mode``, then whatever it started, to
+    the end: every execution of both state machines, oldest first, with its states."""
+    with simulated_run(s.SCENARIOS["healthy"], root, cluster_type) as run:
+        sfn = boto3.client("stepfunctions")
+        cluster = str(run.stack.parameters["ClusterName"])
+        sfn.start_execution(
+            stateMachineArn=str(run.stack.outputs["FailoverVerificationStateMachineArn"]),
+            name="verify-first",
+            input=json.dumps({"cluster": cluster, "restore_redundancy": mode}),
+        )
+        found: dict[str, list[dict[str, Any]]] = {}
+        deadline = time.monotonic() + FINISH_SECONDS
+        while time.monotonic() < deadline:
+            found = {
+                output: run.stack.executions(output)
+                for output in ("FailoverVerificationStateMachineArn", "RedundancyRestoreStateMachineArn")
+            }
+            every = [e for executions in found.values() for e in executions]
+            settled = all(e["status"] != "RUNNING" for e in every)
+            # A restore that acted starts one more verification: wait for it too.
+            acted = any(e["status"] == "SUCCEEDED" for e in found["RedundancyRestoreStateMachineArn"])
+            if settled and (not acted or len(found["FailoverVerificationStateMachineArn"]) > 1):
+                break
+            time.sleep(0.5)
+        run.stack.stop_running_executions()
+        for executions in found.values():
+            executions.sort(key=lambda e: e["startDate"])
+            for execution in executions:
+                history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)
+                execution["states"] = [
+                    e["stateEnteredEventDetails"]["name"]
+                    for e in history["events"]
+                    if "stateEnteredEventDetails" in e
+                ]
+                execution["error"] = sfn.describe_execution(executionArn=execution["executionArn"]).get(
+                    "error"
+                )
+        return found

@@ -1,0 +1,13 @@
+"""The restore's errors: what the state machine matches (``ErrorEquals``) by class name."""
+
+from __future__ import annotations
+
+from hyperpod_ha.errors import HyperpodHaError, InputRejected
+
+
+class InvalidRestoreRequest(InputRejected):
+    """A restore step's input is not what the state machine sends; the reason is safe to log."""
+
+
+class RestoreCommandFailed(HyperpodHaError):
+    """The restore document could not run on a controller, or its script said it failed."""

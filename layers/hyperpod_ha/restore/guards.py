@@ -1,0 +1,94 @@
+"""The guards: when nothing may be started, and on which controller not.
+
+Each returns why it blocks (a sentence for the incident, the notice and the status view), or
+``None`` when it lets the restore go on. Starting slurmctld is safe only while exactly one
+controller serves with a state it can hand over: a standby started beside two active ones, or
+beside one whose StateSaveLocation cannot be written, would join a cluster it cannot take over.
+"""
+
+from __future__ import annotations
+
+from hyperpod_ha.controllers.maintenance import Maintenance, StatusKind, cluster_status_kind
+from hyperpod_ha.restore.models import ClusterHolds
+from hyperpod_ha.verdict import DOWN, SPLIT_BRAIN, UNKNOWN
+from hyperpod_ha.verdict.activity import active_controllers
+from hyperpod_ha.verdict.observation import Observation, ObservedController
+
+_NEVER = {
+    SPLIT_BRAIN: "more than one controller acts as the active one: starting another would add to it",
+    DOWN: "no controller is active: a started slurmctld would not find one to stand by",
+    UNKNOWN: "no controller could be checked: nothing is known to restore safely",
+}
+
+
+def verdict_allows(verdict: str) -> str | None:
+    """Never for SPLIT_BRAIN, DOWN, UNKNOWN."""
+    why = _NEVER.get(verdict)  # type: ignore[call-overload]
+    return None if why is None else f"not restored: the verdict is {verdict}: {why}"
+
+
+def one_active(seen: Observation) -> tuple[ObservedController | None, str | None]:
+    """The one active controller, or why there is not exactly one."""
+    active = active_controllers(seen)
+    if len(active) != 1:
+        return None, f"not restored: {len(active)} controllers are active, not exactly one"
+    return active[0], None
+
+
+def state_save_writable(active: ObservedController) -> str | None:
+    report = active.checked
+    if report is None:
+        return f"not restored: the active controller {active.key} could not be checked"
+    if report.state_save.effectively_writable is not True:
+        where = report.state_save.path or "StateSaveLocation"
+        return f"not restored: {where} is not writable on the active controller {active.key}"
+    return None
+
+
+def heartbeat_fresh(seen: Observation, active: ObservedController) -> str | None:
+    beat = seen.fresh_beat
+    if beat is None or active.index is None or beat.writer != active.index:
+        return (
+            f"not restored: the active controller {active.key} wrote no fresh heartbeat "
+            f"(within SlurmctldTimeout {seen.timeout} s and the slack)"
+        )
+    return None
+
+
+def not_under_maintenance(maintenance: Maintenance) -> str | None:
+    """The cluster being updated: HyperPod stops and starts slurmctld itself."""
+    if cluster_status_kind(maintenance.cluster_status) is StatusKind.UPDATING:
+        return f"not restored: HyperPod is updating the cluster ({maintenance.describe()})"
+    return None
+
+
+def node_not_under_update(maintenance: Maintenance, instance_id: str) -> str | None:
+    for node in maintenance.controllers:
+        if node.instance_id == instance_id:
+            return f"not restored: HyperPod is updating that node ({node.status})"
+    return None
+
+
+def cluster_not_held(holds: ClusterHolds) -> str | None:
+    """A drill moves control on purpose; a roll-out restarts slurmdbd one controller at a time."""
+    if holds.holder:
+        return f"not restored: {holds.holder} holds the cluster"
+    if holds.rollout:
+        return f"not restored: {holds.rollout}"
+    return None
+
+
+def not_active(candidate: ObservedController, active: ObservedController) -> str | None:
+    if candidate is active or (candidate.index is not None and candidate.index == active.index):
+        return f"not restored: {candidate.key} is the active controller"
+    return None
+
+
+def within_hourly_bound(used: int, max_per_hour: int) -> str | None:
+    if used >= max_per_hour:
+        return (
+            f"restoring stopped: {used} restore actions on this cluster this hour already "
+            f"(RestoreMaxPerHour={max_per_hour}); a controller that fails again after each start "
+            "needs a person: look at its slurmctld log"
+        )
+    return None

@@ -1,0 +1,51 @@
+"""How redundancy is restored: the mode (the template's ``RestoreRedundancy``) and how many
+actions per cluster and hour (``RestoreMaxPerHour``), read by the restore function and by the
+verification workflow's choice (the template passes the same parameter to both)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Final
+
+from hyperpod_ha.environment import Integer, Settings, Text
+
+
+class RestoreMode(StrEnum):
+    """``off`` (default): nothing is started, the reasons name the action that would restore it.
+    ``standbys``: a backup controller whose slurmctld is not running (or hangs) is started.
+    ``all``: also the configured primary after a failover (control goes back to it)."""
+
+    OFF = "off"
+    STANDBYS = "standbys"
+    ALL = "all"
+
+
+DEFAULT_MAX_PER_HOUR: Final = 2
+MAX_PER_HOUR: Final = 10  # the template's MaxValue
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Mode(Text):
+    def parse(self, raw: str) -> str:
+        value = raw.strip()
+        if value not in RestoreMode.__members__.values():
+            raise self.refused(f"must be one of {', '.join(RestoreMode)}")
+        return value
+
+
+def restore_mode(value: object) -> RestoreMode | None:
+    """The mode a request names, or ``None`` when it names none we know."""
+    return RestoreMode(value) if isinstance(value, str) and value in set(RestoreMode) else None
+
+
+@dataclass(frozen=True)
+class RestoreSettings(Settings):
+    mode: Annotated[str, _Mode("RESTORE_REDUNDANCY", RestoreMode.OFF.value)] = RestoreMode.OFF.value
+    max_per_hour: Annotated[
+        int, Integer("RESTORE_MAX_PER_HOUR", DEFAULT_MAX_PER_HOUR, minimum=1, maximum=MAX_PER_HOUR)
+    ] = DEFAULT_MAX_PER_HOUR
+
+    @property
+    def restore_mode(self) -> RestoreMode:
+        return RestoreMode(self.mode)

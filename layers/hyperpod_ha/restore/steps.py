@@ -1,0 +1,201 @@
+"""One function per step of the restore state machine (``statemachine/redundancy_restore.asl.json``).
+
+Each takes the step's JSON and returns the JSON the state machine keeps; the handler only picks
+the step by ``action``. Waiting happens in the state machine, between steps.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from functools import partial
+from typing import Any, Final
+
+from hyperpod_ha.commands import SESSION_MANAGER, CommandError, CommandRequest
+from hyperpod_ha.controllers.maintenance import Maintenance
+from hyperpod_ha.controllers.models import Controller, ControllerReport
+from hyperpod_ha.lease import Lease, lease_id_for_restore
+from hyperpod_ha.request_fields import text_field
+from hyperpod_ha.restore.context import RestoreContext, request_of
+from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFailed
+from hyperpod_ha.restore.models import ClusterHolds, RestoreAction, RestorePlan
+from hyperpod_ha.restore.node import parse_restore_output
+from hyperpod_ha.restore.planner import RestoreInput, plan_restore
+from hyperpod_ha.restore.record import finish
+from hyperpod_ha.verdict import reports_from_json
+
+# The restore document is a Session document: Run Command would need a Command document.
+SUPPORTED_TRANSPORTS: Final = frozenset({SESSION_MANAGER, "simulated", "lab-agent"})
+HOUR: Final = 3600
+MAX_CHECKS: Final = 30
+
+_text = partial(text_field, rejected=InvalidRestoreRequest)
+
+
+def begin(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
+    """Take the cluster's lease (kind ``restore``): one restore, run or drill at a time."""
+    request = request_of(event, context)
+    execution_id = _text(event, "execution_id")
+    lease_id = lease_id_for_restore(execution_id)
+    lease = Lease.for_restore(lease_id, execution_id, int(context.clock()), context.lease_seconds)
+    holder = context.take_lease(lease)
+    if holder is None:
+        return {"taken": True, "lease_id": lease_id, "reason": None, "cluster": request.cluster}
+    running = holder.execution_arn or holder.execution_name
+    return {
+        "taken": False,
+        "lease_id": lease_id,
+        "reason": f"not restored: a {holder.kind} holds the cluster now: {running}",
+        "holder": running,
+    }
+
+
+def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
+    """From one check of every controller: the actions, each counted against the hourly bound."""
+    request = request_of(event, context)
+    cluster = event.get("cluster")
+    if not isinstance(cluster, Mapping):
+        raise InvalidRestoreRequest("plan needs the discovered cluster")
+    reports = reports_from_json(event.get("reports"))
+    nodes = _nodes(cluster.get("controllers"))
+    if context.transport not in SUPPORTED_TRANSPORTS:
+        why = f"not restored: the restore document is a Session document; the stack uses {context.transport}"
+        return _with_nodes(RestorePlan(request.mode, "", None, blocked=why, reasons=(why,)), nodes)
+    now = context.clock()
+    hour = int(now) // HOUR
+    holds = ClusterHolds(rollout=context.rollout(dt.datetime.fromtimestamp(now, dt.UTC)))
+    given = RestoreInput(
+        request.mode,
+        reports,
+        context.document,
+        maintenance=Maintenance.from_json(cluster.get("maintenance") or {"cluster_status": ""}),
+        holds=holds,
+        used_this_hour=context.actions_this_hour(hour),
+        max_per_hour=context.settings.max_per_hour,
+    )
+    planned = plan_restore(given)
+    if request.dry_run and planned.actions:
+        note = "dry run: nothing started; " + "; ".join(a.command for a in planned.actions)
+        planned = replace(
+            planned,
+            actions=(),
+            not_taken=planned.actions + planned.not_taken,
+            reasons=(*planned.reasons, note),
+        )
+    return _with_nodes(_counted(planned, hour, context), nodes)
+
+
+def _counted(planned: RestorePlan, hour: int, context: RestoreContext) -> RestorePlan:
+    """Each action counted with a conditional write: two restores at once never pass the bound."""
+    taken: list[RestoreAction] = []
+    left: list[RestoreAction] = []
+    bound = context.settings.max_per_hour
+    for action in planned.actions:
+        if not left and context.count_action(hour, bound) is not None:
+            taken.append(action)
+        else:
+            left.append(action)
+    if not left:
+        return planned
+    stopped = (
+        f"restoring stopped: {bound} restore actions on this cluster this hour already "
+        f"(RestoreMaxPerHour={bound}); a controller that fails again after each start needs a person"
+    )
+    return replace(
+        planned,
+        actions=tuple(taken),
+        not_taken=tuple(left) + planned.not_taken,
+        stopped=stopped,
+        reasons=(*planned.reasons, stopped),
+    )
+
+
+def _nodes(value: object) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, list):
+        raise InvalidRestoreRequest("the discovered cluster has no list of controllers")
+    return {node.instance_id: node.to_json() for node in map(Controller.from_json, value[:32])}
+
+
+def _with_nodes(planned: RestorePlan, nodes: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """The plan, each action with its node as discovery gave it (the probe's input)."""
+    result = planned.to_json()
+    result["actions"] = [{**a, "node": nodes.get(a["instance_id"])} for a in result["actions"]]
+    result["act"] = bool(result["actions"]) and all(a["node"] for a in result["actions"])
+    return result
+
+
+def act(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
+    """Run the restore document on the action's controller."""
+    action = RestoreAction.from_json(event.get("item"))
+    request = CommandRequest(action.target, context.document, context.command_deadline_seconds, {})
+    try:
+        result = context.runner().run(request)
+    except CommandError as error:
+        raise RestoreCommandFailed(f"{action.controller}: {type(error).__name__}: {error.reason}") from error
+    output = parse_restore_output(result.stdout)
+    if output.rc != 0:
+        detail = output.values.get("output") or f"exit code {output.rc}"
+        raise RestoreCommandFailed(f"{action.controller}: slurmctld did not start: {detail}")
+    return {**output.to_json(), "at": int(context.clock())}
+
+
+def check(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
+    """Whether the restarted controller logged the role it should have and answers ping."""
+    del context
+    action = RestoreAction.from_json(event.get("item"))
+    checks = event.get("checks", 0)
+    most = event.get("max_checks", 6)
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in (checks, most)) or not (
+        0 <= checks <= MAX_CHECKS and 1 <= most <= MAX_CHECKS
+    ):
+        raise InvalidRestoreRequest(f"checks and max_checks must be integers 0-{MAX_CHECKS}")
+    report = ControllerReport.from_json(event.get("report"))
+    done, what = judge(action, report, registered=bool(event.get("registered")))
+    checks += 1
+    waiting = "check-again" if checks < most else "not-restored"
+    nxt = done if done in {"restored", "register"} else waiting
+    return {"next": nxt, "checks": checks, "what": what, "controller": action.controller}
+
+
+def judge(action: RestoreAction, report: ControllerReport, *, registered: bool) -> tuple[str, str]:
+    """``restored``, ``register`` (the primary took control back, slurmdbd names no controller)
+    or ``waiting``, with what was seen."""
+    name = action.controller
+    if not report.checked:
+        return "waiting", f"{name} could not be checked ({report.reason or report.status.value})"
+    if report.slurmctld.running is not True or report.slurmctld.stopped:
+        return "waiting", f"{name}: slurmctld not running yet"
+    wanted = "primary" if action.kind == "hand-back" else "standby"
+    if report.role.logged != wanted:
+        return "waiting", f"{name}: slurmctld logged {report.role.logged or 'no role'} so far, not {wanted}"
+    answers = [line.responding for line in report.ping.lines if line.index == action.index]
+    if answers != [True]:
+        return "waiting", f"{name}: logged the {wanted} role but does not answer ping yet"
+    if wanted == "primary" and report.dbd.reachable and not report.dbd.registered_host and not registered:
+        return "register", f"{name} took control back; slurmdbd names no controller: registering it"
+    return "restored", f"{name}: slurmctld runs, logged the {wanted} role and answers ping"
+
+
+def verify(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
+    """After an action: a verification run, as any trigger starts one (it takes the lease)."""
+    request_of(event, context)
+    execution_id = _text(event, "execution_id")
+    started = context.start_verification(execution_id, "after restoring redundancy")
+    return dict(started)
+
+
+Step = Callable[[Mapping[str, Any], RestoreContext], dict[str, Any]]
+
+
+def steps() -> dict[str, Step]:
+    return {"begin": begin, "plan": plan, "act": act, "check": check, "finish": finish, "verify": verify}
+
+
+def run_step(event: object, context: RestoreContext) -> dict[str, Any]:
+    if not isinstance(event, Mapping):
+        raise InvalidRestoreRequest("the restore step's event is not a JSON object")
+    step = steps().get(str(event.get("action")))
+    if step is None:
+        raise InvalidRestoreRequest("action must be begin, plan, act, check, finish or verify")
+    return step(event, context)

@@ -1,0 +1,160 @@
+"""The restore's node script, run by real bash exactly as the template's document gives it,
+with small Slurm stand-ins on PATH that record what they were asked."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import signal
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hyperpod_ha.commands import CommandRequest
+from hyperpod_ha.restore.errors import RestoreCommandFailed
+from hyperpod_ha.restore.node import parse_restore_output
+from hyperpod_ha_dev.cfn import load_template, with_mappings
+from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
+from tests.conftest import ROOT
+
+TEMPLATE = load_template(ROOT / "template.yaml")
+DOCUMENT = "RestoreSlurmctldDocument"
+
+
+class TemplateDocuments:
+    """``ssm.get_document`` answered from template.yaml."""
+
+    def get_document(self, Name: str) -> dict[str, Any]:
+        content = TEMPLATE["Resources"][Name]["Properties"]["Content"]
+        return {"Content": json.dumps(with_mappings(TEMPLATE, content))}
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Path:
+    """Stand-ins: pgrep gives $PID (none when empty), scontrol ping says $PING for this host
+    (ctl2), sacctmgr gives $REGISTERED; each appends its arguments to calls.log."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    scripts = {
+        "hostname": "echo ctl2",
+        "pgrep": '[ -n "${PID:-}" ] && echo "$PID" || exit 1',
+        # A (re)started slurmctld answers ping from then on.
+        "systemctl": 'echo "systemctl $*" >> "$LOG"; touch "$LOG.started"',
+        "scontrol": (
+            'echo "scontrol $*" >> "$LOG"\n'
+            'own=${PING:-UP}; [ -e "$LOG.started" ] && own=UP\n'
+            'case "$1" in\n'
+            '  ping) echo "Slurmctld(primary) at ${PRIMARY:-ctl1} is UP"\n'
+            '        echo "Slurmctld(backup) at ctl2 is $own" ;;\n'
+            '  show) echo "ClusterName = lab" ;;\n'
+            "esac"
+        ),
+        "sacctmgr": 'echo "sacctmgr $*" >> "$LOG"; echo "${REGISTERED:-}"',
+        "sleep": "exit 0",
+    }
+    for name, body in scripts.items():
+        path = bin_dir / name
+        path.write_text(f"#!/bin/bash\n{body}\n")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return tmp_path
+
+
+def run(node: Path, parameters: dict[str, list[str]] | None = None, **env: str) -> tuple[str, list[str]]:
+    line = agent_command_line(CommandRequest("target", DOCUMENT, 30, parameters or {}), TemplateDocuments())
+    done = subprocess.run(
+        shlex.split(line),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"PATH": f"{node / 'bin'}:/usr/bin:/bin", "LOG": str(node / "calls.log"), **env},
+    )
+    log = node / "calls.log"
+    return done.stdout, log.read_text().splitlines() if log.exists() else []
+
+
+@pytest.fixture
+def stopped_process() -> Iterator[int]:
+    """A real process in state T (SIGSTOP), as a stopped slurmctld is."""
+    process = subprocess.Popen(["sleep", "60"])
+    process.send_signal(signal.SIGSTOP)
+    try:
+        yield process.pid
+    finally:
+        process.kill()
+        process.wait()
+
+
+def test_a_slurmctld_not_running_is_started(node: Path) -> None:
+    out, calls = run(node)
+    output = parse_restore_output(out)
+    assert (output.rc, output.values["before"], output.started, output.answers_ping) == (
+        0,
+        "not-running",
+        True,
+        True,
+    )
+    assert "systemctl start slurmctld" in calls
+
+
+def test_a_stopped_slurmctld_is_restarted(node: Path, stopped_process: int) -> None:
+    out, calls = run(node, PID=str(stopped_process))
+    assert parse_restore_output(out).values["before"] == "stopped"
+    assert "systemctl restart slurmctld" in calls
+
+
+def test_a_slurmctld_that_does_not_answer_ping_is_restarted(node: Path) -> None:
+    out, calls = run(node, PID="1", PING="DOWN")
+    output = parse_restore_output(out)
+    assert output.values["before"] == "not-answering"
+    assert "systemctl restart slurmctld" in calls
+    assert output.answers_ping is True
+
+
+def test_a_running_answering_slurmctld_is_left_alone(node: Path) -> None:
+    out, calls = run(node, PID="1")
+    output = parse_restore_output(out)
+    assert (output.values["before"], output.started) == ("running", False)
+    assert not [call for call in calls if call.startswith("systemctl")]
+
+
+def test_the_primary_taking_control_back_is_registered_with_slurmdbd_when_none_is(node: Path) -> None:
+    # Run on the configured primary (this host is ctl2 here, named as the primary by ping).
+    out, calls = run(node, PRIMARY="ctl2", PING="UP")
+    output = parse_restore_output(out)
+    assert output.values["registered_before"] == "none"
+    assert "scontrol reconfigure" in calls
+    again, calls = run(node, PRIMARY="ctl2", REGISTERED="10.1.0.2", PID="1")
+    assert parse_restore_output(again).values["registered_before"] == "10.1.0.2"
+    assert calls.count("scontrol reconfigure") == 1  # only the first run reconfigured
+
+
+def test_a_failed_start_reports_its_exit_code(node: Path) -> None:
+    (node / "bin" / "systemctl").write_text("#!/bin/bash\necho 'Job for slurmctld.service failed'; exit 1\n")
+    output = parse_restore_output(run(node)[0])
+    assert output.rc == 1
+    assert "failed" in output.values["output"]
+
+
+def test_the_document_takes_no_parameter() -> None:
+    for parameters in ({"command": ["id"]}, {"controllerIndex": ["0"]}):
+        with pytest.raises(DocumentParametersRejected):
+            agent_command_line(CommandRequest("target", DOCUMENT, 30, parameters), TemplateDocuments())
+    assert "parameters" not in TEMPLATE["Resources"][DOCUMENT]["Properties"]["Content"]
+
+
+def test_a_slurmctld_that_did_not_answer_within_the_wait_is_told() -> None:
+    # (the script's own 20 s wait is not run here: a test does not wait)
+    output = parse_restore_output(
+        "before=not-running\naction=started\nanswers_ping=no\nHYPERPOD_HA_RESTORE_RESULT rc=0"
+    )
+    assert (output.rc, output.started, output.answers_ping) == (0, True, False)
+
+
+def test_output_without_the_result_line_is_refused() -> None:
+    with pytest.raises(RestoreCommandFailed, match="did not finish"):
+        parse_restore_output("before=not-running\naction=started\n")

@@ -1,0 +1,39 @@
+"""RestoreSettings: the mode and the hourly bound, as the template sets them."""
+
+from __future__ import annotations
+
+import pytest
+
+from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.restore.settings import RestoreMode, RestoreSettings, restore_mode
+
+
+def test_defaults_are_the_templates() -> None:
+    settings = RestoreSettings.read({})
+    assert settings.restore_mode is RestoreMode.OFF
+    assert settings.max_per_hour == 2
+
+
+@pytest.mark.parametrize("mode", ["off", "standbys", "all"])
+def test_every_mode_is_read(mode: str) -> None:
+    assert RestoreSettings.read({"RESTORE_REDUNDANCY": mode}).restore_mode.value == mode
+
+
+@pytest.mark.parametrize(
+    ("env", "variable"),
+    [
+        ({"RESTORE_REDUNDANCY": "everything"}, "RESTORE_REDUNDANCY"),
+        ({"RESTORE_MAX_PER_HOUR": "0"}, "RESTORE_MAX_PER_HOUR"),
+        ({"RESTORE_MAX_PER_HOUR": "11"}, "RESTORE_MAX_PER_HOUR"),
+        ({"RESTORE_MAX_PER_HOUR": "two"}, "RESTORE_MAX_PER_HOUR"),
+    ],
+)
+def test_a_bad_value_names_its_variable(env: dict[str, str], variable: str) -> None:
+    with pytest.raises(ConfigurationError, match=variable):
+        RestoreSettings.read(env)
+
+
+def test_a_requested_mode_is_one_we_know_or_none() -> None:
+    assert restore_mode("all") is RestoreMode.ALL
+    assert restore_mode("ALL") is None
+    assert restore_mode(3) is None

@@ -1,0 +1,178 @@
+"""A restore of redundancy end to end: the real restore state machine on moto's interpreter,
+the real handlers, the restore's document run on simulated controllers (ctl1 active, ctl2's
+slurmctld killed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hyperpod_ha_dev.simulation.restore import RestartsAndDies, run_restore, run_verification_with_restore
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+RUNBOOK = [
+    "Check the request",
+    "Fill in the defaults",
+    "Check the settings",
+    "Take the cluster's lease",
+    "Is the cluster ours?",
+    "Find the controllers",
+    "Check every controller",
+    "Plan the restore",
+    "Is there a controller to restore?",
+    "Restore each controller",
+    "Start slurmctld on the controller",
+    "Wait for slurmctld to start",
+    "Check the restarted controller",
+    "Did it come back as it should?",
+    "Count the check",
+    "Is it restored?",
+    "The controller is restored",
+    "Record the restore",
+    "Release the cluster",
+    "Was a controller started?",
+    "Start a verification",
+    "Restore done",
+]
+
+
+def test_standbys_starts_the_killed_standby_checks_it_and_starts_a_verification() -> None:
+    result = run_restore(ROOT, {"mode": "standbys"})
+    assert result.status == "SUCCEEDED", result.output
+    assert [state for state in result.states if not state.startswith("Run the probe")] == RUNBOOK
+    assert result.started == ["start ctl2"]
+    assert result.output["results"] == [
+        {
+            "controller": "ctl2",
+            "kind": "start-slurmctld",
+            "restored": True,
+            "what": "ctl2: slurmctld runs, logged the standby role and answers ping",
+            "command": result.output["plan"]["value"]["actions"][0]["command"],
+        }
+    ]
+    assert result.output["record"]["value"]["verify"] is True
+    # The verification it started, as any trigger starts one (it took the lease).
+    assert [e["name"] for e in result.executions] == [
+        result.output["verification"]["value"]["execution_arn"].rsplit(":", 1)[-1]
+    ]
+
+
+def test_off_starts_nothing_and_names_the_session_command() -> None:
+    result = run_restore(ROOT, {"mode": "off"})
+    assert result.status == "SUCCEEDED"
+    assert result.started == []
+    plan = result.output["plan"]["value"]
+    assert plan["act"] is False
+    assert plan["reasons"][0].startswith("RestoreRedundancy is off: would start slurmctld on ctl2")
+    assert "aws ssm start-session --target" in plan["reasons"][0]
+    assert "Start a verification" not in result.states
+    assert result.executions == []
+
+
+def test_a_slurmctld_that_dies_after_every_start_is_told_not_restored() -> None:
+    result = run_restore(ROOT, {"mode": "standbys"}, RestartsAndDies)
+    assert result.status == "SUCCEEDED"
+    [outcome] = result.output["results"]
+    assert (outcome["controller"], outcome["restored"]) == ("ctl2", False)
+    assert "slurmctld not running yet" in outcome["what"]
+
+
+def test_a_verification_with_standbys_restores_the_standby_and_the_next_run_is_healthy() -> None:
+    found = run_verification_with_restore(ROOT, "standbys")
+    first, after = found["FailoverVerificationStateMachineArn"]
+    [restore] = found["RedundancyRestoreStateMachineArn"]
+    # standby ctl2: slurmctld not running. The failover is fine (HEALTHY), no standby is left.
+    assert (first["status"], first["error"]) == ("SUCCEEDED", None)
+    assert "Restore redundancy?" in first["states"]
+    assert "Start the restore" in first["states"]
+    assert restore["status"] == "SUCCEEDED"
+    assert "The controller is restored" in restore["states"]
+    assert (after["status"], after["states"][-1]) == ("SUCCEEDED", "Failover verified")
+    assert "Start the restore" not in after["states"]  # HEALTHY: nothing to restore
+
+
+def test_a_verification_with_off_starts_no_restore() -> None:
+    found = run_verification_with_restore(ROOT, "off")
+    [first] = found["FailoverVerificationStateMachineArn"]
+    assert (first["status"], first["error"]) == ("SUCCEEDED", None)  # HEALTHY, redundancy none
+    assert "Restore redundancy?" in first["states"]
+    assert "Start the restore" not in first["states"]
+    assert found["RedundancyRestoreStateMachineArn"] == []
+
+
+def test_restore_start_follow_then_status(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from hyperpod_ha_dev.cli import main
+    from hyperpod_ha_dev.cli import restore as restore_cli
+    from hyperpod_ha_dev.cli import status as status_cli
+    from hyperpod_ha_dev.simulation.engine import simulated_run
+    from hyperpod_ha_dev.simulation.restore import RestoreSimulatedCluster
+    from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
+
+    printed: list[io.StringIO] = []
+
+    def stream() -> io.StringIO:
+        printed.append(io.StringIO())
+        return printed[-1]
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(restore_cli, "POLL_SECONDS", 0.2)
+    monkeypatch.setattr(restore_cli, "result_stream", stream)
+    monkeypatch.setattr(status_cli, "result_stream", stream)
+    with simulated_run(SCENARIOS["healthy"], ROOT, RestoreSimulatedCluster) as run:
+        stack = ["--stack-name", "hyperpod-ha", "--cluster", "ml-cluster"]
+        with pytest.raises(SystemExit) as usage:
+            main(["restore", "start", *stack, "--mode", "other"])
+        assert usage.value.code == 2  # not a mode: a usage error
+        dry = main(["restore", "start", *stack, "--mode", "standbys", "--dry-run", "--follow"])
+        dry_text = printed[-1].getvalue()
+        code = main(["restore", "start", *stack, "--mode", "standbys", "--follow"])
+        text = printed[-1].getvalue()
+        assert main(["status", *stack]) in (0, 1)
+        status_text = printed[-1].getvalue()
+        run.stack.stop_running_executions()
+    assert dry == 1  # the plan left an action to a person (the dry run's)
+    assert "dry run: nothing started" in dry_text
+    assert code == 0
+    assert "ctl2: start-slurmctld: restored" in text
+    assert "last restore: mode standbys, verdict HEALTHY" in status_text  # a dead standby: redundancy none
+    assert "ctl2: restored" in status_text
+
+
+def test_all_hands_control_back_to_the_configured_primary_after_a_failover() -> None:
+    from hyperpod_ha_dev.simulation.restore import AfterFailover
+    from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
+
+    result = run_restore(ROOT, {"mode": "all"}, AfterFailover, SCENARIOS["failover"])
+    assert result.status == "SUCCEEDED", result.output
+    assert result.started == ["start ctl1"]
+    [outcome] = result.output["results"]
+    assert (outcome["controller"], outcome["kind"], outcome["restored"]) == ("ctl1", "hand-back", True)
+    assert outcome["what"] == "ctl1: slurmctld runs, logged the primary role and answers ping"
+
+
+def test_standbys_leaves_the_primary_after_a_failover_and_names_the_command() -> None:
+    from hyperpod_ha_dev.simulation.restore import AfterFailover
+    from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
+
+    result = run_restore(ROOT, {"mode": "standbys"}, AfterFailover, SCENARIOS["failover"])
+    assert result.status == "SUCCEEDED"
+    assert result.started == []
+    plan = result.output["plan"]["value"]
+    assert plan["verdict"] == "FAILED_OVER"
+    assert [a["controller"] for a in plan["not_taken"]] == ["ctl1"]
+
+
+def test_a_hand_back_that_loses_slurmdbds_registration_registers_the_primary_again() -> None:
+    from hyperpod_ha_dev.simulation.restore import AfterFailoverRegistrationLost
+    from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
+
+    result = run_restore(ROOT, {"mode": "all"}, AfterFailoverRegistrationLost, SCENARIOS["failover"])
+    assert result.status == "SUCCEEDED", result.output
+    assert result.started[0] == "start ctl1"
+    assert any(what.startswith("reconfigure ctl1") for what in result.started)
+    assert "Register the primary with slurmdbd" in result.states
+    [outcome] = result.output["results"]
+    assert outcome["restored"] is True

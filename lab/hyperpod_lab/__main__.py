@@ -1,7 +1,9 @@
 """``python -m hyperpod_lab prepare|up|down|status``: the lab from a shell (as root).
 
 The database password for ``up`` comes from ``HYPERPOD_LAB_DB_PASSWORD`` when set (never
-from the command line, where every user could read it), else a random one.
+from the command line, where every user could read it), else a random one. Slurm 25.11 is
+built from a source tarball: ``--slurm-source`` (else ``HYPERPOD_LAB_SLURM_SOURCE``, else
+``../shared/slurm/slurm-25.11.7.tar.gz``), checked by ``--sha256`` or the SHA256SUMS beside it.
 """
 
 from __future__ import annotations
@@ -19,17 +21,18 @@ from hyperpod_lab.packages import PackageInstallError, ensure_packages
 from hyperpod_lab.processes import LabError
 from hyperpod_lab.releases import SlurmRelease, release
 from hyperpod_lab.slurm_source import SlurmSourceError, ensure_built
+from hyperpod_lab.slurm_tarball import DEFAULT_TARBALL, SOURCE_ENV
 from hyperpod_lab.topology import DEFAULT_NETWORK, DEFAULT_ROOT, DEFAULT_SLURM, LabConfigError, Topology
 
 PASSWORD_ENV = "HYPERPOD_LAB_DB_PASSWORD"  # noqa: S105 (a variable name, not a password)
 
 
-def prepare(chosen: SlurmRelease) -> dict[str, object]:
+def prepare(chosen: SlurmRelease, source: Path | None = None, sha256: str | None = None) -> dict[str, object]:
     """What a machine needs before the lab of ``chosen`` can come up: its packages, its build."""
     started = time.monotonic()
     installed = ensure_packages(chosen.packages)
     installed_at = time.monotonic()
-    build = ensure_built(chosen.series) if chosen.built else None
+    build = ensure_built(chosen.series, source=source, sha256=sha256) if chosen.built else None
     return {
         "slurm": chosen.series,
         "installed_packages": installed,
@@ -47,13 +50,24 @@ def main(argv: list[str] | None = None) -> int:
     up = commands.add_parser("up", help="bring the lab up (idempotent)")
     up.add_argument("--controllers", type=int, default=2, help="2 or 3")
     up.add_argument("--nodes", type=int, default=2, help="1 or 2")
-    up.add_argument("--slurm", default=DEFAULT_SLURM, help="24.11 (built here once) or 22.05 (Debian's)")
+    up.add_argument(
+        "--slurm", default=DEFAULT_SLURM, help="24.11 or 25.11 (built here once) or 22.05 (Debian's)"
+    )
     up.add_argument("--network", default=DEFAULT_NETWORK, help="a private /24 for the lab's bridge")
     up.add_argument("--no-install", action="store_true", help="do not apt-get install missing packages")
     preparing = commands.add_parser(
         "prepare", help="install the packages of a Slurm release's lab and build it if needed (reused)"
     )
-    preparing.add_argument("--slurm", default=DEFAULT_SLURM, help="24.11 or 22.05")
+    preparing.add_argument("--slurm", default=DEFAULT_SLURM, help="24.11, 25.11 or 22.05")
+    for command in (up, preparing):
+        command.add_argument(
+            "--slurm-source",
+            type=Path,
+            help=f"25.11's source tarball (default: ${SOURCE_ENV}, else {DEFAULT_TARBALL})",
+        )
+        command.add_argument(
+            "--sha256", help="the tarball's sha256 (default: its line in SHA256SUMS beside it)"
+        )
     commands.add_parser("down", help="stop and remove everything of the lab (idempotent)")
     commands.add_parser("status", help="print the lab's state as JSON")
     args = parser.parse_args(argv)
@@ -64,7 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "up":
             topology = Topology(args.controllers, args.nodes, args.network, args.root, args.slurm)
             lab = Lab(topology)
-            report = lab.up(os.environ.get(PASSWORD_ENV) or None, install_packages=not args.no_install)
+            report = lab.up(
+                os.environ.get(PASSWORD_ENV) or None,
+                install_packages=not args.no_install,
+                slurm_source=args.slurm_source,
+                sha256=args.sha256,
+            )
             result: object = {
                 "seconds": round(report.seconds, 2),
                 "reused": report.reused,
@@ -72,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
                 **lab.status(),
             }
         elif args.command == "prepare":
-            result = prepare(release(args.slurm))
+            result = prepare(release(args.slurm), args.slurm_source, args.sha256)
         elif args.command == "down":
             lab = Lab(root=args.root)
             result = {"removed": lab.down(), "leftovers": lab.leftovers()}

@@ -29,16 +29,26 @@ from hyperpod_lab.topology import (
     Host,
 )
 
+# What a controller taking over reads first and must find (Slurm 25.11 exits without them).
+STATE_FILES = ("assoc_usage", "qos_usage", "node_state", "job_state", "part_state")
+
 
 class LabBuild(LabTeardown, LabReadiness):
     def up(
-        self, db_password: str | None = None, *, install_packages: bool = True, timeout: float = 90.0
+        self,
+        db_password: str | None = None,
+        *,
+        install_packages: bool = True,
+        timeout: float = 90.0,
+        slurm_source: Path | None = None,
+        sha256: str | None = None,
     ) -> UpReport:
         """Bring the lab up (or confirm it is up); on any failure tear down and re-raise.
 
         ``db_password`` is the lab database user's password (in the embedded stack, the
         secret's); a random one when None. It is written only to each controller's
-        slurmdbd.conf (mode 600) and never logged.
+        slurmdbd.conf (mode 600) and never logged. ``slurm_source`` and ``sha256``: the source
+        tarball of a release built from one (25.11), when not its default.
         """
         started = time.monotonic()
         password = db_password if db_password is not None else secrets.token_urlsafe(24)
@@ -50,7 +60,7 @@ class LabBuild(LabTeardown, LabReadiness):
         built_slurm = False
         if self.release.built:
             try:
-                built_slurm = ensure_built(self.release.series).built_now
+                built_slurm = ensure_built(self.release.series, source=slurm_source, sha256=sha256).built_now
             except SlurmSourceError as exc:
                 raise LabError(f"Slurm {self.release.series} is not available: {exc.reason}") from None
         if self._healthy(db_password):
@@ -161,8 +171,28 @@ class LabBuild(LabTeardown, LabReadiness):
         self._wait(self._registered, deadline, "the primary's registration with slurmdbd")
         self._wait(self._nodes_idle, deadline, "compute nodes to be idle")
         self._wait(self._job_runs, deadline, "a job to run on every compute node", interval=0.5)
+        if self.release.needs_state_files:
+            self._save_state_now(first, deadline)
         state.ready = True
         self._save(state)
+
+    def _save_state_now(self, primary: Host, deadline: float) -> None:
+        """Make the primary write every state file now, so a failover right after ``up`` works.
+
+        A fresh StateSaveLocation gets its state files at the first periodic save, 300 s after
+        the start; before it, Slurm 25.11's backup exits when taking over (``needs_state_files``).
+        ``scontrol reconfigure`` saves all state before the primary restarts itself in place.
+        """
+        state_dir = self.paths.state_dir
+        self._exec_checked(primary.name, ["scontrol", "reconfigure"])
+        self._wait(
+            lambda: all((state_dir / name).is_file() for name in STATE_FILES),
+            deadline,
+            f"the state files in {state_dir}",
+        )
+        self._wait(
+            partial(self._controller_up, primary.name, primary), deadline, f"slurmctld on {primary.name}"
+        )
 
     def _write_files(self, password: str) -> None:
         topology, paths = self.topology, self.paths

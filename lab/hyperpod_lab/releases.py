@@ -1,17 +1,18 @@
-"""Which Slurm the lab runs: 24.11 (what HyperPod's AMI ships) or Debian's 22.05.
+"""Which Slurm the lab runs: 24.11 or 25.11 (what HyperPod's AMIs ship) or Debian's 22.05.
 
-24.11 is built from Debian trixie's upstream tarball into its own prefix under
-:data:`BUILD_ROOT` (see :mod:`hyperpod_lab.slurm_source`), so nothing of it mixes with
-Debian's packages: every lab daemon and client of that lab is started from that prefix, and
-its binaries find their libraries and plugins there (the build's run path and plugin
-directory). 22.05 is Debian bookworm's packages, in ``/usr``.
+24.11 is built from Debian trixie's upstream tarball (:mod:`hyperpod_lab.slurm_source`), 25.11
+from a source tarball of SchedMD's release tag the lab is pointed to
+(:mod:`hyperpod_lab.slurm_tarball`), each into its own prefix under :data:`BUILD_ROOT`, so
+nothing of them mixes with Debian's packages: every lab daemon and client of such a lab is
+started from that prefix, and its binaries find their libraries and plugins there (the build's
+run path and plugin directory). 22.05 is Debian bookworm's packages, in ``/usr``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 from hyperpod_lab.topology import DEFAULT_SLURM, LabConfigError
 
@@ -21,7 +22,7 @@ SYSTEM_PATH: Final = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/b
 
 # What every lab needs, whatever the Slurm: munge (one munged per host) and ip.
 _COMMON_PACKAGES: Final = ("munge", "iproute2")
-# What building 24.11 needs: a compiler, and the headers of what the lab uses (munge for
+# What building 24.11 or 25.11 needs: a compiler, and the headers of what the lab uses (munge for
 # authentication, MariaDB for slurmdbd's storage, json-c for the JSON output of --json).
 BUILD_PACKAGES: Final = (
     "build-essential",
@@ -32,13 +33,26 @@ BUILD_PACKAGES: Final = (
 )
 _DEBIAN_SLURM: Final = ("slurmctld", "slurmd", "slurmdbd", "slurm-client")
 
+# Where a release comes from: Debian trixie's upstream tarball, a source tarball the lab is
+# pointed to (checked by its sha256), or Debian's own packages.
+Origin = Literal["trixie", "tarball", "debian"]
+
 
 @dataclass(frozen=True)
 class SlurmRelease:
     """One Slurm release series the lab can run."""
 
-    series: str  # "24.11" or "22.05"
-    built: bool  # True: built from source into ``prefix``; False: Debian's packages
+    series: str  # "24.11", "25.11" or "22.05"
+    origin: Origin
+    # Since 25.05 a controller taking over exits ("fatal: No Assoc usage file (...) to recover",
+    # src/common/assoc_mgr.c:6050 in 25.11.7) when StateSaveLocation has a clustername file but
+    # a state file is missing, as in a fresh one's first 300 s (PERIODIC_CHECKPOINT).
+    needs_state_files: bool = False
+
+    @property
+    def built(self) -> bool:
+        """True: built from source into ``prefix``; False: Debian's packages."""
+        return self.origin != "debian"
 
     @property
     def packages(self) -> tuple[str, ...]:
@@ -62,13 +76,14 @@ class SlurmRelease:
 
 
 RELEASES: Final = {
-    "24.11": SlurmRelease("24.11", built=True),
-    "22.05": SlurmRelease("22.05", built=False),
+    "24.11": SlurmRelease("24.11", "trixie"),
+    "25.11": SlurmRelease("25.11", "tarball", needs_state_files=True),
+    "22.05": SlurmRelease("22.05", "debian"),
 }
 
 
 def release(series: str) -> SlurmRelease:
-    """The release for ``24.11`` or ``22.05``; :class:`LabConfigError` for anything else."""
+    """The release for ``24.11``, ``25.11`` or ``22.05``; :class:`LabConfigError` for anything else."""
     found = RELEASES.get(series)
     if found is None:
         raise LabConfigError(f"slurm must be one of {', '.join(RELEASES)}, got {series[:20]!r}")

@@ -1,4 +1,6 @@
-"""Slurm 24.11 for the lab, built from Debian trixie's upstream tarball (once per machine).
+"""The lab's Slurm builds (once per machine): 24.11 from Debian trixie's upstream tarball, and
+25.11 from a source tarball the lab is pointed to (:mod:`hyperpod_lab.slurm_tarball` finds and
+checks it; it is built here the same way).
 
 The tarball comes through apt's own client: a ``deb-src`` entry for trixie is made at run
 time from this machine's Debian entry (its mirror and keyring; nothing of it is written in
@@ -22,10 +24,13 @@ import tarfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import IO, TYPE_CHECKING, Final
 
 from hyperpod_ha.observability import logger
-from hyperpod_lab.releases import BUILD_ROOT, SYSTEM_PATH
+from hyperpod_lab.releases import BUILD_ROOT, SYSTEM_PATH, release
+
+if TYPE_CHECKING:
+    from hyperpod_lab.slurm_tarball import SlurmTarball
 
 SOURCE_PACKAGE: Final = "slurm-wlm"
 SOURCE_SUITE: Final = "trixie"
@@ -60,7 +65,7 @@ def installed_prefix(series: str, root: Path = BUILD_ROOT) -> Path | None:
     """The newest complete build of ``series`` (e.g. ``24.11``) under ``root``, or None."""
     found = []
     for candidate in root.glob(f"slurm-{series}.*"):
-        if (candidate / MARKER).is_file() and (candidate / "sbin" / "slurmctld").is_file():
+        if _complete(candidate):
             patch = candidate.name.rsplit(".", 1)[-1]
             found.append((int(patch) if patch.isdigit() else -1, candidate))
     return max(found)[1] if found else None
@@ -178,34 +183,66 @@ class SlurmBuild:
     built_now: bool
 
 
-def ensure_built(series: str, root: Path = BUILD_ROOT) -> SlurmBuild:
-    """A complete build of ``series``: reused when there, else fetched and built.
+def ensure_built(
+    series: str, root: Path = BUILD_ROOT, *, source: Path | None = None, sha256: str | None = None
+) -> SlurmBuild:
+    """A complete build of ``series``: reused when there, else fetched (or checked) and built.
 
+    24.11 is fetched from trixie; 25.11 is a source tarball the lab is pointed to
+    (:mod:`hyperpod_lab.slurm_tarball`: ``source``, ``sha256``, else its defaults). A tarball
+    named explicitly is built under its own version's prefix unless that build is complete.
     One build at a time per machine (a lock file under ``root``).
     """
-    if (prefix := installed_prefix(series, root)) is not None:
-        return SlurmBuild(prefix, built_now=False)
+    from_tarball = release(series).origin == "tarball"
+    tarball = None
+    if from_tarball:
+        from hyperpod_lab.slurm_tarball import given_source, verified_tarball
+
+        if given_source(source) is not None or sha256 is not None:
+            # Checked before anything is locked, extracted or removed.
+            tarball = verified_tarball(series, source, sha256)
+    if (done := _finished(series, root, tarball)) is not None:
+        return SlurmBuild(done, built_now=False)
+    if from_tarball and tarball is None:
+        tarball = verified_tarball(series)
     root.mkdir(parents=True, exist_ok=True)
     with (root / ".build.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (prefix := installed_prefix(series, root)) is not None:
-            return SlurmBuild(prefix, built_now=False)  # built by whoever held the lock before us
+        if (done := _finished(series, root, tarball)) is not None:
+            return SlurmBuild(done, built_now=False)  # built by whoever held the lock before us
         started = time.monotonic()
         work = root / f"build-{series}"
         shutil.rmtree(work, ignore_errors=True)
-        tarball = fetch_tarball(work, series)
-        match = _ORIG.fullmatch(tarball.name)
-        assert match is not None
-        prefix = root / f"slurm-{match['version']}"
+        if tarball is not None:
+            work.mkdir(parents=True)
+            archive, version = tarball.path, tarball.version
+        else:
+            archive = fetch_tarball(work, series)
+            match = _ORIG.fullmatch(archive.name)
+            assert match is not None
+            version = match["version"]
+        prefix = root / f"slurm-{version}"
         shutil.rmtree(prefix, ignore_errors=True)  # an interrupted build's remains
-        logger.info("building Slurm for the lab", extra={"tarball": tarball.name, "prefix": str(prefix)})
-        _build(tarball, work, prefix)
+        logger.info("building Slurm for the lab", extra={"tarball": archive.name, "prefix": str(prefix)})
+        _build(archive, work, prefix)
         shutil.rmtree(work, ignore_errors=True)
-        (prefix / MARKER).write_text(f"{tarball.name} built in {time.monotonic() - started:.0f} s\n")
+        (prefix / MARKER).write_text(f"{archive.name} built in {time.monotonic() - started:.0f} s\n")
         logger.info(
             "Slurm built", extra={"prefix": str(prefix), "seconds": round(time.monotonic() - started)}
         )
         return SlurmBuild(prefix, built_now=True)
+
+
+def _finished(series: str, root: Path, tarball: SlurmTarball | None) -> Path | None:
+    """The complete build to reuse: the given tarball's version's, else any of ``series``."""
+    if tarball is None:
+        return installed_prefix(series, root)
+    prefix = root / f"slurm-{tarball.version}"
+    return prefix if _complete(prefix) else None
+
+
+def _complete(prefix: Path) -> bool:
+    return (prefix / MARKER).is_file() and (prefix / "sbin" / "slurmctld").is_file()
 
 
 def build_seconds(prefix: Path) -> int | None:
@@ -234,25 +271,24 @@ def _build(tarball: Path, work: Path, prefix: Path) -> None:
             sink.write(f"$ {' '.join(argv)}\n")
             sink.flush()
             try:
-                done = subprocess.run(
-                    argv,
-                    cwd=tree,
-                    env=env,
-                    stdout=sink,
-                    stderr=subprocess.STDOUT,
-                    timeout=_BUILD_TIMEOUT,
-                    check=False,
-                )
+                returncode = _run_step(argv, tree, env, sink)
             except subprocess.TimeoutExpired:
                 raise SlurmSourceError(f"{argv[0]} timed out; see {log}") from None
-            if done.returncode != 0:
-                raise SlurmSourceError(f"{' '.join(argv[:2])} failed (rc={done.returncode}); see {log}")
+            if returncode != 0:
+                raise SlurmSourceError(f"{' '.join(argv[:2])} failed (rc={returncode}); see {log}")
     plugins = prefix / "lib" / "slurm"
     missing = [name for name in REQUIRED_PLUGINS if not (plugins / f"{name}.so").is_file()]
     if missing:
         raise SlurmSourceError(
             f"the build lacks plugins the lab needs: {', '.join(missing)} (missing -dev packages?); see {log}"
         )
+
+
+def _run_step(argv: list[str], tree: Path, env: dict[str, str], sink: IO[str]) -> int:
+    """One step of the build in the extracted tree, its output appended to the build log."""
+    return subprocess.run(
+        argv, cwd=tree, env=env, stdout=sink, stderr=subprocess.STDOUT, timeout=_BUILD_TIMEOUT, check=False
+    ).returncode
 
 
 def _tail(text: str) -> str:

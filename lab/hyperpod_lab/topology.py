@@ -32,8 +32,9 @@ DB_USER = f"{PREFIX}_slurm"
 
 MAX_CONTROLLERS = 3
 MAX_NODES = 2
-# The Slurm release series the lab can run (hyperpod_lab.releases); HyperPod's AMI ships 24.11.
-SLURM_SERIES = ("24.11", "22.05")
+# The Slurm release series the lab can run (hyperpod_lab.releases); HyperPod's AMIs ship 24.11
+# and 25.11 (24.11 is the default: the captures and most runs are on it).
+SLURM_SERIES = ("24.11", "25.11", "22.05")
 DEFAULT_SLURM = "24.11"
 
 _TARGET = re.compile(r"^sagemaker-cluster:(?P<cluster>[^_]+)_(?P<group>.+)-(?P<instance>i-[0-9a-f]{8,17})$")

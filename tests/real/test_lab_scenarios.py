@@ -166,7 +166,11 @@ def test_hung_primary_is_taken_over_but_not_verified(scenario: Callable[[str], L
         data["fault_to_verdict_seconds"] >= data["fault_to_first_verdict_seconds"] > data["takeover_seconds"]
     )
     verdicts = [e["detail"] for e in data["timeline"] if e["what"].strip() == "verdict"]
-    assert len(verdicts) == 3  # MaxAttempts: it does not converge
+    # It does not converge: checks go on until SlurmctldTimeout plus the margin after the
+    # trigger (ctl2's ON message) or MaxAttempts (3). How many fit depends on how long each check
+    # waits on the stopped ctl1 (11-16 s here): a third one started 2.7 s before that time in a
+    # 25.11 run, and an earlier 25.11 run had two.
+    assert 2 <= len(verdicts) <= 3
     assert all(v.startswith("DEGRADED") and "ctl2 is active" in v for v in verdicts)
     assert "Socket timed out" in verdicts[-1]
 

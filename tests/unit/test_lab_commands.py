@@ -57,7 +57,7 @@ def test_a_fault_is_checked_before_anything_changes(tmp_path: Path, fault: str, 
         (["lab", "fault", "kill", "ctl1"], "hyperpod-ha lab fault: the lab is not up"),
         (["lab", "verify"], "hyperpod-ha lab verify: the lab is not up"),
         (["lab", "verify", "--restore", "standbys", "--json"], "hyperpod-ha lab verify: the lab is not up"),
-        (["lab", "up", "--slurm", "23.02"], "hyperpod-ha lab up: slurm must be one of 24.11, 22.05"),
+        (["lab", "up", "--slurm", "23.02"], "hyperpod-ha lab up: slurm must be one of 24.11, 25.11, 22.05"),
         (["lab", "up", "--controllers", "4"], "hyperpod-ha lab up: controllers must be 2..3"),
         (["lab", "up", "--nodes", "0"], "hyperpod-ha lab up: nodes must be 1..2"),
     ],
@@ -101,7 +101,7 @@ def test_releases() -> None:
     assert not release("22.05").built
     assert {"slurmctld", "slurmd", "slurmdbd", "slurm-client", "munge"} <= set(release("22.05").packages)
     assert release("22.05").path() == SYSTEM_PATH
-    assert set(RELEASES) == {"24.11", "22.05"}
+    assert set(RELEASES) == {"24.11", "25.11", "22.05"}
     with pytest.raises(LabConfigError):
         release("23.11")
     with pytest.raises(LabConfigError):

@@ -52,7 +52,9 @@ def add_parser(commands: Any) -> None:
     drill_start.add_argument("--json", action="store_true", help="wait and print the drill report as JSON")
     drill_start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
     add_account_options(drill_start)
-    drill_start.add_argument("--slurm", choices=("24.11", "22.05"), help="--lab: default the running lab's")
+    drill_start.add_argument(
+        "--slurm", choices=("24.11", "25.11", "22.05"), help="--lab: default the running lab's"
+    )
     drill_start.add_argument(
         "--controllers", type=int, choices=(2, 3), help="--lab: default the running lab's"
     )

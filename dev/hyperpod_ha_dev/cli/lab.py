@@ -43,7 +43,11 @@ def add_lab_parser(commands: Any) -> None:
     lab = commands.add_parser("lab", help="the real Slurm HA lab on this machine (root)")
     sub = lab.add_subparsers(dest="lab_command", required=True)
     up = sub.add_parser("up", help="bring the lab up (reused when it runs as asked)")
-    up.add_argument("--slurm", default="24.11", help="24.11 (default; built here once) or 22.05 (Debian's)")
+    up.add_argument(
+        "--slurm", default="24.11", help="24.11 (default) or 25.11 (each built here once) or 22.05 (Debian's)"
+    )
+    up.add_argument("--slurm-source", type=Path, help="25.11's source tarball (default: the lab's)")
+    up.add_argument("--sha256", help="that tarball's sha256 (default: its line in SHA256SUMS beside it)")
     up.add_argument("--controllers", type=int, default=2, help="2 or 3")
     up.add_argument("--nodes", type=int, default=2, help="1 or 2")
     fault = sub.add_parser("fault", help="inject a fault into the running lab")
@@ -79,7 +83,9 @@ def run_lab_command(args: argparse.Namespace) -> int:
             )
             with lab_lock():
                 lab = Lab(topology)
-                report = lab.up(os.environ.get(PASSWORD_ENV) or None)
+                report = lab.up(
+                    os.environ.get(PASSWORD_ENV) or None, slurm_source=args.slurm_source, sha256=args.sha256
+                )
                 data: dict[str, Any] = {
                     "seconds": round(report.seconds, 2),
                     "reused": report.reused,

@@ -186,6 +186,8 @@ def _role(section: ProbeSection | None) -> RoleEvidence:
         refusal=refusal.kind if refusal else None,
         refusal_message=refusal.message if refusal else None,
         refusal_age_seconds=log.age_seconds(refusal) if refusal else None,
+        fatal_message=log.fatal.message if log.fatal else None,
+        fatal_age_seconds=log.age_seconds(log.fatal) if log.fatal else None,
     )
     if last is None:
         return dataclasses.replace(

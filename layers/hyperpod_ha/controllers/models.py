@@ -152,6 +152,10 @@ class RoleEvidence:
     refusal: str | None = None
     refusal_message: str | None = None
     refusal_age_seconds: int | None = None
+    # The newest "fatal:" line logged after the last role line: why slurmctld exited (Slurm
+    # 25.11's backup stops taking over on a missing state file: src/common/assoc_mgr.c).
+    fatal_message: str | None = None
+    fatal_age_seconds: int | None = None
 
 
 @dataclass(frozen=True)

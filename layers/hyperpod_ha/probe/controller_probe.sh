@@ -281,12 +281,16 @@ sec_dbd_ping() { timeout -k 2 "$1" sacctmgr -n ping; }
 ROLE_LINES='Running as primary controller|slurmctld running in background mode|not responding, BackupController|slurmctld version .* started|Terminate signal'
 # Slurm 24.11's standby says why it does not take over (src/slurmctld/backup.c).
 REFUSAL_LINES='Not taking control. |Waiting for heartbeat file to exist'
+# slurmctld's last words when it exits on an error (25.11: a backup taking over without a state file).
+FATAL_LINES='(^| )fatal: '
 
 last_role_lines() { # stdin: log lines, newest first -> up to 8 role lines, plus the refusals
-  # logged after the newest role line (at most 3), oldest first. Stops at the 8th role line.
-  awk -v role="$ROLE_LINES" -v refusal="$REFUSAL_LINES" '
+  # (at most 3) and the newest fatal line logged after the newest role line, oldest first.
+  # Stops at the 8th role line.
+  awk -v role="$ROLE_LINES" -v refusal="$REFUSAL_LINES" -v fatal="$FATAL_LINES" '
     $0 ~ role { print; roles++; if (roles >= 8) exit; next }
-    roles == 0 && refusals < 3 && $0 ~ refusal { print; refusals++ }' | tac
+    roles == 0 && refusals < 3 && $0 ~ refusal { print; refusals++; next }
+    roles == 0 && fatals < 1 && $0 ~ fatal { print; fatals++ }' | tac
 }
 
 sec_role() { # the last lines saying which role this node's slurmctld took, and any refusal since

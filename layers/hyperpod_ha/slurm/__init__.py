@@ -56,6 +56,7 @@ from hyperpod_ha.slurm.probe_output import (
 from hyperpod_ha.slurm.role_log import (
     REFUSAL_EVENTS,
     ROLE_EVENTS,
+    FatalLine,
     RefusalLine,
     RoleLine,
     RoleLog,
@@ -84,6 +85,7 @@ __all__ = [
     "DaemonProcess",
     "DbdPing",
     "FailoverConf",
+    "FatalLine",
     "Heartbeat",
     "NodeIdentity",
     "NodeStateCount",

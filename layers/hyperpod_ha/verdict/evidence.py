@@ -47,6 +47,7 @@ def _checked_entry(seen: Observation, checked: ControllerReport) -> dict[str, An
         "slurmctld": slurmctld_state(checked),
         "logged_role": checked.role.logged,
         "takeover_refusal": checked.role.refusal,
+        "slurmctld_fatal": checked.role.fatal_message,
         "slurmdbd_reachable": checked.dbd.reachable,
         "slurmdbd_registered_host": checked.dbd.registered_host,
         "slurmdbd_error": checked.dbd.error,

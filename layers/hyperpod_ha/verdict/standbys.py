@@ -13,7 +13,7 @@ from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.verdict.activity import hung
 from hyperpod_ha.verdict.observation import Findings, Observation, ObservedController
 from hyperpod_ha.verdict.phrases import describe, why_unchecked
-from hyperpod_ha.verdict.takeover import refusal
+from hyperpod_ha.verdict.takeover import fatal, refusal
 
 
 def standby_findings(seen: Observation, active: ObservedController) -> Findings:
@@ -51,10 +51,12 @@ def _checked(
         else:
             found.notes.append(text)
     elif report.slurmctld.running is not True:
+        died = fatal(report)
+        why = f": {died}" if died else ""
         if old_primary:
-            found.notes.append(f"{other.key} (the configured primary): slurmctld not running")
+            found.notes.append(f"{other.key} (the configured primary): slurmctld not running{why}")
         else:
-            found.notes.append(f"standby {other.key}: slurmctld not running")
+            found.notes.append(f"standby {other.key}: slurmctld not running{why}")
     elif report.role.logged not in (None, "standby"):
         # Starting, stopping or taking over while another controller is active: in flux.
         found.problems.append(f"{describe(seen, other)} while {active.key} is active")

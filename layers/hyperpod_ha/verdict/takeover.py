@@ -3,10 +3,13 @@
 Slurm 24.11's standby logs why it does not take over (the heartbeat file cannot be read, is
 still being updated, or does not exist yet). With no controller active, the verdict is DOWN
 and that reason comes first among its reasons. A fresh beat from a controller nobody reaches is
-a network partition, in which the backups never take over."""
+a network partition, in which the backups never take over. A slurmctld that exited on a fatal
+error after its last role line (Slurm 25.11's backup taking over without a state file) says why
+in its own words."""
 
 from __future__ import annotations
 
+from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.human_time import ago
 from hyperpod_ha.verdict.activity import hung
 from hyperpod_ha.verdict.observation import Observation, ObservedController
@@ -32,12 +35,23 @@ def refusal(seen: Observation, controller: ObservedController) -> str | None:
     return f"{controller.key} refuses to take over{when}: {report.role.refusal_message}"
 
 
+def fatal(report: ControllerReport) -> str | None:
+    """Why a slurmctld that does not run exited, in its own last words (a ``fatal:`` line)."""
+    if report.role.fatal_message is None or report.slurmctld.running is True:
+        return None
+    age = report.role.fatal_age_seconds
+    when = f" {ago(age)}" if age is not None else ""
+    return f"its slurmctld exited on a fatal error{when}: {report.role.fatal_message}"
+
+
 def down_reasons(seen: Observation) -> list[str]:
     """The reasons of a cluster with no active controller."""
     everyone = seen.everyone
     reasons = ["no controller is active"]
     # The standby's own words first: Slurm 24.11 says why it does not take over.
     reasons += [refused for c in everyone if (refused := refusal(seen, c)) is not None]
+    # A backup that took over and died at once (Slurm 25.11 without a state file) says why.
+    reasons += [f"{c.key}: {died}" for c in everyone if c.checked and (died := fatal(c.checked)) is not None]
     reasons.append(_heartbeat_reason(seen))
     reasons += [describe(seen, c) for c in everyone]
     return reasons + list(seen.conflicts)

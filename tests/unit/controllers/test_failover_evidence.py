@@ -1,14 +1,17 @@
 """The report's ``failover`` evidence (what the next failover needs from a controller) from the
-probe's sections, and the verdict on whole probe outputs captured on the lab (Slurm 24.11.5):
-healthy, after ``conf-drift ctl2`` and after ``onprog-off ctl1``."""
+probe's sections, and the verdict on whole probe outputs captured on the lab (Slurm 24.11.5:
+healthy, after ``conf-drift ctl2`` and after ``onprog-off ctl1``; Slurm 25.11.7: healthy, and
+after SIGKILL of ctl1)."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
 from hyperpod_ha.controllers.check import report_from_result
 from hyperpod_ha.controllers.models import Controller, ControllerReport, ProgramEvidence
-from hyperpod_ha.verdict import DEGRADED, HEALTHY, evaluate
+from hyperpod_ha.verdict import DEGRADED, FAILED_OVER, HEALTHY, evaluate
 from hyperpod_ha.verdict.drift import NOTIFICATIONS_OFF
 from tests.unit.controllers.cases.probe_outputs import NODE, capture, probe_text, result, section
 
@@ -35,10 +38,11 @@ def lab_report(name: str, probe_capture: str) -> ControllerReport:
     return report
 
 
-def test_the_failover_evidence_of_a_captured_controller() -> None:
-    failover = lab_report("ctl1", "probe_ctl1_24_11.txt").failover
+@pytest.mark.parametrize(("release", "version"), [("24_11", "24.11.5"), ("25_11", "25.11.7")])
+def test_the_failover_evidence_of_a_captured_controller(release: str, version: str) -> None:
+    failover = lab_report("ctl1", f"probe_ctl1_{release}.txt").failover
 
-    assert failover.version == "24.11.5"
+    assert failover.version == version
     assert (failover.conf_path, failover.conf_link, failover.conf_resolved) == (
         "/etc/slurm/slurm.conf",
         True,
@@ -77,11 +81,27 @@ def test_an_unreadable_slurm_conf_leaves_its_values_unknown() -> None:
     assert failover.version == "24.11.5"  # the other fields still count
 
 
-def test_captured_healthy_controllers_are_healthy() -> None:
+@pytest.mark.parametrize("release", ["24_11", "25_11"])
+def test_captured_healthy_controllers_are_healthy(release: str) -> None:
     verdict = evaluate(
-        [lab_report("ctl1", "probe_ctl1_24_11.txt"), lab_report("ctl2", "probe_ctl2_24_11.txt")]
+        [lab_report("ctl1", f"probe_ctl1_{release}.txt"), lab_report("ctl2", f"probe_ctl2_{release}.txt")]
     )
     assert verdict.name is HEALTHY, verdict.reasons
+
+
+def test_captured_25_11_failover_is_failed_over() -> None:
+    # The probe on both controllers 20 s after SIGKILL of ctl1's slurmctld (Slurm 25.11.7).
+    verdict = evaluate(
+        [
+            lab_report("ctl1", "probe_ctl1_failover_25_11.txt"),
+            lab_report("ctl2", "probe_ctl2_failover_25_11.txt"),
+        ]
+    )
+
+    assert verdict.name is FAILED_OVER, verdict.reasons
+    assert verdict.active_controller == "ctl2"
+    assert verdict.evidence["ctl2"]["slurm_version"] == "25.11.7"
+    assert verdict.evidence["ctl2"]["slurmctld_fatal"] is None
 
 
 def test_captured_conf_drift_on_ctl2_is_degraded_naming_it() -> None:

@@ -1,4 +1,4 @@
-"""The probe's failover_conf section: real 24.11 output from the lab, and odd or hostile text
+"""The probe's failover_conf section: real 24.11 and 25.11 output from the lab, and odd or hostile text
 (every field out of its form is unknown, never an error, in one linear pass)."""
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ def section(probe_capture: str, name: str = "failover_conf") -> str:
     return parse_probe_output(capture(probe_capture)).sections[name].text
 
 
-def test_a_controller_reading_the_shared_copy_24_11() -> None:
-    found = parse_failover_conf(section("probe_ctl1_24_11.txt"))
+@pytest.mark.parametrize(("release", "version"), [("24_11", "24.11.5"), ("25_11", "25.11.7")])
+def test_a_controller_reading_the_shared_copy(release: str, version: str) -> None:
+    found = parse_failover_conf(section(f"probe_ctl1_{release}.txt"))
 
-    assert found.version == "24.11.5"
+    assert found.version == version
     assert (found.conf_path, found.conf_link, found.conf_resolved) == ("/etc/slurm/slurm.conf", True, SHARED)
     assert (found.conf_fstype, found.conf_source) == ("ext4", "/dev/vda")
     assert len(found.conf_sha256 or "") == 64

@@ -79,7 +79,7 @@ def test_a_role_line_after_a_refusal_ends_it() -> None:
 def test_22_05_logs_have_no_refusals() -> None:
     captures = CAPTURES
     for path in sorted(captures.glob("slurmctld_log_*.txt")):
-        if "24_11" not in path.name:
+        if "24_11" not in path.name and "25_11" not in path.name:
             assert parse_role_log(path.read_text()).refusals == (), path.name
 
 
@@ -187,3 +187,82 @@ def test_role_evidence_survives_json_with_a_refusal() -> None:
     assert isinstance(again.role, RoleEvidence)
     assert again.role.refusal == "heartbeat_unreadable"
     assert again.role.refusal_age_seconds == 3
+
+
+# Slurm 25.11.7's words (src/common/assoc_mgr.c:6050): a backup that takes over while the
+# StateSaveLocation has a clustername file but no assoc_usage yet (the first PERIODIC_CHECKPOINT,
+# 300 s, after a fresh start) exits at once.
+NO_ASSOC_USAGE = "No Assoc usage file (/srv/hplab/shared/state/assoc_usage) to recover"
+DIED_TAKING_OVER = (
+    "[2026-11-29T23:39:40.000] error: ControlMachine ctl1 not responding, BackupController1 ctl2 "
+    f"taking over\n[2026-11-29T23:39:50.000] fatal: {NO_ASSOC_USAGE}"
+)
+
+
+def test_a_fatal_line_after_the_last_role_line_is_kept() -> None:
+    log = parse_role_log(f"now_local=2026-11-29T23:40:00\n{STANDBY_START}\n{DIED_TAKING_OVER}")
+
+    assert log.last is not None
+    assert log.last.event == "taking_over"
+    assert log.fatal is not None
+    assert log.fatal.message == NO_ASSOC_USAGE
+    assert log.age_seconds(log.fatal) == 10
+
+
+def test_a_start_after_a_fatal_line_ends_it() -> None:
+    again = "[2026-11-29T23:39:55.000] slurmctld version 25.11.7 started on cluster lab"
+
+    assert parse_role_log(f"{DIED_TAKING_OVER}\n{again}").fatal is None
+
+
+def test_the_probe_keeps_the_newest_fatal_line_after_the_last_role_line(tmp_path: Path) -> None:
+    older = f"[2026-11-29T23:30:00.000] fatal: {UNREADABLE}"
+    newer = f"[2026-11-29T23:39:51.000] fatal: {NO_ASSOC_USAGE}, second"
+    journal = f"2026-11-29T23:39:52+0000 ctl2 slurmctld[812]: fatal: {NO_ASSOC_USAGE}"
+    noise = "[2026-11-29T23:39:53.000] error: fatalistic but not fatal"
+
+    out = _probe_role_section(f"{older}\n{STANDBY_START}\n{DIED_TAKING_OVER}\n{newer}\n{noise}", tmp_path)
+    from_journal = _probe_role_section(f"{STANDBY_START}\n{journal}", tmp_path)
+
+    assert out.splitlines() == [*STANDBY_START.splitlines(), DIED_TAKING_OVER.splitlines()[0], newer]
+    assert parse_role_log(from_journal).fatal == parse_role_log(journal).fatal
+    assert parse_role_log(journal).fatal is not None
+
+
+def test_a_backup_that_died_taking_over_is_down_in_its_own_words() -> None:
+    died = Probe(
+        name="ctl2",
+        slurmctld=None,
+        log=f"{STANDBY_START}\n{DIED_TAKING_OVER}",
+        ping="ping_primary_down.txt",
+        heartbeat="missing",
+    )
+
+    verdict = verdict_of(CTL1_KILLED, died)
+
+    assert verdict.name is DOWN
+    assert verdict.reasons[0] == "no controller is active"
+    assert verdict.reasons[1] == f"ctl2: its slurmctld exited on a fatal error 10 s ago: {NO_ASSOC_USAGE}"
+    assert verdict.evidence["ctl2"]["slurmctld_fatal"] == NO_ASSOC_USAGE
+
+
+def test_a_standby_that_died_beside_an_active_primary_says_why() -> None:
+    died = Probe(name="ctl2", slurmctld=None, log=f"{STANDBY_START}\n[2026-11-29T23:39:00.000] fatal: oops")
+
+    verdict = verdict_of(Probe(), died)
+
+    # A down standby lowers the redundancy (none left here); the reasons say why it is down.
+    assert verdict.redundancy == "none"
+    assert "standby ctl2: slurmctld not running: its slurmctld exited on a fatal error 1 min ago: oops" in (
+        verdict.reasons
+    )
+
+
+def test_a_running_slurmctld_has_no_fatal_reason() -> None:
+    # A fatal line with a daemon running is an old daemon's whose start line rotated away.
+    running = Probe(name="ctl2", log=f"{STANDBY_START}\n[2026-11-29T23:39:00.000] fatal: oops")
+
+    verdict = verdict_of(Probe(), running)
+
+    assert not any("fatal" in reason for reason in verdict.reasons)
+    assert verdict.evidence["ctl2"]["slurmctld_fatal"] == "oops"

@@ -116,6 +116,7 @@ def test_verdict_json() -> None:
         "slurmctld": "running",
         "logged_role": "primary",
         "takeover_refusal": None,
+        "slurmctld_fatal": None,
         "slurmdbd_reachable": True,
         "slurmdbd_registered_host": "10.214.0.11",
         "slurmdbd_error": None,

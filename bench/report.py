@@ -269,7 +269,18 @@ def _watchdog_lines(watchdog: Mapping[str, Any]) -> list[str]:
         f"Watchdog cost: ${watchdog['value']:.4f} per cluster-month, a tick every {watchdog['rate_minutes']} "
         f"min ({watchdog['ticks_per_month']} ticks, {watchdog['tick_ms']['cold']:.0f} ms each, "
         f"{watchdog['executions_started']} executions); at most ${ceiling:.4f}; "
-        f"target <= ${watchdog['target']:g} {_mark(watchdog)}"
+        f"target <= ${watchdog['target']:g} {_mark(watchdog)}",
+        *_fastest_watchdog_line(watchdog.get("at_fastest_rate")),
+    ]
+
+
+def _fastest_watchdog_line(fastest: Mapping[str, Any] | None) -> list[str]:
+    if not fastest:
+        return []
+    return [
+        f"Watchdog cost at a tick every {fastest['rate_minutes']} min: "
+        f"${fastest['price_per_month_usd']['total']:.4f} per cluster-month "
+        f"({fastest['ticks_per_month']} ticks)"
     ]
 
 

@@ -35,6 +35,8 @@ from bench.workflow_cost import PRICES, Prices
 FUNCTION: Final = "WatchdogFunction"
 TICKS: Final = 8
 TARGET_USD_PER_MONTH: Final = 1.0
+# The fastest rate WatchdogRateMinutes allows: what detecting a dead standby within a minute costs.
+FASTEST_RATE_MINUTES: Final = 1
 HOURS_PER_MONTH: Final = 730  # AWS's own month in its price examples
 CHILD_TIMEOUT_SECONDS: Final = 300.0
 # What a tick adds beyond Lambda, us-east-1 list prices consulted 2026-11-30 (free tiers ignored).
@@ -220,6 +222,7 @@ def cost_report(raw: Mapping[str, Any], memory_mb: int, timeout_s: int, rate_min
     month = ticks_per_month(rate_minutes)
     measured = price_per_month(month, memory_mb, cold_ms, per_tick, log_bytes)
     ceiling = price_per_month(month, memory_mb, 1000.0 * timeout_s, per_tick, log_bytes)
+    fastest = price_per_month(ticks_per_month(FASTEST_RATE_MINUTES), memory_mb, cold_ms, per_tick, log_bytes)
     return at_most(
         round(measured["total"], 4),
         TARGET_USD_PER_MONTH,
@@ -241,6 +244,11 @@ def cost_report(raw: Mapping[str, Any], memory_mb: int, timeout_s: int, rate_min
         executions_started=raw["executions"],
         price_per_month_usd={key: round(value, 5) for key, value in measured.items()},
         ceiling_per_month_usd={key: round(value, 5) for key, value in ceiling.items()},
+        at_fastest_rate={
+            "rate_minutes": FASTEST_RATE_MINUTES,
+            "ticks_per_month": round(ticks_per_month(FASTEST_RATE_MINUTES)),
+            "price_per_month_usd": {key: round(value, 5) for key, value in fastest.items()},
+        },
         prices={
             **PRICES.to_json(),
             **{f"{key}_usd": value for key, value in TICK_PRICES.items()},

@@ -129,6 +129,12 @@ def test_the_watchdog_cost_is_a_check_per_cluster_month() -> None:
     assert report["aws_calls_per_tick"] == {"dynamodb.GetItem": 1.0, "sagemaker.DescribeCluster": 1.0}
     assert report["value"] == pytest.approx(report["price_per_month_usd"]["total"], abs=1e-4)
     assert report["ceiling_per_month_usd"]["total"] > report["value"]
+    # A tick a minute: five times the ticks of the 5-minute rate, each priced the same.
+    fastest = report["at_fastest_rate"]
+    assert (fastest["rate_minutes"], fastest["ticks_per_month"]) == (1, 43800)
+    assert fastest["price_per_month_usd"]["total"] == pytest.approx(
+        5 * report["price_per_month_usd"]["total"], rel=1e-3
+    )
 
 
 def test_a_healthy_tick_that_starts_a_run_is_an_error_not_a_price() -> None:

@@ -304,11 +304,21 @@ def test_a_final_verdict_is_the_dashboard_s_current_one_with_the_cluster_dimensi
 
     monkeypatch.setenv("CLUSTER_NAME", "ml-cluster")
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "hyperpod-ha")
+    now = dt.datetime.now(dt.UTC).isoformat()
+    last = {"reports": [], "max_attempts": 1, "attempt": 1, "started_at": now, "trigger": {"time": now}}
     capsys.readouterr()
-    assert invoke(app, {"reports": []})["verdict"] == "UNKNOWN"  # a single check: final
+    assert invoke(app, last)["verdict"] == "UNKNOWN"  # the run's last check: final
     assert _verdict_codes(capsys.readouterr().out) == [
         (VERDICT_CODES[VerdictName.UNKNOWN], {"service": "hyperpod-ha", "cluster": "ml-cluster"})
     ]
+
+
+def test_a_drill_s_check_is_not_the_current_verdict(
+    app: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    assert invoke(app, {"reports": []})["verdict"] == "UNKNOWN"  # the drill's call: no counters
+    assert _verdict_codes(capsys.readouterr().out) == []
 
 
 def test_a_verdict_the_run_checks_again_is_not_the_current_one(

@@ -9,6 +9,7 @@ request's parameters) names, on a :class:`FakeController` made to look like that
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -40,7 +41,8 @@ class SimulatedCluster:
     transport = TRANSPORT
 
     def __init__(self, controllers: Sequence[SimulatedController], captures: Path) -> None:
-        self._workdir = tempfile.TemporaryDirectory(prefix="hyperpod-ha-sim-")
+        # Cleanup errors are handled in close(): a probe may still be writing there.
+        self._workdir = tempfile.TemporaryDirectory(prefix="hyperpod-ha-sim-", ignore_cleanup_errors=True)
         identities = tuple(c.identity for c in controllers)
         self._controllers = {c.instance_id: c for c in controllers}
         shared_state = Path(self._workdir.name) / "fsx" / "state"
@@ -105,3 +107,11 @@ class SimulatedCluster:
         for node in self._nodes.values():
             node.close()
         self._workdir.cleanup()
+        # A stopped execution's Lambda task already running (moto cannot stop it) may still be
+        # probing a node, writing in its tmp: remove what it leaves once it is done, bounded.
+        workdir = Path(self._workdir.name)
+        for _ in range(100):
+            if not workdir.exists():
+                return
+            time.sleep(0.1)
+            shutil.rmtree(workdir, ignore_errors=True)

@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
 LOGGED: Final = ("verdict", "active_controller", "reasons", "next", "wait_seconds", "converged_by")
-# The steps after which the run's verdict is final; an evaluation without counters is final too.
-# A verdict the run will check again (a failover still in progress) is not the cluster's yet.
-FINAL: Final = frozenset({"verified", "not-verified", None})
+# The steps after which a verification run's verdict is final. A verdict the run will check
+# again (a failover still in progress) is not the cluster's yet, nor is a drill's check (called
+# without counters, inside its recovery loop: a moment of DOWN there is the drill's own doing).
+FINAL: Final = frozenset({"verified", "not-verified"})
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ def add_cluster_metric(name: str, value: float, cluster: str) -> None:
     the one the caller names, whatever the process's defaults hold (the CLI and the lab have none)."""
     from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
-    dimensions = {**metrics.default_dimensions, "cluster": cluster}
+    dimensions = {**metric_dimensions(), "cluster": cluster}
     with single_metric(
         name=name,
         unit=MetricUnit.Count,

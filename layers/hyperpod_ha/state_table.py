@@ -7,7 +7,8 @@ their use carry ``expires_at`` (the table's TTL attribute). The keys:
 - ``notice#<cluster>#<event id>``: a notice to people was sent for that event;
 - ``workers#<cluster>#<window start>``: the unhealthy workers counted in one window;
 - ``watchdog#<cluster>``: the watchdog found the cluster not verified;
-- ``status#<cluster>#<kind>``: the last verdict, snapshot, rotation or drill (``hyperpod-ha status``);
+- ``status#<cluster>#<kind>``: the last verdict, snapshot, rotation, drill or restore
+  (``hyperpod-ha status``);
 - ``reminder#<cluster>#<OpsItem id>``: when the last "still open" reminder of that incident went out;
 - ``redundancy#<cluster>``: since when the watchdog has seen no ready standby, and whether it
   opened the ``redundancy-lost`` incident.

@@ -41,6 +41,7 @@ def test_the_command_has_a_version(capsys: pytest.CaptureFixture[str]) -> None:
         ["status", "--cluster", "Not_A_Cluster!", "--json"],
         ["simulate", "--json", "--no-such-option"],
         ["--json"],
+        ["status", "--cluster", "Not_A_Cluster!", "--jso"],
     ],
 )
 def test_a_usage_error_under_json_is_one_json_object_and_one_stderr_line(

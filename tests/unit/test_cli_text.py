@@ -274,3 +274,15 @@ def test_status_starts_with_a_controller_table_in_the_spirit_of_scontrol_ping() 
         == 1
     )
     assert "controllers: none recorded" in render({"cluster": "ml-cluster"}, now=now)
+
+
+def test_status_says_an_unknown_redundancy_was_not_judged_and_that_no_restore_ran() -> None:
+    from hyperpod_ha_dev.cli.status import render
+
+    verdict = {"verdict": "DOWN", "redundancy": "unknown", "standbys": [], "not_ready": {}, "reasons": []}
+    text = render({"cluster": "ml-cluster", "last_verdict": verdict}, now=0.0)
+    assert "redundancy unknown: not judged" in text
+    assert "no ready standby" not in text
+    assert "last restore: none recorded" in text
+    none = render({"cluster": "ml-cluster", "last_verdict": {**verdict, "redundancy": "none"}}, now=0.0)
+    assert "redundancy none: no ready standby" in none

@@ -152,7 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(words)
     except _UsageError as error:
-        if "--json" in words:  # stdout is one JSON object, a usage error's too
+        # stdout is one JSON object, a usage error's too (argparse also takes --js, --jso)
+        if any(len(word) > 3 and "--json".startswith(word) for word in words):
             print(json.dumps({"error": error.line, "exit_code": USAGE_ERROR}), flush=True)
         raise
     verbose = bool(getattr(args, "verbose", False))

@@ -1,9 +1,9 @@
 """``hyperpod-ha status``: one view of a cluster's HA.
 
 From the stack (deployed, or ``--embedded``): a table of the controllers in the spirit of
-``scontrol ping`` (as the last verdict saw them), the last verdict, snapshot, rotation and
-drill (the state table's status records), a run or drill in progress (the cluster's lease)
-and the open incidents (OpsCenter). ``--lab``: the lab's embedded stack as its last drill
+``scontrol ping`` (as the last verdict saw them), the last verdict, snapshot, rotation,
+drill and restore (the state table's status records), a run, drill or restore in progress (the
+cluster's lease) and the open incidents (OpsCenter). ``--lab``: the lab's embedded stack as its last drill
 (``hyperpod-ha drill start --lab``) left it. ``hyperpod-ha simulate <scenario> --status``
 shows the same view of the embedded stack a scenario ran on. The deployed stack is found in
 ``--region``/``--profile``, else samconfig.toml's, else the SDK's default account. Times read
@@ -195,11 +195,12 @@ def _heartbeat(age: Any, writer: Any) -> str:
 
 def _redundancy_line(verdict: Mapping[str, Any]) -> str:
     """``redundancy none: no ready standby (ctl1: slurmctld not running)``."""
-    ready = ", ".join(verdict.get("standbys") or []) or "no ready standby"
+    level = verdict["redundancy"]
+    # unknown: the standbys could not be judged (no active controller, or a field not read).
+    nobody = "not judged" if level == "unknown" else "no ready standby"
+    ready = ", ".join(verdict.get("standbys") or []) or nobody
     not_ready = "; ".join(f"{name}: {why}" for name, why in (verdict.get("not_ready") or {}).items())
-    return f"redundancy {verdict['redundancy']}: {ready}" + (
-        f" (not ready: {not_ready})" if not_ready else ""
-    )
+    return f"redundancy {level}: {ready}" + (f" (not ready: {not_ready})" if not_ready else "")
 
 
 def render(status: Mapping[str, Any], now: float | None = None) -> str:
@@ -278,6 +279,8 @@ def _record_lines(status: Mapping[str, Any], now: float | None) -> list[str]:
             done = "restored" if action.get("restored") else "NOT restored"
             lines.append(f"  {action.get('controller')}: {done} ({action.get('what')})")
         lines += [f"  - {reason}" for reason in restore.get("reasons") or []]
+    else:
+        lines.append("last restore: none recorded")
     return lines
 
 

@@ -20,12 +20,12 @@ class VerdictName(StrEnum):
     * ``DEGRADED``: one controller is active and serves, but something the cluster needs is not
       right (slurmdbd does not answer, StateSaveLocation is not writable, a standby would refuse
       to take over, controllers cannot reach each other, drift, ...).
-
-    How many standbys are left (a dead or stopped standby) is not the verdict's: it is the
-    verdict's ``redundancy`` (:mod:`hyperpod_ha.verdict.redundancy`).
     * ``SPLIT_BRAIN``: more than one controller acts as the active one.
     * ``DOWN``: no controller is active and reachable.
     * ``UNKNOWN``: no controller could be checked.
+
+    How many standbys are left (a dead or stopped standby) is not the verdict's: it is the
+    verdict's ``redundancy`` (:mod:`hyperpod_ha.verdict.redundancy`).
     """
 
     HEALTHY = "HEALTHY"

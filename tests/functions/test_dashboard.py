@@ -42,7 +42,9 @@ def release_lease(embedded: Embedded) -> None:
 
 def run_every_emitting_path(embedded: Embedded, use_transport: UseTransport) -> None:
     stack = embedded.stack
-    stack.invoke("EvaluateVerdictFunction", {"reports": []})  # a final verdict: the current one
+    # A verification run's last check (its counters say so): the final verdict, the current one.
+    last = {"reports": [], "attempt": 1, "max_attempts": 1, "started_at": "2026-12-04T09:00:00+00:00"}
+    stack.invoke("EvaluateVerdictFunction", {**last, "trigger": {"time": "2026-12-04T09:00:00+00:00"}})
     node_event = json.loads((EVENTS / "eventbridge_node_health_controller.json").read_text())
     stack.invoke("NodeEventFunction", node_event)  # started
     stack.invoke("NodeEventFunction", {**node_event, "id": "another-event"})  # joined

@@ -165,9 +165,9 @@ def check(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     ):
         raise InvalidRestoreRequest(f"checks and max_checks must be integers 0-{MAX_CHECKS}")
     report = ControllerReport.from_json(event.get("report"))
-    done, what = judge(
-        action, report, registered=bool(event.get("registered")), started=bool(event.get("started"))
-    )
+    # Only a rebooted node can be checked before the restore document ran on it.
+    started = action.kind != "reboot-node" or bool(event.get("started"))
+    done, what = judge(action, report, registered=bool(event.get("registered")), started=started)
     checks += 1
     waiting = "check-again" if checks < most else "not-restored"
     nxt = done if done in {"restored", "register", "start"} else waiting

@@ -44,7 +44,7 @@ class RestoreInput:
     now: float = 0.0
     unreachable_since: Mapping[str, int] = field(default_factory=dict)
     unreachable_seconds: int = DEFAULT_UNREACHABLE_MINUTES * 60
-    can_reboot: str | None = None  # why this stack may not reboot a node (no grant), if it may not
+    cannot_reboot: str | None = None  # why this stack may not reboot a node (no grant), if it may not
 
 
 def session_command(target: str, document: str) -> str:
@@ -191,10 +191,12 @@ def _bounded(
                 f"(RestoreRedundancy={given.mode.value}; all would hand control back): {action.command}"
             )
             continue
-        if action.kind == "reboot-node" and (given.mode is not RestoreMode.ALL or given.can_reboot):
+        if action.kind == "reboot-node" and (given.mode is not RestoreMode.ALL or given.cannot_reboot):
             leave.append(action)
             held = (
-                given.can_reboot if given.mode is RestoreMode.ALL else f"RestoreRedundancy={given.mode.value}"
+                given.cannot_reboot
+                if given.mode is RestoreMode.ALL
+                else f"RestoreRedundancy={given.mode.value}"
             )
             reasons.append(
                 f"the node of {action.controller} is not rebooted ({held}; all would): {action.command}"

@@ -78,7 +78,9 @@ def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
         now=now,
         unreachable_since=context.unreachable_since() if unreached else {},
         unreachable_seconds=context.settings.unreachable_seconds,
-        can_reboot=context.cannot_reboot if context.reboot is not None else "this stack cannot reboot nodes",
+        cannot_reboot=context.cannot_reboot
+        if context.reboot is not None
+        else "this stack cannot reboot nodes",
     )
     planned = plan_restore(given)
     if request.dry_run and planned.actions:

@@ -30,8 +30,12 @@ def reboot_command(cluster: str, instance_id: str) -> str:
 def reboot_node(sagemaker: SageMakerClient, cluster: str, instance_id: str) -> dict[str, Any]:
     """Ask HyperPod to reboot ``instance_id``: ``{"rebooting": instance_id}``, or
     :class:`RestoreCommandFailed` naming why (the node's ``Failed`` entry or the API's error)."""
+    # The operation is recent: the Lambda runtime's boto3 (the layer ships none) may lack it.
+    reboot = getattr(sagemaker, "batch_reboot_cluster_nodes", None)
+    if reboot is None:
+        raise RestoreCommandFailed(f"{instance_id}: this runtime's botocore has no BatchRebootClusterNodes")
     try:
-        answer = sagemaker.batch_reboot_cluster_nodes(ClusterName=cluster, NodeIds=[instance_id])
+        answer = reboot(ClusterName=cluster, NodeIds=[instance_id])
     except ClientError as error:
         message = str(error.response.get("Error", {}).get("Message", ""))[:_MESSAGE_LIMIT]
         raise RestoreCommandFailed(

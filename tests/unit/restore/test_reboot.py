@@ -209,6 +209,11 @@ def test_a_node_hyperpod_did_not_reboot_is_a_failed_action() -> None:
             reboot_node(sagemaker, CLUSTER, CTL2)
 
 
+def test_a_botocore_without_the_operation_is_a_failed_action() -> None:
+    with pytest.raises(RestoreCommandFailed, match="botocore has no BatchRebootClusterNodes"):
+        reboot_node(object(), CLUSTER, CTL2)  # type: ignore[arg-type]
+
+
 def test_the_operators_command_is_quoted() -> None:
     assert reboot_command("ml cluster", CTL2) == (
         f"aws sagemaker batch-reboot-cluster-nodes --cluster-name 'ml cluster' --node-ids {CTL2}"

@@ -251,3 +251,63 @@ def test_the_watchdog_records_only_nodes_ssm_could_not_reach() -> None:
     )
     assert unreachable_nodes([PRIMARY.report(), unreached_ctl2(), not_running]) == {CTL2}
     assert node("ctl1").instance_id not in unreachable_nodes([PRIMARY.report()])
+
+
+# --- the stack's grant --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "cluster_id", "why"),
+    [
+        ("all", "abcdef123456", None),
+        ("all", "", "the stack's ClusterId is empty: no grant to reboot nodes (set it to reboot them)"),
+        (
+            "standbys",
+            "abcdef123456",
+            "the stack's RestoreRedundancy is standbys, not all: no grant to reboot nodes",
+        ),
+    ],
+)
+def test_only_a_stack_with_all_and_its_cluster_id_may_reboot(
+    mode: str, cluster_id: str, why: str | None
+) -> None:
+    from hyperpod_ha.restore.function import RestoreRedundancyFunctionSettings, cannot_reboot
+    from tests.conftest import ROOT
+
+    env = json.loads((ROOT / "events" / "env.json").read_text())["RestoreRedundancyFunction"]
+    settings = RestoreRedundancyFunctionSettings.read(
+        {**env, "RESTORE_REDUNDANCY": mode, "CLUSTER_ID": cluster_id}
+    )
+    assert cannot_reboot(settings) == why
+
+
+def test_the_reboot_is_granted_only_with_all_on_this_clusters_arn() -> None:
+    from tests.unit.test_iam import translated
+
+    template = translated("session-manager")
+    role = template["Resources"]["RestoreRedundancyFunctionRole"]
+    found = [
+        statement["Fn::If"]
+        for policy in role["Properties"]["Policies"]
+        for statement in policy["PolicyDocument"]["Statement"]
+        if "BatchRebootClusterNodes" in json.dumps(statement)
+    ]
+    [(condition, granted, otherwise)] = found
+    assert (condition, otherwise) == ("RebootsNodes", {"Ref": "AWS::NoValue"})
+    assert granted["Action"] == "sagemaker:BatchRebootClusterNodes"
+    assert granted["Resource"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:sagemaker:${AWS::Region}:${AWS::AccountId}:cluster/${ClusterId}"
+    }
+    assert template["Conditions"]["RebootsNodes"] == {
+        "Fn::And": [
+            {"Fn::Equals": [{"Ref": "RestoreRedundancy"}, "all"]},
+            {"Fn::Not": [{"Fn::Equals": [{"Ref": "ClusterId"}, ""]}]},
+        ]
+    }
+    # No other role may reboot nodes.
+    others = {
+        name
+        for name, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::IAM::Role" and "BatchRebootClusterNodes" in json.dumps(resource)
+    }
+    assert others == {"RestoreRedundancyFunctionRole"}

@@ -139,7 +139,7 @@ def _reboot(
     report = other.report
     assert report is not None
     why = report.reason or report.status.value.lower().replace("_", " ")
-    if report.status is not ReportStatus.UNREACHABLE:
+    if report.status is not ReportStatus.UNREACHABLE or other.index is None:
         return f"{other.key}: could not be checked ({why}); not restored"
     unreached = f"not reachable through SSM ({why})"
     if _answers_ping(active, other.index):
@@ -148,7 +148,11 @@ def _reboot(
     since = given.unreachable_since.get(report.instance_id)
     minutes = given.unreachable_seconds // 60
     if since is None or given.now - since < given.unreachable_seconds:
-        lasted = "" if since is None else f" for {duration(max(given.now - since, 0))}"
+        lasted = (
+            " (since when: not recorded yet, the watchdog's ticks record it)"
+            if since is None
+            else f" for {duration(max(given.now - since, 0))}"
+        )
         return (
             f"{other.key}: {unreached}{lasted}; its node is rebooted once it has lasted "
             f"RestoreUnreachableMinutes={minutes} (RestoreRedundancy=all): {command}"
@@ -156,7 +160,7 @@ def _reboot(
     return RestoreAction(
         kind="reboot-node",
         controller=other.key,
-        index=other.index if other.index is not None else 0,
+        index=other.index,
         instance_id=report.instance_id,
         target=report.target or report.instance_id,
         why=f"{unreached} for {duration(given.now - since)}, its node Running",
@@ -164,10 +168,10 @@ def _reboot(
     )
 
 
-def _answers_ping(active: ObservedController, index: int | None) -> bool:
+def _answers_ping(active: ObservedController, index: int) -> bool:
     report = active.checked
     lines = report.ping.lines if report is not None else ()
-    return index is not None and any(line.index == index and line.responding for line in lines)
+    return any(line.index == index and line.responding for line in lines)
 
 
 def _bounded(

@@ -13,6 +13,7 @@ their use carry ``expires_at`` (the table's TTL attribute). The keys:
 - ``redundancy#<cluster>``: since when the watchdog has seen no ready standby, and whether it
   opened the ``redundancy-lost`` incident.
 - ``restore#<cluster>#<hour>``: the restore actions taken on the cluster in that hour (epoch hours).
+- ``unreachable#<cluster>``: per instance id, since when SSM has not reached that Running controller.
 
 Each function takes the DynamoDB client and the table's name; the lease goes in and out as
 :class:`~hyperpod_ha.lease.Lease`, other values as plain Python values: DynamoDB's attribute-value
@@ -74,6 +75,10 @@ def redundancy_key(cluster: str) -> str:
 
 def restore_key(cluster: str, hour: int) -> str:
     return f"restore#{cluster}#{hour}"
+
+
+def unreachable_key(cluster: str) -> str:
+    return f"unreachable#{cluster}"
 
 
 def key(pk: str) -> dict[str, Any]:
@@ -357,3 +362,38 @@ def count_restore_action(
             raise
         return None
     return int(plain_values(answer["Attributes"])["actions"])
+
+
+# --- controllers unreachable through SSM (the watchdog's; the restore reads) -----------------
+
+
+def unreachable_since(ddb: DynamoDBClient, table: str, cluster: str) -> dict[str, int]:
+    """Instance id -> since when it has been unreachable (epoch seconds)."""
+    item = ddb.get_item(TableName=table, Key=key(unreachable_key(cluster)), ConsistentRead=True).get("Item")
+    return {name: int(v) for name, v in plain_values(item or {}).items() if name not in ("pk", "expires_at")}
+
+
+def mark_unreachable(ddb: DynamoDBClient, table: str, cluster: str, node: str, now: int, expires: int) -> int:
+    """Since when the instance ``node`` is unreachable: ``now`` unless one is kept (the first holds)."""
+    answer = ddb.update_item(
+        TableName=table,
+        Key=key(unreachable_key(cluster)),
+        UpdateExpression="SET #node = if_not_exists(#node, :now), expires_at = :expires",
+        ExpressionAttributeNames={"#node": node},
+        ExpressionAttributeValues=attribute_values({":now": now, ":expires": expires}),
+        ReturnValues="UPDATED_NEW",
+    )
+    return int(plain_values(answer["Attributes"])[node])
+
+
+def forget_unreachable(ddb: DynamoDBClient, table: str, cluster: str, instance_id: str, since: int) -> None:
+    """``instance_id`` was reached again: forget the time ``since`` (a newer one is kept)."""
+    _unless_condition_failed(
+        ddb.update_item,
+        TableName=table,
+        Key=key(unreachable_key(cluster)),
+        UpdateExpression="REMOVE #node",
+        ConditionExpression="#node = :since",
+        ExpressionAttributeNames={"#node": instance_id},
+        ExpressionAttributeValues=attribute_values({":since": since}),
+    )

@@ -22,6 +22,7 @@ RUNBOOK = [
     "Plan the restore",
     "Is there a controller to restore?",
     "Restore each controller",
+    "Which action?",
     "Start slurmctld on the controller",
     "Wait for slurmctld to start",
     "Check the restarted controller",

@@ -21,7 +21,7 @@ from hyperpod_ha.lease import LeaseSeconds
 from hyperpod_ha.observability import logger
 from hyperpod_ha.restore.context import RestoreContext
 from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFailed
-from hyperpod_ha.restore.settings import RestoreSettings
+from hyperpod_ha.restore.settings import RestoreMode, RestoreSettings
 from hyperpod_ha.restore.steps import run_step
 from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.status_records import StatusRecords
@@ -49,10 +49,22 @@ class RestoreRedundancyFunctionSettings(Settings):
     ]
     # A roll-out of this secret in progress blocks a restore (secret_versions).
     db_secret_arn: Annotated[str | None, OptionalText("DB_SECRET_ARN")]
+    # The template's ClusterId: BatchRebootClusterNodes is granted on that cluster's ARN only,
+    # and only with RestoreRedundancy=all.
+    cluster_id: Annotated[str | None, OptionalText("CLUSTER_ID")]
     lease_seconds: LeaseSeconds  # the same lease, and setting, as the runs' and drills'
     restore: RestoreSettings
     incidents: IncidentSettings  # its topic gets the restore-action notice
     verification: VerificationRunsSettings  # the run that follows an action
+
+
+def cannot_reboot(settings: RestoreRedundancyFunctionSettings) -> str | None:
+    """Why this stack has no grant to reboot a node, or ``None`` when it has one."""
+    if settings.restore.restore_mode is not RestoreMode.ALL:
+        return f"the stack's RestoreRedundancy is {settings.restore.mode}, not all: no grant to reboot nodes"
+    if not settings.cluster_id:
+        return "the stack's ClusterId is empty: no grant to reboot nodes (set it to reboot them)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,7 @@ class RestoreRedundancyFunction:
         import boto3
 
         from hyperpod_ha import state_table
+        from hyperpod_ha.restore.reboot import reboot_node
         from hyperpod_ha.restore.secret_versions import rollout_in_progress
         from hyperpod_ha.runs.models import Trigger
         from hyperpod_ha.runs.verification_runs import VerificationRuns
@@ -107,6 +120,9 @@ class RestoreRedundancyFunction:
                 notify=lambda message: publish(sns, topic, message) if topic else None,
                 start_verification=start_verification,
                 region=settings.incidents.region,
+                unreachable_since=lambda: state_table.unreachable_since(dynamodb, table, cluster),
+                reboot=lambda node: reboot_node(boto3.client("sagemaker"), cluster, node),
+                cannot_reboot=cannot_reboot(settings),
             )
         )
 

@@ -14,7 +14,9 @@ from hyperpod_ha.environment import Integer, Settings, Text
 class RestoreMode(StrEnum):
     """``off`` (default): nothing is started, the reasons name the action that would restore it.
     ``standbys``: a backup controller whose slurmctld is not running (or hangs) is started.
-    ``all``: also the configured primary after a failover (control goes back to it)."""
+    ``all``: also the configured primary after a failover (control goes back to it), and a
+    controller unreachable through SSM for ``RestoreUnreachableMinutes`` while its instance is
+    Running is rebooted (``BatchRebootClusterNodes``)."""
 
     OFF = "off"
     STANDBYS = "standbys"
@@ -23,6 +25,11 @@ class RestoreMode(StrEnum):
 
 DEFAULT_MAX_PER_HOUR: Final = 2
 MAX_PER_HOUR: Final = 10  # the template's MaxValue
+# RestoreUnreachableMinutes: under 5 a node's own reboot or an SSM agent's restart (a few
+# minutes) would be taken for a dead node; over a day the reboot is no longer a restore.
+DEFAULT_UNREACHABLE_MINUTES: Final = 15
+MIN_UNREACHABLE_MINUTES: Final = 5
+MAX_UNREACHABLE_MINUTES: Final = 1440
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +52,17 @@ class RestoreSettings(Settings):
     max_per_hour: Annotated[
         int, Integer("RESTORE_MAX_PER_HOUR", DEFAULT_MAX_PER_HOUR, minimum=1, maximum=MAX_PER_HOUR)
     ] = DEFAULT_MAX_PER_HOUR
+    # Read in minutes, kept in seconds.
+    unreachable_seconds: Annotated[
+        int,
+        Integer(
+            "RESTORE_UNREACHABLE_MINUTES",
+            DEFAULT_UNREACHABLE_MINUTES,
+            minimum=MIN_UNREACHABLE_MINUTES,
+            maximum=MAX_UNREACHABLE_MINUTES,
+            scale=60,
+        ),
+    ] = DEFAULT_UNREACHABLE_MINUTES * 60
 
     @property
     def restore_mode(self) -> RestoreMode:

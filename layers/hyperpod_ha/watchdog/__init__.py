@@ -2,7 +2,8 @@
 cluster is not verified it starts a verification run through the cluster's lease.
 ``scheduled_check`` (the check, :class:`Watchdog`), ``controller_checks`` (every controller at
 once), ``found_failures`` (what it remembers), ``tick`` (the schedule's input and the result),
-``redundancy_loss`` (the redundancy-lost incident its ticks drive) and ``function``
+``redundancy_loss`` (the redundancy-lost incident its ticks drive), ``unreachable_nodes``
+(since when a controller is unreachable through SSM, for the restore's reboot) and ``function``
 (WatchdogFunction and its settings). May import the runtime modules ``controllers``,
 ``verdict``, ``commands``, ``runs``, ``environment``, ``errors``, ``aws_errors``,
 ``state_table``, ``human_time``, ``observability`` and IncidentFunction's client

@@ -117,6 +117,7 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
     from hyperpod_ha.runs.verification_runs import VerificationRuns
     from hyperpod_ha.watchdog.found_failures import FoundFailures
     from hyperpod_ha.watchdog.redundancy_loss import RedundancyWatch
+    from hyperpod_ha.watchdog.unreachable_nodes import UnreachableNodes
 
     runner = runner_for(settings.probe.transport)
     dynamodb = boto3.client("dynamodb")
@@ -153,4 +154,5 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
         FoundFailures(dynamodb, settings.verification.state_table),
         time.time,
         redundancy=redundancy,
+        unreachable=UnreachableNodes(settings.cluster, dynamodb, settings.verification.state_table),
     )

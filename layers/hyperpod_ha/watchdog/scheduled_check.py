@@ -9,7 +9,9 @@ is started through the cluster's lease like any other trigger, so one run and on
 follow. The watchdog remembers that; its first verified tick afterwards starts one more run,
 whose verified verdict resolves the incident even when the recovery published nothing either.
 Whatever the verdict, the tick then weighs the cluster's redundancy (:mod:`.redundancy_loss`):
-no ready standby for ``RedundancyGraceMinutes`` opens the ``redundancy-lost`` incident.
+no ready standby for ``RedundancyGraceMinutes`` opens the ``redundancy-lost`` incident, and
+records since when each controller has been unreachable through SSM (:mod:`.unreachable_nodes`,
+the restore's reboot waits on it).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from hyperpod_ha.watchdog.controller_checks import check_every_controller
 from hyperpod_ha.watchdog.found_failures import FoundFailures
 from hyperpod_ha.watchdog.redundancy_loss import RedundancyWatch
 from hyperpod_ha.watchdog.tick import Tick, TickResult
+from hyperpod_ha.watchdog.unreachable_nodes import UnreachableNodes
 
 
 @dataclass(frozen=True)
@@ -37,12 +40,15 @@ class Watchdog:
     clock: Callable[[], float]
     policy: VerdictPolicy = field(default_factory=VerdictPolicy)
     redundancy: RedundancyWatch | None = None
+    unreachable: UnreachableNodes | None = None
 
     def tick(self, tick: Tick) -> TickResult:
         cluster = self.discover()
         reports = check_every_controller(cluster, self.check)
         verdict = evaluate(reports, self.policy, config_strategy=cluster.accounting.config_strategy)
         result = self._verification(tick, verdict, reports)
+        if self.unreachable is not None:
+            result = replace(result, unreachable=self.unreachable.note(reports, self.clock()))
         if self.redundancy is None:
             return result
         # After the verification's own step: a failure here still leaves that run started.

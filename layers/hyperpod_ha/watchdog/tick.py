@@ -50,6 +50,9 @@ class TickResult:
     recovery: bool = False  # verified again after a failure the watchdog found
     # What the tick did about redundancy (watchdog.redundancy_loss.Step); None: not weighed.
     redundancy_step: str | None = None
+    restore: bool = False  # verified, and the run is for a restore (watchdog.restore_start)
+    # Why a verified tick with a standby not ready started a run for a restore, or why not.
+    restore_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,4 +66,6 @@ class TickResult:
             "standbys": list(self.verdict.standbys),
             "not_ready": dict(self.verdict.not_ready),
             "redundancy_step": self.redundancy_step,
+            "restore": self.restore,
+            "restore_reason": self.restore_reason,
         }

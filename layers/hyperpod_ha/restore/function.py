@@ -21,7 +21,7 @@ from hyperpod_ha.lease import LeaseSeconds
 from hyperpod_ha.observability import logger
 from hyperpod_ha.restore.context import RestoreContext
 from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFailed
-from hyperpod_ha.restore.settings import RestoreMode, RestoreSettings
+from hyperpod_ha.restore.settings import RestoreSettings
 from hyperpod_ha.restore.steps import run_step
 from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.status_records import StatusRecords
@@ -49,22 +49,10 @@ class RestoreRedundancyFunctionSettings(Settings):
     ]
     # A roll-out of this secret in progress blocks a restore (secret_versions).
     db_secret_arn: Annotated[str | None, OptionalText("DB_SECRET_ARN")]
-    # The template's ClusterId: BatchRebootClusterNodes is granted on that cluster's ARN only,
-    # and only with RestoreRedundancy=all.
-    cluster_id: Annotated[str | None, OptionalText("CLUSTER_ID")]
     lease_seconds: LeaseSeconds  # the same lease, and setting, as the runs' and drills'
     restore: RestoreSettings
     incidents: IncidentSettings  # its topic gets the restore-action notice
     verification: VerificationRunsSettings  # the run that follows an action
-
-
-def cannot_reboot(settings: RestoreRedundancyFunctionSettings) -> str | None:
-    """Why this stack has no grant to reboot a node, or ``None`` when it has one."""
-    if settings.restore.restore_mode is not RestoreMode.ALL:
-        return f"the stack's RestoreRedundancy is {settings.restore.mode}, not all: no grant to reboot nodes"
-    if not settings.cluster_id:
-        return "the stack's ClusterId is empty: no grant to reboot nodes (set it to reboot them)"
-    return None
 
 
 @dataclass(frozen=True)
@@ -122,7 +110,7 @@ class RestoreRedundancyFunction:
                 region=settings.incidents.region,
                 unreachable_since=lambda: state_table.unreachable_since(dynamodb, table, cluster),
                 reboot=lambda node: reboot_node(boto3.client("sagemaker"), cluster, node),
-                cannot_reboot=cannot_reboot(settings),
+                cannot_reboot=settings.restore.cannot_reboot,
             )
         )
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Final
 
-from hyperpod_ha.environment import Integer, Settings, Text
+from hyperpod_ha.environment import Integer, OptionalText, Settings, Text
 
 
 class RestoreMode(StrEnum):
@@ -63,7 +63,19 @@ class RestoreSettings(Settings):
             scale=60,
         ),
     ] = DEFAULT_UNREACHABLE_MINUTES * 60
+    # The template's ClusterId: BatchRebootClusterNodes is granted on that cluster's ARN only,
+    # and only with RestoreRedundancy=all.
+    cluster_id: Annotated[str | None, OptionalText("CLUSTER_ID")] = None
 
     @property
     def restore_mode(self) -> RestoreMode:
         return RestoreMode(self.mode)
+
+    @property
+    def cannot_reboot(self) -> str | None:
+        """Why this stack has no grant to reboot a node, or ``None`` when it has one."""
+        if self.restore_mode is not RestoreMode.ALL:
+            return f"the stack's RestoreRedundancy is {self.mode}, not all: no grant to reboot nodes"
+        if not self.cluster_id:
+            return "the stack's ClusterId is empty: no grant to reboot nodes (set it to reboot them)"
+        return None

@@ -52,6 +52,9 @@ class TickResult:
     redundancy_step: str | None = None
     # Since when each controller SSM could not reach has been unreachable (instance id: epoch s).
     unreachable: Mapping[str, int] = field(default_factory=dict)
+    restore: bool = False  # verified, and the run is for a restore (watchdog.restore_start)
+    # Why a verified tick with a standby not ready started a run for a restore, or why not.
+    restore_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,4 +69,6 @@ class TickResult:
             "not_ready": dict(self.verdict.not_ready),
             "redundancy_step": self.redundancy_step,
             "unreachable": dict(self.unreachable),
+            "restore": self.restore,
+            "restore_reason": self.restore_reason,
         }

@@ -271,14 +271,14 @@ def test_the_watchdog_records_only_nodes_ssm_could_not_reach() -> None:
 def test_only_a_stack_with_all_and_its_cluster_id_may_reboot(
     mode: str, cluster_id: str, why: str | None
 ) -> None:
-    from hyperpod_ha.restore.function import RestoreRedundancyFunctionSettings, cannot_reboot
+    from hyperpod_ha.restore.function import RestoreRedundancyFunctionSettings
     from tests.conftest import ROOT
 
     env = json.loads((ROOT / "events" / "env.json").read_text())["RestoreRedundancyFunction"]
     settings = RestoreRedundancyFunctionSettings.read(
         {**env, "RESTORE_REDUNDANCY": mode, "CLUSTER_ID": cluster_id}
     )
-    assert cannot_reboot(settings) == why
+    assert settings.restore.cannot_reboot == why
 
 
 def test_the_reboot_is_granted_only_with_all_on_this_clusters_arn() -> None:

@@ -67,10 +67,21 @@ class Reads:
         return self.lease
 
 
-def restore_start(reads: Reads, mode: str = "standbys", max_per_hour: int = 2) -> RestoreStart:
-    return RestoreStart(
-        RestoreSettings(mode, max_per_hour), "RestoreDoc", reads.actions_this_hour, reads.read_lease, "c1"
-    )
+def restore_start(
+    reads: Reads, mode: str = "standbys", max_per_hour: int = 2, cluster_id: str | None = None
+) -> RestoreStart:
+    settings = RestoreSettings(mode, max_per_hour, cluster_id=cluster_id)
+    return RestoreStart(settings, "RestoreDoc", reads.actions_this_hour, reads.read_lease, "c1")
+
+
+@dataclass
+class Unreached:
+    """The watchdog's record of since when each controller is unreachable, as it would read it."""
+
+    since: dict[str, int]
+
+    def note(self, reports: Any, now: float) -> dict[str, int]:
+        return dict(self.since)
 
 
 def drill_lease(expires_at: int) -> Lease:
@@ -82,6 +93,9 @@ def watchdog(
     reads: Reads,
     mode: str = "standbys",
     maintenance: Maintenance | None = None,
+    *,
+    cluster_id: str | None = None,
+    unreachable: Unreached | None = None,
 ) -> tuple[Watchdog, Runs]:
     reports = {report.instance_id: report for report in (probe.report() for probe in probes)}
     found = ClusterControllers(
@@ -104,7 +118,8 @@ def watchdog(
         runs,  # type: ignore[arg-type]
         NothingFound(),  # type: ignore[arg-type]
         lambda: NOW,
-        restore=restore_start(reads, mode),
+        restore=restore_start(reads, mode, cluster_id=cluster_id),
+        unreachable=unreachable,  # type: ignore[arg-type]
     )
     return dog, runs
 
@@ -171,7 +186,7 @@ def test_a_dead_standby_on_a_healthy_cluster_starts_one_run_for_the_restore() ->
             "all",
             Reads(),
             None,
-            "ctl2: could not be checked; not restored: not reachable through SSM",
+            "ctl2: not reachable through SSM (TargetUnreachable",
         ),
     ],
     ids=[
@@ -181,7 +196,7 @@ def test_a_dead_standby_on_a_healthy_cluster_starts_one_run_for_the_restore() ->
         "guard: cluster updating",
         "guard: that node updating",
         "a drill holds the cluster",
-        "standby unreachable: a reboot is not built",
+        "standby unreachable: since when not recorded yet",
     ],
 )
 def test_no_run_when_the_restore_would_not_act(
@@ -222,6 +237,31 @@ def test_all_hands_back_after_a_failover_starts_a_run() -> None:
     assert (result.verdict.name.value, result.outcome, result.restore) == ("FAILED_OVER", "started", True)
     assert result.restore_reason == "a restore would act: hand-back ctl1 (slurmctld not running)"
     assert len(runs.started) == 1
+
+
+@pytest.mark.parametrize(
+    ("minutes_unreachable", "cluster_id", "started", "why"),
+    [
+        (16, "abc123def456", True, "a restore would act: reboot-node ctl2 (not reachable through SSM"),
+        (14, "abc123def456", False, "its node is rebooted once it has lasted RestoreUnreachableMinutes=15"),
+        (16, None, False, "the stack's ClusterId is empty: no grant to reboot nodes"),
+    ],
+    ids=["past the minutes: a run", "not yet", "no ClusterId: no grant"],
+)
+def test_an_unreachable_standby_starts_a_run_for_its_reboot_only_past_the_minutes_with_the_grant(
+    minutes_unreachable: int, cluster_id: str | None, started: bool, why: str
+) -> None:
+    ctl2 = Unreachable("ctl2").report().instance_id
+    since = Unreached({ctl2: int(NOW) - minutes_unreachable * 60})
+    dog, runs = watchdog(
+        (PRIMARY, Unreachable("ctl2")), Reads(), "all", cluster_id=cluster_id, unreachable=since
+    )
+    result = dog.tick(TICK)
+    assert result.unreachable == since.since  # the record the tick kept is in its result
+    assert (result.outcome, result.restore) == (("started", True) if started else ("verified", False))
+    assert result.restore_reason is not None
+    assert why in result.restore_reason
+    assert len(runs.started) == int(started)
 
 
 def test_the_last_action_of_the_hour_still_starts_a_run() -> None:

@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hyperpod_ha.observability import SERVICE
+
 TOPIC = {"Ref": "NotificationTopic"}
 # The alarms of the path that tells about every other alarm: they cannot go through it. Keep in
 # step with hyperpod_ha.notices.function.OWN_ALARMS and template.yaml's NoticePathAlarms.
@@ -126,7 +128,7 @@ REDUNDANCY_ALARMS = (
         statistic="Minimum",
         comparison="LessThanOrEqualToThreshold",
         evaluation_periods=2,
-        more_dimensions=(("service", "hyperpod-ha"),),
+        more_dimensions=(("service", SERVICE),),
     ),
 )
 

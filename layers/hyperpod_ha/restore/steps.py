@@ -38,7 +38,9 @@ def begin(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     request = request_of(event, context)
     execution_id = _text(event, "execution_id")
     lease_id = lease_id_for_restore(execution_id)
-    lease = Lease.for_restore(lease_id, execution_id, int(context.clock()), context.lease_seconds)
+    lease = Lease.for_execution(
+        "restore", lease_id, execution_id, int(context.clock()), context.lease_seconds
+    )
     holder = context.take_lease(lease)
     if holder is None:
         return {"taken": True, "lease_id": lease_id, "reason": None, "cluster": request.cluster}

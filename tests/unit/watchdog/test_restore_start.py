@@ -85,7 +85,7 @@ class Unreached:
 
 
 def drill_lease(expires_at: int) -> Lease:
-    return Lease.for_drill("d1", DRILL_ARN, int(NOW) - 60, expires_at - int(NOW) + 60)
+    return Lease.for_execution("drill", "d1", DRILL_ARN, int(NOW) - 60, expires_at - int(NOW) + 60)
 
 
 def watchdog(
@@ -279,7 +279,7 @@ def test_a_run_holding_the_lease_is_joined_an_expired_drill_holds_nothing() -> N
     assert holds(None, NOW).holder is None
     assert holds(drill_lease(int(NOW) - 1), NOW).holder is None
     assert holds(drill_lease(int(NOW) + 60), NOW).holder == f"drill {DRILL_ARN}"
-    restore = Lease.for_restore("x1", "arn:aws:states:::execution:restore:r", int(NOW), 3600)
+    restore = Lease.for_execution("restore", "x1", "arn:aws:states:::execution:restore:r", int(NOW), 3600)
     assert holds(restore, NOW).holder == "restore arn:aws:states:::execution:restore:r"
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from hyperpod_ha.controllers.check import node_side_failure
 from hyperpod_ha.controllers.maintenance import Maintenance
 from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
 from hyperpod_ha.human_time import duration
@@ -93,7 +94,7 @@ def _wanted(
         if reason is not None:
             notes.append(f"{other.key}: {reason}")
         elif not report.checked:
-            reboot = _reboot(other, active, given)
+            reboot = _reboot(seen, other, active, given)
             if isinstance(reboot, RestoreAction):
                 actions.append(reboot)
             else:
@@ -131,19 +132,23 @@ def _need(seen: Observation, other: ObservedController) -> str | None:
 
 
 def _reboot(
-    other: ObservedController, active: ObservedController, given: RestoreInput
+    seen: Observation, other: ObservedController, active: ObservedController, given: RestoreInput
 ) -> RestoreAction | str:
     """The reboot of a controller SSM has not reached for RestoreUnreachableMinutes while its node
     is Running (``reboot-node``), or why not (a note). A node whose slurmctld answers the active
-    controller's ping is not rebooted: only SSM fails there, Slurm does not."""
+    controller's ping is not rebooted: only SSM fails there, Slurm does not. Nor is one that only
+    our side failed to reach (denied, a broken session): only a node-side failure counts.
+    """
     report = other.report
     assert report is not None
     why = report.reason or report.status.value.lower().replace("_", " ")
     if report.status is not ReportStatus.UNREACHABLE or other.index is None:
         return f"{other.key}: could not be checked ({why}); not restored"
     unreached = f"not reachable through SSM ({why})"
-    if _answers_ping(active, other.index):
-        return f"{other.key}: {unreached} but its slurmctld answers ping: not rebooted"
+    if not node_side_failure(report.reason):
+        return f"{other.key}: {unreached}: a failure on this side, not the node's: not rebooted"
+    if not _answers_no_ping(seen, active, other.index):
+        return f"{other.key}: {unreached} but no check shows its slurmctld down: not rebooted"
     command = reboot_command(given.cluster, report.instance_id)
     since = given.unreachable_since.get(report.instance_id)
     minutes = given.unreachable_seconds // 60
@@ -168,10 +173,11 @@ def _reboot(
     )
 
 
-def _answers_ping(active: ObservedController, index: int) -> bool:
-    report = active.checked
-    lines = report.ping.lines if report is not None else ()
-    return any(line.index == index and line.responding for line in lines)
+def _answers_no_ping(seen: Observation, active: ObservedController, index: int) -> bool:
+    """The active controller's ping shows this controller down, and no controller saw it up."""
+    return (
+        active.index is not None and seen.seen_by(active.index, index) is False and not seen.responding(index)
+    )
 
 
 def _bounded(

@@ -114,11 +114,41 @@ def test_a_stack_without_the_grant_only_names_the_command() -> None:
     )
 
 
-def test_never_a_node_whose_slurmctld_answers_ping() -> None:
-    result = plan(primary=PRIMARY_PINGS_CTL2)
+# The active controller's ping names no line for ctl2, or nothing at all: no proof it is down.
+PRIMARY_SILENT_ON_CTL2 = Probe(ping="Slurmctld(primary) at ctl1 is UP")
+
+
+@pytest.mark.parametrize("primary", [PRIMARY_PINGS_CTL2, PRIMARY_SILENT_ON_CTL2], ids=["answers", "no line"])
+def test_never_a_node_whose_slurmctld_is_not_shown_down(primary: Probe) -> None:
+    result = plan(primary=primary)
     assert result.actions == ()
     assert "ctl2: not reachable through SSM" in result.reasons[-1]
-    assert result.reasons[-1].endswith("but its slurmctld answers ping: not rebooted")
+    assert result.reasons[-1].endswith("but no check shows its slurmctld down: not rebooted")
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [
+        "AccessDenied: not authorized to perform ssm:StartSession",
+        "ProtocolError: the agent closed the connection",
+        "SessionEndedByService: idle timeout",
+        None,
+    ],
+)
+def test_a_failure_on_this_side_never_reboots_the_node(reason: str | None) -> None:
+    result = plan_restore(
+        RestoreInput(
+            RestoreMode.ALL,
+            [PRIMARY.report(), dataclasses.replace(unreached_ctl2(), reason=reason)],
+            DOCUMENT,
+            cluster=CLUSTER,
+            now=NOW,
+            unreachable_since={CTL2: int(NOW) - MINUTES * 60},
+            unreachable_seconds=MINUTES * 60,
+        )
+    )
+    assert result.actions == ()
+    assert result.reasons[-1].endswith("a failure on this side, not the node's: not rebooted")
 
 
 def test_never_the_active_controller() -> None:

@@ -119,7 +119,7 @@ def put_lease(
     if retake:
         condition += " OR lease_id = :lease"
         values[":lease"] = lease.lease_id
-    holder = _unless_condition_failed(
+    holder = unless_condition_failed(
         ddb.put_item,
         TableName=table,
         Item={**key(lease_key(cluster)), **lease.to_item()},
@@ -145,7 +145,7 @@ def join_lease(
     values: dict[str, object] = {":one": 1, ":lease": holder_lease, ":trigger": trigger_key}
     if record:
         values[":key"] = {trigger_key}
-    found = _unless_condition_failed(
+    found = unless_condition_failed(
         ddb.update_item,
         TableName=table,
         Key=key(lease_key(cluster)),
@@ -159,7 +159,7 @@ def join_lease(
     return "already joined" if found and Lease.from_item(found).lease_id == holder_lease else "not held"
 
 
-def _unless_condition_failed(write: Callable[..., object], **request: Any) -> Item | None:
+def unless_condition_failed(write: Callable[..., object], **request: Any) -> Item | None:
     """The conditional write ``write(**request)``: ``None`` when written, else the item its
     condition failed on (``{}`` when there was none)."""
     try:
@@ -300,7 +300,7 @@ def read_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str) -> dict[
 def start_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str, since: int, expires_at: int) -> int:
     """Record the loss from ``since`` unless one is recorded; the recorded ``since`` (of two
     ticks at once, the first one's)."""
-    found = _unless_condition_failed(
+    found = unless_condition_failed(
         ddb.put_item,
         TableName=table,
         Item=attribute_values(
@@ -313,7 +313,7 @@ def start_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str, since: 
 
 def mark_redundancy_incident(ddb: DynamoDBClient, table: str, cluster: str, since: int) -> None:
     """The incident of the loss from ``since`` is open (nothing when that loss has ended since)."""
-    _unless_condition_failed(
+    unless_condition_failed(
         ddb.update_item,
         TableName=table,
         Key=key(redundancy_key(cluster)),
@@ -325,7 +325,7 @@ def mark_redundancy_incident(ddb: DynamoDBClient, table: str, cluster: str, sinc
 
 def end_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str, since: int) -> None:
     """Forget the loss from ``since`` (a standby is ready again); a newer one is kept."""
-    _unless_condition_failed(
+    unless_condition_failed(
         ddb.delete_item,
         TableName=table,
         Key=key(redundancy_key(cluster)),
@@ -362,38 +362,3 @@ def count_restore_action(
             raise
         return None
     return int(plain_values(answer["Attributes"])["actions"])
-
-
-# --- controllers unreachable through SSM (the watchdog's; the restore reads) -----------------
-
-
-def unreachable_since(ddb: DynamoDBClient, table: str, cluster: str) -> dict[str, int]:
-    """Instance id -> since when it has been unreachable (epoch seconds)."""
-    item = ddb.get_item(TableName=table, Key=key(unreachable_key(cluster)), ConsistentRead=True).get("Item")
-    return {name: int(v) for name, v in plain_values(item or {}).items() if name not in ("pk", "expires_at")}
-
-
-def mark_unreachable(ddb: DynamoDBClient, table: str, cluster: str, node: str, now: int, expires: int) -> int:
-    """Since when the instance ``node`` is unreachable: ``now`` unless one is kept (the first holds)."""
-    answer = ddb.update_item(
-        TableName=table,
-        Key=key(unreachable_key(cluster)),
-        UpdateExpression="SET #node = if_not_exists(#node, :now), expires_at = :expires",
-        ExpressionAttributeNames={"#node": node},
-        ExpressionAttributeValues=attribute_values({":now": now, ":expires": expires}),
-        ReturnValues="UPDATED_NEW",
-    )
-    return int(plain_values(answer["Attributes"])[node])
-
-
-def forget_unreachable(ddb: DynamoDBClient, table: str, cluster: str, instance_id: str, since: int) -> None:
-    """``instance_id`` was reached again: forget the time ``since`` (a newer one is kept)."""
-    _unless_condition_failed(
-        ddb.update_item,
-        TableName=table,
-        Key=key(unreachable_key(cluster)),
-        UpdateExpression="REMOVE #node",
-        ConditionExpression="#node = :since",
-        ExpressionAttributeNames={"#node": instance_id},
-        ExpressionAttributeValues=attribute_values({":since": since}),
-    )

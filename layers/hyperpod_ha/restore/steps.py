@@ -155,7 +155,11 @@ def reboot(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     action = RestoreAction.from_json(event.get("item"))
     if action.kind != "reboot-node" or context.reboot is None or context.cannot_reboot:
         raise InvalidRestoreRequest("reboot takes a reboot-node action, on a stack that may reboot nodes")
-    return {**context.reboot(action.instance_id), "at": int(context.clock())}
+    answer = context.reboot(action.instance_id)
+    now = int(context.clock())
+    # A node still unreachable after its reboot waits RestoreUnreachableMinutes again, not 0.
+    context.restart_unreachable(action.instance_id, now)
+    return {**answer, "at": now}
 
 
 def check(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
@@ -175,6 +179,8 @@ def check(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     checks += 1
     waiting = "check-again" if checks < most else "not-restored"
     nxt = done if done in {"restored", "register", "start"} else waiting
+    if nxt == "start":  # the checks after the reboot end here: the start gets its own
+        checks = 0
     return {"next": nxt, "checks": checks, "what": what, "controller": action.controller}
 
 

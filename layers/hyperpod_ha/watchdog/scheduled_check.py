@@ -21,8 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from botocore.exceptions import ClientError
+
+from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.controllers.maintenance import Maintenance
 from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport
+from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.verdict import Verdict, VerdictPolicy, evaluate
@@ -51,7 +55,7 @@ class Watchdog:
         cluster = self.discover()
         reports = check_every_controller(cluster, self.check)
         verdict = evaluate(reports, self.policy, config_strategy=cluster.accounting.config_strategy)
-        since = self.unreachable.note(reports, self.clock()) if self.unreachable is not None else {}
+        since = self._note_unreachable(reports)
         result = self._verification(tick, verdict, reports, cluster.maintenance, since)
         result = replace(result, unreachable=since)
         if self.redundancy is None:
@@ -108,6 +112,19 @@ class Watchdog:
             restore=True,
             restore_reason=weighed.reason,
         )
+
+    def _note_unreachable(self, reports: Sequence[ControllerReport]) -> Mapping[str, int]:
+        """The record for the restore's reboot; a failure to keep it never stops the tick's run."""
+        if self.unreachable is None:
+            return {}
+        try:
+            return self.unreachable.note(reports, self.clock())
+        except ClientError as error:
+            logger.warning(
+                "unreachable record not kept",
+                extra={"error_code": error_code(error), "reason": str(error)[:300]},
+            )
+            return {}
 
     @staticmethod
     def _trigger(tick: Tick, verdict: Verdict) -> Trigger:

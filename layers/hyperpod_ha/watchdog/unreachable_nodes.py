@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from hyperpod_ha import state_table
+from hyperpod_ha import unreachable_record
 from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
 
 if TYPE_CHECKING:
@@ -37,15 +37,19 @@ class UnreachableNodes:
     table: str
 
     def note(self, reports: Sequence[ControllerReport], now: float) -> dict[str, int]:
-        """Record this tick's reports; since when each unreachable node has been unreachable."""
-        kept = state_table.unreachable_since(self.dynamodb, self.table, self.cluster)
+        """Record this tick's reports; since when each unreachable node has been unreachable. A
+        record no tick wrote for a while (the watchdog was off) is forgotten first: its nodes
+        may have recovered unseen, so their wait starts again now."""
+        kept, ticked_at = unreachable_record.read_unreachable(self.dynamodb, self.table, self.cluster)
+        forget_all = unreachable_record.stale(ticked_at, now)
         unreached = unreachable_nodes(reports)
-        since: dict[str, int] = {}
-        for node in sorted(unreached):
-            since[node] = kept.get(node) or state_table.mark_unreachable(
+        for node, when in kept.items():
+            if forget_all or node not in unreached:
+                unreachable_record.forget_unreachable(self.dynamodb, self.table, self.cluster, node, when)
+        # Written on every tick (the first time is kept): the restore believes a fresh record only.
+        return {
+            node: unreachable_record.mark_unreachable(
                 self.dynamodb, self.table, self.cluster, node, int(now), int(now) + _KEPT_SECONDS
             )
-        for node, when in kept.items():
-            if node not in unreached:
-                state_table.forget_unreachable(self.dynamodb, self.table, self.cluster, node, when)
-        return since
+            for node in sorted(unreached)
+        }

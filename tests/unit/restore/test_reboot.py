@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -14,6 +15,7 @@ import pytest
 from botocore.stub import Stubber
 
 from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
+from hyperpod_ha.restore import steps
 from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFailed
 from hyperpod_ha.restore.models import RestoreAction, RestorePlan
 from hyperpod_ha.restore.planner import RestoreInput, plan_restore
@@ -267,6 +269,38 @@ def test_a_rebooted_node_is_waited_for_then_started_once_then_restored() -> None
     )
     assert judge(action, dead, registered=False, started=True)[0] == "waiting"  # started once only
     assert judge(action, STANDBY.report(), registered=False, started=False)[0] == "restored"
+
+
+def test_the_start_after_a_reboot_gets_checks_of_its_own() -> None:
+    # Reached on the last check allowed after the reboot: the start is still checked in full.
+    dead = Probe(name="ctl2", slurmctld=None, log="slurmctld_log_ctl2_standby.txt").report()
+    event = {
+        "item": reboot_action().to_json(),
+        "report": dead.to_json(),
+        "checks": 5,
+        "max_checks": 6,
+        "registered": False,
+        "started": None,
+    }
+    assert {k: v for k, v in steps.check(event, None).items() if k != "what"} == {  # type: ignore[arg-type]
+        "next": "start",
+        "checks": 0,
+        "controller": "ctl2",
+    }
+
+
+def test_a_reboot_starts_the_nodes_wait_again() -> None:
+    # Still unreachable after the reboot, the node waits RestoreUnreachableMinutes again.
+    restarted: list[tuple[str, int]] = []
+    context = SimpleNamespace(
+        reboot=lambda instance_id: {"rebooted": [instance_id]},
+        cannot_reboot=None,
+        clock=lambda: NOW,
+        restart_unreachable=lambda instance_id, now: restarted.append((instance_id, now)),
+    )
+    answer = steps.reboot({"item": reboot_action().to_json()}, context)  # type: ignore[arg-type]
+    assert (answer["at"], restarted) == (int(NOW), [(CTL2, int(NOW))])
+    assert plan(since=NOW).actions == ()  # the planner then sees a wait that just began
 
 
 def test_a_standby_restart_never_starts_twice() -> None:

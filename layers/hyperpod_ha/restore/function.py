@@ -116,7 +116,6 @@ class RestoreRedundancyFunction:
                 restart_unreachable=lambda node, now: unreachable_record.restart_unreachable(
                     dynamodb, table, cluster, node, now
                 ),
-                cannot_reboot=settings.restore.cannot_reboot,
             )
         )
 

@@ -80,7 +80,9 @@ def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
         now=now,
         unreachable_since=context.unreachable_since() if unreached else {},
         unreachable_seconds=context.settings.unreachable_seconds,
-        cannot_reboot=context.cannot_reboot
+        cannot_reboot=context.settings.reboot_refused(
+            cluster_id if isinstance(cluster_id := cluster.get("cluster_id"), str) else None
+        )
         if context.reboot is not None
         else "this stack cannot reboot nodes",
     )
@@ -153,7 +155,7 @@ def act(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
 def reboot(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     """BatchRebootClusterNodes for the action's one node (a ``reboot-node`` action only)."""
     action = RestoreAction.from_json(event.get("item"))
-    if action.kind != "reboot-node" or context.reboot is None or context.cannot_reboot:
+    if action.kind != "reboot-node" or context.reboot is None or context.settings.cannot_reboot:
         raise InvalidRestoreRequest("reboot takes a reboot-node action, on a stack that may reboot nodes")
     answer = context.reboot(action.instance_id)
     now = int(context.clock())

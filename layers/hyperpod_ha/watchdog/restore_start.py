@@ -77,6 +77,7 @@ class RestoreStart:
         policy: VerdictPolicy | None = None,
         *,
         unreachable_since: Mapping[str, int] | None = None,
+        cluster_id: str | None = None,
     ) -> RestoreDecision | None:
         """``None`` when there is nothing to weigh (not verified, or no standby lost)."""
         if not verdict.verified or verdict.redundancy not in LOST_LEVELS:
@@ -97,6 +98,6 @@ class RestoreStart:
             now=now,
             unreachable_since=unreachable_since or {},
             unreachable_seconds=self.settings.unreachable_seconds,
-            cannot_reboot=self.settings.cannot_reboot,
+            cannot_reboot=self.settings.reboot_refused(cluster_id),
         )
         return decision(plan_restore(given))

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from botocore.exceptions import ClientError
 
 from hyperpod_ha.aws_errors import error_code
-from hyperpod_ha.controllers.maintenance import Maintenance
 from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport
 from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.models import Trigger
@@ -56,7 +55,7 @@ class Watchdog:
         reports = check_every_controller(cluster, self.check)
         verdict = evaluate(reports, self.policy, config_strategy=cluster.accounting.config_strategy)
         since = self._note_unreachable(reports)
-        result = self._verification(tick, verdict, reports, cluster.maintenance, since)
+        result = self._verification(tick, verdict, reports, cluster, since)
         result = replace(result, unreachable=since)
         if self.redundancy is None:
             return result
@@ -68,12 +67,12 @@ class Watchdog:
         tick: Tick,
         verdict: Verdict,
         reports: Sequence[ControllerReport],
-        maintenance: Maintenance,
+        cluster: ClusterControllers,
         unreachable_since: Mapping[str, int],
     ) -> TickResult:
         if verdict.verified:
             if not self.found.pending(self.cluster):
-                return self._restore(tick, verdict, reports, maintenance, unreachable_since)
+                return self._restore(tick, verdict, reports, cluster, unreachable_since)
             # Recovered: a verified run is what resolves the incident the failure opened.
             reason = f"watchdog: {verdict.name.value} again after a failure it found"
             decision = self.runs.start_or_join(self.cluster, self._trigger(tick, verdict), reason)
@@ -90,14 +89,20 @@ class Watchdog:
         tick: Tick,
         verdict: Verdict,
         reports: Sequence[ControllerReport],
-        maintenance: Maintenance,
+        cluster: ClusterControllers,
         unreachable_since: Mapping[str, int],
     ) -> TickResult:
         """Verified: a run only when a restore would act on a standby not ready."""
         weighed = None
         if self.restore is not None:
             weighed = self.restore.weigh(
-                verdict, reports, maintenance, self.clock(), self.policy, unreachable_since=unreachable_since
+                verdict,
+                reports,
+                cluster.maintenance,
+                self.clock(),
+                self.policy,
+                unreachable_since=unreachable_since,
+                cluster_id=cluster.cluster_id,
             )
         if weighed is None or not weighed.start:
             why = None if weighed is None else weighed.reason

@@ -20,7 +20,7 @@ from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFail
 from hyperpod_ha.restore.models import RestoreAction, RestorePlan
 from hyperpod_ha.restore.planner import RestoreInput, plan_restore
 from hyperpod_ha.restore.reboot import reboot_command, reboot_node
-from hyperpod_ha.restore.settings import RestoreMode
+from hyperpod_ha.restore.settings import RestoreMode, RestoreSettings
 from hyperpod_ha.restore.steps import judge
 from hyperpod_ha.watchdog.unreachable_nodes import unreachable_nodes
 from tests.unit.verdict.cases.verdict_probes import STANDBY, Probe, Unreachable, node
@@ -294,7 +294,7 @@ def test_a_reboot_starts_the_nodes_wait_again() -> None:
     restarted: list[tuple[str, int]] = []
     context = SimpleNamespace(
         reboot=lambda instance_id: {"rebooted": [instance_id]},
-        cannot_reboot=None,
+        settings=RestoreSettings("all", cluster_id="abcdef123456"),
         clock=lambda: NOW,
         restart_unreachable=lambda instance_id, now: restarted.append((instance_id, now)),
     )

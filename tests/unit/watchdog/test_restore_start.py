@@ -100,8 +100,8 @@ def watchdog(
     reports = {report.instance_id: report for report in (probe.report() for probe in probes)}
     found = ClusterControllers(
         "ml-cluster",
-        "arn:aws:sagemaker:us-east-1:123456789012:cluster/abc",
-        "abc",
+        "arn:aws:sagemaker:us-east-1:123456789012:cluster/abc123def456",
+        "abc123def456",
         "InService",
         tuple(node(probe.name) for probe in probes),
         maintenance=maintenance or Maintenance("InService"),
@@ -245,8 +245,9 @@ def test_all_hands_back_after_a_failover_starts_a_run() -> None:
         (16, "abc123def456", True, "a restore would act: reboot-node ctl2 (not reachable through SSM"),
         (14, "abc123def456", False, "its node is rebooted once it has lasted RestoreUnreachableMinutes=15"),
         (16, None, False, "the stack's ClusterId is empty: no grant to reboot nodes"),
+        (16, "fff123def456", False, "is not this cluster's id abc123def456: no grant to reboot"),
     ],
-    ids=["past the minutes: a run", "not yet", "no ClusterId: no grant"],
+    ids=["past the minutes: a run", "not yet", "no ClusterId: no grant", "another cluster's id"],
 )
 def test_an_unreachable_standby_starts_a_run_for_its_reboot_only_past_the_minutes_with_the_grant(
     minutes_unreachable: int, cluster_id: str | None, started: bool, why: str
@@ -307,10 +308,14 @@ def test_the_settings_default_to_the_templates_restore_defaults() -> None:
             "RESTORE_REDUNDANCY": "standbys",
             "RESTORE_MAX_PER_HOUR": "10",
             "RESTORE_DOCUMENT": "hyperpod-ha-RestoreSlurmctldDocument",
+            "RESTORE_UNREACHABLE_MINUTES": "30",
+            "CLUSTER_ID": "abc123def456",
         }
     )
     assert (given.restore.mode, given.restore.max_per_hour) == ("standbys", 10)
     assert given.restore_document == "hyperpod-ha-RestoreSlurmctldDocument"
+    assert (given.restore.unreachable_seconds, given.restore.cluster_id) == (1800, "abc123def456")
+    assert read.restore.unreachable_seconds == 15 * 60
 
 
 @pytest.mark.parametrize(
@@ -320,6 +325,10 @@ def test_the_settings_default_to_the_templates_restore_defaults() -> None:
         ("RESTORE_MAX_PER_HOUR", "11"),
         ("RESTORE_MAX_PER_HOUR", "two"),
         ("RESTORE_REDUNDANCY", "everything"),
+        ("RESTORE_UNREACHABLE_MINUTES", "4"),
+        ("RESTORE_UNREACHABLE_MINUTES", "1441"),
+        ("CLUSTER_ID", "ABC123DEF456"),
+        ("CLUSTER_ID", "abc123"),
     ],
 )
 def test_a_restore_setting_out_of_bounds_is_refused_and_counted(name: str, value: str) -> None:

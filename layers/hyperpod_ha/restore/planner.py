@@ -206,11 +206,9 @@ def _bounded(
             held = (
                 given.cannot_reboot
                 if given.mode is RestoreMode.ALL
-                else f"RestoreRedundancy={given.mode.value}"
+                else f"RestoreRedundancy={given.mode.value}; all would"
             )
-            reasons.append(
-                f"the node of {action.controller} is not rebooted ({held}; all would): {action.command}"
-            )
+            reasons.append(f"the node of {action.controller} is not rebooted ({held}): {action.command}")
             continue
         stopped = stopped or guards.within_hourly_bound(used, given.max_per_hour)
         if stopped is not None:

@@ -24,6 +24,8 @@ class RestoreMode(StrEnum):
     ALL = "all"
 
 
+# Restore actions are counted per epoch hour (RestoreMaxPerHour).
+HOUR: Final = 3600
 DEFAULT_MAX_PER_HOUR: Final = 2
 MAX_PER_HOUR: Final = 10  # the template's MaxValue
 # RestoreUnreachableMinutes: under 5 a node's own reboot or an SSM agent's restart (a few

@@ -23,11 +23,11 @@ from hyperpod_ha.restore.models import ClusterHolds, RestoreAction, RestorePlan
 from hyperpod_ha.restore.node import parse_restore_output
 from hyperpod_ha.restore.planner import RestoreInput, plan_restore
 from hyperpod_ha.restore.record import finish
+from hyperpod_ha.restore.settings import HOUR
 from hyperpod_ha.verdict import reports_from_json
 
 # The restore document is a Session document: Run Command would need a Command document.
 SUPPORTED_TRANSPORTS: Final = frozenset({SESSION_MANAGER, "simulated", "lab-agent"})
-HOUR: Final = 3600
 MAX_CHECKS: Final = 30
 
 _text = partial(text_field, rejected=InvalidRestoreRequest)

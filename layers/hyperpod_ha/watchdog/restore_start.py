@@ -23,11 +23,9 @@ from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.lease import Lease
 from hyperpod_ha.restore.models import ClusterHolds, RestorePlan
 from hyperpod_ha.restore.planner import RestoreInput, plan_restore
-from hyperpod_ha.restore.settings import RestoreMode, RestoreSettings
+from hyperpod_ha.restore.settings import HOUR, RestoreMode, RestoreSettings
 from hyperpod_ha.verdict import Verdict, VerdictPolicy
 
-# The hour the restore counts its actions in (epoch hours, as restore.steps.HOUR).
-HOUR: Final = 3600
 # A standby not ready: what a restore may mend ("full" has nothing to, "unknown" tells nothing).
 LOST_LEVELS: Final = frozenset({"reduced", "none"})
 

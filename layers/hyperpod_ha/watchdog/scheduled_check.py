@@ -3,8 +3,8 @@
 HyperPod's node health events cover GPU and Trainium instances only, cluster events need
 continuous provisioning, and the ON/OFF programs that publish to SNS live on FSx: a cluster
 can go down with no trigger at all. On each tick the watchdog runs the same probe as the
-workflow on every controller, at once, and decides the verdict with the same rules. Verified:
-nothing else happens (no Standard workflow execution). Not verified: the verification workflow
+workflow on every controller, at once, and decides the verdict with the same rules. Verified
+with every standby ready: nothing else happens (no Standard workflow execution). Not verified: the verification workflow
 is started through the cluster's lease like any other trigger, so one run and one incident
 follow. The watchdog remembers that; its first verified tick afterwards starts one more run,
 whose verified verdict resolves the incident even when the recovery published nothing either.

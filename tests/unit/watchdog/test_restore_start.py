@@ -16,12 +16,11 @@ from hyperpod_ha.controllers.models import ClusterControllers, Controller, Contr
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.lease import Lease
 from hyperpod_ha.observability import metrics
-from hyperpod_ha.restore import steps
 from hyperpod_ha.restore.settings import RestoreSettings
 from hyperpod_ha.runs.models import RunDecision, Trigger
 from hyperpod_ha.verdict import evaluate
 from hyperpod_ha.watchdog.function import WatchdogFunction, WatchdogFunctionSettings
-from hyperpod_ha.watchdog.restore_start import HOUR, RestoreStart, holds
+from hyperpod_ha.watchdog.restore_start import RestoreStart, holds
 from hyperpod_ha.watchdog.scheduled_check import Watchdog
 from hyperpod_ha.watchdog.tick import Tick
 from tests.unit.restore.test_planner import FAILED_OVER, PRIMARY, STANDBY_DEAD
@@ -290,10 +289,6 @@ def test_a_not_verified_verdict_is_not_weighed() -> None:
     assert not split.verified
     assert restore_start(reads, "all").weigh(split, [], Maintenance("InService"), NOW) is None
     assert reads.lease_reads == 0
-
-
-def test_the_hour_is_the_restores() -> None:
-    assert HOUR == steps.HOUR
 
 
 # --- the settings, from the template's restore parameters -------------------------------------

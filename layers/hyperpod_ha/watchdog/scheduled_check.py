@@ -1,19 +1,19 @@
 """The watchdog: a scheduled check of every controller, for failures that send no event.
 
 HyperPod's node health events cover GPU and Trainium instances only, cluster events need
-continuous provisioning, and the ON/OFF programs that publish to SNS live on FSx: a cluster
-can go down with no trigger at all. On each tick the watchdog runs the same probe as the
-workflow on every controller, at once, and decides the verdict with the same rules. Verified
-with every standby ready: nothing else happens (no Standard workflow execution). Not verified: the verification workflow
-is started through the cluster's lease like any other trigger, so one run and one incident
-follow. The watchdog remembers that; its first verified tick afterwards starts one more run,
-whose verified verdict resolves the incident even when the recovery published nothing either.
-Verified with a standby not ready: a run starts too when ``RestoreRedundancy`` is not ``off``
-and the restore's planner would act now (:mod:`.restore_start`), so that its verdict starts the
-restore. Each tick first records since when each controller has been unreachable through SSM
-(:mod:`.unreachable_nodes`: the restore's reboot waits on it). Whatever the verdict, the tick then
-weighs the cluster's redundancy (:mod:`.redundancy_loss`): no ready standby for
-``RedundancyGraceMinutes`` opens the ``redundancy-lost`` incident.
+continuous provisioning, and the ON/OFF programs that publish to SNS live on FSx: a cluster can
+go down with no trigger at all. On each tick the watchdog runs the same probe as the workflow on
+every controller, at once, and decides the verdict with the same rules. Verified with every
+standby ready: nothing else happens (no Standard workflow execution). Not verified: the
+verification workflow is started through the cluster's lease like any other trigger, so one run
+and one incident follow. The watchdog remembers that; its first verified tick afterwards starts
+one more run, whose verified verdict resolves the incident even when the recovery published
+nothing either. Verified with a standby not ready: a run starts too when ``RestoreRedundancy``
+is not ``off`` and the restore's planner would act now (:mod:`.restore_start`), so that its
+verdict starts the restore. Each tick first records since when each controller has been
+unreachable through SSM (:mod:`.unreachable_nodes`: the restore's reboot waits on it). Whatever
+the verdict, the tick then weighs the cluster's redundancy (:mod:`.redundancy_loss`): no ready
+standby for ``RedundancyGraceMinutes`` opens the ``redundancy-lost`` incident.
 """
 
 from __future__ import annotations

@@ -98,7 +98,9 @@ class RestoreSettings(Settings):
     def reboot_refused(self, discovered_id: str | None) -> str | None:
         """:attr:`cannot_reboot`, or a ClusterId other than the cluster's own (the grant is on
         that other cluster's ARN: every reboot would be denied)."""
-        if self.cannot_reboot or not discovered_id or discovered_id == self.cluster_id:
+        # Only an id of HyperPod's shape is compared: an ARN that ends otherwise tells nothing.
+        comparable = discovered_id is not None and _CLUSTER_ID.fullmatch(discovered_id)
+        if self.cannot_reboot or not comparable or discovered_id == self.cluster_id:
             return self.cannot_reboot
         return (
             f"the stack's ClusterId {self.cluster_id} is not this cluster's id {discovered_id}: "

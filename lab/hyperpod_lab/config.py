@@ -171,6 +171,7 @@ if ! grep -qx "$unit" {local}/units 2>/dev/null; then
 fi
 stop() {{
   pkill -TERM -x "$unit"
+  pkill -CONT -x "$unit"  # as systemd does: a stopped daemon handles SIGTERM once continued
   i=0
   while running; do
     i=$((i + 1))

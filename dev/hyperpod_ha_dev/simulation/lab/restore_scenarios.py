@@ -58,10 +58,14 @@ def _standby_fault(fault: str) -> Callable[[Drill], None]:
 
     def inject(drill: Drill) -> None:
         found = check(drill.lab, fault, drill.backup)
+        did: list[object] = []
         drill.inject(
             f"{fault} on {drill.backup} ({found.summary}); nothing is published",
-            lambda: found.apply(drill.lab, drill.backup),
+            lambda: did.append(found.apply(drill.lab, drill.backup)),
         )
+        if isinstance(did[0], str):
+            drill.details["fault_did"] = did[0]
+            drill.note("  the fault did", did[0])
         tick_then_run(drill, f"the watchdog found {drill.backup} not ready")
         settle(drill)
         tick(drill, "after the restore")
@@ -222,6 +226,8 @@ def _crash_loop(drill: Drill) -> None:
 
 def _two_attempts_then_stopped(drill: Drill, result: ScenarioResult) -> None:
     host = drill.backup
+    did = str(drill.details.get("fault_did"))
+    drill.check(f"{host}'s slurmctld exited at its start with '{FATAL}'", f"logged '{FATAL}'" in did, did)
     actions = drill.details.get("restore_actions", [])
     drill.check(
         f"two restore attempts on {host}, neither restored",

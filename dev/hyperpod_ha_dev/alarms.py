@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hyperpod_ha.observability import SERVICE
+
 TOPIC = {"Ref": "NotificationTopic"}
 # The alarms of the path that tells about every other alarm: they cannot go through it. Keep in
 # step with hyperpod_ha.notices.function.OWN_ALARMS and template.yaml's NoticePathAlarms.
@@ -47,6 +49,8 @@ class Alarm:
     comparison: str = "GreaterThanThreshold"
     evaluation_periods: int = 1
     more_dimensions: tuple[tuple[str, Any], ...] = ()
+    # Seconds, or what CloudFormation resolves to them (NoStandbyReady's follows the watchdog's rate).
+    period: Any = 300
 
     def resource(self) -> dict[str, Any]:
         dimensions = [self.dimension, *self.more_dimensions]
@@ -57,7 +61,7 @@ class Alarm:
             "MetricName": self.metric,
             "Dimensions": [{"Name": name, "Value": value} for name, value in dimensions],
             "Statistic": self.statistic,
-            "Period": 300,
+            "Period": self.period,
             "EvaluationPeriods": self.evaluation_periods,
             "Threshold": 0,
             "ComparisonOperator": self.comparison,
@@ -111,22 +115,42 @@ WORKFLOW_ALARMS = (
 )
 
 
-# ReadyStandbys (WatchdogFunction at each tick, IncidentFunction at each run's end) at 0 for two
-# five-minute periods: no standby is ready. Two periods, as RedundancyGraceMinutes' default, so a
-# planned restart does not set it off (the redundancy-lost incident is what pages, after the
-# stack's own grace); no data (no watchdog, no run) is not breaching.
+# ReadyStandbys (WatchdogFunction at each tick, IncidentFunction at each run's end) at 0 in two
+# periods in a row: no standby is ready. A period is 5 minutes, or the watchdog's rate when that is
+# longer (the mapping below), so each period holds a tick's datum whatever the rate: two periods, as
+# RedundancyGraceMinutes' default, so a planned restart does not set it off (the redundancy-lost
+# incident is what pages, after the stack's own grace). A period a late tick left empty is skipped:
+# CloudWatch evaluates the latest periods that hold data in its evaluation range and treats a period
+# as missing (here not breaching) only when fewer than two hold data. Without the watchdog (rate 0)
+# there is no alarm: a run's end alone gives too few data for it ever to fire.
+READY_STANDBYS_PERIODS = "NoStandbyReadyPeriods"
+MIN_PERIOD_MINUTES = 5
+MAX_WATCHDOG_RATE_MINUTES = 60  # template.yaml's WatchdogRateMinutes MaxValue (a test checks)
+
+
+def ready_standbys_periods() -> dict[str, dict[str, int]]:
+    """``WatchdogRateMinutes`` (as ``Ref`` gives it, 0 included) -> ``{"Seconds": <period>}``."""
+    return {
+        str(rate): {"Seconds": 60 * max(rate, MIN_PERIOD_MINUTES)}
+        for rate in range(MAX_WATCHDOG_RATE_MINUTES + 1)
+    }
+
+
 REDUNDANCY_ALARMS = (
     Alarm(
         "NoStandbyReadyAlarm",
-        "No standby Slurm controller is ready (ReadyStandbys 0 for 10 minutes): one more failure "
-        "stops the cluster. The redundancy-lost incident names the controllers and how to restore them.",
+        "No standby Slurm controller is ready (ReadyStandbys 0 in two periods in a row, each 5 minutes "
+        "or the watchdog's rate when longer): one more failure stops the cluster. The redundancy-lost "
+        "incident names the controllers and how to restore them.",
         "HyperPodHA",
         "ReadyStandbys",
         ("cluster", {"Ref": "ClusterName"}),
         statistic="Minimum",
+        condition="WatchdogEnabled",
         comparison="LessThanOrEqualToThreshold",
         evaluation_periods=2,
-        more_dimensions=(("service", "hyperpod-ha"),),
+        more_dimensions=(("service", SERVICE),),
+        period={"Fn::FindInMap": [READY_STANDBYS_PERIODS, {"Ref": "WatchdogRateMinutes"}, "Seconds"]},
     ),
 )
 

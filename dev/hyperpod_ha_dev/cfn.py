@@ -36,10 +36,11 @@ def parse_template(text: str, source: str = "the template") -> dict[str, Any]:
 
 
 def find_in_map(template: Mapping[str, Any], argument: list[Any]) -> Any:
-    """``Fn::FindInMap`` with literal keys (the generated node commands are read this way)."""
+    """``Fn::FindInMap`` with its keys resolved (the generated node commands are read with literal
+    keys); a key is text, as CloudFormation's ``Ref`` gives a Number parameter."""
     name, top, second = argument
     try:
-        return template["Mappings"][name][top][second]
+        return template["Mappings"][name][str(top)][str(second)]
     except (KeyError, TypeError):
         raise TemplateError(f"Fn::FindInMap {argument} names no value in Mappings") from None
 

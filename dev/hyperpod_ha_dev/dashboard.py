@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hyperpod_ha.observability import SERVICE
 from hyperpod_ha.verdict import VERDICT_CODES
 
 NAMESPACE = "HyperPodHA"
 # The dimensions every function sets (hyperpod_ha.observability.metric_dimensions): the
 # template's POWERTOOLS_SERVICE_NAME and the stack's cluster, so two stacks never share a line.
-DIMENSIONS = (("service", "hyperpod-ha"), ("cluster", "${ClusterName}"))
+DIMENSIONS = (("service", SERVICE), ("cluster", "${ClusterName}"))
 ROW, WIDTH, HEIGHT = 24, 12, 6
 # Dashboards are global to the account: the region keeps two stacks of same-named clusters in
 # two regions apart. Only letters, digits, - and _ (a cluster name is letters, digits and -).

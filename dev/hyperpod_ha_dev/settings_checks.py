@@ -133,9 +133,10 @@ RESTORE = SettingsCheck(
         number("wait_seconds", 0, 600),
         # hyperpod_ha.restore.steps.MAX_CHECKS
         number("max_checks", 1, 30),
+        number("reboot_wait_seconds", 0, 1800),
     ),
     "Take the cluster's lease",
     "mode must be off, standbys or all, dry_run a boolean, reason a string, wait_seconds 0-600, "
-    "max_checks 1-30.",
+    "max_checks 1-30, reboot_wait_seconds 0-1800.",
 )
 SETTINGS_CHECKS = (VERIFICATION, DRILL, RESTORE)

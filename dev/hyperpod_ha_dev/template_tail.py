@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hyperpod_ha_dev.alarms import alarms
+from hyperpod_ha_dev.alarms import READY_STANDBYS_PERIODS, alarms, ready_standbys_periods
 from hyperpod_ha_dev.cfn import parse_template
 from hyperpod_ha_dev.command_documents import COMMAND_DOCUMENTS, command_document_resource
 from hyperpod_ha_dev.dashboard import dashboard_resource
@@ -53,6 +53,10 @@ def tail(template: str) -> str:
     ]
     for key, value in node_commands().items():
         lines.append(f"    {key}: {json.dumps(value)}\n")
+    lines += [
+        "  # NoStandbyReadyAlarm's period for each WatchdogRateMinutes (hyperpod_ha_dev.alarms).\n",
+        f"  {READY_STANDBYS_PERIODS}: {json.dumps(ready_standbys_periods())}\n",
+    ]
     return "".join(lines)
 
 

@@ -32,6 +32,8 @@ from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.request_fields import MAX_TEXT_CHARS
 
 HolderKind = Literal["run", "drill", "restore"]
+# A holder that is its own execution (a run's is started after its lease is taken).
+ExecutionKind = Literal["drill", "restore"]
 
 # How long a holder keeps the cluster at most: the template's LeaseSeconds (runs and drills).
 DEFAULT_LEASE_SECONDS: Final = 3600
@@ -102,26 +104,17 @@ class Lease:
         return cls(lease_id, trigger_key, execution_name, taken_at=now, expires_at=now + seconds)
 
     @classmethod
-    def for_drill(cls, lease_id: str, execution_arn: str, now: int, seconds: int) -> Lease:
+    def for_execution(
+        cls, kind: ExecutionKind, lease_id: str, execution_arn: str, now: int, seconds: int
+    ) -> Lease:
+        """A drill's or a restore's lease, held by its own execution: trigger ``<kind>:<lease id>``."""
         return cls(
             lease_id,
-            f"drill:{lease_id}",
+            f"{kind}:{lease_id}",
             execution_arn.rsplit(":", 1)[-1],
             taken_at=now,
             expires_at=now + seconds,
-            kind="drill",
-            execution_arn=execution_arn,
-        )
-
-    @classmethod
-    def for_restore(cls, lease_id: str, execution_arn: str, now: int, seconds: int) -> Lease:
-        return cls(
-            lease_id,
-            f"restore:{lease_id}",
-            execution_arn.rsplit(":", 1)[-1],
-            taken_at=now,
-            expires_at=now + seconds,
-            kind="restore",
+            kind=kind,
             execution_arn=execution_arn,
         )
 

@@ -20,8 +20,11 @@ from hyperpod_ha.redaction import redact
 
 Handler = TypeVar("Handler", bound=Callable[..., Any])
 
-# What a process that is no function (the CLI, the lab) calls itself.
-DEFAULT_SERVICE: Final = "hyperpod-ha"
+# The service every log line and metric carries: each function's POWERTOOLS_SERVICE_NAME
+# (template.yaml's Globals; tests/unit/test_generated.py checks), what a process that is no
+# function (the CLI, the lab) calls itself, and the ``service`` dimension the generated alarms
+# and dashboard read (hyperpod_ha_dev.alarms, hyperpod_ha_dev.dashboard).
+SERVICE: Final = "hyperpod-ha"
 
 
 class RedactingFormatter(LambdaPowertoolsFormatter):
@@ -33,7 +36,7 @@ class RedactingFormatter(LambdaPowertoolsFormatter):
 
 
 logger = Logger(
-    service=os.environ.get("POWERTOOLS_SERVICE_NAME") or DEFAULT_SERVICE,
+    service=os.environ.get("POWERTOOLS_SERVICE_NAME") or SERVICE,
     logger_formatter=RedactingFormatter(),
 )
 # The template sets the namespace; a process that imports this before any function's
@@ -43,7 +46,7 @@ metrics = Metrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "H
 
 def service_name() -> str:
     """The function's ``POWERTOOLS_SERVICE_NAME``, read when it runs (not when this was imported)."""
-    return os.environ.get("POWERTOOLS_SERVICE_NAME") or DEFAULT_SERVICE
+    return os.environ.get("POWERTOOLS_SERVICE_NAME") or SERVICE
 
 
 def metric_dimensions() -> dict[str, str]:

@@ -13,6 +13,7 @@ their use carry ``expires_at`` (the table's TTL attribute). The keys:
 - ``redundancy#<cluster>``: since when the watchdog has seen no ready standby, and whether it
   opened the ``redundancy-lost`` incident.
 - ``restore#<cluster>#<hour>``: the restore actions taken on the cluster in that hour (epoch hours).
+- ``unreachable#<cluster>``: per instance id, since when SSM has not reached that Running controller.
 
 Each function takes the DynamoDB client and the table's name; the lease goes in and out as
 :class:`~hyperpod_ha.lease.Lease`, other values as plain Python values: DynamoDB's attribute-value
@@ -76,6 +77,10 @@ def restore_key(cluster: str, hour: int) -> str:
     return f"restore#{cluster}#{hour}"
 
 
+def unreachable_key(cluster: str) -> str:
+    return f"unreachable#{cluster}"
+
+
 def key(pk: str) -> dict[str, Any]:
     """The DynamoDB key of the item ``pk``."""
     return attribute_values({"pk": pk})
@@ -114,7 +119,7 @@ def put_lease(
     if retake:
         condition += " OR lease_id = :lease"
         values[":lease"] = lease.lease_id
-    holder = _unless_condition_failed(
+    holder = unless_condition_failed(
         ddb.put_item,
         TableName=table,
         Item={**key(lease_key(cluster)), **lease.to_item()},
@@ -140,7 +145,7 @@ def join_lease(
     values: dict[str, object] = {":one": 1, ":lease": holder_lease, ":trigger": trigger_key}
     if record:
         values[":key"] = {trigger_key}
-    found = _unless_condition_failed(
+    found = unless_condition_failed(
         ddb.update_item,
         TableName=table,
         Key=key(lease_key(cluster)),
@@ -154,7 +159,7 @@ def join_lease(
     return "already joined" if found and Lease.from_item(found).lease_id == holder_lease else "not held"
 
 
-def _unless_condition_failed(write: Callable[..., object], **request: Any) -> Item | None:
+def unless_condition_failed(write: Callable[..., object], **request: Any) -> Item | None:
     """The conditional write ``write(**request)``: ``None`` when written, else the item its
     condition failed on (``{}`` when there was none)."""
     try:
@@ -295,7 +300,7 @@ def read_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str) -> dict[
 def start_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str, since: int, expires_at: int) -> int:
     """Record the loss from ``since`` unless one is recorded; the recorded ``since`` (of two
     ticks at once, the first one's)."""
-    found = _unless_condition_failed(
+    found = unless_condition_failed(
         ddb.put_item,
         TableName=table,
         Item=attribute_values(
@@ -308,7 +313,7 @@ def start_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str, since: 
 
 def mark_redundancy_incident(ddb: DynamoDBClient, table: str, cluster: str, since: int) -> None:
     """The incident of the loss from ``since`` is open (nothing when that loss has ended since)."""
-    _unless_condition_failed(
+    unless_condition_failed(
         ddb.update_item,
         TableName=table,
         Key=key(redundancy_key(cluster)),
@@ -320,7 +325,7 @@ def mark_redundancy_incident(ddb: DynamoDBClient, table: str, cluster: str, sinc
 
 def end_redundancy_loss(ddb: DynamoDBClient, table: str, cluster: str, since: int) -> None:
     """Forget the loss from ``since`` (a standby is ready again); a newer one is kept."""
-    _unless_condition_failed(
+    unless_condition_failed(
         ddb.delete_item,
         TableName=table,
         Key=key(redundancy_key(cluster)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from samtranslator.yaml_helper import yaml_parse
 
+from hyperpod_ha.observability import SERVICE
 from tests.conftest import ROOT, Embedded
 
 
@@ -19,4 +20,4 @@ def test_every_function_uses_botocores_standard_retries_with_a_bounded_count(emb
         environment = embedded.stack.function(logical_id).environment
         assert environment["AWS_RETRY_MODE"] == "standard", logical_id
         assert 2 <= int(environment["AWS_MAX_ATTEMPTS"]) <= 5, logical_id
-        assert environment["POWERTOOLS_SERVICE_NAME"] == "hyperpod-ha", logical_id
+        assert environment["POWERTOOLS_SERVICE_NAME"] == SERVICE, logical_id

@@ -184,8 +184,18 @@ def test_the_schedule_invokes_only_the_watchdog(healthy: EmbeddedRun) -> None:
     assert dead_letter["Action"] == "sqs:SendMessage"
 
 
-@pytest.mark.parametrize(("rate", "expression"), [(0, None), (1, "rate(1 minute)"), (15, "rate(15 minutes)")])
-def test_the_rate_sets_the_schedule_and_zero_turns_it_off(rate: int, expression: str | None) -> None:
+@pytest.mark.parametrize(
+    ("rate", "expression", "period"),
+    [
+        (0, None, None),
+        (1, "rate(1 minute)", 300),
+        (15, "rate(15 minutes)", 900),
+        (60, "rate(60 minutes)", 3600),
+    ],
+)
+def test_the_rate_sets_the_schedule_and_the_no_standby_alarms_period_and_zero_turns_both_off(
+    rate: int, expression: str | None, period: int | None
+) -> None:
     from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
     from hyperpod_ha_dev.embedded.stack import create_stack
 
@@ -194,6 +204,9 @@ def test_the_rate_sets_the_schedule_and_zero_turns_it_off(rate: int, expression:
         site.extra_parameters["WatchdogRateMinutes"] = rate
         stack = create_stack(ROOT, site.stack_parameters())
         schedules = boto3.client("scheduler").list_schedules()["Schedules"]
+        # A period holds a tick whatever the rate; without ticks (a run's end alone) no alarm.
+        alarms = boto3.client("cloudwatch").describe_alarms(AlarmNamePrefix=f"{stack.name}.NoStandbyReady")
+        assert [alarm["Period"] for alarm in alarms["MetricAlarms"]] == ([period] if period else [])
         if expression is None:
             assert "WatchdogFunction" not in stack.functions
             assert "WatchdogScheduleName" not in stack.outputs

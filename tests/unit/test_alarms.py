@@ -8,7 +8,7 @@ import pytest
 
 from hyperpod_ha.notices.function import OWN_ALARMS
 from hyperpod_ha_dev.alarms import NOTICE_PATH
-from hyperpod_ha_dev.cfn import load_template
+from hyperpod_ha_dev.cfn import find_in_map, load_template
 from tests.conftest import ROOT
 
 TEMPLATE = load_template(ROOT / "template.yaml")
@@ -64,7 +64,7 @@ def test_the_workflows_have_failed_and_timed_out_alarms(machine: str, metric: st
     assert len(alarms_on("AWS/States", metric, "StateMachineArn", {"Ref": machine})) == 1
 
 
-def test_no_standby_ready_alarms_on_ready_standbys_at_0_for_two_periods() -> None:
+def test_no_standby_ready_alarms_on_ready_standbys_at_0_for_two_periods_of_the_watchdog() -> None:
     (alarm,) = alarms_on("HyperPodHA", "ReadyStandbys", "cluster", {"Ref": "ClusterName"})
     assert alarm["AlarmName"] == {"Fn::Sub": "${AWS::StackName}.NoStandbyReadyAlarm"}
     assert {"Name": "service", "Value": "hyperpod-ha"} in alarm["Dimensions"]
@@ -75,6 +75,25 @@ def test_no_standby_ready_alarms_on_ready_standbys_at_0_for_two_periods() -> Non
     )
     assert alarm["EvaluationPeriods"] == alarm["DatapointsToAlarm"] == 2
     assert alarm["TreatMissingData"] == "notBreaching"
+    # Only with the watchdog: a run's end alone gives too few data for it ever to fire.
+    assert RESOURCES["NoStandbyReadyAlarm"]["Condition"] == "WatchdogEnabled"
+    assert TEMPLATE["Conditions"]["WatchdogEnabled"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "WatchdogRateMinutes"}, 0]}]
+    }
+
+
+def test_every_watchdog_rate_gives_the_no_standby_alarm_a_period_that_holds_a_tick() -> None:
+    period = RESOURCES["NoStandbyReadyAlarm"]["Properties"]["Period"]
+    assert period == {"Fn::FindInMap": ["NoStandbyReadyPeriods", {"Ref": "WatchdogRateMinutes"}, "Seconds"]}
+    rate = TEMPLATE["Parameters"]["WatchdogRateMinutes"]
+    assert (rate["MinValue"], rate["MaxValue"]) == (0, 60)
+    for minutes in range(1, rate["MaxValue"] + 1):
+        seconds = find_in_map(TEMPLATE, ["NoStandbyReadyPeriods", minutes, "Seconds"])
+        assert seconds % 60 == 0, minutes  # what CloudWatch takes above a minute
+        assert seconds >= 60 * minutes, minutes  # a tick in every period: two ticks at 0 fire it
+        assert seconds >= 300, minutes  # never sooner than 10 minutes (a planned restart)
+        assert seconds * 2 <= 86400, minutes  # CloudWatch: periods x period within a day
+    assert find_in_map(TEMPLATE, ["NoStandbyReadyPeriods", 5, "Seconds"]) == 300  # the default rate
 
 
 def test_a_failed_rotation_is_told_by_the_notice_function() -> None:

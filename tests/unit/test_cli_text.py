@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from hyperpod_ha_dev.cli.drill_text import render_drill_report
-from hyperpod_ha_dev.cli.runbook import StateView, _ending, _show
+from hyperpod_ha_dev.cli.following import StateView
+from hyperpod_ha_dev.cli.runbook import _ending, _show
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 from hyperpod_ha_dev.cli.status import render
 from hyperpod_ha_dev.execution_events import controller_label, exit_line

@@ -188,3 +188,22 @@ def test_the_restore_modes_the_template_admits_are_the_ones_both_checks_take() -
     for check, name in ((VERIFICATION, "restore_redundancy"), (RESTORE, "mode")):
         [field] = [f for f in check.fields if f.name == name]
         assert set(field.values) == admitted, check.definition
+
+
+def test_the_service_dimension_is_the_runtimes_in_the_template_the_alarms_and_the_dashboard() -> None:
+    from hyperpod_ha.observability import SERVICE
+
+    # What every function names itself (no function sets its own; tests/functions checks each).
+    assert TEMPLATE["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"] == SERVICE
+    resources = TEMPLATE["Resources"]
+    ours = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"]
+    ours = [alarm for alarm in ours if alarm["Namespace"] == "HyperPodHA"]
+    assert ours
+    for alarm in ours:
+        assert {"Name": "service", "Value": SERVICE} in alarm["Dimensions"], alarm["AlarmName"]
+    body = _body(resources["Dashboard"], WatchdogEnabled=True)
+    lines = [line for w in body["widgets"] for line in w["properties"].get("metrics", [])]
+    mine = [line for line in lines if line[0] == "HyperPodHA"]
+    assert mine
+    for line in mine:
+        assert dict(zip(line[2:-1:2], line[3:-1:2], strict=True))["service"] == SERVICE, line

@@ -68,7 +68,7 @@ def test_a_run_and_a_drill_are_taken_as_the_code_before_took_them() -> None:
     trigger = Trigger("sns", "m-1")
     lease_id = lease_id_for_trigger(trigger)
     assert Lease.for_run(lease_id, trigger.key, RUN.execution_name, TAKEN_AT, 3600) == RUN
-    drill = Lease.for_drill(lease_id_for_drill(DRILL_ARN), DRILL_ARN, TAKEN_AT, 3600)
+    drill = Lease.for_execution("drill", lease_id_for_drill(DRILL_ARN), DRILL_ARN, TAKEN_AT, 3600)
     assert drill == Lease.from_item(recorded("drill_taken"))
 
 
@@ -88,7 +88,7 @@ def test_a_lease_round_trips_through_its_item() -> None:
     joined = Lease(
         "a", "eventbridge:e-1", "c-a", 10, 20, joined_count=150, joined=frozenset({"sns:1", "sns:2"})
     )
-    for lease in (RUN, joined, Lease.for_drill("d", DRILL_ARN, 10, 60)):
+    for lease in (RUN, joined, Lease.for_execution("drill", "d", DRILL_ARN, 10, 60)):
         assert Lease.from_item(lease.to_item()) == lease
 
 
@@ -129,7 +129,7 @@ def test_the_holder_kind_is_a_run_unless_the_item_says_drill() -> None:
     ("build", "reason"),
     [
         (
-            lambda: Lease.for_drill("d", "arn:aws:states:r:1:execution:drills:", 10, 60),
+            lambda: Lease.for_execution("drill", "d", "arn:aws:states:r:1:execution:drills:", 10, 60),
             "execution_name is empty",
         ),
         (lambda: Lease.for_run("", "sns:m-1", "c-x", 10, 60), "lease_id is empty"),
@@ -185,7 +185,7 @@ def test_an_item_this_code_did_not_write_is_rejected_with_its_reason(
 
 def test_a_restore_holds_the_lease_as_a_drill_does_under_its_own_kind() -> None:
     arn = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-restore:restore-1"
-    lease = Lease.for_restore(lease_id_for_restore(arn), arn, TAKEN_AT, 3600)
+    lease = Lease.for_execution("restore", lease_id_for_restore(arn), arn, TAKEN_AT, 3600)
     assert (lease.kind, lease.execution_name, lease.trigger) == (
         "restore",
         "restore-1",

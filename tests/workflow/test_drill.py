@@ -15,7 +15,7 @@ import pytest
 
 from hyperpod_ha import state_table
 from hyperpod_ha_dev.cli import drill as drill_cli
-from hyperpod_ha_dev.cli import main
+from hyperpod_ha_dev.cli import following, main
 from hyperpod_ha_dev.cli import status as status_cli
 from hyperpod_ha_dev.cli.drill import wait_for_report
 from hyperpod_ha_dev.execution_events import after
@@ -44,7 +44,7 @@ class Results:
 
 @pytest.fixture(autouse=True)
 def results(monkeypatch: pytest.MonkeyPatch) -> Results:
-    monkeypatch.setattr(drill_cli, "POLL_SECONDS", 0.2)
+    monkeypatch.setattr(following, "POLL_SECONDS", 0.2)
     monkeypatch.chdir(ROOT)
     kept = Results()
     monkeypatch.setattr(drill_cli, "result_stream", kept.stream)

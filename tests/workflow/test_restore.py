@@ -22,6 +22,7 @@ RUNBOOK = [
     "Plan the restore",
     "Is there a controller to restore?",
     "Restore each controller",
+    "Which action?",
     "Start slurmctld on the controller",
     "Wait for slurmctld to start",
     "Check the restarted controller",
@@ -104,7 +105,7 @@ def test_a_verification_with_off_starts_no_restore() -> None:
 def test_restore_start_follow_then_status(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from hyperpod_ha_dev.cli import main
+    from hyperpod_ha_dev.cli import following, main
     from hyperpod_ha_dev.cli import restore as restore_cli
     from hyperpod_ha_dev.cli import status as status_cli
     from hyperpod_ha_dev.simulation.engine import simulated_run
@@ -118,7 +119,7 @@ def test_restore_start_follow_then_status(monkeypatch: pytest.MonkeyPatch) -> No
         return printed[-1]
 
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(restore_cli, "POLL_SECONDS", 0.2)
+    monkeypatch.setattr(following, "POLL_SECONDS", 0.2)
     monkeypatch.setattr(restore_cli, "result_stream", stream)
     monkeypatch.setattr(status_cli, "result_stream", stream)
     with simulated_run(SCENARIOS["healthy"], ROOT, RestoreSimulatedCluster) as run:

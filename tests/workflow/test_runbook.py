@@ -5,8 +5,7 @@ from __future__ import annotations
 import boto3
 import pytest
 
-from hyperpod_ha_dev.cli import main
-from hyperpod_ha_dev.cli import runbook as runbook_module
+from hyperpod_ha_dev.cli import following, main
 from hyperpod_ha_dev.simulation.engine import simulated_run
 from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
 from tests.conftest import ROOT
@@ -16,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(autouse=True)
 def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runbook_module, "POLL_SECONDS", 0.2)
+    monkeypatch.setattr(following, "POLL_SECONDS", 0.2)
     monkeypatch.chdir(ROOT)
 
 

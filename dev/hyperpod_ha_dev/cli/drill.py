@@ -27,7 +27,7 @@ from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
 from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, cluster_name, stack_for_cluster
 from hyperpod_ha_dev.cli.drill_text import render_drill_report
 from hyperpod_ha_dev.cli.errors import CommandError
-from hyperpod_ha_dev.cli.runbook import POLL_SECONDS, StateView
+from hyperpod_ha_dev.cli.following import StateView, follow_execution
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 from hyperpod_ha_dev.execution_events import after
 
@@ -82,33 +82,29 @@ def wait_for_report(
     execution_arn: str, view: StateView | None, sleep: Callable[[float], None] = time.sleep
 ) -> tuple[str, dict[str, Any] | None, str | None]:
     """The execution's status, its report (when it succeeded) and its error (when not)."""
-    sfn = boto3.client("stepfunctions")
-    seen = 0
-    while True:
-        described = sfn.describe_execution(executionArn=execution_arn)
-        if view is not None:
-            events = sfn.get_execution_history(executionArn=execution_arn, maxResults=1000)["events"]
-            for event in events[seen:]:
-                entered = event.get("stateEnteredEventDetails")
-                if entered and not entered["name"].startswith("Run the probe"):
-                    view.state(event["timestamp"].strftime("%H:%M:%S"), entered["name"])
-                exited = event.get("stateExitedEventDetails")
-                if exited and exited["name"] == "Measure the recovery":
-                    phase = json.loads(exited.get("output") or "{}").get("phase", {})
-                    view.state(
-                        event["timestamp"].strftime("%H:%M:%S"),
-                        f"  {phase.get('name')}: {phase.get('verdict')}",
-                        f"active {after(phase.get('active_seconds'))}, "
-                        f"verified {after(phase.get('verified_seconds'))}",
-                        tuple(str(r) for r in phase.get("reasons") or []),
-                    )
-            seen = len(events)
-        if described["status"] != "RUNNING":
-            report = json.loads(described["output"]) if described.get("output") else None
-            return described["status"], report, described.get("error")
-        if view is not None:
-            view.waiting("drill")
-        sleep(POLL_SECONDS)
+    show, waiting = (_shown_on(view), lambda: view.waiting("drill")) if view is not None else (None, None)
+    described, _ = follow_execution(execution_arn, show, waiting, sleep)
+    report = json.loads(described["output"]) if described.get("output") else None
+    return described["status"], report, described.get("error")
+
+
+def _shown_on(view: StateView) -> Callable[[dict[str, Any]], None]:
+    """Each state entered, and each phase's recovery as it is measured."""
+
+    def show(event: dict[str, Any]) -> None:
+        view.entered(event)
+        exited = event.get("stateExitedEventDetails")
+        if exited and exited["name"] == "Measure the recovery":
+            phase = json.loads(exited.get("output") or "{}").get("phase", {})
+            view.state(
+                event["timestamp"].strftime("%H:%M:%S"),
+                f"  {phase.get('name')}: {phase.get('verdict')}",
+                f"active {after(phase.get('active_seconds'))}, "
+                f"verified {after(phase.get('verified_seconds'))}",
+                tuple(str(r) for r in phase.get("reasons") or []),
+            )
+
+    return show
 
 
 def _start(args: argparse.Namespace) -> str:

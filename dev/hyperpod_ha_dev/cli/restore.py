@@ -25,7 +25,7 @@ from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
 from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, stack_for_cluster
 from hyperpod_ha_dev.cli.errors import CommandError
-from hyperpod_ha_dev.cli.runbook import POLL_SECONDS, StateView
+from hyperpod_ha_dev.cli.following import StateView, follow_execution
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 
 RESTORED, NOT_RESTORED, ERROR = 0, 1, 2
@@ -70,23 +70,10 @@ def wait_for_outcome(
     execution_arn: str, view: StateView | None, sleep: Callable[[float], None] = time.sleep
 ) -> tuple[str, dict[str, Any] | None, str | None]:
     """The execution's status, its output (when it succeeded) and its error (when not)."""
-    sfn = boto3.client("stepfunctions")
-    seen = 0
-    while True:
-        described = sfn.describe_execution(executionArn=execution_arn)
-        if view is not None:
-            events = sfn.get_execution_history(executionArn=execution_arn, maxResults=1000)["events"]
-            for event in events[seen:]:
-                entered = event.get("stateEnteredEventDetails")
-                if entered and not entered["name"].startswith("Run the probe"):
-                    view.state(event["timestamp"].strftime("%H:%M:%S"), entered["name"])
-            seen = len(events)
-        if described["status"] != "RUNNING":
-            output = json.loads(described["output"]) if described.get("output") else None
-            return described["status"], output, described.get("error")
-        if view is not None:
-            view.waiting("restore")
-        sleep(POLL_SECONDS)
+    show, waiting = (view.entered, lambda: view.waiting("restore")) if view is not None else (None, None)
+    described, _ = follow_execution(execution_arn, show, waiting, sleep)
+    output = json.loads(described["output"]) if described.get("output") else None
+    return described["status"], output, described.get("error")
 
 
 def outcome_lines(output: Mapping[str, Any]) -> tuple[list[str], int]:

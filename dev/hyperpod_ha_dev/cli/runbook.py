@@ -17,9 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TextIO
-
-import boto3
+from typing import Any
 
 from hyperpod_ha.runs.models import RunDecision, Trigger
 from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
@@ -28,12 +26,12 @@ from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import use_deployed_account
 from hyperpod_ha_dev.cli.cluster_stack import deployed_stack
 from hyperpod_ha_dev.cli.errors import CommandError
+from hyperpod_ha_dev.cli.following import StateView, follow_execution
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 from hyperpod_ha_dev.cli.text import reason_lines
 from hyperpod_ha_dev.execution_events import exit_line
 
 VERIFIED, NOT_VERIFIED, ERROR = 0, 1, 2
-POLL_SECONDS = 2.0
 VERDICT_ERRORS = frozenset({"DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN"})
 
 
@@ -63,48 +61,15 @@ class Ending:
     active_controller: str | None = None
 
 
-class StateView:
-    """Plain lines, or in a terminal one line per state plus a live status line."""
-
-    def __init__(self, out: TextIO, live: bool) -> None:
-        self._out = out
-        self._live = live
-        self._started = time.monotonic()
-
-    def state(self, timestamp: str, name: str, detail: str = "", reasons: tuple[str, ...] = ()) -> None:
-        self._clear()
-        self._out.write(f"{timestamp}  {name}{'  ' + detail if detail else ''}\n")
-        for line in reason_lines(reasons, indent=" " * 14):
-            self._out.write(f"{line}\n")
-        self._out.flush()
-
-    def waiting(self, current: str) -> None:
-        if self._live:
-            self._clear()
-            self._out.write(f"  ... {current} ({time.monotonic() - self._started:.0f} s)")
-            self._out.flush()
-
-    def _clear(self) -> None:
-        if self._live:
-            self._out.write("\r\033[K")
-
-
 def follow(execution_arn: str, view: StateView, sleep: Callable[[float], None] = time.sleep) -> Ending:
-    sfn = boto3.client("stepfunctions")
-    seen = 0
-    current = "starting"
+    current = ["starting"]
     verdict: dict[str, Any] = {}
-    while True:
-        # The status first: once it is final, the history read after it is complete.
-        described = sfn.describe_execution(executionArn=execution_arn)
-        events = _history(sfn, execution_arn)
-        for event in events[seen:]:
-            current = _show(event, view, verdict) or current
-        seen = len(events)
-        if described["status"] != "RUNNING":
-            return _ending(described, events, verdict)
-        view.waiting(current)
-        sleep(POLL_SECONDS)
+
+    def show(event: dict[str, Any]) -> None:
+        current[0] = _show(event, view, verdict) or current[0]
+
+    described, events = follow_execution(execution_arn, show, lambda: view.waiting(current[0]), sleep)
+    return _ending(described, events, verdict)
 
 
 def _show(event: dict[str, Any], view: StateView, verdict: dict[str, Any]) -> str | None:
@@ -128,13 +93,6 @@ def _show(event: dict[str, Any], view: StateView, verdict: dict[str, Any]) -> st
         if failed:
             view.state(at, "  failed:", str(failed.get("error", "")))
     return None
-
-
-def _history(sfn: Any, execution_arn: str) -> list[dict[str, Any]]:
-    events: list[dict[str, Any]] = []
-    for page in sfn.get_paginator("get_execution_history").paginate(executionArn=execution_arn):
-        events.extend(page["events"])
-    return events
 
 
 def _ending(

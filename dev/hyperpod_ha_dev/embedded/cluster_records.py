@@ -1,7 +1,8 @@
 """HyperPod's answers moto does not give, stood in for the embedded cluster: a cluster event's
 record (``DescribeClusterEvent``), the cluster's ``Orchestrator`` (``DescribeCluster``'s
-``Orchestrator.Slurm``: the config strategy, an external accounting database) and the nodes'
-addresses (``DescribeClusterNode``)."""
+``Orchestrator.Slurm``: the config strategy, an external accounting database), the nodes'
+addresses (``DescribeClusterNode``) and a node's reboot (``BatchRebootClusterNodes``, recorded
+on the cluster: nothing reboots)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,37 @@ def cluster_events() -> Patch:
         return ActionResult({"EventDetails": record})
 
     return (SageMakerResponse, "describe_cluster_event", describe_cluster_event)
+
+
+def node_reboots() -> Patch:
+    """BatchRebootClusterNodes: each node of the cluster named is recorded in its ``reboots``
+    (oldest first); a node it does not have is ``Failed`` with ``InstanceIdNotFound``."""
+    from moto.core.responses import ActionResult
+    from moto.sagemaker.exceptions import ValidationError
+    from moto.sagemaker.responses import SageMakerResponse
+
+    def batch_reboot_cluster_nodes(self: Any) -> Any:
+        name = self._get_param("ClusterName")
+        cluster = _cluster(self.sagemaker_backend, name)
+        if cluster is None:
+            raise ValidationError(message=f"Could not find cluster {name}")
+        done, failed = [], []
+        for node_id in self._get_param("NodeIds") or []:
+            if node_id in cluster.nodes:
+                done.append(node_id)
+            else:
+                failed.append(
+                    {"NodeId": node_id, "ErrorCode": "InstanceIdNotFound", "Message": "no such node"}
+                )
+        cluster.reboots = [*getattr(cluster, "reboots", []), *done]
+        return ActionResult({"Successful": done, "Failed": failed})
+
+    return (SageMakerResponse, "batch_reboot_cluster_nodes", batch_reboot_cluster_nodes)
+
+
+def rebooted(backend: Any, cluster_name: str) -> list[str]:
+    """The nodes BatchRebootClusterNodes was asked to reboot, oldest first."""
+    return list(getattr(backend.clusters[cluster_name], "reboots", []))
 
 
 def orchestrator() -> Patch:

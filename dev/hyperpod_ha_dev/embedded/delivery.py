@@ -99,6 +99,7 @@ def patched() -> Iterator[None]:
             cluster_records.node_addresses(),
             cluster_records.cluster_events(),
             cluster_records.orchestrator(),
+            cluster_records.node_reboots(),
             *opscenter.patches(),
             *fsx.patches(),
         ]

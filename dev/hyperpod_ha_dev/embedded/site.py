@@ -100,6 +100,13 @@ class Site:
         cluster.nodes[instance_id].status = status
 
 
+def rebooted_nodes(cluster_name: str) -> list[str]:
+    """The nodes of the embedded cluster BatchRebootClusterNodes was asked to reboot."""
+    from hyperpod_ha_dev.embedded.cluster_records import rebooted
+
+    return rebooted(_sagemaker_backend(), cluster_name)
+
+
 DEFAULT_CONTROLLERS = (
     SiteController("i-0a1b2c3d4e5f60001", "10.1.0.11", "ip-10-1-0-11"),
     SiteController("i-0a1b2c3d4e5f60002", "10.1.0.12", "ip-10-1-0-12"),

@@ -3,23 +3,27 @@ moto's interpreter, the real handlers, the restore's document run on simulated c
 
 The standby's slurmctld is down (``STANDBY_KILLED``) until the restore's document starts it
 (``systemctl start slurmctld``, which the fake node records): then it logs the standby role
-again (``STANDBY``). In ``RestartsAndDies`` it dies again after every start.
+again (``STANDBY``). In ``RestartsAndDies`` it dies again after every start. In
+``UnreachableUntilRebooted`` ctl2's node hangs (SSM cannot reach it, ctl1's ping sees it down)
+until BatchRebootClusterNodes is asked to reboot it (the embedded cluster records it).
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import boto3
 
+from hyperpod_ha_dev.embedded.site import rebooted_nodes
 from hyperpod_ha_dev.simulation import scenarios as s
 from hyperpod_ha_dev.simulation.cluster import SimulatedCluster, SimulatedController
 from hyperpod_ha_dev.simulation.drill import DrillSimulatedCluster
-from hyperpod_ha_dev.simulation.engine import simulated_run
+from hyperpod_ha_dev.simulation.engine import EmbeddedRun, simulated_run
 from hyperpod_ha_dev.simulation.fake_controller import ControllerState, FakeController
 
 # ctl2's slurmctld killed: no process; the active ctl1 still writes the heartbeat.
@@ -59,6 +63,28 @@ class RestartsAndDies(RestoreSimulatedCluster):
     dies_again = True
 
 
+# ctl1 active; its ping sees ctl2's slurmctld down (ctl2's node hangs).
+PRIMARY_BACKUP_DOWN = ControllerState(ping="ping_backup_down.txt")
+
+
+class UnreachableUntilRebooted(RestoreSimulatedCluster):
+    """ctl2's node hangs: SSM cannot reach it until its reboot was asked for; then it is reached
+    with slurmctld down until the restore's document starts it, then a standby again."""
+
+    cluster_name = "ml-cluster"
+
+    @property
+    def rebooted(self) -> list[str]:
+        return rebooted_nodes(self.cluster_name)
+
+    def state_for(self, controller: SimulatedController, check: int) -> ControllerState:
+        if controller.identity == s.CTL2:
+            if not self.rebooted:
+                return s.UNREACHABLE
+            return s.STANDBY if self.started else STANDBY_KILLED
+        return s.PRIMARY if self.started else PRIMARY_BACKUP_DOWN
+
+
 class AfterFailover(DrillSimulatedCluster):
     """ctl1 killed, ctl2 took over (the ``failover`` scenario) until ctl1's slurmctld is started:
     then ctl1 takes control back, as in the drill's hand-back."""
@@ -85,6 +111,8 @@ class RestoreResult:
     states: list[str]
     started: list[str]
     executions: list[dict[str, Any]] = field(default_factory=list)
+    rebooted: list[str] = field(default_factory=list)  # BatchRebootClusterNodes' nodes
+    notices: list[str] = field(default_factory=list)  # the bodies on the notification topic
 
 
 def run_restore(
@@ -92,12 +120,16 @@ def run_restore(
     request: dict[str, Any],
     cluster_type: type[SimulatedCluster] = RestoreSimulatedCluster,
     base: s.Scenario | None = None,
+    before: Callable[[EmbeddedRun], None] | None = None,
 ) -> RestoreResult:
-    """One restore execution started as ``hyperpod-ha restore start`` would, to its end."""
+    """One restore execution started as ``hyperpod-ha restore start`` would, to its end
+    (``before``: called with the embedded stack first, e.g. a watchdog tick)."""
     scenario = base or s.SCENARIOS["healthy"]
     with simulated_run(scenario, root, cluster_type) as run:
         from hyperpod_ha_dev.simulation.engine import _current
 
+        if before is not None:
+            before(run)
         sfn = boto3.client("stepfunctions")
         cluster = str(run.stack.parameters["ClusterName"])
         execution = sfn.start_execution(
@@ -113,8 +145,22 @@ def run_restore(
         executions = [dict(e) for e in run.stack.executions()]
         run.stack.stop_running_executions()
         return RestoreResult(
-            described["status"], json.loads(described.get("output") or "{}"), states, started, executions
+            described["status"],
+            json.loads(described.get("output") or "{}"),
+            states,
+            started,
+            executions,
+            rebooted_nodes(cluster),
+            _notices(run.stack.ref("NotificationTopic")),
         )
+
+
+def _notices(topic_arn: str) -> list[str]:
+    """What was published on the stack's notification topic (moto keeps it), oldest first."""
+    from moto.sns.models import sns_backends
+
+    _, _, _, region, account, _ = topic_arn.split(":")
+    return [message for _, message, *_ in sns_backends[account][region].topics[topic_arn].sent_notifications]
 
 
 def _wait(sfn: Any, execution: str) -> dict[str, Any]:

@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from hyperpod_ha.commands import CommandError, CommandRequest, CommandResult, CommandRunner, Throttled
+from hyperpod_ha.commands import (
+    CommandError,
+    CommandRequest,
+    CommandResult,
+    CommandRunner,
+    CommandTimedOut,
+    TargetUnreachable,
+    Throttled,
+)
 from hyperpod_ha.controllers.decoding import LIST_LIMIT
 from hyperpod_ha.controllers.errors import ControllerCheckThrottled
 from hyperpod_ha.controllers.evidence import evidence
@@ -20,6 +28,17 @@ from hyperpod_ha.slurm import ProbeOutputError, excerpt, parse_probe_output
 
 NON_INTERACTIVE_DOCUMENT: Final = "AWS-StartNonInteractiveCommand"
 SHELL_SCRIPT_DOCUMENT: Final = "AWS-RunShellScript"
+
+
+# The failures that say the node itself is gone (not connected, or silent past our deadline),
+# as an UNREACHABLE report's reason starts (check_controller); the others (denied, a broken
+# session, encryption asked) are this side's, and a reboot would not mend them.
+_NODE_SIDE: Final = (TargetUnreachable.__name__, CommandTimedOut.__name__)
+
+
+def node_side_failure(reason: str | None) -> bool:
+    """Whether an UNREACHABLE report's reason is a failure of the node, not of this side."""
+    return reason is not None and reason.split(":", 1)[0] in _NODE_SIDE
 
 
 def probe_parameters(document: str) -> dict[str, list[str]]:

@@ -7,7 +7,7 @@ in the state table), ``node_commands`` (the commands, through the command transp
 ``records`` (the topic and OpsCenter); ``steps`` (one function per step of the drill state
 machine) and ``function`` (FailoverDrillFunction and its settings: its clients, one logged
 step). It imports other runtime modules (commands, controllers, incidents, verdict, lease,
-state_table, status_records, environment, request_fields, errors, aws_errors, observability)
-and boto3 only in ``function``; nothing imports it but the drill's handler and the development
+state_table, status_records, environment, request_fields, errors, aws_errors, observability,
+node_scripts) and boto3 only in ``function``; nothing imports it but the drill's handler and the development
 tools.
 """

@@ -29,7 +29,7 @@ class DrillLease:
 
     def take(self, cluster: str, lease_id: str, execution_arn: str) -> Lease | None:
         """``None`` when taken (now or by this drill before); otherwise the holder's lease."""
-        lease = Lease.for_drill(lease_id, execution_arn, int(self.clock()), self.lease_seconds)
+        lease = Lease.for_execution("drill", lease_id, execution_arn, int(self.clock()), self.lease_seconds)
         # This drill's own lease may be taken again (a retried step).
         return put_lease(self.dynamodb, self.table, cluster, lease, retake=True)
 

@@ -10,15 +10,13 @@ template.yaml.
 
 from __future__ import annotations
 
-import base64
-import functools
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Final
 
 from hyperpod_ha.drill.models import InvalidDrillRequest
 from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.node_scripts import node_command
 
 SCRIPT_NAME: Final = "drill_node.sh"
 RESULT_MARK: Final = "HYPERPOD_HA_DRILL_RESULT"
@@ -29,14 +27,8 @@ JOB_IDS_PATTERN: Final = "^(none|[0-9]{1,10}(,[0-9]{1,10}){0,99})$"
 MAX_JOB_IDS: Final = 100
 
 
-@functools.cache
-def drill_script() -> str:
-    return resources.files(__package__).joinpath(SCRIPT_NAME).read_text(encoding="utf-8")
-
-
 def _command(arguments: str) -> str:
-    encoded = base64.b64encode(drill_script().encode("utf-8")).decode("ascii")
-    return f'bash -c "echo {encoded} | base64 -d | bash -s -- {arguments}"'
+    return node_command(__package__, SCRIPT_NAME, f"bash -s -- {arguments}")
 
 
 def takeover_command() -> str:

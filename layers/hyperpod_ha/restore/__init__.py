@@ -10,6 +10,7 @@ the restore state machine), ``record`` (the status record and the ``restore-acti
 and ``function`` (RestoreRedundancyFunction and its settings). It imports other runtime modules
 (commands, controllers, verdict, lease, state_table, status_records, topic_messages,
 message_sections, incidents' settings, runs, request_fields, environment, errors,
-observability) and boto3 only in ``function``; nothing imports it but the restore's handler and
-the development tools.
+observability) and boto3 only in ``function``; nothing imports it but the restore's handler,
+the watchdog (``settings``, ``models`` and the pure ``planner``: whether a restore would act)
+and the development tools.
 """

@@ -38,6 +38,12 @@ class RestoreContext:
     start_verification: Callable[[str, str], Mapping[str, Any]]  # (restore execution, reason)
     clock: Callable[[], float] = time.time
     region: str = "us-east-1"
+    # reboot-node (RestoreRedundancy=all, and ClusterId for the grant: settings.reboot_refused):
+    # since when each instance has been unreachable (the watchdog's record),
+    # BatchRebootClusterNodes for one instance, and that record set to the reboot's time.
+    unreachable_since: Callable[[], Mapping[str, int]] = dict
+    reboot: Callable[[str], Mapping[str, Any]] | None = None
+    restart_unreachable: Callable[[str, int], None] = lambda instance_id, now: None
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ with the clients made from the settings.
 from __future__ import annotations
 
 import datetime as dt
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -63,7 +64,8 @@ class RestoreRedundancyFunction:
     def from_settings(cls, settings: RestoreRedundancyFunctionSettings) -> RestoreRedundancyFunction:
         import boto3
 
-        from hyperpod_ha import state_table
+        from hyperpod_ha import state_table, unreachable_record
+        from hyperpod_ha.restore.reboot import reboot_node
         from hyperpod_ha.restore.secret_versions import rollout_in_progress
         from hyperpod_ha.runs.models import Trigger
         from hyperpod_ha.runs.verification_runs import VerificationRuns
@@ -107,6 +109,13 @@ class RestoreRedundancyFunction:
                 notify=lambda message: publish(sns, topic, message) if topic else None,
                 start_verification=start_verification,
                 region=settings.incidents.region,
+                unreachable_since=lambda: unreachable_record.unreachable_since(
+                    dynamodb, table, cluster, time.time()
+                ),
+                reboot=lambda node: reboot_node(boto3.client("sagemaker"), cluster, node),
+                restart_unreachable=lambda node, now: unreachable_record.restart_unreachable(
+                    dynamodb, table, cluster, node, now
+                ),
             )
         )
 

@@ -11,18 +11,22 @@ from typing import Any, Final, Literal
 from hyperpod_ha.restore.errors import InvalidRestoreRequest
 from hyperpod_ha.restore.settings import RestoreMode
 
-ActionKind = Literal["start-slurmctld", "hand-back"]
-ACTION_KINDS: Final[frozenset[str]] = frozenset({"start-slurmctld", "hand-back"})
+ActionKind = Literal["start-slurmctld", "hand-back", "reboot-node"]
+ACTION_KINDS: Final[frozenset[str]] = frozenset({"start-slurmctld", "hand-back", "reboot-node"})
 MAX_ACTIONS: Final = 10  # as many as RestoreMaxPerHour allows at most
 _TEXT_LIMIT: Final = 512
 # An SSM target (an instance id, or HyperPod's sagemaker-cluster:<id>_<group>-<instance>).
 _TARGET: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,255}$")
+# BatchRebootClusterNodes' NodeIds pattern (botocore's service model): i- and 8 or 17 hex digits.
+INSTANCE_ID: Final = re.compile(r"^i-[a-f0-9]{8}(?:[a-f0-9]{9})?$")
 
 
 @dataclass(frozen=True)
 class RestoreAction:
     """Start slurmctld on one controller: a standby (``start-slurmctld``) or the configured
-    primary after a failover (``hand-back``: started, it asks for control back)."""
+    primary after a failover (``hand-back``: started, it asks for control back); or reboot the
+    node of a controller unreachable through SSM (``reboot-node``: ``BatchRebootClusterNodes``,
+    then slurmctld is started on it as on a standby)."""
 
     kind: ActionKind
     controller: str  # its SlurmctldHost name
@@ -41,7 +45,9 @@ class RestoreAction:
             raise InvalidRestoreRequest("a restore action is not a JSON object")
         kind, index = data.get("kind"), data.get("index")
         if kind not in ACTION_KINDS:
-            raise InvalidRestoreRequest("a restore action's kind is neither start-slurmctld nor hand-back")
+            raise InvalidRestoreRequest(
+                "a restore action's kind is none of start-slurmctld, hand-back, reboot-node"
+            )
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index <= 9:
             raise InvalidRestoreRequest("a restore action's index is not a controller position 0-9")
         texts: dict[str, str] = {}
@@ -52,11 +58,10 @@ class RestoreAction:
             texts[name] = value[:_TEXT_LIMIT]
         if not _TARGET.match(texts["target"]):
             raise InvalidRestoreRequest("a restore action's target is not an SSM target")
-        return cls(
-            kind="hand-back" if kind == "hand-back" else "start-slurmctld",
-            index=index,
-            **texts,
-        )
+        if kind == "reboot-node" and not INSTANCE_ID.match(texts["instance_id"]):
+            raise InvalidRestoreRequest("a reboot-node action's instance_id is not an EC2 instance id")
+        known: ActionKind = "hand-back" if kind == "hand-back" else "start-slurmctld"
+        return cls(kind="reboot-node" if kind == "reboot-node" else known, index=index, **texts)
 
 
 @dataclass(frozen=True)

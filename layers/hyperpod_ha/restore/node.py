@@ -7,13 +7,11 @@ and the drill's do; ``make probe-document`` writes it into template.yaml's ``Nod
 
 from __future__ import annotations
 
-import base64
-import functools
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Final
 
+from hyperpod_ha.node_scripts import node_command
 from hyperpod_ha.restore.errors import RestoreCommandFailed
 
 SCRIPT_NAME: Final = "restore_node.sh"
@@ -21,15 +19,9 @@ RESULT_MARK: Final = "HYPERPOD_HA_RESTORE_RESULT"
 _VALUE_LIMIT: Final = 400
 
 
-@functools.cache
-def restore_script() -> str:
-    return resources.files(__package__).joinpath(SCRIPT_NAME).read_text(encoding="utf-8")
-
-
 def restore_command() -> str:
     """No parameter: (re)starts slurmctld on this controller when it is not running or hangs."""
-    encoded = base64.b64encode(restore_script().encode("utf-8")).decode("ascii")
-    return f'bash -c "echo {encoded} | base64 -d | bash -s"'
+    return node_command(__package__, SCRIPT_NAME, "bash -s")
 
 
 @dataclass(frozen=True)

@@ -3,21 +3,27 @@
 ``standbys``: a controller other than the configured primary whose node is Running and was
 reached through SSM (its probe ran) but whose slurmctld is not running, is stopped (SIGSTOP) or
 does not answer ping gets ``start-slurmctld``. ``all``: also the configured primary after a
-failover gets ``hand-back`` (started, it takes control back, as the drill's hand-back). ``off``:
-nothing is taken, but every action that would restore redundancy is named with its command.
+failover gets ``hand-back`` (started, it takes control back, as the drill's hand-back), and a
+controller unreachable through SSM for ``RestoreUnreachableMinutes`` while its node is Running
+(and its slurmctld answers no ping) gets ``reboot-node``. ``off`` (and ``standbys`` for what
+only ``all`` does): nothing is taken, but every action that would restore redundancy is named
+with its command.
 The guards (:mod:`.guards`) block all actions, or one controller's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from hyperpod_ha.controllers.check import node_side_failure
 from hyperpod_ha.controllers.maintenance import Maintenance
 from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
+from hyperpod_ha.human_time import duration
 from hyperpod_ha.restore import guards
 from hyperpod_ha.restore.models import MAX_ACTIONS, ActionKind, ClusterHolds, RestoreAction, RestorePlan
-from hyperpod_ha.restore.settings import RestoreMode
+from hyperpod_ha.restore.reboot import reboot_command
+from hyperpod_ha.restore.settings import DEFAULT_UNREACHABLE_MINUTES, RestoreMode
 from hyperpod_ha.verdict import MAX_REPORTS, VerdictPolicy, evaluate
 from hyperpod_ha.verdict.activity import hung
 from hyperpod_ha.verdict.observation import Observation, ObservedController, observe
@@ -33,6 +39,13 @@ class RestoreInput:
     used_this_hour: int = 0
     max_per_hour: int = 2
     policy: VerdictPolicy = field(default_factory=VerdictPolicy)
+    # The reboot of a node unreachable through SSM (``all``): since when each instance has been
+    # unreachable (state_table.unreachable_since), now, and how long before a reboot.
+    cluster: str = ""  # for the operator's reboot command
+    now: float = 0.0
+    unreachable_since: Mapping[str, int] = field(default_factory=dict)
+    unreachable_seconds: int = DEFAULT_UNREACHABLE_MINUTES * 60
+    cannot_reboot: str | None = None  # why this stack may not reboot a node (no grant), if it may not
 
 
 def session_command(target: str, document: str) -> str:
@@ -81,7 +94,11 @@ def _wanted(
         if reason is not None:
             notes.append(f"{other.key}: {reason}")
         elif not report.checked:
-            notes.append(f"{other.key}: {need}; not restored: {_unreached(report)}")
+            reboot = _reboot(seen, other, active, given)
+            if isinstance(reboot, RestoreAction):
+                actions.append(reboot)
+            else:
+                notes.append(reboot)
         else:
             kind: ActionKind = "hand-back" if index == 0 else "start-slurmctld"
             target = report.target or report.instance_id
@@ -114,9 +131,53 @@ def _need(seen: Observation, other: ObservedController) -> str | None:
     return None
 
 
-def _unreached(report: ControllerReport) -> str:
+def _reboot(
+    seen: Observation, other: ObservedController, active: ObservedController, given: RestoreInput
+) -> RestoreAction | str:
+    """The reboot of a controller SSM has not reached for RestoreUnreachableMinutes while its node
+    is Running (``reboot-node``), or why not (a note). A node whose slurmctld answers the active
+    controller's ping is not rebooted: only SSM fails there, Slurm does not. Nor is one that only
+    our side failed to reach (denied, a broken session): only a node-side failure counts.
+    """
+    report = other.report
+    assert report is not None
     why = report.reason or report.status.value.lower().replace("_", " ")
-    return f"not reachable through SSM ({why}): a reboot of the node is not built (docs/limitations.md)"
+    if report.status is not ReportStatus.UNREACHABLE or other.index is None:
+        return f"{other.key}: could not be checked ({why}); not restored"
+    unreached = f"not reachable through SSM ({why})"
+    if not node_side_failure(report.reason):
+        return f"{other.key}: {unreached}: a failure on this side, not the node's: not rebooted"
+    if not _answers_no_ping(seen, active, other.index):
+        return f"{other.key}: {unreached} but no check shows its slurmctld down: not rebooted"
+    command = reboot_command(given.cluster, report.instance_id)
+    since = given.unreachable_since.get(report.instance_id)
+    minutes = given.unreachable_seconds // 60
+    if since is None or given.now - since < given.unreachable_seconds:
+        lasted = (
+            " (since when: not recorded yet, the watchdog's ticks record it)"
+            if since is None
+            else f" for {duration(max(given.now - since, 0))}"
+        )
+        return (
+            f"{other.key}: {unreached}{lasted}; its node is rebooted once it has lasted "
+            f"RestoreUnreachableMinutes={minutes} (RestoreRedundancy=all): {command}"
+        )
+    return RestoreAction(
+        kind="reboot-node",
+        controller=other.key,
+        index=other.index,
+        instance_id=report.instance_id,
+        target=report.target or report.instance_id,
+        why=f"{unreached} for {duration(given.now - since)}, its node Running",
+        command=command,
+    )
+
+
+def _answers_no_ping(seen: Observation, active: ObservedController, index: int) -> bool:
+    """The active controller's ping shows this controller down, and no controller saw it up."""
+    return (
+        active.index is not None and seen.seen_by(active.index, index) is False and not seen.responding(index)
+    )
 
 
 def _bounded(
@@ -140,6 +201,15 @@ def _bounded(
                 f"(RestoreRedundancy={given.mode.value}; all would hand control back): {action.command}"
             )
             continue
+        if action.kind == "reboot-node" and (given.mode is not RestoreMode.ALL or given.cannot_reboot):
+            leave.append(action)
+            held = (
+                given.cannot_reboot
+                if given.mode is RestoreMode.ALL
+                else f"RestoreRedundancy={given.mode.value}; all would"
+            )
+            reasons.append(f"the node of {action.controller} is not rebooted ({held}): {action.command}")
+            continue
         stopped = stopped or guards.within_hourly_bound(used, given.max_per_hour)
         if stopped is not None:
             leave.append(action)
@@ -156,6 +226,8 @@ def _bounded(
 
 
 def _what(action: RestoreAction) -> str:
+    if action.kind == "reboot-node":
+        return f"reboot the node {action.instance_id} of {action.controller} ({action.why})"
     if action.kind == "hand-back":
         primary = f"the configured primary {action.controller}"
         return f"start slurmctld on {primary} ({action.why}): it takes control back"

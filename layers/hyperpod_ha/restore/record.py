@@ -118,7 +118,9 @@ def restore_notice(cluster: str, record: Mapping[str, Any]) -> TopicMessage:
     if by_hand:
         lines += [
             "",
-            *reason_lines("To restore it by hand (Session Manager, the stack's document):", by_hand),
+            *reason_lines(
+                "To restore it by hand (the stack's Session document, or a node's reboot):", by_hand
+            ),
         ]
-    lines += ["", "A verification run follows every restore that started slurmctld."]
+    lines += ["", "A verification run follows every restore that started slurmctld or rebooted a node."]
     return message(cluster=cluster, kind=KIND, event="notice", what=what, body=lines, severity=severity)

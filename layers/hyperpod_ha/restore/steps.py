@@ -23,11 +23,11 @@ from hyperpod_ha.restore.models import ClusterHolds, RestoreAction, RestorePlan
 from hyperpod_ha.restore.node import parse_restore_output
 from hyperpod_ha.restore.planner import RestoreInput, plan_restore
 from hyperpod_ha.restore.record import finish
+from hyperpod_ha.restore.settings import HOUR
 from hyperpod_ha.verdict import reports_from_json
 
 # The restore document is a Session document: Run Command would need a Command document.
 SUPPORTED_TRANSPORTS: Final = frozenset({SESSION_MANAGER, "simulated", "lab-agent"})
-HOUR: Final = 3600
 MAX_CHECKS: Final = 30
 
 _text = partial(text_field, rejected=InvalidRestoreRequest)
@@ -38,7 +38,9 @@ def begin(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     request = request_of(event, context)
     execution_id = _text(event, "execution_id")
     lease_id = lease_id_for_restore(execution_id)
-    lease = Lease.for_restore(lease_id, execution_id, int(context.clock()), context.lease_seconds)
+    lease = Lease.for_execution(
+        "restore", lease_id, execution_id, int(context.clock()), context.lease_seconds
+    )
     holder = context.take_lease(lease)
     if holder is None:
         return {"taken": True, "lease_id": lease_id, "reason": None, "cluster": request.cluster}
@@ -65,6 +67,7 @@ def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     now = context.clock()
     hour = int(now) // HOUR
     holds = ClusterHolds(rollout=context.rollout(dt.datetime.fromtimestamp(now, dt.UTC)))
+    unreached = any(not report.checked for report in reports)
     given = RestoreInput(
         request.mode,
         reports,
@@ -73,6 +76,15 @@ def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
         holds=holds,
         used_this_hour=context.actions_this_hour(hour),
         max_per_hour=context.settings.max_per_hour,
+        cluster=context.cluster,
+        now=now,
+        unreachable_since=context.unreachable_since() if unreached else {},
+        unreachable_seconds=context.settings.unreachable_seconds,
+        cannot_reboot=context.settings.reboot_refused(
+            cluster_id if isinstance(cluster_id := cluster.get("cluster_id"), str) else None
+        )
+        if context.reboot is not None
+        else "this stack cannot reboot nodes",
     )
     planned = plan_restore(given)
     if request.dry_run and planned.actions:
@@ -140,6 +152,18 @@ def act(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     return {**output.to_json(), "at": int(context.clock())}
 
 
+def reboot(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
+    """BatchRebootClusterNodes for the action's one node (a ``reboot-node`` action only)."""
+    action = RestoreAction.from_json(event.get("item"))
+    if action.kind != "reboot-node" or context.reboot is None or context.settings.cannot_reboot:
+        raise InvalidRestoreRequest("reboot takes a reboot-node action, on a stack that may reboot nodes")
+    answer = context.reboot(action.instance_id)
+    now = int(context.clock())
+    # A node still unreachable after its reboot waits RestoreUnreachableMinutes again, not 0.
+    context.restart_unreachable(action.instance_id, now)
+    return {**answer, "at": now}
+
+
 def check(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     """Whether the restarted controller logged the role it should have and answers ping."""
     del context
@@ -151,22 +175,34 @@ def check(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     ):
         raise InvalidRestoreRequest(f"checks and max_checks must be integers 0-{MAX_CHECKS}")
     report = ControllerReport.from_json(event.get("report"))
-    done, what = judge(action, report, registered=bool(event.get("registered")))
+    # Only a rebooted node can be checked before the restore document ran on it.
+    started = action.kind != "reboot-node" or bool(event.get("started"))
+    done, what = judge(action, report, registered=bool(event.get("registered")), started=started)
     checks += 1
     waiting = "check-again" if checks < most else "not-restored"
-    nxt = done if done in {"restored", "register"} else waiting
+    nxt = done if done in {"restored", "register", "start"} else waiting
+    if nxt == "start":  # the checks after the reboot end here: the start gets its own
+        checks = 0
     return {"next": nxt, "checks": checks, "what": what, "controller": action.controller}
 
 
-def judge(action: RestoreAction, report: ControllerReport, *, registered: bool) -> tuple[str, str]:
-    """``restored``, ``register`` (the primary took control back, slurmdbd names no controller)
-    or ``waiting``, with what was seen."""
+def judge(
+    action: RestoreAction, report: ControllerReport, *, registered: bool, started: bool = True
+) -> tuple[str, str]:
+    """``restored``, ``register`` (the primary took control back, slurmdbd names no controller),
+    ``start`` (a rebooted node is reached, its slurmctld not started yet) or ``waiting``, with
+    what was seen."""
     name = action.controller
     if not report.checked:
         return "waiting", f"{name} could not be checked ({report.reason or report.status.value})"
     if report.slurmctld.running is not True or report.slurmctld.stopped:
-        return "waiting", f"{name}: slurmctld not running yet"
-    wanted = "primary" if action.kind == "hand-back" else "standby"
+        return _not_running(name, started=started)
+    # The configured primary rebooted after a failover takes control back when started.
+    wanted = (
+        "primary"
+        if action.kind == "hand-back" or (action.kind, action.index) == ("reboot-node", 0)
+        else "standby"
+    )
     if report.role.logged != wanted:
         return "waiting", f"{name}: slurmctld logged {report.role.logged or 'no role'} so far, not {wanted}"
     answers = [line.responding for line in report.ping.lines if line.index == action.index]
@@ -175,6 +211,13 @@ def judge(action: RestoreAction, report: ControllerReport, *, registered: bool) 
     if wanted == "primary" and report.dbd.reachable and not report.dbd.registered_host and not registered:
         return "register", f"{name} took control back; slurmdbd names no controller: registering it"
     return "restored", f"{name}: slurmctld runs, logged the {wanted} role and answers ping"
+
+
+def _not_running(name: str, *, started: bool) -> tuple[str, str]:
+    # Not started: only after a reboot (the restore document has not run on the node yet).
+    if not started:
+        return "start", f"{name}: reached after the reboot, slurmctld not running: starting it"
+    return "waiting", f"{name}: slurmctld not running yet"
 
 
 def verify(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
@@ -189,7 +232,15 @@ Step = Callable[[Mapping[str, Any], RestoreContext], dict[str, Any]]
 
 
 def steps() -> dict[str, Step]:
-    return {"begin": begin, "plan": plan, "act": act, "check": check, "finish": finish, "verify": verify}
+    return {
+        "begin": begin,
+        "plan": plan,
+        "reboot": reboot,
+        "act": act,
+        "check": check,
+        "finish": finish,
+        "verify": verify,
+    }
 
 
 def run_step(event: object, context: RestoreContext) -> dict[str, Any]:
@@ -197,5 +248,5 @@ def run_step(event: object, context: RestoreContext) -> dict[str, Any]:
         raise InvalidRestoreRequest("the restore step's event is not a JSON object")
     step = steps().get(str(event.get("action")))
     if step is None:
-        raise InvalidRestoreRequest("action must be begin, plan, act, check, finish or verify")
+        raise InvalidRestoreRequest("action must be begin, plan, reboot, act, check, finish or verify")
     return step(event, context)

@@ -19,6 +19,7 @@ from hyperpod_ha.controllers.settings import ProbeSettings
 from hyperpod_ha.environment import Environment, Integer, OptionalText, Settings, Text
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import add_cluster_metric, logger, metrics
+from hyperpod_ha.restore.settings import RestoreSettings
 from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.watchdog.scheduled_check import Watchdog
 from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
@@ -64,6 +65,9 @@ class WatchdogFunctionSettings(Settings):
     controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
     probe: Annotated[ProbeSettings, ProbeSettings.with_defaults(deadline_seconds=PROBE_DEADLINE_SECONDS)]
     verification: VerificationRunsSettings
+    # RestoreRedundancy and RestoreMaxPerHour, as the restore reads them: a verified tick with a
+    # standby not ready starts a run when the restore would act (watchdog.restore_start).
+    restore: RestoreSettings
     # How long no standby may be ready before the redundancy-lost incident opens (in seconds).
     redundancy_grace_seconds: Annotated[
         int,
@@ -77,6 +81,8 @@ class WatchdogFunctionSettings(Settings):
     ] = REDUNDANCY_GRACE_MINUTES * 60
     # IncidentFunction, which opens and resolves redundancy-lost; without it nothing is opened.
     incident_function_arn: Annotated[str | None, OptionalText("INCIDENT_FUNCTION_ARN")] = None
+    # The restore's Session document: named in the reasons' command only.
+    restore_document: Annotated[str | None, OptionalText("RESTORE_DOCUMENT")] = None
 
     @classmethod
     def from_environment(cls, env: Environment | None = None) -> Self:
@@ -97,7 +103,7 @@ class WatchdogFunction:
         with failures_counted():
             tick = parse_tick(event)
             result = self.watchdog.tick(tick)
-        if result.outcome != "verified":
+        if result.outcome != "verified" and not result.restore:  # a run for a restore: verified
             metrics.add_metric(name="WatchdogNotVerified", unit="Count", value=1)
         if result.verdict.redundancy != "unknown":
             add_cluster_metric("ReadyStandbys", len(result.verdict.standbys), self.watchdog.cluster)
@@ -110,6 +116,7 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
 
     import boto3
 
+    from hyperpod_ha import state_table
     from hyperpod_ha.commands import runner_for
     from hyperpod_ha.controllers.check import check_controller
     from hyperpod_ha.controllers.discovery import discover_controllers
@@ -117,6 +124,8 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
     from hyperpod_ha.runs.verification_runs import VerificationRuns
     from hyperpod_ha.watchdog.found_failures import FoundFailures
     from hyperpod_ha.watchdog.redundancy_loss import RedundancyWatch
+    from hyperpod_ha.watchdog.restore_start import RestoreStart
+    from hyperpod_ha.watchdog.unreachable_nodes import UnreachableNodes
 
     runner = runner_for(settings.probe.transport)
     dynamodb = boto3.client("dynamodb")
@@ -145,6 +154,14 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
         )
     else:
         logger.warning("INCIDENT_FUNCTION_ARN not set: no redundancy-lost incident is opened")
+    table = settings.verification.state_table
+    restore = RestoreStart(
+        settings.restore,
+        settings.restore_document or "<RestoreSlurmctldDocument>",
+        lambda hour: state_table.restore_actions(dynamodb, table, settings.cluster, hour),
+        lambda: state_table.read_lease(dynamodb, table, settings.cluster),
+        settings.cluster,
+    )
     return Watchdog(
         settings.cluster,
         lambda: discover_controllers(sagemaker, settings.cluster, settings.controller_group),
@@ -153,4 +170,6 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
         FoundFailures(dynamodb, settings.verification.state_table),
         time.time,
         redundancy=redundancy,
+        unreachable=UnreachableNodes(settings.cluster, dynamodb, settings.verification.state_table),
+        restore=restore,
     )

@@ -1,30 +1,40 @@
 """The watchdog: a scheduled check of every controller, for failures that send no event.
 
 HyperPod's node health events cover GPU and Trainium instances only, cluster events need
-continuous provisioning, and the ON/OFF programs that publish to SNS live on FSx: a cluster
-can go down with no trigger at all. On each tick the watchdog runs the same probe as the
-workflow on every controller, at once, and decides the verdict with the same rules. Verified:
-nothing else happens (no Standard workflow execution). Not verified: the verification workflow
-is started through the cluster's lease like any other trigger, so one run and one incident
-follow. The watchdog remembers that; its first verified tick afterwards starts one more run,
-whose verified verdict resolves the incident even when the recovery published nothing either.
-Whatever the verdict, the tick then weighs the cluster's redundancy (:mod:`.redundancy_loss`):
-no ready standby for ``RedundancyGraceMinutes`` opens the ``redundancy-lost`` incident.
+continuous provisioning, and the ON/OFF programs that publish to SNS live on FSx: a cluster can
+go down with no trigger at all. On each tick the watchdog runs the same probe as the workflow on
+every controller, at once, and decides the verdict with the same rules. Verified with every
+standby ready: nothing else happens (no Standard workflow execution). Not verified: the
+verification workflow is started through the cluster's lease like any other trigger, so one run
+and one incident follow. The watchdog remembers that; its first verified tick afterwards starts
+one more run, whose verified verdict resolves the incident even when the recovery published
+nothing either. Verified with a standby not ready: a run starts too when ``RestoreRedundancy``
+is not ``off`` and the restore's planner would act now (:mod:`.restore_start`), so that its
+verdict starts the restore. Each tick first records since when each controller has been
+unreachable through SSM (:mod:`.unreachable_nodes`: the restore's reboot waits on it). Whatever
+the verdict, the tick then weighs the cluster's redundancy (:mod:`.redundancy_loss`): no ready
+standby for ``RedundancyGraceMinutes`` opens the ``redundancy-lost`` incident.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from botocore.exceptions import ClientError
+
+from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport
+from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.verdict import Verdict, VerdictPolicy, evaluate
 from hyperpod_ha.watchdog.controller_checks import check_every_controller
 from hyperpod_ha.watchdog.found_failures import FoundFailures
 from hyperpod_ha.watchdog.redundancy_loss import RedundancyWatch
+from hyperpod_ha.watchdog.restore_start import RestoreStart
 from hyperpod_ha.watchdog.tick import Tick, TickResult
+from hyperpod_ha.watchdog.unreachable_nodes import UnreachableNodes
 
 
 @dataclass(frozen=True)
@@ -37,21 +47,32 @@ class Watchdog:
     clock: Callable[[], float]
     policy: VerdictPolicy = field(default_factory=VerdictPolicy)
     redundancy: RedundancyWatch | None = None
+    unreachable: UnreachableNodes | None = None
+    restore: RestoreStart | None = None
 
     def tick(self, tick: Tick) -> TickResult:
         cluster = self.discover()
         reports = check_every_controller(cluster, self.check)
         verdict = evaluate(reports, self.policy, config_strategy=cluster.accounting.config_strategy)
-        result = self._verification(tick, verdict, reports)
+        since = self._note_unreachable(reports)
+        result = self._verification(tick, verdict, reports, cluster, since)
+        result = replace(result, unreachable=since)
         if self.redundancy is None:
             return result
         # After the verification's own step: a failure here still leaves that run started.
         return replace(result, redundancy_step=self.redundancy.check(tick, verdict, self.clock()))
 
-    def _verification(self, tick: Tick, verdict: Verdict, reports: Sequence[ControllerReport]) -> TickResult:
+    def _verification(
+        self,
+        tick: Tick,
+        verdict: Verdict,
+        reports: Sequence[ControllerReport],
+        cluster: ClusterControllers,
+        unreachable_since: Mapping[str, int],
+    ) -> TickResult:
         if verdict.verified:
             if not self.found.pending(self.cluster):
-                return TickResult("verified", verdict, len(reports))
+                return self._restore(tick, verdict, reports, cluster, unreachable_since)
             # Recovered: a verified run is what resolves the incident the failure opened.
             reason = f"watchdog: {verdict.name.value} again after a failure it found"
             decision = self.runs.start_or_join(self.cluster, self._trigger(tick, verdict), reason)
@@ -62,6 +83,53 @@ class Watchdog:
         )
         self.found.remember(self.cluster, tick, verdict.name.value, self.clock())
         return TickResult(decision.outcome, verdict, len(reports), decision.execution_arn)
+
+    def _restore(
+        self,
+        tick: Tick,
+        verdict: Verdict,
+        reports: Sequence[ControllerReport],
+        cluster: ClusterControllers,
+        unreachable_since: Mapping[str, int],
+    ) -> TickResult:
+        """Verified: a run only when a restore would act on a standby not ready."""
+        weighed = None
+        if self.restore is not None:
+            weighed = self.restore.weigh(
+                verdict,
+                reports,
+                cluster.maintenance,
+                self.clock(),
+                self.policy,
+                unreachable_since=unreachable_since,
+                cluster_id=cluster.cluster_id,
+            )
+        if weighed is None or not weighed.start:
+            why = None if weighed is None else weighed.reason
+            return TickResult("verified", verdict, len(reports), restore_reason=why)
+        reason = f"watchdog: {verdict.name.value} with redundancy {verdict.redundancy}: {weighed.reason}"
+        decision = self.runs.start_or_join(self.cluster, self._trigger(tick, verdict), reason)
+        return TickResult(
+            decision.outcome,
+            verdict,
+            len(reports),
+            decision.execution_arn,
+            restore=True,
+            restore_reason=weighed.reason,
+        )
+
+    def _note_unreachable(self, reports: Sequence[ControllerReport]) -> Mapping[str, int]:
+        """The record for the restore's reboot; a failure to keep it never stops the tick's run."""
+        if self.unreachable is None:
+            return {}
+        try:
+            return self.unreachable.note(reports, self.clock())
+        except ClientError as error:
+            logger.warning(
+                "unreachable record not kept",
+                extra={"error_code": error_code(error), "reason": str(error)[:300]},
+            )
+            return {}
 
     @staticmethod
     def _trigger(tick: Tick, verdict: Verdict) -> Trigger:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from hyperpod_ha.errors import InputRejected
@@ -50,6 +50,11 @@ class TickResult:
     recovery: bool = False  # verified again after a failure the watchdog found
     # What the tick did about redundancy (watchdog.redundancy_loss.Step); None: not weighed.
     redundancy_step: str | None = None
+    # Since when each controller SSM could not reach has been unreachable (instance id: epoch s).
+    unreachable: Mapping[str, int] = field(default_factory=dict)
+    restore: bool = False  # verified, and the run is for a restore (watchdog.restore_start)
+    # Why a verified tick with a standby not ready started a run for a restore, or why not.
+    restore_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,4 +68,7 @@ class TickResult:
             "standbys": list(self.verdict.standbys),
             "not_ready": dict(self.verdict.not_ready),
             "redundancy_step": self.redundancy_step,
+            "unreachable": dict(self.unreachable),
+            "restore": self.restore,
+            "restore_reason": self.restore_reason,
         }

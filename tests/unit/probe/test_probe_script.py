@@ -9,7 +9,8 @@ from pathlib import Path
 from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.controllers.check import report_from_result
 from hyperpod_ha.controllers.models import ReportStatus
-from hyperpod_ha.probe import MAX_COMMAND_BYTES, probe_command, probe_script
+from hyperpod_ha.node_scripts import MAX_COMMAND_BYTES
+from hyperpod_ha.probe import probe_command, probe_script
 from hyperpod_ha.slurm import SECTIONS, parse_probe_output
 from hyperpod_ha_dev import CAPTURES
 from tests.fakes.probe_host import NODE, SCRIPT, ProbeHost

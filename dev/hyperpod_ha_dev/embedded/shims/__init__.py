@@ -17,7 +17,7 @@ from hyperpod_ha_dev.embedded.patching import applied
 from hyperpod_ha_dev.embedded.shims.alarm import Alarm
 from hyperpod_ha_dev.embedded.shims.document import Document
 from hyperpod_ha_dev.embedded.shims.function import Function, LayerVersion
-from hyperpod_ha_dev.embedded.shims.intrinsics import equals_as_text, no_value_leaves_lists
+from hyperpod_ha_dev.embedded.shims.intrinsics import clean_json_as_cloudformation, equals_as_text
 from hyperpod_ha_dev.embedded.shims.invoke_config import EventInvokeConfig
 from hyperpod_ha_dev.embedded.shims.model import Shim, client
 from hyperpod_ha_dev.embedded.shims.policy_documents import KEY, ROLE
@@ -81,7 +81,7 @@ def registered() -> Iterator[None]:
 
     patches = [
         equals_as_text(),
-        no_value_leaves_lists(),
+        clean_json_as_cloudformation(),
         (parsing, "resource_class_from_type", model),
         (parsing, "generate_resource_name", name),
         (Stack, "parse_template", staticmethod(json.loads)),

@@ -1,0 +1,52 @@
+"""The one loader of the scripts the stack runs on a controller: each read from beside its
+feature, carried as one line the SSM agent can split, the bash source back on the node."""
+
+from __future__ import annotations
+
+import base64
+import shlex
+from pathlib import Path
+
+import pytest
+
+from hyperpod_ha.node_scripts import MAX_COMMAND_BYTES, node_command, node_script
+from tests.conftest import ROOT
+
+RUNTIME = ROOT / "layers" / "hyperpod_ha"
+SCRIPTS = {
+    "hyperpod_ha.probe": "controller_probe.sh",
+    "hyperpod_ha.drill": "drill_node.sh",
+    "hyperpod_ha.restore": "restore_node.sh",
+}
+
+
+@pytest.mark.parametrize(("package", "name"), SCRIPTS.items())
+def test_each_script_travels_in_one_line_and_arrives_as_it_is(package: str, name: str) -> None:
+    source = (RUNTIME / package.removeprefix("hyperpod_ha.") / name).read_text()
+    assert node_script(package, name) == source
+    command = node_command(package, name, "bash -s -- takeover 1")
+    assert "\n" not in command
+    assert len(command) <= MAX_COMMAND_BYTES
+    program, flag, pipeline = shlex.split(command)
+    assert (program, flag) == ("bash", "-c")
+    echo, encoded, *rest = pipeline.split(" ")
+    assert echo == "echo"
+    assert rest == ["|", "base64", "-d", "|", "bash", "-s", "--", "takeover", "1"]
+    assert base64.b64decode(encoded, validate=True).decode() == source
+
+
+def test_every_node_script_of_the_package_is_one_the_loader_is_used_for() -> None:
+    found = {f"hyperpod_ha.{p.parent.name}": p.name for p in sorted(RUNTIME.glob("*/*.sh"))}
+    assert found == SCRIPTS
+
+
+def test_a_command_too_long_for_an_ssm_document_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "long_scripts"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "long.sh").write_text("#" * MAX_COMMAND_BYTES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(RuntimeError, match=r"the command of long\.sh is \d+ bytes, over 40960"):
+        node_command("long_scripts", "long.sh")

@@ -43,6 +43,7 @@ from hyperpod_ha_dev.simulation.lab.restore_steps import (
 )
 from hyperpod_ha_dev.simulation.lab.result import final_verdict_detail
 from hyperpod_ha_dev.simulation.lab.scenario import LabScenario
+from hyperpod_ha_dev.simulation.ticker import FOUND
 from hyperpod_lab.crash_loop import FATAL
 from hyperpod_lab.faults import check
 
@@ -119,6 +120,11 @@ def _standby_restored(why: str) -> Callable[[Drill, ScenarioResult], None]:
             == ("HEALTHY", "none", "open")
             and host in first.get("not_ready", {}),
             str(first),
+        )
+        drill.check(
+            "the watchdog's tick started the run (a restore would act)",
+            first.get("outcome") in FOUND,
+            str(first.get("outcome")),
         )
         _one_action(drill, host, "start-slurmctld", restored=True)
         drill.check(

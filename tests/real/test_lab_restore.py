@@ -23,6 +23,9 @@ from hyperpod_lab import Lab
 from tests.real.lab_support import SLURM, lab_session
 
 pytestmark = [pytest.mark.lab, pytest.mark.slow]
+# Several minutes each with the stack's own waits (the restore's six checks 10 s apart, the
+# grace, 24.11's hand-back): `make test-lab-long`, not CI's lab tier (times in docs/lab.md).
+LONG = pytest.mark.lab_long
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -56,6 +59,7 @@ def test_a_killed_standby_is_found_by_the_watchdog_and_restored(lab: Lab) -> Non
     assert result.fault_to_verdict_seconds is not None
 
 
+@LONG
 def test_a_hung_standby_is_restarted(lab: Lab) -> None:
     result = _run(lab, "standby-hung-restored")
 
@@ -63,6 +67,7 @@ def test_a_hung_standby_is_restarted(lab: Lab) -> None:
     assert [a["kind"] for a in result.details["restore_actions"]] == ["start-slurmctld"]
 
 
+@LONG
 def test_a_slurmctld_that_dies_at_every_start_gets_two_attempts_then_the_restore_stops(lab: Lab) -> None:
     result = _run(lab, "crash-loop")
 
@@ -78,6 +83,7 @@ def test_an_isolated_primary_gets_no_restore_and_the_incident_says_why(lab: Lab)
     assert "not restored: the verdict is DOWN" in str(result.details["restore_by_hand"]["blocked"])
 
 
+@LONG
 def test_a_killed_primary_is_started_with_all_and_takes_control_back(lab: Lab) -> None:
     result = _run(lab, "primary-restored")
 
@@ -87,6 +93,7 @@ def test_a_killed_primary_is_started_with_all_and_takes_control_back(lab: Lab) -
     ]
 
 
+@LONG
 def test_after_a_failover_without_restore_redundancy_lost_opens_after_the_grace(lab: Lab) -> None:
     result = _run(lab, "redundancy-lost")
 

@@ -20,6 +20,8 @@
       "lab_timings": {"skipped": "..."} | {"up_seconds": <check>, "up_again_seconds", "down_seconds",
                       "takeover_seconds", "slurm_build_seconds"},
       "lab_verdict": {"skipped": "..."} | <check>,
+      "lab_restore": {"skipped": "..."} | {"modes": {"standbys"|"all": <check>},
+                      "watchdog_tick_seconds": <check>},
       "embedded_stack": {"skipped": "..."} | <check, seconds, with "first_seconds", "resources">
     }
 
@@ -32,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from bench import lab_restore
 from bench.stats import human_bytes
 
 SECTIONS = (
@@ -45,6 +48,7 @@ SECTIONS = (
     "watchdog_cost",
     "lab_timings",
     "lab_verdict",
+    "lab_restore",
     "embedded_stack",
 )
 
@@ -78,6 +82,7 @@ def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any
         "watchdog_cost": parts.get("watchdog_cost", {"skipped": "not measured"}),
         "lab_timings": parts.get("lab_timings", {"skipped": "not measured"}),
         "lab_verdict": parts["lab_verdict"],
+        "lab_restore": parts.get("lab_restore", {"skipped": "not measured"}),
         "embedded_stack": parts.get("embedded_stack", {"skipped": "not measured"}),
     }
 
@@ -342,6 +347,7 @@ def format_table(results: Mapping[str, Any]) -> str:
         *_watchdog_lines(results.get("watchdog_cost", {})),
         *_lab_timing_lines(results.get("lab_timings", {})),
         *_lab_lines(results.get("lab_verdict", {})),
+        *lab_restore.table_lines(results.get("lab_restore", {"skipped": "not measured"})),
         *_embedded_lines(results.get("embedded_stack", {})),
         f"{len(missed)} target(s) missed" + (": " + ", ".join(missed) if missed else ""),
     ]

@@ -150,7 +150,10 @@ def systemctl_shim(topology: Topology) -> str:
     scripts use (``is-active``, ``start``, ``stop``, ``restart``) on the host's own units.
 
     It runs inside a host, whose PID namespace holds only that host's processes, so
-    ``pgrep`` finds its daemons only; a daemon it starts is reaped by the host's holder.
+    ``pgrep`` finds its daemons only; a daemon it starts is reaped by the host's holder. A
+    daemon the lab started is the lab process's child: once it exits it stays a zombie until
+    that process reaps it, and systemd would not count it as running, so neither does this
+    (``pgrep`` matches zombies unless told the run states).
     """
     local = topology.paths.local
     return f"""#!/bin/sh
@@ -159,7 +162,7 @@ set -u
 verb=${{1:-}}
 unit=${{2:-}}
 unit=${{unit%.service}}
-running() {{ pgrep -x "$unit" >/dev/null 2>&1; }}
+running() {{ pgrep -x -r D,R,S,T,t "$unit" >/dev/null 2>&1; }}
 if ! grep -qx "$unit" {local}/units 2>/dev/null; then
   case "$verb" in
     is-active) echo inactive; exit 3 ;;
@@ -168,6 +171,7 @@ if ! grep -qx "$unit" {local}/units 2>/dev/null; then
 fi
 stop() {{
   pkill -TERM -x "$unit"
+  pkill -CONT -x "$unit"  # as systemd does: a stopped daemon handles SIGTERM once continued
   i=0
   while running; do
     i=$((i + 1))

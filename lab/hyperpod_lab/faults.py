@@ -4,8 +4,9 @@
 touches anything (a :class:`LabFaultError`, a ``ValueError``, otherwise), applies the fault
 and records it (``<root>/last-fault.json``) so a later verification can report the seconds
 from the fault to its verdict. Every fault has its repair: ``stop``/``cont``, ``cut``/``heal``,
-``kill``/``start``, ``conf-drift``/``conf-shared``, ... A fault whose host is not in the state
-it needs (a slurm.conf already a local copy, a hung slurmctld to re-read it) is refused too.
+``kill``/``start``, ``conf-drift``/``conf-shared``, ``crash-loop``/``crash-fixed``, ... A fault
+whose host is not in the state it needs (a slurm.conf already a local copy, a hung slurmctld to
+re-read it, a crash loop already in place) is refused too.
 """
 
 from __future__ import annotations
@@ -61,6 +62,18 @@ def _hung(lab: Lab, host: str) -> str | None:
     return None
 
 
+def _crash_loop_refused(lab: Lab, host: str) -> str | None:
+    if host in lab.crash_loop_hosts():
+        return f"{host}'s slurmctld already exits at every start (crash-fixed first)"
+    return _hung(lab, host)
+
+
+def _crash_fixed_refused(lab: Lab, host: str) -> str | None:
+    if host not in lab.crash_loop_hosts():
+        return f"{host}'s slurmctld is not made to exit at start (crash-loop)"
+    return None
+
+
 def _start(lab: Lab, host: str) -> object:
     # No wait: a 24.11 standby that cannot read the heartbeat answers nothing until it can.
     return lab.start_slurmctld(host, wait=False)
@@ -100,6 +113,16 @@ FAULTS: Final[dict[str, Fault]] = {
         "slurm.conf the link to the shared copy again, read again",
         lambda lab, host: lab.share_conf(host),
         refused=_conf_shared_refused,
+    ),
+    "crash-loop": Fault(
+        "slurmctld exits at every start (a local acct_gather.conf it refuses), killed and started once",
+        lambda lab, host: lab.crash_loop(host),
+        refused=_crash_loop_refused,
+    ),
+    "crash-fixed": Fault(
+        "the refused acct_gather.conf removed, slurmctld started again",
+        lambda lab, host: lab.fix_crash_loop(host),
+        refused=_crash_fixed_refused,
     ),
 }
 

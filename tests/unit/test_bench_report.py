@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench import lab_restore
 from bench.lab_verdict import LabRun, target_seconds
 from bench.lab_verdict import report as lab_report
 from bench.report import assemble, checks, errors, format_table, problems
@@ -279,3 +280,27 @@ def test_hostile_node_text_is_at_its_largest_and_each_gives_a_result_or_a_typed_
     assert outcomes["probe/report_from_result/marker-flood"] == "parsed"  # a PROBE_FAILED report
     assert outcomes["rollout/parse_node_report/report-after-noise"] == "parsed"
     assert outcomes["rollout/parse_node_report/deep-line"] == "rejected"
+
+
+def _restore_run(seconds: float | None, passed: bool = True) -> dict[str, Any]:
+    return {
+        "passed": passed,
+        "verdict": "HEALTHY",
+        "fault_to_verdict_seconds": seconds,
+        "watchdog_detect_seconds": 3.2,
+        "checks": [{"name": "a check", "passed": passed}],
+    }
+
+
+def test_the_restore_figures_are_checks_with_their_worst_case() -> None:
+    section = lab_restore.report({"standbys": [_restore_run(28.0)], "all": [_restore_run(None)]})
+
+    assert section["modes"]["standbys"]["value"] == 28.0
+    assert section["modes"]["standbys"]["met"] is True
+    assert "did not pass or were not measured" in section["modes"]["all"]["error"]
+    tick = section["watchdog_tick_seconds"]
+    assert (tick["value"], tick["worst_case_seconds"]) == (3.2, {"rate 1 min": 63.2, "rate 5 min": 303.2})
+    lines = lab_restore.table_lines(section)
+    assert lines[0].startswith("Lab restore, standbys (standby-restored, defaults): 28.0 s")
+    assert lines[1].startswith("Lab restore, all: error:")
+    assert "worst case rate 1 min: 63 s, rate 5 min: 303 s" in lines[2]

@@ -13,6 +13,7 @@ import pytest
 from hyperpod_ha_dev.cli import main
 from hyperpod_ha_dev.cli.lab import FAULT_NAMES
 from hyperpod_lab import Lab, LabConfigError, Topology
+from hyperpod_lab.crash_loop import CRASH_LINE
 from hyperpod_lab.faults import FAULTS, LabFaultError, check, clear, last_fault
 from hyperpod_lab.releases import RELEASES, SYSTEM_PATH, release
 from hyperpod_lab.slurm_source import (
@@ -38,6 +39,8 @@ def test_the_commands_help_names_every_fault() -> None:
         ("cut", "node2", "the lab is not up"),
         ("conf-drift", "node1", "conf-drift applies to controllers; node1 is a compute node"),
         ("conf-shared", "ctl2", "the lab is not up"),
+        ("crash-loop", "node1", "crash-loop applies to controllers; node1 is a compute node"),
+        ("crash-fixed", "ctl2", "the lab is not up"),
     ],
 )
 def test_a_fault_is_checked_before_anything_changes(tmp_path: Path, fault: str, host: str, why: str) -> None:
@@ -216,3 +219,23 @@ def test_lab_verify_prints_the_timeline_as_the_run_goes(
         "     1.25s    verdict  HEALTHY",
     ]
     assert capsys.readouterr().out.splitlines()[0] == "verdict: HEALTHY (active controller: ctl1)"
+
+
+def test_crash_loop_is_refused_where_in_place_and_crash_fixed_where_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lab = Lab(Topology(root=tmp_path / "lab"))
+    monkeypatch.setattr(lab, "is_up", lambda: True)
+    monkeypatch.setattr(lab, "pid", lambda host, daemon: None)
+    lab.paths.host_etc("ctl2").mkdir(parents=True)
+    assert lab.crash_loop_hosts() == []
+    assert check(lab, "crash-loop", "ctl2") is FAULTS["crash-loop"]
+    with pytest.raises(LabFaultError, match="ctl2's slurmctld is not made to exit at start"):
+        check(lab, "crash-fixed", "ctl2")
+
+    lab.crash_file("ctl2").write_text(CRASH_LINE)
+
+    assert lab.crash_loop_hosts() == ["ctl2"]
+    with pytest.raises(LabFaultError, match=r"already exits at every start \(crash-fixed first\)"):
+        check(lab, "crash-loop", "ctl2")
+    assert check(lab, "crash-fixed", "ctl2") is FAULTS["crash-fixed"]

@@ -96,3 +96,48 @@ def test_back_accepts_what_its_release_can_end_with(
 
     assert result.passed is passed
     assert result.to_json()["expected"]["incidents"] == (0 if verdict == "HEALTHY" else 1)
+
+
+def _restore_result(name: str, verdict: str, executions: list[tuple[str, str | None]], incidents: int) -> Any:
+    return LabScenarioResult(
+        scenario=ENGINE_BACK,
+        verdict=verdict,
+        incidents=[{"id": f"oi-{n}"} for n in range(incidents)],
+        snapshots=[{}],
+        executions=[{"status": status, "error": error} for status, error in executions],
+        lease_released=True,
+        lab_scenario=LAB_SCENARIOS[name],
+    )
+
+
+OK = ("SUCCEEDED", None)
+
+
+@pytest.mark.parametrize(
+    ("name", "verdict", "executions", "incidents", "passed"),
+    [
+        ("crash-loop", "HEALTHY", [OK, OK, OK], 1, True),  # three runs, the watchdog's incident
+        ("crash-loop", "HEALTHY", [OK, OK], 1, False),  # the second attempt's run is missing
+        ("crash-loop", "HEALTHY", [OK, OK, OK], 0, False),  # redundancy-lost never opened
+        ("standby-restored", "HEALTHY", [OK, OK], 1, True),
+        ("standby-restored", "HEALTHY", [OK], 1, False),  # no restore ran, or it started no run
+        ("primary-restored", "HEALTHY", [OK, OK], 0, True),
+        ("primary-restored", "DEGRADED", [OK, ("FAILED", "DEGRADED")], 0, False),
+        ("redundancy-lost", "FAILED_OVER", [OK], 1, True),
+        ("isolated-no-restore", "DOWN", [("FAILED", "DOWN")], 1, True),
+        ("isolated-no-restore", "DOWN", [("FAILED", "DOWN")], 0, False),
+    ],
+)
+def test_a_restore_scenario_counts_its_runs_and_incidents(
+    name: str, verdict: str, executions: list[tuple[str, str | None]], incidents: int, passed: bool
+) -> None:
+    assert _restore_result(name, verdict, executions, incidents).passed is passed
+
+
+def test_every_restore_scenario_runs_the_stack_as_deployed_but_for_the_mode_and_grace() -> None:
+    names = ["standby-restored", "standby-hung-restored", "redundancy-lost", "primary-restored"]
+    names += ["isolated-no-restore", "crash-loop"]
+    for name in names:
+        scenario = LAB_SCENARIOS[name]
+        assert scenario.defaults, name
+        assert set(scenario.parameters) <= {"RestoreRedundancy", "RedundancyGraceMinutes"}, name

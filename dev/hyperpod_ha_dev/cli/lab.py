@@ -35,6 +35,8 @@ FAULT_NAMES = (
     "conf-drift",
     "onprog-off",
     "conf-shared",
+    "crash-loop",
+    "crash-fixed",
 )
 
 

@@ -49,6 +49,7 @@ def baseline_problems(lab: Lab) -> list[str]:
         problems.append("StateSaveLocation is read-only")
     problems += [f"{name} cannot read the heartbeat" for name in heartbeat_hidden_hosts(lab)]
     problems += [f"{name}'s slurm.conf is a local copy" for name in lab.local_conf_hosts()]
+    problems += [f"{name}'s slurmctld exits at every start (crash-loop)" for name in lab.crash_loop_hosts()]
     for host in lab.topology.hosts:
         problems += [
             f"{daemon} does not run on {host.name}"
@@ -112,10 +113,7 @@ def restore_lab(lab: Lab, timeout: float = RESTORE_SECONDS) -> list[str]:
     for name in isolated_hosts(lab):
         lab.reconnect(name)
         repairs.append(f"{name} reconnected")
-    for name in lab.local_conf_hosts():
-        if (pid := lab.pid(name, "slurmctld")) is not None and stopped(pid):
-            _stop_slurmctld(lab, name)  # hung: it reads the shared copy when started below
-        repairs.append(lab.share_conf(name))
+    repairs += _repair_files(lab)
     primary, *others = controller_names(lab)
     # Backups first: a slurmdbd that starts asks its own host's slurmctld to register again.
     for name in [*others, primary]:
@@ -161,6 +159,20 @@ def restore_lab(lab: Lab, timeout: float = RESTORE_SECONDS) -> list[str]:
         remaining = baseline_problems(lab)
         if remaining:
             raise LabScenarioError("the lab did not return to its baseline: " + "; ".join(remaining[:4]))
+    return repairs
+
+
+def _repair_files(lab: Lab) -> list[str]:
+    """Each controller's /etc/slurm as ``up`` made it: the link to the shared slurm.conf, no
+    acct_gather.conf that slurmctld refuses."""
+    repairs = []
+    for name in lab.local_conf_hosts():
+        if (pid := lab.pid(name, "slurmctld")) is not None and stopped(pid):
+            _stop_slurmctld(lab, name)  # hung: it reads the shared copy when started below
+        repairs.append(lab.share_conf(name))
+    for name in lab.crash_loop_hosts():
+        _stop_slurmctld(lab, name)
+        repairs.append(lab.fix_crash_loop(name))
     return repairs
 
 

@@ -6,6 +6,7 @@ from typing import Final
 
 from hyperpod_ha_dev.simulation.lab import injections
 from hyperpod_ha_dev.simulation.lab.drift_scenarios import DRIFT_SCENARIOS
+from hyperpod_ha_dev.simulation.lab.restore_scenarios import RESTORE_SCENARIOS
 from hyperpod_ha_dev.simulation.lab.rotation_scenario import ROTATION_SCENARIO
 from hyperpod_ha_dev.simulation.lab.scenario import (
     CONVERGING_PARAMETERS,
@@ -124,7 +125,8 @@ SCENARIO_LIST: Final = (
         ),
     ),
 )
-# The rotation, the takeovers beyond one backup and the drift have modules of their own.
+# The rotation, the takeovers beyond one backup, the drift and the restores have modules of their own.
 LAB_SCENARIOS: Final[dict[str, LabScenario]] = {
-    s.name: s for s in (*SCENARIO_LIST, ROTATION_SCENARIO, *TAKEOVER_SCENARIOS, *DRIFT_SCENARIOS)
+    s.name: s
+    for s in (*SCENARIO_LIST, ROTATION_SCENARIO, *TAKEOVER_SCENARIOS, *DRIFT_SCENARIOS, *RESTORE_SCENARIOS)
 }

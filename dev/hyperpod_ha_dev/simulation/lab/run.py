@@ -65,7 +65,9 @@ def run_lab(name: str, root: Path, *, lab: Lab | None = None, defaults: bool = F
     """Run one lab scenario end to end (root only); the lab is left up and clean.
 
     ``defaults``: the stack with the template's default parameters, nothing overridden (the
-    benchmark's setting); otherwise the scenario's parameters over the quick run settings."""
+    benchmark's setting); otherwise the scenario's parameters over the quick run settings. A
+    scenario of the stack as deployed (``defaults`` on the scenario) keeps its parameters (the
+    restore's mode) over the template's defaults either way."""
     scenario = LAB_SCENARIOS.get(name)
     if scenario is None:
         raise LabScenarioUnknown(f"no lab scenario {name!r}; known: {', '.join(LAB_SCENARIOS)}")
@@ -86,8 +88,9 @@ def run_lab(name: str, root: Path, *, lab: Lab | None = None, defaults: bool = F
                     root,
                     controllers,
                     LAB_TRANSPORT,
-                    {} if defaults else scenario.parameters,
-                    fast=not defaults,
+                    {} if defaults and not scenario.defaults else scenario.parameters,
+                    function_transports={"RestoreRedundancyFunction": LAB_TRANSPORT},
+                    fast=not (defaults or scenario.defaults),
                 ) as run,
             ):
                 drill = Drill(lab, run)
@@ -133,7 +136,7 @@ def _engine_scenario(scenario: LabScenario) -> Scenario:
         expect_verdict=scenario.expect_label,
         # LabScenarioResult judges the lab's runs; this is the engine's view only.
         expect_incidents=0 if scenario.expect_verdicts <= VERIFIED else 1,
-        parameters=dict(scenario.parameters),
+        parameters={name: value for name, value in scenario.parameters.items() if isinstance(value, int)},
     )
 
 

@@ -32,7 +32,7 @@ class LabScenario:
     inject: Inject  # the fault (or the rotation) and the trigger the cluster would send
     expect_verdicts: frozenset[str]  # the incidents follow: one if not verified (LabScenarioResult)
     expect_label: str  # how the expectation reads in the timeline and JSON
-    parameters: Mapping[str, int] = field(default_factory=lambda: dict(CONVERGING_PARAMETERS))
+    parameters: Mapping[str, int | str] = field(default_factory=lambda: dict(CONVERGING_PARAMETERS))
     precondition: Callable[[Lab], str] | None = None  # before the stack exists; says what it did
     verify: Verify | None = None  # after the workflow, before the repair
     measured: bool = False  # report the seconds from the fault to the verdict
@@ -41,6 +41,12 @@ class LabScenario:
     min_slurm: str | None = None  # the oldest Slurm series that shows it (e.g. "24.11")
     # Where a Slurm release ends otherwise: series -> (verdicts, label, why).
     by_release: Mapping[str, tuple[frozenset[str], str, str]] = field(default_factory=dict)
+    # The stack as deployed: the template's defaults under ``parameters`` (the restore's mode,
+    # a shortened grace), never the quick run settings; ``make bench`` keeps ``parameters`` too.
+    defaults: bool = False
+    runs: int = 1  # verification runs in all (a restore that acted starts one of its own)
+    # Incidents (OpsItems) in all, open or resolved; None: the runs' rule (one if not verified).
+    incidents: int | None = None
 
     def on(self, series: str) -> LabScenario:
         """The scenario as it ends on ``series``."""

@@ -134,7 +134,7 @@ def verify_lab(
                 )
                 # finish() stops what still runs: with a restore, first let the chain end (the
                 # run starts the restore, the restore a verification of its own).
-                actions = _restore_actions(stack, FINISH_SECONDS) if restore != "off" else ()
+                actions = settled_restore_actions(stack, FINISH_SECONDS) if restore != "off" else ()
                 result = run.finish(VERIFY, timeout=FINISH_SECONDS, follow=follow)
                 output, decided_at = _last_verdict(stack.executions())
         finally:
@@ -163,7 +163,7 @@ def _last_verdict(executions: list[dict[str, Any]]) -> tuple[dict[str, Any], flo
     return found, at
 
 
-def _restore_actions(stack: Any, timeout: float) -> tuple[dict[str, Any], ...]:
+def settled_restore_actions(stack: Any, timeout: float) -> tuple[dict[str, Any], ...]:
     """What the restores the runs started did (each action: controller, kind, restored, what),
     once every run and restore ended (a restore starts its verification before it ends, a run
     its restore: three quiet polls a second apart)."""

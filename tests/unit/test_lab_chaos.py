@@ -118,8 +118,8 @@ def _incident(number: int, kind: str, status: str, opened: float, changed: float
 
 def test_a_problem_opened_again_after_its_resolution_is_not_a_duplicate() -> None:
     incidents = [
-        _incident(1, "verification-error", "Resolved", 100, 150),
-        _incident(2, "verification-error", "Resolved", 160, 200),  # after the first was resolved
+        _incident(1, "DOWN", "Resolved", 100, 150),
+        _incident(2, "DOWN", "Resolved", 160, 200),  # after the first was resolved
         _incident(3, "redundancy-lost", "Resolved", 120, 300),
         _incident(4, "redundancy-lost", "Open", 130, 130),  # while the third was open
         _incident(5, "redundancy-lost", "Resolved", 140, 145),  # while the third was still open
@@ -146,7 +146,7 @@ def _result(**changes: object) -> ChaosResult:
         ),
         "ticks": 9,
         "runs_started": 2,
-        "incidents": (_incident(1, "verification-error", "Resolved", 1010, 1100),),
+        "incidents": (_incident(1, "DOWN", "Resolved", 1010, 1100),),
         "leases_held_at_end": 0,
         "uncaught_failures": (),
         "restore_actions": ({"controller": "ctl2", "kind": "start-slurmctld", "restored": True},),
@@ -184,8 +184,8 @@ def test_a_run_that_ends_healthy_with_everything_resolved_passes() -> None:
         (
             {
                 "incidents": (
-                    _incident(1, "verification-error", "Resolved", 1010, 1100),
-                    _incident(2, "verification-error", "Resolved", 1020, 1100),
+                    _incident(1, "DOWN", "Resolved", 1010, 1100),
+                    _incident(2, "DOWN", "Resolved", 1020, 1100),
                 )
             },
             "1 duplicate OpsItem(s)",

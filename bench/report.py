@@ -20,6 +20,7 @@
       "lab_timings": {"skipped": "..."} | {"up_seconds": <check>, "up_again_seconds", "down_seconds",
                       "takeover_seconds", "slurm_build_seconds"},
       "lab_verdict": {"skipped": "..."} | <check>,
+      "lab_chaos": {"skipped": "..."} | <check: pass rules failed, with "command", "table", "summary">,
       "embedded_stack": {"skipped": "..."} | <check, seconds, with "first_seconds", "resources">
     }
 
@@ -45,6 +46,7 @@ SECTIONS = (
     "watchdog_cost",
     "lab_timings",
     "lab_verdict",
+    "lab_chaos",
     "embedded_stack",
 )
 
@@ -78,6 +80,7 @@ def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any
         "watchdog_cost": parts.get("watchdog_cost", {"skipped": "not measured"}),
         "lab_timings": parts.get("lab_timings", {"skipped": "not measured"}),
         "lab_verdict": parts["lab_verdict"],
+        "lab_chaos": parts.get("lab_chaos", {"skipped": "not measured"}),
         "embedded_stack": parts.get("embedded_stack", {"skipped": "not measured"}),
     }
 
@@ -320,6 +323,17 @@ def _lab_timing_lines(timings: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _chaos_lines(chaos: Mapping[str, Any]) -> list[str]:
+    status = _status(chaos)
+    if status:
+        return [f"Lab chaos run: {status}"]
+    return [
+        f"Lab chaos run (`{chaos['command']}`, Slurm {chaos['slurm']}): {chaos['value']} pass rule(s) "
+        f"failed; target <= {chaos['target']} {_mark(chaos)}",
+        *(f"  {line}" for line in chaos["table"]),
+    ]
+
+
 def _embedded_lines(created: Mapping[str, Any]) -> list[str]:
     status = _status(created)
     if status:
@@ -342,6 +356,7 @@ def format_table(results: Mapping[str, Any]) -> str:
         *_watchdog_lines(results.get("watchdog_cost", {})),
         *_lab_timing_lines(results.get("lab_timings", {})),
         *_lab_lines(results.get("lab_verdict", {})),
+        *_chaos_lines(results.get("lab_chaos", {})),
         *_embedded_lines(results.get("embedded_stack", {})),
         f"{len(missed)} target(s) missed" + (": " + ", ".join(missed) if missed else ""),
     ]

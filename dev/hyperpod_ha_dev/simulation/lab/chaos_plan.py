@@ -31,8 +31,8 @@ ANY_HOST: Final = frozenset({"cut"})
 # Seconds a fault lasts before its heal, and of quiet before each fault (uniform in the range).
 # A verification run against the lab takes 30-90 s on two loaded cores: a fault is not healed
 # before the watchdog's next tick (every 20-30 s) has seen it, and the cluster has time to settle.
-FAULT_SECONDS: Final = (35.0, 90.0)
-QUIET_SECONDS: Final = (25.0, 60.0)
+FAULT_SECONDS: Final = (30.0, 80.0)
+QUIET_SECONDS: Final = (20.0, 45.0)
 MAX_MINUTES: Final = 120.0
 
 

@@ -61,5 +61,5 @@ class StatusLogPublisher:
             if message:
                 self.run.notify(message)
                 self.published.append(Published(time.time(), message))
-                logger.info("ON/OFF program message published", extra={"message": message[:200]})
+                logger.info("ON/OFF program message published", extra={"published": message[:200]})
         self._seen = max(self._seen, len(lines))

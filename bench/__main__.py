@@ -24,6 +24,7 @@ from bench import (
     cold_start,
     embedded_stack,
     input_parsing,
+    lab_chaos,
     lab_restore,
     lab_timings,
     lab_verdict,
@@ -79,6 +80,7 @@ def main() -> int:
         "lab_timings": _run("lab build, bring-up and takeover", lab_timings.measure),
         "lab_verdict": _run("lab time to verdict", lab_verdict.measure),
         "lab_restore": _run("lab restore of redundancy", lab_restore.measure),
+        "lab_chaos": _run("lab chaos run (20 min)", lab_chaos.measure),
         "embedded_stack": _run("embedded stack creation", embedded_stack.measure),
     }
     meta = {

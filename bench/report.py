@@ -22,6 +22,7 @@
       "lab_verdict": {"skipped": "..."} | <check>,
       "lab_restore": {"skipped": "..."} | {"modes": {"standbys"|"all": <check>},
                       "watchdog_tick_seconds": <check>},
+      "lab_chaos": {"skipped": "..."} | <check: pass rules failed, with "command", "table", "summary">,
       "embedded_stack": {"skipped": "..."} | <check, seconds, with "first_seconds", "resources">
     }
 
@@ -49,6 +50,7 @@ SECTIONS = (
     "lab_timings",
     "lab_verdict",
     "lab_restore",
+    "lab_chaos",
     "embedded_stack",
 )
 
@@ -83,6 +85,7 @@ def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any
         "lab_timings": parts.get("lab_timings", {"skipped": "not measured"}),
         "lab_verdict": parts["lab_verdict"],
         "lab_restore": parts.get("lab_restore", {"skipped": "not measured"}),
+        "lab_chaos": parts.get("lab_chaos", {"skipped": "not measured"}),
         "embedded_stack": parts.get("embedded_stack", {"skipped": "not measured"}),
     }
 
@@ -325,6 +328,17 @@ def _lab_timing_lines(timings: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _chaos_lines(chaos: Mapping[str, Any]) -> list[str]:
+    status = _status(chaos)
+    if status:
+        return [f"Lab chaos run: {status}"]
+    return [
+        f"Lab chaos run (`{chaos['command']}`, Slurm {chaos['slurm']}): {chaos['value']} pass rule(s) "
+        f"failed; target <= {chaos['target']} {_mark(chaos)}",
+        *(f"  {line}" for line in chaos["table"]),
+    ]
+
+
 def _embedded_lines(created: Mapping[str, Any]) -> list[str]:
     status = _status(created)
     if status:
@@ -348,6 +362,7 @@ def format_table(results: Mapping[str, Any]) -> str:
         *_lab_timing_lines(results.get("lab_timings", {})),
         *_lab_lines(results.get("lab_verdict", {})),
         *lab_restore.table_lines(results.get("lab_restore", {"skipped": "not measured"})),
+        *_chaos_lines(results.get("lab_chaos", {})),
         *_embedded_lines(results.get("embedded_stack", {})),
         f"{len(missed)} target(s) missed" + (": " + ", ".join(missed) if missed else ""),
     ]

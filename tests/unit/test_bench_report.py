@@ -156,7 +156,30 @@ def test_the_table_shows_figures_misses_and_skips() -> None:
     assert "Watchdog cost: skipped: the template has no WatchdogFunction" in table
     assert "Lab time to verdict: skipped: the Slurm lab needs root" in table
     assert "Embedded stack: skipped: not measured" in table
+    assert "Lab chaos run: skipped: not measured" in table
     assert table.endswith("1 target(s) missed: functions.IncidentFunction.cold_start")
+
+
+def test_the_table_shows_the_chaos_run_with_its_command_and_its_own_table() -> None:
+    results = _results()
+    results["lab_chaos"] = at_most(
+        1,
+        0,
+        "1 incident(s) left open",
+        command="hyperpod-ha lab chaos --minutes 20 --seed 24 --restore standbys",
+        slurm="24.11",
+        table=["chaos run: seed 24, 20 min, restore standbys: FAILED: 1 incident(s) left open", "..."],
+    )
+
+    table = format_table(results)
+
+    assert (
+        "Lab chaos run (`hyperpod-ha lab chaos --minutes 20 --seed 24 --restore standbys`, Slurm 24.11): "
+        "1 pass rule(s) failed; target <= 0 MISSED"
+    ) in table
+    assert "  chaos run: seed 24, 20 min, restore standbys: FAILED: 1 incident(s) left open" in table
+    assert table.endswith("2 target(s) missed: functions.IncidentFunction.cold_start, lab_chaos")
+    assert problems(results) == []
 
 
 # --- hostile input ---------------------------------------------------------------------------

@@ -1,8 +1,8 @@
-"""``hyperpod-ha lab up|fault|verify|status|down``: the real Slurm lab, driven by an operator (root).
+"""``hyperpod-ha lab up|fault|verify|chaos|status|down``: the real Slurm lab, driven by an operator (root).
 
 A bad fault, host or option, or a lab that is not up where one is needed, gets one line on
 stderr and exit code 2, and nothing is changed. ``verify`` exits 0 when the verdict is
-verified (HEALTHY or FAILED_OVER), 1 when not.
+verified (HEALTHY or FAILED_OVER), 1 when not; ``chaos`` 0 when the run passed, 1 when not.
 """
 
 from __future__ import annotations
@@ -63,15 +63,30 @@ def add_lab_parser(commands: Any) -> None:
         default="off",
         help="RestoreRedundancy of the run (default off: the lab is left as it is)",
     )
+    chaos = sub.add_parser(
+        "chaos",
+        help="random faults, each healed after a random delay, while the stack watches; then the count",
+    )
+    chaos.add_argument(
+        "--minutes", type=float, required=True, help="how long faults are injected (then a settle)"
+    )
+    chaos.add_argument(
+        "--seed", type=int, required=True, help="the schedule's seed (the same seed, the same faults)"
+    )
+    chaos.add_argument(
+        "--restore", choices=("off", "standbys", "all"), default="off", help="RestoreRedundancy of the stack"
+    )
+    chaos.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     status = sub.add_parser("status", help="what runs where")
     status.add_argument("--json", action="store_true")
     down = sub.add_parser("down", help="remove the lab and everything it made")
-    for command in (up, fault, verify, status, down):
+    for command in (up, fault, verify, chaos, status, down):
         command.add_argument("--root", type=Path, default=Path("/srv/hplab"), help="the lab's directory")
 
 
 def run_lab_command(args: argparse.Namespace) -> int:
     from hyperpod_ha_dev.simulation.lab import lab_lock
+    from hyperpod_ha_dev.simulation.lab.chaos_plan import ChaosPlanError
     from hyperpod_ha_dev.simulation.lab.verify import LabNotUp
     from hyperpod_lab import Lab, LabConfigError, LabError, Topology
     from hyperpod_lab.faults import LabFaultError
@@ -97,10 +112,13 @@ def run_lab_command(args: argparse.Namespace) -> int:
             _print(out, data, as_json=True)
             return 0
         lab = Lab(root=args.root)
-        if args.lab_command == "fault":
-            return _fault(out, lab, args.fault, args.host)
-        if args.lab_command == "verify":
-            return _verify(out, lab, as_json=args.json, restore=args.restore)
+        runs = {
+            "fault": lambda: _fault(out, lab, args.fault, args.host),
+            "verify": lambda: _verify(out, lab, as_json=args.json, restore=args.restore),
+            "chaos": lambda: _chaos(out, lab, args),
+        }
+        if args.lab_command in runs:
+            return runs[args.lab_command]()
         if args.lab_command == "status":
             _print(out, lab.status(), as_json=args.json)
         else:
@@ -108,7 +126,7 @@ def run_lab_command(args: argparse.Namespace) -> int:
                 removed = lab.down()
             _print(out, {"removed": removed, "leftovers": lab.leftovers()}, as_json=True)
         return 0
-    except (LabConfigError, LabFaultError, LabNotUp) as problem:
+    except (LabConfigError, LabFaultError, LabNotUp, ChaosPlanError) as problem:
         print(f"hyperpod-ha lab {args.lab_command}: {problem}", file=sys.stderr)
         return USAGE_ERROR
     except LabError as problem:
@@ -162,6 +180,31 @@ def _verify(out: Any, lab: Any, *, as_json: bool, restore: str = "off") -> int:
         print("\n".join(lines), file=out)
         out.flush()
     return 0 if data["verdict"] in ("HEALTHY", "FAILED_OVER") else 1
+
+
+def _chaos(out: Any, lab: Any, args: argparse.Namespace) -> int:
+    from hyperpod_ha_dev.simulation.lab.chaos import run_chaos
+    from hyperpod_ha_dev.simulation.lab.chaos_plan import plan_chaos
+    from hyperpod_ha_dev.simulation.lab.chaos_report import chaos_table
+    from hyperpod_ha_dev.simulation.lab.verify import LabNotUp
+
+    # The plan first (a bad --minutes is refused before the lab is looked at), then the lab.
+    hosts = lab.topology
+    plan = plan_chaos(
+        args.seed,
+        args.minutes,
+        [h.name for h in hosts.controller_hosts],
+        [h.name for h in hosts.compute_hosts],
+    )
+    if not lab.is_up():
+        raise LabNotUp("the lab is not up (hyperpod-ha lab up)")
+    tell = None if args.json else lambda line: print(f"  {line}", file=out, flush=True)
+    if tell is not None:
+        tell(f"{len(plan.faults)} fault(s) planned over {args.minutes:g} min (seed {args.seed})")
+    result = run_chaos(lab, project_root(), plan, args.restore, tell)
+    print(json.dumps(result.to_json(), indent=2) if args.json else chaos_table(result), file=out)
+    out.flush()
+    return 0 if result.passed else 1
 
 
 def _printed(out: Any) -> Any:

@@ -3,6 +3,7 @@
 moto keeps EventBridge Scheduler schedules but never fires them; the ticker delivers ticks
 (``EmbeddedStack.tick``) every ``period`` seconds, with its own phase, until one of them
 starts (or joins) a verification run, as the real schedule would keep ticking until then.
+With ``keep_ticking`` it ticks until the block ends, as the real schedule does (the chaos run).
 """
 
 from __future__ import annotations
@@ -22,12 +23,15 @@ class Tick:
     at: float  # epoch seconds the tick was delivered
     outcome: str | None  # verified, started, joined, ... (None: the invocation failed)
     verdict: str | None
+    redundancy: str | None = None
+    reasons: tuple[str, ...] = ()
 
 
 @dataclass
 class WatchdogTicker:
     stack: EmbeddedStack
     period: float
+    keep_ticking: bool = False
     ticks: list[Tick] = field(default_factory=list)
     _stop: threading.Event = field(default_factory=threading.Event)
     _found: threading.Event = field(default_factory=threading.Event)
@@ -47,11 +51,19 @@ class WatchdogTicker:
         while not self._stop.is_set():
             at = time.time()
             result: Any = self.stack.tick()
-            tick = Tick(at, (result or {}).get("outcome"), (result or {}).get("verdict"))
+            answer = result if isinstance(result, dict) else {}
+            tick = Tick(
+                at,
+                answer.get("outcome"),
+                answer.get("verdict"),
+                answer.get("redundancy"),
+                tuple(str(reason) for reason in answer.get("reasons") or ()),
+            )
             self.ticks.append(tick)
             if tick.outcome in FOUND:
                 self._found.set()
-                return  # a run is under way: nothing more for the schedule to find
+                if not self.keep_ticking:
+                    return  # a run is under way: nothing more for the schedule to find
             self._stop.wait(max(0.0, self.period - (time.time() - at)))
 
     def wait_for_run(self, timeout: float) -> Tick | None:

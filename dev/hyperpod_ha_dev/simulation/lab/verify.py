@@ -8,14 +8,11 @@ fault`` since the last verification, the seconds from it to the final verdict ar
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
-
-import boto3
 
 from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha_dev.embedded.site import SiteController
@@ -24,6 +21,7 @@ from hyperpod_ha_dev.simulation.lab.lock import lab_lock
 from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
 from hyperpod_ha_dev.simulation.lab.operator_run import operator_runs
 from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS
+from hyperpod_ha_dev.simulation.lab.stack_records import RESTORE, restore_actions, verdict_outputs
 from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
 from hyperpod_ha_dev.simulation.scenarios import Scenario
 from hyperpod_ha_dev.simulation.timeline import Follow
@@ -148,18 +146,11 @@ def verify_lab(
 
 def _last_verdict(executions: list[dict[str, Any]]) -> tuple[dict[str, Any], float | None]:
     """The output of the last "Decide the verdict" state of the runs, and when it ended."""
-    sfn = boto3.client("stepfunctions")
     found: dict[str, Any] = {}
     at: float | None = None
     for execution in sorted(executions, key=lambda e: e["startDate"]):
-        history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)
-        for event in history["events"]:
-            exited = event.get("stateExitedEventDetails")
-            if exited and exited["name"] == "Decide the verdict":
-                output = json.loads(exited.get("output") or "null")
-                value = (output or {}).get("verdict", {}).get("value")
-                if isinstance(value, dict):
-                    found, at = value, event["timestamp"].timestamp()
+        for when, value in verdict_outputs(execution["executionArn"]):
+            found, at = dict(value), when
     return found, at
 
 
@@ -169,19 +160,12 @@ def settled_restore_actions(stack: Any, timeout: float) -> tuple[dict[str, Any],
     its restore: three quiet polls a second apart)."""
     import time
 
-    sfn = boto3.client("stepfunctions")
     deadline = time.monotonic() + timeout
     quiet = 0  # polls in a row with a verification and nothing running
-    restores: list[dict[str, Any]] = []
     while quiet < 3 and time.monotonic() < deadline:
         time.sleep(1.0)
         runs = stack.executions()
-        restores = stack.executions("RedundancyRestoreStateMachineArn")
+        restores = stack.executions(RESTORE)
         running = any(e["status"] == "RUNNING" for e in [*runs, *restores])
         quiet = quiet + 1 if runs and not running else 0
-    actions: list[dict[str, Any]] = []
-    for execution in sorted(restores, key=lambda e: e["startDate"]):
-        described = sfn.describe_execution(executionArn=execution["executionArn"])
-        output = json.loads(described.get("output") or "{}")
-        actions += [dict(action) for action in output.get("results") or []]
-    return tuple(actions)
+    return tuple(restore_actions(stack))

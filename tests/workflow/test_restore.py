@@ -31,6 +31,8 @@ RUNBOOK = [
     "Is it restored?",
     "The controller is restored",
     "Record the restore",
+    "Anything for the incident?",
+    "Note it on the incident",
     "Release the cluster",
     "Was a controller started?",
     "Start a verification",

@@ -3,15 +3,24 @@ configured, a message on the notification topic, and resolving them when the clu
 Every effect is keyed on something stable (``keys``) so a retried call has no second effect, and
 evidence is redacted (``hyperpod_ha.redaction``) and bounded (``limits``) before anything is
 written. ``models`` (requests, results), ``ops_item`` (the OpsItem, pure), ``ops_center``,
-``incident_manager`` and ``topic`` (the AWS calls, each named for what it touches), ``opening``
-and ``resolving`` (the two actions), ``tracking`` (:class:`Incidents`, what the functions use),
-``settings`` (where incidents go), and ``function`` (IncidentFunction and its settings). May
-import the runtime package's shared modules (errors, environment, aws_errors, redaction,
-request_fields, topic_messages, observability, status_records), never a feature.
+``incident_manager`` and ``topic`` (the AWS calls, each named for what it touches), ``opening``,
+``resolving`` and ``noting`` (the three actions; a note adds a restore's actions to the open
+OpsItems), ``tracking`` (:class:`Incidents`, what the functions use), ``settings`` (where
+incidents go), and ``function`` (IncidentFunction and its settings). May import the runtime
+package's shared modules (errors, environment, aws_errors, redaction, request_fields,
+json_input, human_time, topic_messages, observability, status_records), never a feature.
 """
 
 from hyperpod_ha.incidents.errors import IncidentFailed, InvalidIncidentRequest
-from hyperpod_ha.incidents.models import OpenRequest, OpenResult, ResolveRequest, ResolveResult, WorkflowError
+from hyperpod_ha.incidents.models import (
+    NoteRequest,
+    NoteResult,
+    OpenRequest,
+    OpenResult,
+    ResolveRequest,
+    ResolveResult,
+    WorkflowError,
+)
 from hyperpod_ha.incidents.settings import IncidentSettings
 from hyperpod_ha.incidents.tracking import Incidents
 
@@ -22,6 +31,8 @@ __all__ = [
     "IncidentSettings",
     "Incidents",
     "InvalidIncidentRequest",
+    "NoteRequest",
+    "NoteResult",
     "OpenRequest",
     "OpenResult",
     "ResolveRequest",

@@ -1,5 +1,6 @@
-"""IncidentFunction and its settings: ``{"action": "open" | "resolve", ...}`` handled, counted on
-the dashboard, and the run's verdict kept for ``hyperpod-ha status``."""
+"""IncidentFunction and its settings: ``{"action": "open" | "resolve" | "note", ...}`` handled,
+counted on the dashboard, and the run's verdict kept for ``hyperpod-ha status``. ``note`` (the
+restore of redundancy) adds what a restore did to the cluster's open incidents of some kinds."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from hyperpod_ha.environment import OptionalText, Settings, Text
 from hyperpod_ha.incidents.errors import InvalidIncidentRequest
-from hyperpod_ha.incidents.models import MAX_REASONS, OpenRequest, ResolveRequest
+from hyperpod_ha.incidents.models import MAX_REASONS, NoteRequest, OpenRequest, ResolveRequest
 from hyperpod_ha.incidents.settings import IncidentSettings
 from hyperpod_ha.incidents.tracking import Incidents
 from hyperpod_ha.incidents.verified_once import announce_verified_once, idempotency_config
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-_Request = TypeVar("_Request", OpenRequest, ResolveRequest)
+_Request = TypeVar("_Request", OpenRequest, ResolveRequest, NoteRequest)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,9 @@ class IncidentFunction:
                 metrics.add_metric(name="IncidentsResolved", unit="Count", value=len(resolved.resolved))
             self._record_verdict(event)
             return resolved.to_json()
-        raise InvalidIncidentRequest("action must be open or resolve")
+        if action == "note":
+            return self.incidents.note(self._own(NoteRequest.from_event(event))).to_json()
+        raise InvalidIncidentRequest("action must be open, resolve or note")
 
     def _own(self, request: _Request) -> _Request:
         """The request, when it names this stack's cluster (one stack, one cluster)."""

@@ -40,6 +40,8 @@ RESOLVED_BY_KEY = _PREFIX + "resolved-by"
 RESOLUTION_KEY = _PREFIX + "resolution"
 RECOVERY_NOTIFIED_KEY = _PREFIX + "recovery-notified-execution"
 EVIDENCE_PREFIX = _PREFIX + "evidence:"
+# What each restore of redundancy did while the OpsItem was open (a JSON list, oldest first).
+RESTORE_ACTIONS_KEY = _PREFIX + "restore-actions"
 
 
 def dedup_string(cluster: str, kind: str) -> str:

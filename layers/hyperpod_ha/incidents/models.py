@@ -1,7 +1,9 @@
-"""What IncidentFunction is asked (open, resolve), read from the event and redacted, and what it answers."""
+"""What IncidentFunction is asked (open, resolve, note), read from the event and redacted, and
+what it answers."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +20,14 @@ from hyperpod_ha.topic_messages import Links
 
 # A verdict gives a handful of reasons; each is cut to an excerpt (request_fields' bound).
 MAX_REASONS = 32
+# A note names the incidents it goes on (redundancy-lost and the verdict's) and says what a
+# restore did in a few lines: one per action (at most 10) and per command left to a person.
+MAX_NOTE_KINDS = 4
+MAX_NOTE_LINES = 32
+NOTE_LINE_CHARS = 512
+# Written in place of a line that, redacted, still reads as a secret once in JSON: OpsCenter's
+# writes scrub every value again, which would cut into the JSON around it.
+WITHHELD_LINE = "[a line withheld by hyperpod-ha: it may hold a secret; the execution history has it]"
 _KIND = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _CLUSTER_ARN = re.compile(r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9-]+$")
 
@@ -193,6 +203,49 @@ class ResolveRequest:
         if self.kinds is not None:
             return kind in self.kinds
         return kind not in KINDS_NOT_RESOLVED_BY_DEFAULT
+
+
+def _note_line(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidIncidentRequest("lines must be a list of strings")
+    line = bounded_chars(scrub_text(value.strip()), NOTE_LINE_CHARS)
+    encoded = json.dumps(line, ensure_ascii=False)  # as the OpsItem's JSON value holds it
+    return line if scrub_text(encoded) == encoded else WITHHELD_LINE
+
+
+@dataclass(frozen=True)
+class NoteRequest:
+    """Lines to add to the cluster's open incidents of ``kinds`` (a restore's actions, or that
+    restoring stopped), once per execution."""
+
+    cluster: str
+    kinds: frozenset[str]
+    execution_id: str
+    lines: tuple[str, ...]
+
+    @classmethod
+    def from_event(cls, event: Mapping[str, Any]) -> NoteRequest:
+        kinds, lines = event.get("kinds"), event.get("lines")
+        if not (isinstance(kinds, list) and 0 < len(kinds) <= MAX_NOTE_KINDS):
+            raise InvalidIncidentRequest(f"kinds must be a list of 1-{MAX_NOTE_KINDS} kinds")
+        if not all(isinstance(kind, str) for kind in kinds):
+            raise InvalidIncidentRequest("kinds must be a list of strings")
+        if not (isinstance(lines, list) and 0 < len(lines) <= MAX_NOTE_LINES):
+            raise InvalidIncidentRequest(f"lines must be a list of 1-{MAX_NOTE_LINES} strings")
+        return cls(
+            cluster=_cluster(_text(event, "cluster")),
+            kinds=frozenset(_kind(kind) for kind in kinds),
+            execution_id=_id(_text(event, "execution_id")),
+            lines=tuple(_note_line(line) for line in lines),
+        )
+
+
+@dataclass(frozen=True)
+class NoteResult:
+    noted: tuple[str, ...]  # the OpsItems that carry the note
+
+    def to_json(self) -> dict[str, Any]:
+        return {"noted": list(self.noted)}
 
 
 # What an open request told people: the incident opened, a reminder, or nothing (already told

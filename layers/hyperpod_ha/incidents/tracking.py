@@ -1,6 +1,6 @@
 """:class:`Incidents`: what the functions use to open and resolve this project's incidents, in
-OpsCenter, Incident Manager and on the topic. Its clients are passed in (created once per
-container)."""
+OpsCenter, Incident Manager and on the topic, and to note a restore's actions on them. Its
+clients are passed in (created once per container)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from hyperpod_ha.incidents.incident_manager import IncidentManager
-from hyperpod_ha.incidents.models import OpenRequest, OpenResult, ResolveRequest, ResolveResult
+from hyperpod_ha.incidents.models import (
+    NoteRequest,
+    NoteResult,
+    OpenRequest,
+    OpenResult,
+    ResolveRequest,
+    ResolveResult,
+)
+from hyperpod_ha.incidents.noting import note_incidents
 from hyperpod_ha.incidents.opening import open_incident
 from hyperpod_ha.incidents.ops_center import OpsCenter
 from hyperpod_ha.incidents.reminders import Reminders
@@ -96,6 +104,9 @@ class Incidents:
             announce_verified or self.announce_verified,
             self.clock(),
         )
+
+    def note(self, request: NoteRequest) -> NoteResult:
+        return note_incidents(request, self._ops_center, self.clock())
 
     def announce_verified(self, request: ResolveRequest) -> bool:
         return announce_verified(request, self._topic, self.settings.region, self.clock())

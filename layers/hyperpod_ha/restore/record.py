@@ -1,5 +1,6 @@
-"""The restore on record: what it did, in the status record (``hyperpod-ha status``) and in one
-``restore-action`` notice on the topic; whether a verification follows (only after an action)."""
+"""The restore on record: what it did, in the status record (``hyperpod-ha status``), in one
+``restore-action`` notice on the topic and in the note for the open incident (IncidentFunction's
+``note``, the state machine's next step); whether a verification follows (only after an action)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ if TYPE_CHECKING:
 KIND: Final = "restore-action"
 _MAX_RESULTS: Final = 10
 _TEXT: Final = 400
+# The same name as hyperpod_ha.incidents.keys.KIND_REDUNDANCY_LOST, and IncidentFunction's bound
+# on a note's lines (incidents.models.MAX_NOTE_LINES): the restore does not import the incidents
+# feature; a unit test keeps them equal.
+KIND_REDUNDANCY_LOST: Final = "redundancy-lost"
+MAX_NOTE_LINES: Final = 32
 
 
 def finish(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
@@ -42,15 +48,38 @@ def finish(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
         "execution_id": _text(event.get("execution_id")),
     }
     context.status.put(request.cluster, "restore", record)
-    message_id = None
+    message_id, note = None, None
     if results or record["stopped"] or record["not_taken"]:
         message_id = context.notify(restore_notice(request.cluster, record))
+        note = incident_note(record)
     return {
         "verify": bool(results),
         "restored": [r["controller"] for r in results if r["restored"]],
         "not_restored": [r["controller"] for r in results if not r["restored"]],
         "message_id": message_id,
+        "note": note,
     }
+
+
+def incident_note(record: Mapping[str, Any]) -> dict[str, Any]:
+    """What goes on the open incident (``redundancy-lost``, or the verdict's that started the
+    restore): each action and its outcome, that restoring stopped and why, what is left to a person."""
+    verdict = record.get("verdict")
+    kinds = [KIND_REDUNDANCY_LOST]
+    if isinstance(verdict, str) and verdict and verdict != KIND_REDUNDANCY_LOST:
+        kinds.append(verdict[:64])
+    mode = f"RestoreRedundancy={record.get('mode')}" + (" (dry run)" if record.get("dry_run") else "")
+    lines = [f"restore {mode}: verdict {verdict or '-'}, active {record.get('active_controller') or '-'}"]
+    results: Sequence[Mapping[str, Any]] = record.get("actions") or []
+    lines += [
+        f"{r['controller']}: {r.get('kind')}: {'restored' if r.get('restored') else 'NOT restored'}"
+        f" ({r.get('what') or 'no detail'})"
+        for r in results
+    ]
+    lines += [str(record[name]) for name in ("stopped", "blocked") if record.get(name)]
+    left = [*(record.get("not_taken") or []), *(r for r in results if not r.get("restored"))]
+    lines += [f"{a['controller']}: by hand: {a['command']}" for a in left if a.get("command")]
+    return {"kinds": kinds, "lines": lines[:MAX_NOTE_LINES]}
 
 
 def _text(value: object) -> str | None:

@@ -1,0 +1,165 @@
+"""The restore's record step (``finish``): the note it returns for the open incident (what each
+action did, that restoring stopped and why, what is left to a person), or none when the restore
+did nothing worth a notice; and that IncidentFunction takes the largest note it can make."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pytest
+
+from hyperpod_ha.incidents import NoteRequest
+from hyperpod_ha.incidents import keys as incident_keys
+from hyperpod_ha.incidents import models as incident_models
+from hyperpod_ha.restore import record
+from hyperpod_ha.restore.context import RestoreContext
+from hyperpod_ha.restore.guards import within_hourly_bound
+from hyperpod_ha.restore.settings import RestoreSettings
+from hyperpod_ha.status_records import StatusRecords
+from hyperpod_ha.topic_messages import TopicMessage
+
+RESTORE = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-redundancy-restore:restore-1"
+START_CTL2 = "aws ssm start-session --target i-0a1b2c3d4e5f60002 --document-name hyperpod-ha-RestoreSlurmctld"
+
+
+class _Table:
+    """A state table that keeps what the status record puts."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+
+    def put_item(self, **request: Any) -> dict[str, Any]:
+        self.items.append(request)
+        return {}
+
+
+def context(notices: list[TopicMessage]) -> RestoreContext:
+    def unused(*_: Any) -> Any:
+        raise AssertionError("finish touches only the status record and the topic")
+
+    return RestoreContext(
+        cluster="ml-cluster",
+        settings=RestoreSettings(mode="standbys"),
+        document="hyperpod-ha-RestoreSlurmctld",
+        transport="session-manager",
+        lease_seconds=900,
+        take_lease=unused,
+        actions_this_hour=unused,
+        count_action=unused,
+        rollout=unused,
+        runner=unused,
+        command_deadline_seconds=120,
+        status=StatusRecords(cast("Any", _Table()), "state"),
+        notify=lambda message: notices.append(message) or f"message-{len(notices)}",
+        start_verification=unused,
+    )
+
+
+def plan(**changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "mode": "standbys",
+        "verdict": "HEALTHY",
+        "active_controller": "ctl1",
+        "actions": [],
+        "not_taken": [],
+        "blocked": None,
+        "stopped": None,
+        "reasons": [],
+        "act": False,
+    }
+    return {**base, **changes}
+
+
+def finish(plan_: dict[str, Any], results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    notices: list[TopicMessage] = []
+    event = {
+        "action": "finish",
+        "request": {"cluster": "ml-cluster", "mode": "standbys"},
+        "plan": plan_,
+        "results": results or [],
+        "execution_id": RESTORE,
+    }
+    out = record.finish(event, context(notices))
+    assert (out["message_id"] is None) == (not notices)  # a note goes with the notice, never alone
+    return out
+
+
+def test_an_action_restored_is_noted_for_redundancy_lost_and_the_verdicts_incident() -> None:
+    done = {
+        "controller": "ctl2",
+        "kind": "start-slurmctld",
+        "restored": True,
+        "what": "ctl2: slurmctld runs, logged the standby role and answers ping",
+        "command": START_CTL2,
+    }
+    note = finish(plan(act=True), [done])["note"]
+    assert note == {
+        "kinds": ["redundancy-lost", "HEALTHY"],
+        "lines": [
+            "restore RestoreRedundancy=standbys: verdict HEALTHY, active ctl1",
+            "ctl2: start-slurmctld: restored"
+            " (ctl2: slurmctld runs, logged the standby role and answers ping)",
+        ],
+    }
+
+
+def test_an_action_not_restored_is_noted_with_what_it_saw_and_the_command_by_hand() -> None:
+    failed = {
+        "controller": "ctl2",
+        "kind": "start-slurmctld",
+        "restored": False,
+        "what": "ctl2: slurmctld not running yet",
+        "command": START_CTL2,
+    }
+    lines = finish(plan(act=True, verdict="DEGRADED"), [failed])["note"]["lines"]
+    assert "ctl2: start-slurmctld: NOT restored (ctl2: slurmctld not running yet)" in lines
+    assert f"ctl2: by hand: {START_CTL2}" in lines
+
+
+def test_restoring_stopped_at_the_hourly_bound_is_noted_with_why() -> None:
+    stopped = within_hourly_bound(2, 2)
+    assert stopped is not None
+    not_taken = {"controller": "ctl2", "kind": "start-slurmctld", "command": START_CTL2}
+    out = finish(plan(stopped=stopped, not_taken=[not_taken], reasons=[stopped]))
+    assert out["verify"] is False
+    lines = out["note"]["lines"]
+    assert stopped in lines
+    assert stopped.startswith("restoring stopped: 2 restore actions on this cluster this hour already")
+    assert lines[-1] == f"ctl2: by hand: {START_CTL2}"
+
+
+def test_a_restore_that_did_nothing_notes_nothing() -> None:
+    out = finish(plan(reasons=["nothing to restore: every other controller's slurmctld runs"]))
+    assert out["note"] is None
+    assert out["message_id"] is None
+
+
+def test_incident_function_takes_the_largest_note_finish_makes() -> None:
+    results = [
+        {
+            "controller": f"ctl{n}" * 60,
+            "kind": "reboot-node",
+            "restored": False,
+            "what": "w" * 500,
+            "command": "c" * 500,
+        }
+        for n in range(12)
+    ]
+    not_taken = [{"controller": f"ctl{n}", "kind": "hand-back", "command": "c" * 500} for n in range(12)]
+    out = finish(
+        plan(stopped="restoring stopped: " + "s" * 500, blocked="b" * 500, not_taken=not_taken), results
+    )
+    assert len(out["note"]["lines"]) == record.MAX_NOTE_LINES
+    request = NoteRequest.from_event({"cluster": "ml-cluster", "execution_id": RESTORE, **out["note"]})
+    assert len(request.lines) == record.MAX_NOTE_LINES
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (record.KIND_REDUNDANCY_LOST, incident_keys.KIND_REDUNDANCY_LOST),
+        (record.MAX_NOTE_LINES, incident_models.MAX_NOTE_LINES),
+    ],
+)
+def test_the_restore_and_incident_function_agree(ours: object, theirs: object) -> None:
+    assert ours == theirs

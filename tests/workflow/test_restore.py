@@ -4,12 +4,27 @@ slurmctld killed)."""
 
 from __future__ import annotations
 
+import json
+import time
+from typing import Any
+
+import boto3
 import pytest
 
-from hyperpod_ha_dev.simulation.restore import RestartsAndDies, run_restore, run_verification_with_restore
+from hyperpod_ha import state_table
+from hyperpod_ha.incidents.keys import KIND_KEY, RESTORE_ACTIONS_KEY
+from hyperpod_ha_dev.simulation.engine import EmbeddedRun
+from hyperpod_ha_dev.simulation.restore import (
+    RestartsAndDies,
+    RestoreResult,
+    run_restore,
+    run_verification_with_restore,
+)
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
+
+RESTORE_MAX_PER_HOUR = 2  # the template's default
 
 RUNBOOK = [
     "Check the request",
@@ -179,3 +194,61 @@ def test_a_hand_back_that_loses_slurmdbds_registration_registers_the_primary_aga
     assert "Register the primary with slurmdbd" in result.states
     [outcome] = result.output["results"]
     assert outcome["restored"] is True
+
+
+def open_redundancy_lost(run: EmbeddedRun) -> None:
+    """The watchdog's redundancy-lost incident, opened through IncidentFunction as its tick does."""
+    opened = run.stack.invoke(
+        "IncidentFunction",
+        {
+            "action": "open",
+            "cluster": "ml-cluster",
+            "kind": "redundancy-lost",
+            "verdict": "",
+            "execution_id": "watchdog-tick-1",
+            "reasons": ["no standby has been ready for 10 minutes: one more failure stops the cluster"],
+        },
+    )
+    assert opened["created"] is True
+
+
+def restore_notes(result: RestoreResult) -> list[dict[str, Any]]:
+    [lost] = [
+        item
+        for item in result.ops_items
+        if item["OperationalData"][KIND_KEY]["Value"] == "redundancy-lost" and item["Status"] == "Open"
+    ]
+    return list(json.loads(lost["OperationalData"][RESTORE_ACTIONS_KEY]["Value"]))
+
+
+def test_the_restores_action_is_noted_on_the_open_redundancy_lost_incident() -> None:
+    result = run_restore(ROOT, {"mode": "standbys"}, before=open_redundancy_lost)
+    assert result.status == "SUCCEEDED", result.output
+    assert result.output["note"]["value"]["noted"] == [result.ops_items[0]["OpsItemId"]]
+    [entry] = restore_notes(result)
+    assert entry["execution"].endswith(":restore-test")
+    assert (
+        "ctl2: start-slurmctld: restored (ctl2: slurmctld runs, logged the standby role and answers ping)"
+        in (entry["lines"])
+    )
+
+
+def test_a_restore_at_the_hourly_bound_notes_that_restoring_stopped() -> None:
+    def open_and_spend_the_hour(run: EmbeddedRun) -> None:
+        open_redundancy_lost(run)
+        dynamodb, table = boto3.client("dynamodb"), run.stack.ref("StateTable")
+        hour = int(time.time()) // 3600
+        for spent in (hour, hour + 1):  # an hour that turns during the test is spent too
+            for _ in range(RESTORE_MAX_PER_HOUR):
+                assert state_table.count_restore_action(
+                    dynamodb, table, "ml-cluster", spent, RESTORE_MAX_PER_HOUR, (spent + 2) * 3600
+                )
+
+    result = run_restore(ROOT, {"mode": "standbys"}, before=open_and_spend_the_hour)
+    assert result.status == "SUCCEEDED", result.output
+    assert result.started == []
+    [entry] = restore_notes(result)
+    stopped = [line for line in entry["lines"] if line.startswith("restoring stopped: ")]
+    assert stopped == [result.output["plan"]["value"]["stopped"]]
+    assert f"{RESTORE_MAX_PER_HOUR} restore actions on this cluster this hour already" in stopped[0]
+    assert any(line.startswith("ctl2: by hand: aws ssm start-session") for line in entry["lines"])

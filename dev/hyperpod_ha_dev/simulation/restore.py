@@ -113,6 +113,7 @@ class RestoreResult:
     executions: list[dict[str, Any]] = field(default_factory=list)
     rebooted: list[str] = field(default_factory=list)  # BatchRebootClusterNodes' nodes
     notices: list[str] = field(default_factory=list)  # the bodies on the notification topic
+    ops_items: list[dict[str, Any]] = field(default_factory=list)  # the stack's, as GetOpsItem gives them
 
 
 def run_restore(
@@ -152,6 +153,7 @@ def run_restore(
             executions,
             rebooted_nodes(cluster),
             _notices(run.stack.ref("NotificationTopic")),
+            _ops_items(),
         )
 
 
@@ -161,6 +163,15 @@ def _notices(topic_arn: str) -> list[str]:
 
     _, _, _, region, account, _ = topic_arn.split(":")
     return [message for _, message, *_ in sns_backends[account][region].topics[topic_arn].sent_notifications]
+
+
+def _ops_items() -> list[dict[str, Any]]:
+    """The stack's OpsItems (the embedded OpsCenter), each whole: its operational data too."""
+    ssm = boto3.client("ssm")
+    found = ssm.describe_ops_items(
+        OpsItemFilters=[{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}]
+    )["OpsItemSummaries"]
+    return [dict(ssm.get_ops_item(OpsItemId=item["OpsItemId"])["OpsItem"]) for item in found]
 
 
 def _wait(sfn: Any, execution: str) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from hyperpod_ha.incidents.ops_item import ops_item_request
 from hyperpod_ha.incidents.tracking import Incidents
 from hyperpod_ha_dev.embedded import opscenter
 from hyperpod_ha_dev.embedded.patching import applied
+from tests.conftest import EVENTS
 
 REGION = "us-west-2"
 RESTORE = "arn:aws:states:us-west-2:123456789012:execution:hyperpod-ha-redundancy-restore:restore-1"
@@ -97,6 +98,14 @@ def test_the_verdicts_incident_gets_them_too_but_no_other_kind(ssm: Any) -> None
     result = function(ssm).handle(note(kinds=[KIND_REDUNDANCY_LOST, "DEGRADED"]), None)
     assert result == {"noted": [degraded]}
     assert notes(ssm, other_kind) is None
+
+
+def test_the_sample_note_goes_on_the_open_incident(ssm: Any) -> None:
+    sample = json.loads((EVENTS / "incident_note.json").read_text())
+    lost = open_item(ssm)
+    assert function(ssm).handle(sample, None) == {"noted": [lost]}
+    [entry] = notes(ssm, lost) or []
+    assert entry["lines"] == sample["lines"]
 
 
 def test_nothing_open_notes_nothing(ssm: Any) -> None:

@@ -15,7 +15,8 @@ for ``RestoreRedundancy`` and, where the watchdog's incident is looked at, a sho
 * ``isolated-no-restore``: ctl1 cut off, ``all``: DOWN; the run starts no restore and its
   incident says why the cluster is down; a restore started by hand refuses for the verdict.
 * ``crash-loop``: ctl2's slurmctld exits at every start, ``standbys``: two restore attempts,
-  each not restored, then the third restore stops at RestoreMaxPerHour and says so.
+  each not restored, then the third restore stops at RestoreMaxPerHour and says so, in its
+  notice and on the open ``redundancy-lost`` incident.
 
 When a watchdog tick starts the run itself (a verified verdict with a controller to restore),
 no operator's run is needed; otherwise the operator's run stands in for it (:mod:`.restore_steps`).
@@ -249,6 +250,13 @@ def _two_attempts_then_stopped(drill: Drill, result: ScenarioResult) -> None:
     )
     said = [n for n in notices(drill.run.stack) if n["kind"] == "restore-action" and STOPPED in n["body"]]
     drill.check("its notice says restoring stopped and why", len(said) == 1, f"{len(said)} notice(s)")
+    open_lost = [i for i in incidents() if i["kind"] == LOST and i["status"] == "Open"]
+    noted = open_lost[0]["restore_notes"] if open_lost else ""
+    drill.check(
+        f"the open {LOST} incident has both attempts and that restoring stopped, and why",
+        noted.count(f"{host}: start-slurmctld: NOT restored") == 2 and STOPPED in noted,
+        noted[-400:],
+    )
     _redundancy(drill, result, "none")
     drill.check(f"{host}'s slurmctld does not run", drill.lab.pid(host, "slurmctld") is None)
     _lost_incident(drill, "Open", host, FATAL)
@@ -358,7 +366,8 @@ RESTORE_SCENARIOS: Final = (
             "ctl1 serves (HEALTHY), ctl2 never comes back: each restore starts it, it exits at once "
             f"('{FATAL} ...'), the restore's checks see it not running and say not restored; its "
             "verification finds the same and restores again; the third restore finds RestoreMaxPerHour (2) "
-            "used and stops, its notice saying so; redundancy-lost stays open, naming ctl2's fatal line"
+            "used and stops, its notice and the open redundancy-lost incident saying so; redundancy-lost "
+            "stays open, naming ctl2's fatal line and carrying each restore's note"
         ),
     ),
 )

@@ -26,6 +26,7 @@ from hyperpod_ha_dev.simulation.ticker import FOUND
 # ping, then six checks 10 s apart) and three verification runs.
 SETTLE_SECONDS: Final = 600.0
 KIND_KEY: Final = "hyperpod-ha:kind"
+RESTORE_ACTIONS_KEY: Final = "hyperpod-ha:restore-actions"  # the restores' notes (IncidentFunction's note)
 
 
 def tick(drill: Drill, label: str) -> dict[str, Any]:
@@ -100,7 +101,8 @@ def restore_by_hand(drill: Drill, mode: str) -> dict[str, Any]:
 
 
 def incidents() -> list[dict[str, Any]]:
-    """Every OpsItem of the stack: its kind, status, title and description."""
+    """Every OpsItem of the stack: its kind, status, title, description and the restores' notes
+    (the JSON list under ``hyperpod-ha:restore-actions``, ``""`` when none)."""
     ssm = boto3.client("ssm")
     found = ssm.describe_ops_items(
         OpsItemFilters=[{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}]
@@ -112,6 +114,9 @@ def incidents() -> list[dict[str, Any]]:
             "status": item.get("Status"),
             "title": item.get("Title", ""),
             "description": item.get("Description", ""),
+            "restore_notes": (item.get("OperationalData") or {})
+            .get(RESTORE_ACTIONS_KEY, {})
+            .get("Value", ""),
         }
         for item in items
     ]

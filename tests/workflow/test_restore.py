@@ -252,3 +252,21 @@ def test_a_restore_at_the_hourly_bound_notes_that_restoring_stopped() -> None:
     assert stopped == [result.output["plan"]["value"]["stopped"]]
     assert f"{RESTORE_MAX_PER_HOUR} restore actions on this cluster this hour already" in stopped[0]
     assert any(line.startswith("ctl2: by hand: aws ssm start-session") for line in entry["lines"])
+
+
+def test_a_failed_note_keeps_neither_the_lease_nor_the_verification(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hyperpod_ha.incidents import IncidentFailed, tracking
+
+    def refused(*_: Any) -> Any:
+        raise IncidentFailed("UpdateOpsItem oi-000000000001 failed: AccessDeniedException")
+
+    monkeypatch.setattr(tracking, "note_incidents", refused)
+    result = run_restore(ROOT, {"mode": "standbys"}, before=open_redundancy_lost)
+    assert result.status == "SUCCEEDED", result.output
+    assert result.output["note_error"]["Error"] == "IncidentFailed"
+    assert "note" not in result.output
+    states = result.states
+    assert states.index("Note it on the incident") < states.index("Release the cluster")
+    assert "Start a verification" in states
+    # The verification it started took the lease the restore released.
+    assert result.output["verification"]["value"]["outcome"] == "started"

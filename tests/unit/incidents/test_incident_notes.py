@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from hyperpod_ha.incidents import InvalidIncidentRequest, NoteRequest
 from hyperpod_ha.incidents.keys import KIND_REDUNDANCY_LOST
@@ -86,6 +88,14 @@ def test_a_line_that_would_not_survive_opscenters_scrub_as_json_is_withheld() ->
     value = fitted([{"at": "2026-12-01T10:00:00.000Z", "execution": EXECUTION, "lines": list(request.lines)}])
     assert scrub_text(value) == value
     assert "hunter2" not in value
+
+
+@given(line=st.text(max_size=80))
+def test_every_noted_line_is_stable_under_a_second_scrub_as_json(line: str) -> None:
+    request = NoteRequest.from_event(note_event(lines=[line]))
+    [kept] = request.lines
+    encoded = json.dumps(kept, ensure_ascii=False)
+    assert kept == WITHHELD_LINE or scrub_text(encoded) == encoded
 
 
 def entry(number: int, lines: int = 4, width: int = 400) -> dict[str, Any]:

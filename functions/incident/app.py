@@ -1,6 +1,7 @@
-"""IncidentFunction: open an incident (OpsCenter, Incident Manager, notification) or resolve them.
+"""IncidentFunction: open an incident (OpsCenter, Incident Manager, notification), resolve them, or
+note a restore's actions on the open ones.
 
-``{"action": "open" | "resolve", ...}``; see ``hyperpod_ha.incidents``.
+``{"action": "open" | "resolve" | "note", ...}``; see ``hyperpod_ha.incidents``.
 """
 
 from __future__ import annotations

@@ -58,6 +58,16 @@ class StatusRecords:
             return False
         return True
 
+    def read_one(self, cluster: str, kind: Kind) -> dict[str, Any] | None:
+        """One kind's record (``GetItem`` only: the watchdog reads the last restore's)."""
+        item = self._ddb.get_item(
+            TableName=self._table, Key=key(record_key(cluster, kind)), ConsistentRead=True
+        ).get("Item")
+        if item is None:
+            return None
+        record = plain_values(item)
+        return {"recorded_at": int(record["recorded_at"]), **json.loads(record["data"])}
+
     def read(self, cluster: str) -> dict[str, dict[str, Any]]:
         """Every kind recorded for the cluster: ``{kind: {"recorded_at": epoch, **data}}``."""
         found = self._ddb.batch_get_item(

@@ -13,6 +13,7 @@ import boto3
 import pytest
 
 from hyperpod_ha import state_table
+from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.simulation.engine import EmbeddedRun, simulated_run
 from hyperpod_ha_dev.simulation.scenarios import (
     BACK_TO_STANDBY,
@@ -109,3 +110,18 @@ def test_a_loss_shorter_than_the_grace_pages_nobody() -> None:
         assert run.stack.tick()["redundancy_step"] == "forget"
         assert ops_items() == []
         assert loss(run) is None
+
+
+def test_the_incident_that_opens_after_the_restores_says_that_restoring_stopped() -> None:
+    # Restores follow runs at once; with a grace the incident opens after them, so it carries
+    # what the last one did (the restore's own note found nothing open then).
+    stopped = "restoring stopped: 2 restore actions on this cluster this hour already (RestoreMaxPerHour=2)"
+    with simulated_run(failed_over_then_back(2, 0), ROOT) as run:
+        cluster = str(run.stack.parameters["ClusterName"])
+        records = StatusRecords(boto3.client("dynamodb"), run.stack.ref("StateTable"))
+        records.put(cluster, "restore", {"mode": "all", "verdict": "FAILED_OVER", "stopped": stopped})
+        assert run.stack.tick()["redundancy_step"] == "open"
+        (item,) = ops_items()
+        [said] = [line for line in item["Description"].splitlines() if stopped in line]
+        assert said.startswith("- the last restore, ")
+        assert said.endswith(f" s ago: {stopped}")

@@ -29,6 +29,9 @@ NOTE_LINE_CHARS = 512
 # writes scrub every value again, which would cut into the JSON around it.
 WITHHELD_LINE = "[a line withheld by hyperpod-ha: it may hold a secret; the execution history has it]"
 _KIND = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_EXECUTION_ARN = re.compile(
+    r"^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:execution:[A-Za-z0-9_.-]{1,80}:[A-Za-z0-9_.-]{1,80}$"
+)
 _CLUSTER_ARN = re.compile(r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:cluster/[A-Za-z0-9-]+$")
 
 
@@ -205,6 +208,13 @@ class ResolveRequest:
         return kind not in KINDS_NOT_RESOLVED_BY_DEFAULT
 
 
+def _execution_arn(value: str) -> str:
+    """A note comes from a restore's execution: its ARN, nothing else (the entry's key)."""
+    if not _EXECUTION_ARN.match(value):
+        raise InvalidIncidentRequest("execution_id must be a Step Functions execution ARN")
+    return value
+
+
 def _note_line(value: object) -> str:
     if not isinstance(value, str):
         raise InvalidIncidentRequest("lines must be a list of strings")
@@ -235,7 +245,7 @@ class NoteRequest:
         return cls(
             cluster=_cluster(_text(event, "cluster")),
             kinds=frozenset(_kind(kind) for kind in kinds),
-            execution_id=_id(_text(event, "execution_id")),
+            execution_id=_execution_arn(_id(_text(event, "execution_id"))),
             lines=tuple(_note_line(line) for line in lines),
         )
 

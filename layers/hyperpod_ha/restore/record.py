@@ -48,10 +48,12 @@ def finish(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
         "execution_id": _text(event.get("execution_id")),
     }
     context.status.put(request.cluster, "restore", record)
-    message_id, note = None, None
+    message_id = None
     if results or record["stopped"] or record["not_taken"]:
         message_id = context.notify(restore_notice(request.cluster, record))
-        note = incident_note(record)
+    # The open incident also hears why a restore was blocked; a dry run changes nothing there.
+    noted = results or record["stopped"] or record["not_taken"] or record["blocked"]
+    note = incident_note(record) if noted and not request.dry_run else None
     return {
         "verify": bool(results),
         "restored": [r["controller"] for r in results if r["restored"]],

@@ -13,12 +13,15 @@ changes nothing: the verification run of that verdict is what tells."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from hyperpod_ha import state_table
 from hyperpod_ha.human_time import duration
+from hyperpod_ha.restore.record import incident_note
+from hyperpod_ha.restore.settings import HOUR
+from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -76,7 +79,8 @@ class RedundancyWatch:
             # A grace of 0 opens at once.
             step = "open" if next_step(verdict.redundancy, loss, now, self.grace_seconds) == "open" else step
         if step == "open" and loss is not None:
-            self.ask(open_request(self.cluster, tick, verdict, loss.since, now))
+            restore = StatusRecords(self.dynamodb, self.table).read_one(self.cluster, "restore")
+            self.ask(open_request(self.cluster, tick, verdict, loss.since, now, restore))
             if not loss.opened:
                 state_table.mark_redundancy_incident(self.dynamodb, self.table, self.cluster, loss.since)
         elif step in ("resolve", "forget") and loss is not None:
@@ -107,13 +111,33 @@ def restore_lines(verdict: Verdict) -> list[str]:
     return lines
 
 
-def open_request(cluster: str, tick: Tick, verdict: Verdict, since: int, now: float) -> dict[str, Any]:
+def last_restore_lines(record: Mapping[str, Any] | None, since: int, now: float) -> list[str]:
+    """What the last restore did, when it ran during this loss or within the hour before it (its
+    actions, that restoring stopped and why): restores follow runs at once, so with a grace the
+    incident opens after them and their own note (IncidentFunction's ``note``) found nothing open."""
+    if not record or not isinstance(record.get("recorded_at"), int) or record["recorded_at"] < since - HOUR:
+        return []
+    if not (record.get("actions") or record.get("stopped") or record.get("blocked")):
+        return []
+    ago = duration(max(now - record["recorded_at"], 0))
+    return [f"the last restore, {ago} ago: {line}" for line in incident_note(record)["lines"]]
+
+
+def open_request(
+    cluster: str,
+    tick: Tick,
+    verdict: Verdict,
+    since: int,
+    now: float,
+    restore: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """IncidentFunction's ``open`` of the cluster's ``redundancy-lost`` incident. No verdict:
     the verdict is the runs' to count and keep; this is the watchdog's finding."""
     lost = (
         f"no standby has been ready for {duration(max(now - since, 0))}: one more failure stops the cluster"
     )
     active = f"{verdict.active_controller} is active ({verdict.name.value})"
+    restored = last_restore_lines(restore, since, now)
     return {
         "action": "open",
         "cluster": cluster,
@@ -121,7 +145,7 @@ def open_request(cluster: str, tick: Tick, verdict: Verdict, since: int, now: fl
         "verdict": "",
         "execution_id": _execution_id(tick),
         "problem": f"{lost}; {active}",
-        "reasons": [lost, active, *restore_lines(verdict), *verdict.reasons],
+        "reasons": [lost, active, *restored, *restore_lines(verdict), *verdict.reasons],
         "evidence": {key: dict(value) for key, value in verdict.evidence.items()},
         "trigger": _trigger(tick),
     }

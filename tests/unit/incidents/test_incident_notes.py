@@ -58,6 +58,7 @@ def test_a_note_request_is_read_whole() -> None:
         ({"lines": ["fine", {"line": "not text"}]}, "lines must be a list of strings"),
         ({"execution_id": None}, "execution_id is required"),
         ({"execution_id": "arn:" + "x" * 300}, "execution_id is longer than 256 characters"),
+        ({"execution_id": "hyperpod-watchdog:tick-1"}, "execution_id must be a Step Functions execution ARN"),
     ],
 )
 def test_bad_note_requests_are_rejected_with_a_reason(changes: dict[str, Any], message: str) -> None:

@@ -70,17 +70,19 @@ def plan(**changes: Any) -> dict[str, Any]:
     return {**base, **changes}
 
 
-def finish(plan_: dict[str, Any], results: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def finish(
+    plan_: dict[str, Any], results: list[dict[str, Any]] | None = None, *, dry_run: bool = False
+) -> dict[str, Any]:
     notices: list[TopicMessage] = []
     event = {
         "action": "finish",
-        "request": {"cluster": "ml-cluster", "mode": "standbys"},
+        "request": {"cluster": "ml-cluster", "mode": "standbys", "dry_run": dry_run},
         "plan": plan_,
         "results": results or [],
         "execution_id": RESTORE,
     }
     out = record.finish(event, context(notices))
-    assert (out["message_id"] is None) == (not notices)  # a note goes with the notice, never alone
+    assert (out["message_id"] is None) == (not notices)
     return out
 
 
@@ -132,6 +134,22 @@ def test_a_restore_that_did_nothing_notes_nothing() -> None:
     out = finish(plan(reasons=["nothing to restore: every other controller's slurmctld runs"]))
     assert out["note"] is None
     assert out["message_id"] is None
+
+
+def test_a_blocked_restore_tells_the_incident_why_and_sends_no_notice() -> None:
+    blocked = "a drill holds the cluster (drill arn:aws:states:...:execution:drill:d1)"
+    out = finish(plan(blocked=blocked, reasons=[blocked]))
+    assert out["message_id"] is None
+    assert out["note"]["lines"][-1] == blocked
+
+
+def test_a_dry_run_notes_nothing_on_the_incident() -> None:
+    stopped = within_hourly_bound(2, 2)
+    assert stopped is not None
+    not_taken = {"controller": "ctl2", "kind": "start-slurmctld", "command": START_CTL2}
+    out = finish(plan(stopped=stopped, not_taken=[not_taken]), dry_run=True)
+    assert out["note"] is None
+    assert out["message_id"] is not None  # the notice still tells who asked
 
 
 def test_incident_function_takes_the_largest_note_finish_makes() -> None:

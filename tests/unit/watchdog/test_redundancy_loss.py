@@ -91,6 +91,37 @@ def test_the_open_request_names_the_active_controller_and_the_action_that_restor
     assert request.trigger.source == "watchdog"
 
 
+STOPPED_RESTORE = {
+    "mode": "standbys",
+    "verdict": "HEALTHY",
+    "active_controller": "ctl1",
+    "stopped": "restoring stopped: 2 restore actions on this cluster this hour already (RestoreMaxPerHour=2)",
+    "actions": [],
+    "not_taken": [{"controller": "ctl2", "kind": "start-slurmctld", "command": "aws ssm start-session ..."}],
+}
+
+
+def test_the_open_request_says_what_the_last_restore_did_during_the_loss() -> None:
+    # A grace longer than the restores: they ran, and stopped, before the incident opened.
+    record = {**STOPPED_RESTORE, "recorded_at": 1000 + 300}
+    request = OpenRequest.from_event(open_request("ml-cluster", TICK, _lost(), 1000, 1000 + 600, record))
+    said = [r for r in request.reasons if r.startswith("the last restore, 5 min ago: ")]
+    assert said[1] == f"the last restore, 5 min ago: {STOPPED_RESTORE['stopped']}"
+    assert said[-1] == "the last restore, 5 min ago: ctl2: by hand: aws ssm start-session ..."
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        None,
+        {**STOPPED_RESTORE, "recorded_at": 1000 - 3601},  # before the loss and its hour
+        {"mode": "standbys", "verdict": "HEALTHY", "actions": [], "recorded_at": 1200},  # did nothing
+    ],
+)
+def test_a_restore_before_the_loss_or_one_that_did_nothing_is_not_said(record: dict[str, Any] | None) -> None:
+    assert redundancy_loss.last_restore_lines(record, 1000, 1600) == []
+
+
 def test_the_resolve_request_resolves_redundancy_lost_only() -> None:
     healthy = Verdict(HEALTHY, ("ctl1 is active",), "ctl1", "ctl1", redundancy="full", standbys=("ctl2",))
     request = ResolveRequest.from_event(resolve_request("ml-cluster", TICK, healthy))

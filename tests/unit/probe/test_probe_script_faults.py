@@ -138,3 +138,18 @@ def test_a_probe_that_cannot_start_says_why(controller: ProbeHost) -> None:
     report = report_from_result(NODE, CommandResult(text, "", 70, 0.1, "t"))
     assert report.status is ReportStatus.PROBE_FAILED
     assert report.reason == "probe failed on the node: cannot create a temporary directory"
+
+
+def test_a_heartbeat_replaced_between_the_look_and_the_read_is_read_again(controller: ProbeHost) -> None:
+    # Slurm 24.11 replaces the file (heartbeat.new, unlink, link): seen on the lab, the file
+    # was there for `test -e` and gone for `stat`. Each read fails once, as if it was gone.
+    for tool in ("stat", "od"):
+        marker = controller.root / f"{tool}-failed-once"
+        controller.commands[tool] = (
+            f'case "$*" in *heartbeat*) [ -e {marker} ] || {{ touch {marker}; exit 1; }};; esac\n'
+            f'exec /usr/bin/{tool} "$@"\n'
+        )
+    report = report_from_result(NODE, CommandResult(controller.run(), None, None, 1, "t"))
+    assert report.heartbeat.readable is True
+    assert report.heartbeat.writer_index == 0
+    assert all((controller.root / f"{tool}-failed-once").exists() for tool in ("stat", "od"))

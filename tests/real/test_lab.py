@@ -29,7 +29,8 @@ from tests.real.lab_support import (
     wait_for,
 )
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
+pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab")]
 
 
 def test_up_builds_the_controller_group_and_reuses_the_slurm_build(lab: Lab, db_password: str) -> None:

@@ -19,7 +19,8 @@ from hyperpod_ha_dev.simulation.lab.chaos_plan import plan_chaos
 from hyperpod_lab import Lab
 from tests.real.lab_support import SLURM
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
+pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_chaos")]
 
 SEED = 27  # kill ctl2 (the standby), then onprog-off ctl2 (drift), each healed
 MINUTES = 3

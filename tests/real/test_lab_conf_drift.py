@@ -23,7 +23,8 @@ from hyperpod_lab.faults import LabFaultError, check, inject
 from hyperpod_lab.topology import SLURMCTLD_TIMEOUT_SECONDS
 from tests.real.lab_support import wait_for
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
+pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_conf_drift")]
 
 
 def conf_of(lab: Lab, host: str) -> str:

@@ -12,7 +12,8 @@ from hyperpod_lab.runner import LabRequestError, command_line
 from hyperpod_lab.topology import SLURMCTLD_TIMEOUT_SECONDS
 from tests.real.lab_support import DOCUMENT, command_request
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
+pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_config")]
 
 
 def test_targets_resolve_to_lab_hosts() -> None:

@@ -35,7 +35,8 @@ from hyperpod_lab import Lab
 from hyperpod_lab.topology import SLURMCTLD_TIMEOUT_SECONDS
 from tests.real.lab_support import SLURM, lab_session
 
-pytestmark = [pytest.mark.lab, pytest.mark.slow]
+# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
+pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_scenarios")]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,6 +60,29 @@ ORDER = (
     "back-3",
     "standby-killed-3",
 )
+# Three groups of about equal length (about 4.5 min each on 24.11), each run by one test worker
+# on a lab of its own (make test runs several labs at once; conftest.py). The tests reading a
+# scenario's result run in its group, after it; the three-controller scenarios share one group
+# (one rebuild of the lab with a third controller).
+GROUPS = {
+    "scenarios-first": ("failover", "back", "hung-primary", "isolated-primary"),
+    "scenarios-second": (
+        "both-down",
+        "silent-failure",
+        "slurmdbd-down",
+        "state-unwritable",
+        "standby-refuses",
+        "conf-drift",
+        "notifications-off",
+        "standby-killed",
+    ),
+    "scenarios-three": ("failover-3", "second-failover", "back-3", "standby-killed-3"),
+}
+GROUP_OF = {name: group for group, names in GROUPS.items() for name in names}
+
+
+def in_group_of(name: str) -> pytest.MarkDecorator:
+    return pytest.mark.xdist_group(GROUP_OF[name])
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +114,7 @@ def _explain(result: LabScenarioResult) -> str:
     )
 
 
-@pytest.mark.parametrize("name", ORDER)
+@pytest.mark.parametrize("name", [pytest.param(name, marks=in_group_of(name)) for name in ORDER])
 def test_scenario_ends_with_its_expected_verdict(
     lab: Lab, scenario: Callable[[str], LabScenarioResult], name: str
 ) -> None:
@@ -117,6 +141,7 @@ def test_scenario_ends_with_its_expected_verdict(
     assert baseline_problems(lab_for(LAB_SCENARIOS[name], lab)) == []
 
 
+@in_group_of("failover")
 def test_failover_is_measured_against_slurmctld_timeout(
     lab: Lab, scenario: Callable[[str], LabScenarioResult]
 ) -> None:
@@ -138,6 +163,7 @@ def test_failover_is_measured_against_slurmctld_timeout(
     assert notified == [f"Slurm Controller is ON, ({lab.topology.host('ctl2').address}, Primary Node)"]
 
 
+@in_group_of("silent-failure")
 def test_a_silent_failure_is_found_by_the_watchdog_within_one_period(
     scenario: Callable[[str], LabScenarioResult],
 ) -> None:
@@ -156,6 +182,7 @@ def test_a_silent_failure_is_found_by_the_watchdog_within_one_period(
     assert len(data["incidents"]) == 1
 
 
+@in_group_of("hung-primary")
 def test_hung_primary_is_taken_over_but_not_verified(scenario: Callable[[str], LabScenarioResult]) -> None:
     result = scenario("hung-primary")
     data = result.to_json()
@@ -175,6 +202,7 @@ def test_hung_primary_is_taken_over_but_not_verified(scenario: Callable[[str], L
     assert "Socket timed out" in verdicts[-1]
 
 
+@in_group_of("failover")
 def test_rotation_rolls_out_keeps_accounting_and_never_shows_the_password(
     lab: Lab, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -212,6 +240,7 @@ def test_rotation_rolls_out_keeps_accounting_and_never_shows_the_password(
     assert not lab.paths.node_secret_dir.exists()  # the node's secret file is gone
 
 
+@in_group_of("isolated-primary")
 def test_isolated_primary_is_neither_healthy_nor_failed_over(
     scenario: Callable[[str], LabScenarioResult],
 ) -> None:
@@ -276,6 +305,7 @@ def test_the_agent_refuses_what_ssm_would(parameters: dict[str, list[str]]) -> N
         agent_command_line(CommandRequest("ctl1", "own-doc", 10, parameters), _Documents(ROLLOUT_LIKE))
 
 
+@in_group_of("standby-refuses")
 def test_standby_refusal_is_the_verdicts_reason(scenario: Callable[[str], LabScenarioResult]) -> None:
     if SLURM < "24.11":
         pytest.skip("only Slurm 24.11 refuses a takeover it cannot check")
@@ -291,6 +321,7 @@ def test_standby_refusal_is_the_verdicts_reason(scenario: Callable[[str], LabSce
     ), verdicts
 
 
+@in_group_of("second-failover")
 def test_second_backup_takes_over_when_the_first_fails_too(
     scenario: Callable[[str], LabScenarioResult],
 ) -> None:

@@ -110,7 +110,7 @@ def steps(*, check_only: bool, as_root: bool) -> list[Step]:
             Step("lab-24.11", [], skip="the Slurm lab needs root: sudo make test-lab"),
             Step("lab-25.11", [], skip="the Slurm lab needs root: sudo make test-lab"),
         ]
-    lab = [*PYTEST, "-n", str(LAB_WORKERS), "--dist", "loadgroup", "-q"]
+    lab = [*PYTEST, "-n", str(LAB_WORKERS), "--dist", "loadscope", "-q"]
     return [
         lint,
         Step("container-runtime", [str(ROOT / ".ci" / "container-runtime"), "install"]),
@@ -232,9 +232,7 @@ class Runner:
                     if step.started is None
                     else round(step.started - self.began, 1),
                     "wall_seconds": None if step.seconds is None else round(step.seconds, 1),
-                    "result": "skipped"
-                    if step.skip
-                    else ("passed" if step.returncode == 0 else "failed"),
+                    "result": "skipped" if step.skip else ("passed" if step.returncode == 0 else "failed"),
                     "tests": step.counts(),
                     **({"coverage_percent": cov} if (cov := step.coverage()) is not None else {}),
                 }

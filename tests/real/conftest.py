@@ -1,10 +1,11 @@
 """The real tier's lab fixture: one lab per test module, up (reused when healthy), down at the
 module's end. The drill's and the scenarios' modules bring their lab up themselves.
 
-Several labs run at once, one per test worker (``pytest -n N --dist loadgroup``): with
+Several labs run at once, one per test worker (``pytest -n N --dist loadscope``): with
 ``HYPERPOD_LAB_SLOT`` set, worker ``gwK`` takes the slot K after it (its own names, addresses, root and
-database: hyperpod_lab.topology). The tests of one module share an ``xdist_group``, so one
-worker runs them all on its one lab; the scenarios are split into a few groups."""
+database: hyperpod_lab.topology). A worker runs whole modules (or classes: the scenarios
+are split into three), so the tests of one share its lab. (Not ``--dist loadgroup``: its
+groups are lost with pytest 9.2, whose node ids xdist 3.8 can no longer rename.)"""
 
 from __future__ import annotations
 

@@ -29,8 +29,7 @@ from tests.real.lab_support import (
     wait_for,
 )
 
-# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
-pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab")]
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
 def test_up_builds_the_controller_group_and_reuses_the_slurm_build(lab: Lab, db_password: str) -> None:

@@ -19,8 +19,7 @@ from hyperpod_ha_dev.simulation.lab.chaos_plan import plan_chaos
 from hyperpod_lab import Lab
 from tests.real.lab_support import SLURM
 
-# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
-pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_chaos")]
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 SEED = 27  # kill ctl2 (the standby), then onprog-off ctl2 (drift), each healed
 MINUTES = 3

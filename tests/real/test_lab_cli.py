@@ -19,8 +19,7 @@ from hyperpod_ha_dev.simulation.lab import restore_lab
 from hyperpod_lab import Lab
 from tests.real.lab_support import SLURM
 
-# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
-pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_cli")]
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
 def _run(capfd: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -23,8 +23,7 @@ from hyperpod_lab.faults import LabFaultError, check, inject
 from hyperpod_lab.topology import SLURMCTLD_TIMEOUT_SECONDS
 from tests.real.lab_support import wait_for
 
-# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
-pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_conf_drift")]
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
 def conf_of(lab: Lab, host: str) -> str:

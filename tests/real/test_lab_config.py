@@ -12,12 +12,11 @@ from hyperpod_lab.runner import LabRequestError, command_line
 from hyperpod_lab.topology import SLURMCTLD_TIMEOUT_SECONDS
 from tests.real.lab_support import DOCUMENT, command_request
 
-# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
-pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_config")]
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
 def test_targets_resolve_to_lab_hosts() -> None:
-    topology = Topology(controllers=3, nodes=1)
+    topology = Topology(controllers=3, nodes=1, slot=0)
     ctl3 = topology.host("ctl3")
 
     assert topology.resolve_target(ctl3.target) == ctl3
@@ -53,7 +52,7 @@ def test_passwords_slurmdbd_conf_cannot_carry_are_refused_without_echo(password:
 
 
 def test_slurm_conf_names_every_controller_in_order_and_a_local_slurmdbd() -> None:
-    text = slurm_conf(Topology(controllers=3, nodes=2))
+    text = slurm_conf(Topology(controllers=3, nodes=2, slot=0))
 
     assert [line for line in text.splitlines() if line.startswith("SlurmctldHost=")] == [
         "SlurmctldHost=ctl1(10.214.0.11)",

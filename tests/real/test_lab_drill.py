@@ -24,8 +24,7 @@ from hyperpod_ha_dev.simulation.lab import restore_lab
 from hyperpod_lab import Lab
 from tests.real.lab_support import SLURM, lab_session
 
-# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
-pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_drill")]
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = ("outcome", "takeover_seconds", "verified_seconds", "jobs_survived", "test_job", "hand_back")

@@ -26,8 +26,7 @@ from tests.real.lab_support import (
     wait_for,
 )
 
-# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
-pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_faults")]
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
 def test_sigkill_of_the_primary_gives_takeover_by_the_backup(running: Lab) -> None:

@@ -22,8 +22,7 @@ from hyperpod_ha_dev.simulation.lab import LabScenarioResult, baseline_problems,
 from hyperpod_lab import Lab
 from tests.real.lab_support import SLURM, lab_session
 
-# One worker (one lab) runs the module: its tests share the module's lab (conftest.py).
-pytestmark = [pytest.mark.lab, pytest.mark.slow, pytest.mark.xdist_group("test_lab_restore")]
+pytestmark = [pytest.mark.lab, pytest.mark.slow]
 # Several minutes each with the stack's own waits (the restore's six checks 10 s apart, the
 # grace, 24.11's hand-back): `make test-lab-long`, not CI's lab tier (times in docs/lab.md).
 LONG = pytest.mark.lab_long

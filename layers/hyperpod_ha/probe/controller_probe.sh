@@ -278,19 +278,31 @@ sec_dbd_clusters() { timeout -k 2 "$1" sacctmgr -n -P show cluster format=cluste
 # Newer Slurm has `sacctmgr ping`; 22.05 answers "invalid keyword: ping".
 sec_dbd_ping() { timeout -k 2 "$1" sacctmgr -n ping; }
 
-ROLE_LINES='Running as primary controller|slurmctld running in background mode|not responding, BackupController|slurmctld version .* started|Terminate signal'
+# A role, refusal or fatal line is one of slurmctld's own lines whose whole message is that
+# phrase (role_log.py reads the same grammar). Its own lines: the log file's "[<time>] <message>"
+# and the journal's "<time> <host> slurmctld[<pid>]: <message>" (under systemd with -D, its
+# stderr form: "[<time>] <message>" or "slurmctld: <message>"). slurmctld logs users' text inside
+# a message ("_get_job_parts: invalid partition specified: <text>"), never at its start, and
+# writes no carriage return: a line holding one is someone's text. Bracket expressions, not
+# backslashes (awk -v would eat them) nor {n} (mawk 1.3.4 of Ubuntu 22.04 has none).
+LOG_FILE_HEADER='^[[][^]]+[]] '
+LOG_JOURNAL_HEADER='^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9][^ ]* [^ ]+ slurmctld[[][0-9]+[]]: ([[][^]]+[]] |slurmctld: )?'
+ROLE_MESSAGES='^(Running as primary controller|slurmctld running in background mode|error: ControlMachine [^ ]+ not responding, BackupController[0-9]+ [^ ]+ taking over|slurmctld version [0-9][0-9A-Za-z._-]* started on cluster [^ ]+|Terminate signal (SIGINT|SIGTERM|SIGQUIT|[(]SIGINT or SIGTERM[)]) received)$'
 # Slurm 24.11's standby says why it does not take over (src/slurmctld/backup.c).
-REFUSAL_LINES='Not taking control. |Waiting for heartbeat file to exist'
+REFUSAL_MESSAGES='^(error: Not taking control[.] Primary slurmctld is unresponsive, but (heartbeat file could not be read[.] Something is wrong with your StateSaveLocation|is still updating the heartbeat file[.] Check for clock skew|not yet able to determine if primary may actually be running)[.]|warning: Waiting for heartbeat file to exist[.][.][.])$'
 # slurmctld's last words when it exits on an error (25.11: a backup taking over without a state file).
-FATAL_LINES='(^| )fatal: '
+FATAL_MESSAGES='^fatal: '
 
 last_role_lines() { # stdin: log lines, newest first -> up to 8 role lines, plus the refusals
   # (at most 3) and the newest fatal line logged after the newest role line, oldest first.
   # Stops at the 8th role line.
-  awk -v role="$ROLE_LINES" -v refusal="$REFUSAL_LINES" -v fatal="$FATAL_LINES" '
-    $0 ~ role { print; roles++; if (roles >= 8) exit; next }
-    roles == 0 && refusals < 3 && $0 ~ refusal { print; refusals++; next }
-    roles == 0 && fatals < 1 && $0 ~ fatal { print; fatals++ }' | tac
+  awk -v file_header="$LOG_FILE_HEADER" -v journal_header="$LOG_JOURNAL_HEADER" -v role="$ROLE_MESSAGES" \
+    -v refusal="$REFUSAL_MESSAGES" -v fatal="$FATAL_MESSAGES" '
+    index($0, "\r") { next }
+    { if (!match($0, file_header) && !match($0, journal_header)) next; message = substr($0, RLENGTH + 1) }
+    message ~ role { print; roles++; if (roles >= 8) exit; next }
+    roles == 0 && refusals < 3 && message ~ refusal { print; refusals++; next }
+    roles == 0 && fatals < 1 && message ~ fatal { print; fatals++ }' | tac
 }
 
 sec_role() { # the last lines saying which role this node's slurmctld took, and any refusal since

@@ -67,7 +67,8 @@ _MARK = re.compile(
 _MYSQLADMIN = re.compile(
     r"(?P<head>\bmysqladmin\b(?:[ \t]{1,16}(?!(?i:password)\b)\S{1,256}){0,16}?"
     r"[ \t]{1,16}(?i:password)[ \t]{1,16})"
-    r"(?P<value>'[^'\n]{0,1024}'|\"[^\"\n]{0,1024}\"|\S{1,1024})"
+    # One shell word: quoted parts and plain ones glued together; a quote never closed, its line.
+    r"(?P<value>(?:'[^'\n]{0,1024}'|\"[^\"\n]{0,1024}\"|[^\s'\"]{1,1024}|['\"][^\n]{0,1024})+)"
 )
 # PASSWORD('<password>') as a value: the function's name is kept, its argument is the secret.
 _FUNCTION = re.compile(r"(?i:(?:old_)?password[ \t]{0,16}\([ \t]{0,16})")

@@ -50,6 +50,7 @@ ORDER = (
     "slurmdbd-down",
     "isolated-primary",
     "state-unwritable",
+    "forged-log",
     "standby-refuses",
     "conf-drift",
     "notifications-off",
@@ -223,6 +224,22 @@ def test_isolated_primary_is_neither_healthy_nor_failed_over(
         "the heartbeat stays fresh, written by ctl1",
         "ctl2 did not take over",
     ]
+
+
+def test_a_users_text_in_slurmctlds_log_leaves_the_cluster_healthy(
+    scenario: Callable[[str], LabScenarioResult],
+) -> None:
+    # Issue 35: `sbatch -p "slurmctld running in background mode"` made a watchdog tick DOWN.
+    result = scenario("forged-log")
+
+    assert result.passed, _explain(result)
+    assert result.verdict == "HEALTHY"
+    assert [c.name for c in result.checks if c.passed] == [
+        "the watchdog's ticks after the fault found the cluster verified and started nothing",
+        "ctl1's slurmctld logged every forged partition",
+        "ctl1's last role line is still primary",
+    ]
+    assert result.to_json()["incidents"] == []
 
 
 def test_unknown_scenarios_are_refused() -> None:

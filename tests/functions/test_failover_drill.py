@@ -241,3 +241,14 @@ def test_a_direct_takeover_outside_its_drill_is_refused_and_sends_nothing(
     assert raised.value.error_type == "DrillStepRefused"
     assert reason in str(raised.value)
     assert runner.requests == []
+
+
+def test_a_direct_finish_naming_another_holder_s_lease_releases_nothing(embedded: Embedded) -> None:
+    # A verification run's (or another drill's) lease id follows from its execution's ARN.
+    holder = begin(embedded, EXECUTION + "-holder")
+    with pytest.raises(FunctionError) as raised:
+        embedded.stack.invoke("FailoverDrillFunction", finish_event(holder))
+    assert raised.value.error_type == "DrillStepRefused"
+    held = held_lease(embedded)
+    assert held is not None
+    assert held.execution_arn == EXECUTION + "-holder"

@@ -198,6 +198,9 @@ def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     request = request_of(state, context)
     execution_id = _text(event, "execution_id")
     lease = state.get("lease") or {}
+    if lease.get("taken") and lease.get("lease_id") != lease_id_for_drill(execution_id):
+        # Only this drill's own lease is counted and released, never one a request names.
+        raise DrillStepRefused("the lease named is not this drill's: nothing is reported or released")
     outcome, reasons, verified = rules.outcome_of(state)
     joined = 0
     if lease.get("taken"):

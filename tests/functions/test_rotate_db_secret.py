@@ -189,12 +189,8 @@ def test_the_rollout_action_waits_for_a_rotation_in_progress(
     assert runner.requests == []
 
 
-def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
-    app: Rig, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    runner: RolloutRunner = app.runner
-    nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b")]
-    discovered(app, [n.as_json() for n in nodes])
+def pending_new_version(app: Rig, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A rotation started by Secrets Manager, its AWSPENDING version holding NEW."""
     token = RotationService(monkeypatch, handler=None).start(app.arn)
     boto3.client("secretsmanager").put_secret_value(
         SecretId=app.arn,
@@ -202,12 +198,48 @@ def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
         SecretString=json.dumps(NEW, separators=(",", ":")),
         VersionStages=["AWSPENDING"],
     )
+    return token
+
+
+def passed_its_test(app: Rig, token: str) -> None:
+    """The mark testSecret leaves on a version it passed (its database check is in tests/real)."""
+    boto3.client("secretsmanager").update_secret_version_stage(
+        SecretId=app.arn, VersionStage="HYPERPOD_HA_TESTED", MoveToVersionId=token
+    )
+
+
+def test_a_finish_for_a_version_whose_test_never_passed_is_refused_and_rolls_out_nothing(
+    app: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner: RolloutRunner = app.runner
+    node = runner.add("a", OLD["username"], OLD["password"])
+    discovered(app, [node.as_json()])
+    token = pending_new_version(app, monkeypatch)  # setSecret and testSecret never ran on it
+    event = {"Step": "finishSecret", "SecretId": app.arn, "ClientRequestToken": token}
+
+    with pytest.raises(RotationRequestInvalid, match="has not passed testSecret"):
+        app.lambda_handler(event, CONTEXT)
+
+    assert stages(app.arn)[token] == ["AWSPENDING"]
+    assert value(app.arn) == OLD
+    assert node.restarts() == []
+    assert runner.requests == []
+
+
+def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
+    app: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner: RolloutRunner = app.runner
+    nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b")]
+    discovered(app, [n.as_json() for n in nodes])
+    token = pending_new_version(app, monkeypatch)
+    passed_its_test(app, token)
     event = {"Step": "finishSecret", "SecretId": app.arn, "ClientRequestToken": token}
 
     first = app.lambda_handler(event, CONTEXT)
 
     assert first["outcome"] == "current_moved"
-    assert stages(app.arn)[token] == ["AWSCURRENT"]
+    assert stages(app.arn)[token] == ["AWSCURRENT", "HYPERPOD_HA_TESTED"]
     assert value(app.arn) == NEW
     assert first["rollout"]["complete"]
     assert all(
@@ -229,13 +261,8 @@ def test_a_failing_controller_is_reported_and_finish_still_completes(
     broken.fail_restarts()
     untouched = runner.add("untouched", OLD["username"], OLD["password"])
     discovered(app, [broken.as_json(), untouched.as_json()])
-    token = RotationService(monkeypatch, handler=None).start(app.arn)
-    boto3.client("secretsmanager").put_secret_value(
-        SecretId=app.arn,
-        ClientRequestToken=token,
-        SecretString=json.dumps(NEW, separators=(",", ":")),
-        VersionStages=["AWSPENDING"],
-    )
+    token = pending_new_version(app, monkeypatch)
+    passed_its_test(app, token)
 
     result = app.lambda_handler(
         {"Step": "finishSecret", "SecretId": app.arn, "ClientRequestToken": token}, CONTEXT

@@ -226,3 +226,22 @@ def alarms(resources: Mapping[str, Any]) -> list[Alarm]:
     found = [a for f, c in _of_type(resources, "AWS::Serverless::Function") for a in function_alarms(f, c)]
     found += [queue_alarm(queue, c) for queue, c in _of_type(resources, "AWS::SQS::Queue")]
     return found + list(WORKFLOW_ALARMS) + list(REDUNDANCY_ALARMS)
+
+
+# The alarms NoticeFunction tells: the stack's, but the notice path's own, as the template creates
+# them for each value of the one condition an alarm may have (its env's TOLD_ALARMS picks one).
+TOLD_ALARMS = "ToldAlarms"
+TOLD_BY_CONDITION = {"WithWatchdog": "WatchdogEnabled", "WithoutWatchdog": None}
+
+
+def told_alarms(stack_alarms: list[Alarm]) -> dict[str, dict[str, str]]:
+    """``ToldAlarms``: for the watchdog on and off, the comma-separated logical ids of the alarms
+    created then, but the notice path's own; an alarm of another condition stops the writer."""
+    conditions = {alarm.condition for alarm in stack_alarms} - {None, "WatchdogEnabled"}
+    if conditions:
+        raise ValueError(f"say in hyperpod_ha_dev.alarms.told_alarms which alarms {conditions} create")
+    told = [alarm for alarm in stack_alarms if alarm.logical_id not in NOTICE_PATH]
+    return {
+        key: {"LogicalIds": ",".join(a.logical_id for a in told if a.condition in (None, condition))}
+        for key, condition in TOLD_BY_CONDITION.items()
+    }

@@ -31,6 +31,45 @@ def translated(transport: str) -> dict[str, Any]:
     return translate(ROOT / "template.yaml", {"CommandTransport": transport})
 
 
+PSEUDO = {
+    "AWS::Partition": "aws",
+    "AWS::Region": "eu-west-1",
+    "AWS::AccountId": "123456789012",
+    "AWS::StackName": "ha",
+    "AWS::URLSuffix": "amazonaws.com",
+}
+
+
+@cache
+def _deployed(parameters: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """The resources a deployment with ``parameters`` creates (their conditions evaluated), every
+    value resolved: a resource's Ref is ``<LogicalId>``, its attribute ``<LogicalId.Attribute>``."""
+    from hyperpod_ha_dev.cfn import Context, Resolver, evaluate_conditions
+    from hyperpod_ha_dev.embedded.sam import SAMPLE_PARAMETERS
+
+    given = dict(parameters)
+    template = translate(ROOT / "template.yaml", given)
+    values = (
+        {name: spec.get("Default", "") for name, spec in template.get("Parameters", {}).items()}
+        | SAMPLE_PARAMETERS
+        | given
+    )
+    conditions = evaluate_conditions(template, values)
+    context = Context(values, PSEUDO, lambda name: f"<{name}>", lambda n, a: f"<{n}.{a}>", conditions)
+    resolver = Resolver(template, context)
+    created = {
+        name: resource
+        for name, resource in template["Resources"].items()
+        if conditions.get(resource.get("Condition", ""), True)
+    }
+    resolved: dict[str, Any] = resolver.resolve(created)
+    return resolved
+
+
+def deployed(**parameters: str) -> dict[str, Any]:
+    return _deployed(tuple(sorted(parameters.items())))
+
+
 def _text(value: Any) -> str:
     """A resource as text: Fn::Sub's template, Ref/GetAtt as ``<name>``; Fn::If both branches."""
     if isinstance(value, str):
@@ -318,6 +357,43 @@ def test_the_alarm_rule_takes_this_stacks_alarms_but_the_notice_paths_own() -> N
         "ha.NoticeThrottlesAlarm",
         "ha.NoticeDeadLetterQueueAlarm",
     }
+
+
+@pytest.mark.parametrize("watchdog", ["5", "0"])
+def test_the_notice_function_tells_exactly_the_alarms_created_and_the_rule_passes_them(watchdog: str) -> None:
+    from moto.events.models import EventPattern
+
+    from hyperpod_ha_dev.alarms import NOTICE_PATH
+
+    resources = deployed(WatchdogRateMinutes=watchdog)
+    created = {name for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+    assert ("WatchdogErrorsAlarm" in created) is (watchdog != "0")
+    told = resources["NoticeFunction"]["Properties"]["Environment"]["Variables"]["TOLD_ALARMS"]
+    assert set(told.split(",")) == created - NOTICE_PATH
+    (rule,) = [
+        r["Properties"]["EventPattern"]
+        for r in resources.values()
+        if r["Type"] == "AWS::Events::Rule"
+        and r["Properties"]["EventPattern"]["source"] == ["aws.cloudwatch"]
+    ]
+    pattern = EventPattern.load(json.dumps(rule))
+
+    def passes(alarm: str) -> bool:
+        arn = f"arn:aws:cloudwatch:eu-west-1:123456789012:alarm:{alarm}"
+        event = {
+            "account": "123456789012",
+            "source": "aws.cloudwatch",
+            "detail-type": "CloudWatch Alarm State Change",
+            "resources": [arn],
+            "detail": {"alarmName": alarm},
+        }
+        return bool(pattern.matches_event(event))
+
+    # The rule passes every told alarm and none of the notice path's own; the function refuses
+    # the rest of what the prefix lets through (tests/functions/test_notice.py).
+    assert all(passes(f"ha.{name}") for name in created - NOTICE_PATH)
+    assert not any(passes(f"ha.{name}") for name in NOTICE_PATH)
+    assert len(json.dumps(rule)) < 2048  # EventBridge's default bound on a pattern
 
 
 def test_the_dead_letter_queues_admit_exactly_the_rules_that_deliver_to_them() -> None:

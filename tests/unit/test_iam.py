@@ -359,6 +359,72 @@ def test_the_alarm_rule_takes_this_stacks_alarms_but_the_notice_paths_own() -> N
     }
 
 
+def _granted(resources: dict[str, Any], action: str) -> list[tuple[str, dict[str, Any]]]:
+    """(role, statement) of every resolved inline statement allowing ``action``."""
+    found = []
+    for role, resource in resources.items():
+        if resource["Type"] != "AWS::IAM::Role":
+            continue
+        for policy in resource["Properties"].get("Policies", []):
+            for statement in _listed(policy["PolicyDocument"]["Statement"]):
+                if statement.get("Effect") == "Allow" and action in _listed(statement["Action"]):
+                    found.append((role, statement))
+    return found
+
+
+SESSION_ROLES = {
+    "HealthCheckFunctionRole",
+    "WatchdogFunctionRole",
+    "FailoverDrillFunctionRole",
+    "RestoreRedundancyFunctionRole",
+    "RotateDbSecretFunctionRole",
+}
+
+
+@pytest.mark.parametrize("transport", ["session-manager", "run-command"])
+def test_with_a_cluster_id_every_session_grant_names_that_cluster_only(transport: str) -> None:
+    cluster = "arn:aws:sagemaker:eu-west-1:123456789012:cluster/abcdef123456"
+    granted = _granted(deployed(ClusterId="abcdef123456", CommandTransport=transport), "ssm:StartSession")
+    if transport == "run-command":
+        assert granted == []
+        return
+    assert {role for role, _ in granted} == SESSION_ROLES
+    for role, statement in granted:
+        targets = [r for r in _listed(statement["Resource"]) if ":document/" not in r]
+        assert targets == [cluster], role  # no other cluster, no instance of the account
+        assert statement["Condition"] == {"BoolIfExists": {"ssm:SessionDocumentAccessCheck": "true"}}
+        documents = [r for r in _listed(statement["Resource"]) if ":document/" in r]
+        assert documents, role
+        assert all(d.startswith("arn:aws:ssm:eu-west-1:123456789012:document/<") for d in documents), role
+
+
+@pytest.mark.parametrize("transport", ["session-manager", "run-command"])
+def test_without_a_cluster_id_sessions_keep_the_accounts_targets(transport: str) -> None:
+    # The cluster's id, in its ARN, is unknown to the template then (docs/security.md says why).
+    granted = _granted(deployed(CommandTransport=transport), "ssm:StartSession")
+    if transport == "run-command":
+        assert granted == []
+        return
+    assert {role for role, _ in granted} == SESSION_ROLES
+    for role, statement in granted:
+        targets = [r for r in _listed(statement["Resource"]) if ":document/" not in r]
+        assert targets == [
+            "arn:aws:sagemaker:eu-west-1:123456789012:cluster/*",
+            "arn:aws:ec2:eu-west-1:123456789012:instance/*",
+        ], role
+
+
+@pytest.mark.parametrize("cluster_id", ["", "abcdef123456"])
+def test_send_command_keeps_its_tag_condition_whatever_the_cluster_id(cluster_id: str) -> None:
+    granted = _granted(deployed(ClusterId=cluster_id, CommandTransport="run-command"), "ssm:SendCommand")
+    on_instances = [s for _, s in granted if any(":instance/" in r for r in _listed(s["Resource"]))]
+    assert len(on_instances) == 3  # the probe (health check, watchdog) and the roll-out
+    for statement in on_instances:
+        assert statement["Condition"] == {
+            "StringEquals": {"ssm:resourceTag/hyperpod-ha:cluster": "ml-cluster"}
+        }
+
+
 @pytest.mark.parametrize("watchdog", ["5", "0"])
 def test_the_notice_function_tells_exactly_the_alarms_created_and_the_rule_passes_them(watchdog: str) -> None:
     from moto.events.models import EventPattern

@@ -118,6 +118,23 @@ def test_a_rotation_rolling_out_blocks_the_restore(embedded: Embedded) -> None:
     )
 
 
+def test_a_rollout_started_by_hand_holds_the_cluster_and_the_restore_is_refused(embedded: Embedded) -> None:
+    # An operator's {"action": "rollout"} leaves no AWSPENDING version: its lease is what is seen.
+    from hyperpod_ha.rotation.lease import Invocation, RolloutLease
+
+    function = "arn:aws:lambda:us-east-1:123456789012:function:hyperpod-ha-RotateDbSecretFunction"
+    lease = RolloutLease(boto3.client("dynamodb"), embedded.stack.ref("StateTable"), "ml-cluster")
+    held = lease.take("req-1", Invocation(function, "req-1", 900))
+
+    refused = invoke(embedded, "begin", execution_id=EXECUTION)
+
+    assert refused["taken"] is False
+    assert refused["reason"] == f"not restored: a rollout holds the cluster now: {function}"
+    assert held_lease(embedded) == held
+    lease.release(held)  # the roll-out ends: the restore may go on
+    assert invoke(embedded, "begin", execution_id=EXECUTION)["taken"] is True
+
+
 def test_finish_records_the_restore_and_sends_one_notice(embedded: Embedded) -> None:
     planned = invoke(embedded, "plan", **plan_event())
     results = [

@@ -75,44 +75,66 @@ class Alarm:
         return {"Type": "AWS::CloudWatch::Alarm", **condition, "Properties": properties}
 
 
-# The workflows' alarms: one each, nothing to derive (a failed rotation is told by NoticeFunction).
-WORKFLOW_ALARMS = (
-    Alarm(
-        "VerificationExecutionsFailedAlarm",
-        "Verification runs failed (a verdict other than verified also ends FAILED, with its incident).",
-        "AWS/States",
-        "ExecutionsFailed",
-        ("StateMachineArn", {"Ref": "FailoverVerificationStateMachine"}),
+# The workflows' alarms: for every state machine, one per way an execution ends other than
+# SUCCEEDED (a failed rotation is told by NoticeFunction). ABORTED (stopped by hand) and TIMED_OUT
+# leave no incident of their own: AbandonedRunFunction frees the cluster, the alarm tells people.
+@dataclass(frozen=True)
+class Workflow:
+    stem: str  # the alarms' name: <stem>Executions<Ending>Alarm
+    state_machine: str  # its logical id
+    what: str  # its executions, as people name them
+    failed: str  # what a FAILED execution of it means
+
+
+WORKFLOWS = (
+    Workflow(
+        "Verification",
+        "FailoverVerificationStateMachine",
+        "Verification runs",
+        "a verdict other than verified also ends FAILED, with its incident",
     ),
-    Alarm(
-        "VerificationExecutionsTimedOutAlarm",
-        "Verification runs timed out.",
-        "AWS/States",
-        "ExecutionsTimedOut",
-        ("StateMachineArn", {"Ref": "FailoverVerificationStateMachine"}),
+    Workflow(
+        "Drill",
+        "FailoverDrillStateMachine",
+        "Drills",
+        "a rejected request or settings, or a report that could not be written",
     ),
-    Alarm(
-        "DrillExecutionsFailedAlarm",
-        "Drills failed (a rejected request or settings, or a report that could not be written).",
-        "AWS/States",
-        "ExecutionsFailed",
-        ("StateMachineArn", {"Ref": "FailoverDrillStateMachine"}),
-    ),
-    Alarm(
-        "DrillExecutionsTimedOutAlarm",
-        "Drills timed out.",
-        "AWS/States",
-        "ExecutionsTimedOut",
-        ("StateMachineArn", {"Ref": "FailoverDrillStateMachine"}),
-    ),
-    Alarm(
-        "RestoreExecutionsFailedAlarm",
-        "Restores of redundancy failed (a rejected request, or a step that could not complete).",
-        "AWS/States",
-        "ExecutionsFailed",
-        ("StateMachineArn", {"Ref": "RedundancyRestoreStateMachine"}),
+    Workflow(
+        "Restore",
+        "RedundancyRestoreStateMachine",
+        "Restores of redundancy",
+        "a rejected request, or a step that could not complete",
     ),
 )
+# Step Functions' metric for each ending other than SUCCEEDED -> how the description says it.
+EXECUTION_ENDINGS = {
+    "ExecutionsFailed": "failed",
+    "ExecutionsTimedOut": "timed out",
+    "ExecutionsAborted": "were stopped (aborted)",
+}
+
+
+def workflow_alarms() -> tuple[Alarm, ...]:
+    """Every state machine's executions alarms, one per ending other than SUCCEEDED."""
+    made = []
+    for workflow in WORKFLOWS:
+        for metric, ended in EXECUTION_ENDINGS.items():
+            why = f" ({workflow.failed})" if metric == "ExecutionsFailed" else ""
+            if metric == "ExecutionsAborted":
+                why = " (by hand: the cluster's lease is released, nothing was verified)"
+            made.append(
+                Alarm(
+                    f"{workflow.stem}{metric}Alarm",
+                    f"{workflow.what} {ended}{why}.",
+                    "AWS/States",
+                    metric,
+                    ("StateMachineArn", {"Ref": workflow.state_machine}),
+                )
+            )
+    return tuple(made)
+
+
+WORKFLOW_ALARMS = workflow_alarms()
 
 
 # ReadyStandbys (WatchdogFunction at each tick, IncidentFunction at each run's end) at 0 in two
@@ -204,3 +226,22 @@ def alarms(resources: Mapping[str, Any]) -> list[Alarm]:
     found = [a for f, c in _of_type(resources, "AWS::Serverless::Function") for a in function_alarms(f, c)]
     found += [queue_alarm(queue, c) for queue, c in _of_type(resources, "AWS::SQS::Queue")]
     return found + list(WORKFLOW_ALARMS) + list(REDUNDANCY_ALARMS)
+
+
+# The alarms NoticeFunction tells: the stack's, but the notice path's own, as the template creates
+# them for each value of the one condition an alarm may have (its env's TOLD_ALARMS picks one).
+TOLD_ALARMS = "ToldAlarms"
+TOLD_BY_CONDITION = {"WithWatchdog": "WatchdogEnabled", "WithoutWatchdog": None}
+
+
+def told_alarms(stack_alarms: list[Alarm]) -> dict[str, dict[str, str]]:
+    """``ToldAlarms``: for the watchdog on and off, the comma-separated logical ids of the alarms
+    created then, but the notice path's own; an alarm of another condition stops the writer."""
+    conditions = {alarm.condition for alarm in stack_alarms} - {None, "WatchdogEnabled"}
+    if conditions:
+        raise ValueError(f"say in hyperpod_ha_dev.alarms.told_alarms which alarms {conditions} create")
+    told = [alarm for alarm in stack_alarms if alarm.logical_id not in NOTICE_PATH]
+    return {
+        key: {"LogicalIds": ",".join(a.logical_id for a in told if a.condition in (None, condition))}
+        for key, condition in TOLD_BY_CONDITION.items()
+    }

@@ -12,7 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hyperpod_ha_dev.alarms import READY_STANDBYS_PERIODS, alarms, ready_standbys_periods
+from hyperpod_ha_dev.alarms import (
+    READY_STANDBYS_PERIODS,
+    TOLD_ALARMS,
+    alarms,
+    ready_standbys_periods,
+    told_alarms,
+)
 from hyperpod_ha_dev.cfn import parse_template
 from hyperpod_ha_dev.command_documents import COMMAND_DOCUMENTS, command_document_resource
 from hyperpod_ha_dev.dashboard import dashboard_resource
@@ -56,6 +62,8 @@ def tail(template: str) -> str:
     lines += [
         "  # NoStandbyReadyAlarm's period for each WatchdogRateMinutes (hyperpod_ha_dev.alarms).\n",
         f"  {READY_STANDBYS_PERIODS}: {json.dumps(ready_standbys_periods())}\n",
+        "  # The alarms NoticeFunction tells, with the watchdog and without (hyperpod_ha_dev.alarms).\n",
+        f"  {TOLD_ALARMS}: {json.dumps(told_alarms(stack_alarms))}\n",
     ]
     return "".join(lines)
 

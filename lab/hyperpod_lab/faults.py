@@ -4,7 +4,8 @@
 touches anything (a :class:`LabFaultError`, a ``ValueError``, otherwise), applies the fault
 and records it (``<root>/last-fault.json``) so a later verification can report the seconds
 from the fault to its verdict. Every fault has its repair: ``stop``/``cont``, ``cut``/``heal``,
-``kill``/``start``, ``conf-drift``/``conf-shared``, ``crash-loop``/``crash-fixed``, ... A fault
+``kill``/``start``, ``conf-drift``/``conf-shared``, ``crash-loop``/``crash-fixed``, ... but
+``forged-log``, whose refused jobs leave only lines in slurmctld's log. A fault
 whose host is not in the state it needs (a slurm.conf already a local copy, a hung slurmctld to
 re-read it, a crash loop already in place) is refused too.
 """
@@ -39,6 +40,7 @@ class Fault:
     summary: str
     apply: Callable[[Lab, str], object]
     controllers_only: bool = True
+    computes_only: bool = False
     refused: Callable[[Lab, str], str | None] | None = None  # why the host's state does not allow it
 
 
@@ -124,6 +126,12 @@ FAULTS: Final[dict[str, Fault]] = {
         lambda lab, host: lab.fix_crash_loop(host),
         refused=_crash_fixed_refused,
     ),
+    "forged-log": Fault(
+        "jobs of an ordinary user whose partition is a phrase the verdict reads (in slurmctld's log)",
+        lambda lab, host: lab.forge_log(host),
+        controllers_only=False,
+        computes_only=True,  # a user's jobs: from a compute node, as a user would submit them
+    ),
 }
 
 
@@ -139,6 +147,8 @@ def check(lab: Lab, fault: str, host: str) -> Fault:
         raise LabFaultError(f"no lab host {host[:40]!r}; the lab's hosts: {names}") from None
     if found.controllers_only and target.role != "controller":
         raise LabFaultError(f"{fault} applies to controllers; {host} is a compute node")
+    if found.computes_only and target.role != "compute":
+        raise LabFaultError(f"{fault} applies to compute nodes; {host} is a controller")
     if not lab.is_up():
         raise LabFaultError("the lab is not up (hyperpod-ha lab up)")
     if found.refused is not None and (why := found.refused(lab, target.name)) is not None:

@@ -84,10 +84,14 @@ class LabHosts:
 
         return wait_until(started, timeout=10, what=f"{daemon} to start on {host.name}", interval=0.01)
 
-    def _host_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        """A lab host's command environment: clean, with the systemctl stand-in first, then
-        the lab's Slurm (so every daemon and command of the lab is of one release)."""
-        return {**CLEAN_ENV, "PATH": f"{self.paths.bin_dir}:{self.release.path()}", **(extra or {})}
+    def _host_env(
+        self, extra: Mapping[str, str] | None = None, path_first: Sequence[str] = ()
+    ) -> dict[str, str]:
+        """A lab host's command environment: clean, with ``path_first`` (an agent's tools) and
+        the systemctl stand-in first, then the lab's Slurm (so every daemon and command of the
+        lab is of one release)."""
+        path = ":".join([*path_first, str(self.paths.bin_dir), self.release.path()])
+        return {**CLEAN_ENV, "PATH": path, **(extra or {})}
 
     def _save(self, state: LabState) -> None:
         tmp = self.paths.state_file.with_suffix(".tmp")
@@ -119,12 +123,14 @@ class LabHosts:
         *,
         timeout: float = 30.0,
         env: Mapping[str, str] | None = None,
+        path_first: Sequence[str] = (),
     ) -> subprocess.CompletedProcess[str]:
         """Run ``argv`` (no shell) on a lab host, as root with a clean environment plus
-        ``env``. On timeout the whole process group is killed and
-        ``subprocess.TimeoutExpired`` raised.
+        ``env``, ``path_first`` first on its PATH. On timeout the whole process group is killed
+        and ``subprocess.TimeoutExpired`` raised.
         """
-        return run_group([*self._enter(self.holder(host)), *argv], timeout, self._host_env(env))
+        environment = self._host_env(env, path_first)
+        return run_group([*self._enter(self.holder(host)), *argv], timeout, environment)
 
     def client(self, argv: Sequence[str], *, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
         """Run a Slurm client command on the login host (the machine's own namespace)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import time
-from collections.abc import Mapping
+from pathlib import Path
 
 from hyperpod_ha.commands import (
     CommandRequest,
@@ -56,11 +56,12 @@ class LabRunner:
 
     transport = TRANSPORT
 
-    def __init__(self, lab: Lab | None = None, *, environment: Mapping[str, str] | None = None) -> None:
-        """``environment`` is added to every command's environment, as an instance's agent
-        would pass its own (tests set ``SLURMDBD_SECRET_COMMAND`` this way)."""
+    def __init__(self, lab: Lab | None = None, *, tools: Path | None = None) -> None:
+        """``tools``: a directory put first on every command's PATH, holding what an instance
+        has and a lab host lacks (the AWS CLI with the instance role's answers: the roll-out's
+        node script reads the database secret with it, and in no other way)."""
         self._lab = lab
-        self._environment = dict(environment or {})
+        self._path_first = (str(tools),) if tools is not None else ()
 
     @property
     def lab(self) -> Lab:
@@ -78,7 +79,8 @@ class LabRunner:
             raise TargetUnreachable(f"lab instance {host.instance_id} ({host.name}) is not connected")
         started = time.monotonic()
         try:
-            done = self.lab.exec(host.name, argv, timeout=request.deadline_seconds, env=self._environment)
+            deadline = request.deadline_seconds
+            done = self.lab.exec(host.name, argv, timeout=deadline, path_first=self._path_first)
         except subprocess.TimeoutExpired:
             raise CommandTimedOut(
                 f"{argv[0]} on {host.name} did not finish within {request.deadline_seconds:g} s"

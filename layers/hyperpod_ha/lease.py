@@ -1,4 +1,4 @@
-"""The cluster's lease: one verification run or drill per cluster at a time.
+"""The cluster's lease: one verification run, drill, restore or roll-out per cluster at a time.
 
 The lease is one item of the state table (its key and its conditional writes are
 ``state_table``'s), written with a condition and with a TTL (``expires_at``) so that a lost
@@ -13,7 +13,10 @@ This module is the lease as a value: what it holds, how its id follows from what
 attributes, read and written through boto3's own DynamoDB type (de)serializer. The stored
 attributes are those of the deployed tables: a run's item has no ``kind`` and no
 ``execution_arn`` (its execution is of the verification state machine); a drill's and a
-restore's (of redundancy, ``hyperpod_ha.restore``) have both.
+restore's (of redundancy, ``hyperpod_ha.restore``) have both. A roll-out of the database
+secret's credentials (``hyperpod_ha.rotation``) is no execution: its item names the rotation
+function as ``execution_arn`` and the invocation as ``execution_name``, and it expires when that
+invocation must have ended (a crashed roll-out frees the cluster by itself).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from hyperpod_ha.environment import Integer
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.request_fields import MAX_TEXT_CHARS
 
-HolderKind = Literal["run", "drill", "restore"]
+HolderKind = Literal["run", "drill", "restore", "rollout"]
+HOLDER_KINDS: Final[frozenset[str]] = frozenset({"run", "drill", "restore", "rollout"})
 # A holder that is its own execution (a run's is started after its lease is taken).
 ExecutionKind = Literal["drill", "restore"]
 
@@ -82,6 +86,12 @@ def lease_id_for_restore(execution_arn: str) -> str:
     return hashlib.sha256(f"restore\n{execution_arn}".encode()).hexdigest()[:20]
 
 
+def lease_id_for_rollout(key: str) -> str:
+    """The same for every retry of one roll-out: ``key`` is the rotation's token (Secrets Manager
+    retries a rotation with it) or the invocation's request id (Lambda's retries keep it)."""
+    return hashlib.sha256(f"rollout\n{key}".encode()).hexdigest()[:20]
+
+
 @dataclass(frozen=True)
 class Lease:
     """The cluster's lease as its item holds it (times in epoch seconds)."""
@@ -116,6 +126,22 @@ class Lease:
             expires_at=now + seconds,
             kind=kind,
             execution_arn=execution_arn,
+        )
+
+    @classmethod
+    def for_rollout(
+        cls, lease_id: str, function_arn: str, invocation: str, now: int, expires_at: int
+    ) -> Lease:
+        """A roll-out's lease, held by one invocation (``invocation``, its request id) of the
+        rotation function (``function_arn``) until ``expires_at``: trigger ``rollout:<lease id>``."""
+        return cls(
+            lease_id,
+            f"rollout:{lease_id}",
+            invocation,
+            taken_at=now,
+            expires_at=expires_at,
+            kind="rollout",
+            execution_arn=function_arn,
         )
 
     def __post_init__(self) -> None:
@@ -163,20 +189,27 @@ class Lease:
         for an item this code did not write."""
         plain = _ItemValues(item)
         kind = plain.text("kind", required=False) or "run"
-        if kind not in ("run", "drill", "restore"):
-            raise LeaseItemRejected("the lease item's kind is not a run, a drill or a restore")
+        if kind not in HOLDER_KINDS:
+            raise LeaseItemRejected("the lease item's kind is not a run, a drill, a restore or a roll-out")
         return cls(
             lease_id=plain.text("lease_id"),
             trigger=plain.text("trigger"),
             execution_name=plain.text("execution_name"),
             taken_at=plain.whole("taken_at"),
             expires_at=plain.whole("expires_at"),
-            kind="drill" if kind == "drill" else "restore" if kind == "restore" else "run",
+            kind=_holder_kind(kind),
             execution_arn=plain.text("execution_arn", required=False),
             joined_count=plain.whole("joined_count", default=0),
             joined=plain.texts("joined"),
             maintenance=plain.text("maintenance", required=False),
         )
+
+
+def _holder_kind(kind: str) -> HolderKind:
+    for known in ("drill", "restore", "rollout"):
+        if kind == known:
+            return known
+    return "run"
 
 
 class _ItemValues:

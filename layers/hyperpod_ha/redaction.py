@@ -9,17 +9,17 @@ Inside free text (command output, error causes), these are recognised:
 
 * ``key=value``, ``key: value``, ``key<TAB>value``, ``"key": "value"`` and the escaped form a
   JSON text inside a JSON string has (``\\"password\\": \\"...\\"``), for any key that looks like a
-  secret (``StoragePass``, ``MYSQL_PWD``, ``pwd``, ``--password``, ``api_key``, ...);
+  secret (``StoragePass``, ``MYSQL_PWD``, ``pwd``, ``--password``, ``api_key``, ``SLURM_JWT``,
+  ``bearer``, ...), with any run of blanks before and after the separator;
+* ``Authorization: Bearer <token>`` (an auth scheme after a secret key: the token too) and
+  ``Bearer <token>`` anywhere;
 * ``mysql -p<password>`` (the password glued to ``-p``; ``-p <pw>`` makes mysql prompt);
-* ``IDENTIFIED [WITH <plugin>] BY <password>``, any quoting, any case.
-
-A quoted value runs to its closing quote, escaped quotes included (``"ab\\"cd"``); an unclosed
-one to the end of its line. An unquoted value runs to the end of its whitespace-delimited
-token, whatever separator follows (the project's own passwords hold ``,`` and ``:``). A key
-whose separator ends its line (``password=`` then a newline) has its value on the next line:
-that whole line is redacted (a wrapped value may hold spaces; losing one line of output is
-the price). The scan is linear in the text: every pattern's quantifiers are bounded, each
-step moves forward, and a line's end is looked up once per line.
+* MariaDB's statements, any quoting, any case: ``IDENTIFIED [WITH|VIA <plugin>] BY|AS|USING
+  [PASSWORD] <secret>`` (a password or its hash), ``PASSWORD('<password>')`` and
+  ``OLD_PASSWORD(...)``, ``SET PASSWORD [FOR <user>] = <hash>``;
+* passwords given as a command's arguments: ``mysqladmin ... password <pw>``, ``sshpass -p <pw>``,
+  ``curl -u <user>:<pw>`` (also ``-U``, ``--user``, ``--proxy-user``);
+* URL credentials, the user's name kept (``mysql://admin:<pw>@``, ``redis://:<pw>@``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any, Final
 REDACTED: Final = "[redacted]"
 _SECRET_KEY = re.compile(
     r"password|passwd|passphrase|pwd|secret|token|credential|private[_-]?key|api[_-]?key"
-    r"|authorization|cookie|pass$",
+    r"|authorization|cookie|jwt|bearer|pass$",
     re.IGNORECASE,
 )
 # Names of a secret, not the secret: a secret's ARN or id is kept (logs and evidence need it).
@@ -39,16 +39,41 @@ _NAMES_A_SECRET = re.compile(r"secret[_-]?(?:arn|id|name)s?$", re.IGNORECASE)
 # Deeper than this a value is not looked into, so it is not passed on either.
 _MAX_DEPTH: Final = 32
 _QUOTES: Final = "\"'`"
-# Where a secret may start, leftmost first. At one position the SQL form is tried before the
-# key form (its keyword would otherwise be taken for a key that is no secret). A key is a whole
-# word (however long: "x_StoragePass="; an option's "--" or a "..." before it), tried once at its start,
-# so the search stays linear.
+# Where a secret may start, leftmost first. At one position the SQL forms are tried before the
+# key form (a keyword would otherwise be taken for a key that is no secret). A key is a whole
+# word (however long: "x_StoragePass="; an option's "--" or a "..." before it), tried once at its
+# start, so the search stays linear; every other run is bounded.
 _MARK = re.compile(
-    r"(?P<sql>(?i:\bidentified\s{1,16}(?:with\s{1,16}[\w'\"`]{1,64}\s{1,16})?by\b[ \t]{0,16}))"
-    r"|(?P<flag>(?<!\S)-p(?=\S))"
+    # The forms that start with a keyword or an option, behind one look at the first character
+    # (most positions of a long text are none of them: the other alternatives are not tried).
+    r"(?=[iIsSoOpPbB-])(?:"
+    # IDENTIFIED [WITH|VIA <plugin>] BY|AS|USING [PASSWORD] <secret>: a password or its hash.
+    r"(?P<sql>(?i:\bidentified\s{1,16}(?:(?:with|via)\s{1,16}[\w'\"`]{1,64}\s{1,16})?(?:by|as|using)\b"
+    r"[ \t]{0,16}(?:password[ \t]{1,16}(?=['\"`]))?))"
+    # SET PASSWORD [FOR <user>] = <hash> (or = PASSWORD('<password>'), which _value reads).
+    r"|(?P<set>(?i:\bset[ \t]{1,16}password\b)[^=;\n]{0,512}=[ \t]{0,16})"
+    r"|(?P<function>(?i:\b(?:old_)?password[ \t]{0,16}\()[ \t]{0,16})"
+    r"|(?P<bearer>(?i:\bbearer)[ \t]{1,16}(?=\S))"
+    # curl -u <user>:<password> (the user kept); a quote opened before the user closes the value.
+    r"|(?P<user>(?<!\S)(?:-u|-U|--user|--proxy-user)(?:=|[ \t]{1,16})?(?P<quote>[\"']?)[^:\s\"']{1,256}:)"
+    r"|(?P<sshpass>\bsshpass(?:[ \t]{1,16}-[^p\s]\S{0,64}){0,4}[ \t]{1,16}-p[ \t]{1,16})"
+    r"|(?P<flag>(?<!\S)-p(?=\S)))"
     r"|(?<![\w.-])[.-]*(?P<key>[A-Za-z_][\w.-]*)"
-    r"(?P<sep>\\{0,3}[\"']?(?:[ \t]{0,64}[:=][ \t]{0,64}| {0,64}\t[ \t]{0,64}))"
+    # Any run of blanks around the separator: each run follows one key, so the scan stays linear.
+    r"(?P<sep>\\{0,3}[\"']?(?:[ \t]*[:=][ \t]*| *\t[ \t]*))"
 )
+# mysqladmin's "password <new>" command: the options between are scrubbed as any text (a
+# "-p<old>" among them), so this form is found first, in a pass of its own that keeps them.
+_MYSQLADMIN = re.compile(
+    r"(?P<head>\bmysqladmin\b(?:[ \t]{1,16}(?!(?i:password)\b)\S{1,256}){0,16}?"
+    r"[ \t]{1,16}(?i:password)[ \t]{1,16})"
+    # One shell word: quoted parts and plain ones glued together; a quote never closed, its line.
+    r"(?P<value>(?:'[^'\n]{0,1024}'|\"[^\"\n]{0,1024}\"|[^\s'\"]{1,1024}|['\"][^\n]{0,1024})+)"
+)
+# PASSWORD('<password>') as a value: the function's name is kept, its argument is the secret.
+_FUNCTION = re.compile(r"(?i:(?:old_)?password[ \t]{0,16}\([ \t]{0,16})")
+# An HTTP auth scheme: after a secret key (Authorization) its token is the secret as well.
+_AUTH_SCHEME = re.compile(r"(?i:bearer|basic|digest|token|jwt|negotiate|aws4-hmac-sha256)")
 _MARKERS: Final = (":", "=", "\t", "-p")
 # An ARN names a resource, it holds no secret: its ``:secret:<name>`` is not a key and value. Only
 # the resource's type and name are stepped over: the name stops at a blank, a quote, ``:``, ``,``,
@@ -56,9 +81,10 @@ _MARKERS: Final = (":", "=", "\t", "-p")
 _ARN = re.compile(
     r"\barn:aws[\w-]{0,16}:[\w-]{1,64}:[\w-]{0,32}:[0-9]{12}:(?:[a-z-]{1,32}:)?[^\s\"'`\\,;=&:]{1,2048}"
 )
-_SQL_KEYWORD = re.compile("identified", re.IGNORECASE)
+# Words of a form that needs no separator (the SQL statements, "Bearer <token>", mysqladmin's).
+_KEYWORDS: Final = ("identified", "password", "bearer")
 _URL_CREDENTIALS = re.compile(
-    r"(?P<scheme>\b[a-z][a-z0-9+.-]{0,31}://)(?P<user>[^:/@\s]{1,256}):(?P<password>[^@/\s]{1,1024})@"
+    r"(?P<scheme>\b[a-z][a-z0-9+.-]{0,31}://)(?P<user>[^:/@\s]{0,256}):(?P<password>[^@/\s]{1,1024})@"
 )
 # An unquoted value: blanks, then the whole whitespace-delimited token. Each is matched at one
 # position and stepped over, so unbounded runs stay linear.
@@ -98,10 +124,15 @@ def _closing(text: str, opening_end: int, slashes: int, line_end: int) -> int | 
     return None
 
 
-def _value(text: str, start: int, lines: _Lines) -> tuple[int, str, int, str]:
+def _value(text: str, start: int, lines: _Lines, *, after_key: bool = False) -> tuple[int, str, int, str]:
     """(where the kept text before the value ends, opening quote, where the value ends,
-    closing quote) for the secret value that follows a key, a flag or a keyword at ``start``."""
+    closing quote) for the secret value that follows a key, a flag or a keyword at ``start``.
+
+    ``PASSWORD(`` before it is kept (the argument is the secret); after a key (``after_key``), an
+    auth scheme's token is part of the value (``Authorization: Bearer <token>``)."""
     line_end = lines.end(start)
+    if (function := _FUNCTION.match(text, start, line_end)) is not None:
+        start = function.end()
     slashes = 0
     while slashes < 3 and start + slashes < line_end and text[start + slashes] == "\\":
         slashes += 1
@@ -114,13 +145,26 @@ def _value(text: str, start: int, lines: _Lines) -> tuple[int, str, int, str]:
     if (blanks := _TOKEN.match(text, start, line_end)) is not None:
         token = _TOKEN_END.match(text, blanks.end())
         assert token is not None  # the lookahead saw a non-blank
-        return blanks.end(), "", token.end(), ""
+        end = token.end()
+        if after_key and _AUTH_SCHEME.fullmatch(token[0]) and (more := _TOKEN.match(text, end, line_end)):
+            following = _TOKEN_END.match(text, more.end())
+            assert following is not None
+            end = following.end()
+        return blanks.end(), "", end, ""
     # "password=" ends its line: the value is the next line that holds something, whole.
     after = _BLANKS.match(text, start)
     value_start = after.end() if after else start
     if value_start >= len(text):
         return start, "", start, ""
     return value_start, "", lines.end(value_start), ""
+
+
+def _quoted_to(text: str, start: int, quote: str, lines: _Lines) -> tuple[int, str, int, str]:
+    """The value from ``start`` to ``quote`` (opened before the user of ``-u "<user>:<pw>"``),
+    or to its line's end when the quote is not closed."""
+    line_end = lines.end(start)
+    closed = text.find(quote, start, line_end)
+    return start, "", (line_end if closed < 0 else closed), ""
 
 
 def scrub_text(text: str) -> str:
@@ -131,6 +175,8 @@ def scrub_text(text: str) -> str:
     """
     if not _may_hold_a_secret(text):
         return text
+    if "mysqladmin" in text:  # the command's name, as a shell finds it: lower case
+        text = _MYSQLADMIN.sub(lambda m: f"{m['head']}{REDACTED}", text)
     kept: list[str] = []
     position = 0
     lines = _Lines(text)
@@ -147,7 +193,12 @@ def scrub_text(text: str) -> str:
         position = match.end()
         if match["key"] is not None and not _is_secret_key(match["key"]):
             continue
-        kept_until, opening, end, closing = _value(text, position, lines)
+        if match["quote"]:
+            kept_until, opening, end, closing = _quoted_to(text, position, match["quote"], lines)
+        else:
+            kept_until, opening, end, closing = _value(
+                text, position, lines, after_key=match["key"] is not None
+            )
         if end > kept_until:
             kept += [text[position:kept_until], opening, REDACTED, closing]
             position = end
@@ -156,10 +207,14 @@ def scrub_text(text: str) -> str:
 
 
 def _may_hold_a_secret(text: str) -> bool:
-    """False when none of the forms can be in ``text``: each form needs a separator, ``-p``, the
-    SQL keyword or a URL's ``://``. Substring tests run at C speed, so a large output without
-    any (a rejected notification of 1 MiB, a log line) costs almost nothing."""
-    return any(mark in text for mark in _MARKERS) or _SQL_KEYWORD.search(text) is not None
+    """False when none of the forms can be in ``text``: each form needs a separator, ``-p``, a
+    keyword (``identified``, ``password``, ``bearer``) or a URL's ``://``. Substring tests run at C
+    speed, so a large output without any (a rejected notification of 1 MiB, a log line) costs
+    almost nothing."""
+    if any(mark in text for mark in _MARKERS):
+        return True
+    lowered = text.lower()  # one copy, then substring tests: faster than a case-blind search
+    return any(word in lowered for word in _KEYWORDS)
 
 
 def _is_secret_key(key: str) -> bool:

@@ -3,15 +3,20 @@
 Each test builds one in a temporary directory: ``bin/`` holds ``scontrol``,
 ``sinfo``, ``sdiag``, ``sacctmgr``, ``systemctl``, ``pgrep``, ``uname`` and ``ip`` scripts that
 print the fixture files; ``state/`` is StateSaveLocation with a captured heartbeat; the
-slurmctld log is a captured one. A ``sleep`` process stands in for slurmctld.
+slurmctld log is a captured one. A copy of ``sleep`` at ``sbin/slurmctld`` stands in for
+slurmctld: the binary ``systemctl show slurmctld`` names (its ExecStart), run by this test's
+user (root, or SlurmUser in the configuration when the tests run as another user).
 """
 
 from __future__ import annotations
 
+import getpass
+import os
 import shlex
 import shutil
 import stat
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -101,8 +106,8 @@ class ProbeHost:
         host.state.mkdir()
         shutil.copy(CAPTURES / "heartbeat_writer0.bin", host.state / "heartbeat")
         host.log.write_text(fixture("slurmctld_log_ctl1_primary.txt"))
-        # A process standing in for slurmctld: the probe reads its /proc status.
-        host.daemon = subprocess.Popen(["sleep", "600"])
+        # A process standing in for slurmctld: the probe reads its /proc status and executable.
+        host.daemon = host.start_daemon()
         (root / "show_config.txt").write_text(host.show_config())
         host.commands = {
             "scontrol": (
@@ -117,17 +122,42 @@ class ProbeHost:
                 f'case "$*" in\n  *ping*) {prints("sacctmgr_ping_invalid_keyword.txt", 1)};;\n'
                 f"  *) {prints('sacctmgr_cluster_ctl1.txt')};;\nesac\n"
             ),
-            "systemctl": 'echo active\n[ "$2" = slurmctld ] || exit 3\n',
-            "pgrep": f'[ "$2" = slurmctld ] && echo {host.daemon.pid}\nexit 0\n',
             "uname": "echo ctl1\n",
             "ip": CTL1_ADDRESSES,
         }
+        host.name_slurmctld([host.daemon.pid], host.daemon_binary)
         return host
+
+    def name_slurmctld(self, pids: Sequence[int], binary: Path, main_pid: int = 0) -> None:
+        """``pgrep -x slurmctld`` gives ``pids``; ``systemctl show slurmctld`` says its unit runs
+        ``binary``, its main PID ``main_pid`` (0: none)."""
+        listed = "".join(f"echo {pid}; " for pid in pids)
+        self.commands["pgrep"] = f'[ "$2" = slurmctld ] && {{ {listed}}}\nexit 0\n'
+        self.commands["systemctl"] = (
+            'case "$1" in\n'
+            f"  show) echo MainPID={main_pid}; echo 'ExecStart={{ path={binary} ; argv[]=x ; }}';;\n"
+            '  *) echo active; [ "$2" = slurmctld ] || exit 3;;\n'
+            "esac\n"
+        )
 
     def close(self) -> None:
         if self.daemon is not None and self.daemon.poll() is None:
             self.daemon.kill()
             self.daemon.wait()
+
+    @property
+    def daemon_binary(self) -> Path:
+        """The node's Slurm binary, ``sbin/slurmctld``: a copy of ``sleep``."""
+        binary = self.root / "sbin" / "slurmctld"
+        if not binary.exists():
+            binary.parent.mkdir(exist_ok=True)
+            shutil.copy(shutil.which("sleep") or "/bin/sleep", binary)
+        return binary
+
+    def start_daemon(self, binary: Path | None = None, user: str | None = None) -> subprocess.Popen[bytes]:
+        """A process of ``binary`` (the node's Slurm binary by default) sleeping 600 s, run as
+        ``user`` (this test's user by default)."""
+        return subprocess.Popen([str(binary or self.daemon_binary), "600"], user=user)
 
     @property
     def bin(self) -> Path:
@@ -146,6 +176,8 @@ class ProbeHost:
             fixture("show_config_lab.txt").replace("/srv/hplab/shared/state", str(state or self.state))
             + fixture("show_config_accounting_lab.txt")
             + f"SlurmctldLogFile        = {log or self.log}\n"
+            # Not root: this test's user runs the stand-in, so it is SlurmUser.
+            + ("" if os.getuid() == 0 else f"SlurmUser               = {getpass.getuser()}({os.getuid()})\n")
         )
 
     def write_commands(self) -> None:

@@ -15,8 +15,10 @@ temporary slurmdbd.conf per controller, with fake ``systemctl`` and ``sacctmgr``
   so the test's own user stands in: the node is told to give the file to the test's user
   where the command says ``slurm``, and a test passing its own user as the owner has the
   document's pattern checked with ``slurm`` in its place.
-- The node fetches the secret with ``SLURMDBD_SECRET_COMMAND`` (``cat`` of a 0600 file the
-  runner writes from ``secret_source()``, i.e. AWSCURRENT), never from its arguments.
+- The node fetches the secret as on a controller, with ``aws secretsmanager get-secret-value``:
+  the lab's stand-in CLI first on its PATH (``hyperpod_ha_dev.simulation.node_aws_cli``)
+  answers for the request's ``secretId`` with ``secret_source()`` (i.e. AWSCURRENT), from a 0600
+  file that exists only while the request runs.
 - Every fake binary records its argv, so tests can check that no password was ever on a
   command line.
 """
@@ -28,7 +30,6 @@ import os
 import pwd
 import re
 import shlex
-import stat
 import subprocess
 import sys
 import time
@@ -49,7 +50,7 @@ from hyperpod_ha.rotation.rollout_document import (
     OWNER_PATTERN,
     render_node_command,
 )
-from hyperpod_ha.rotation.slurmdbd_credentials import CREDENTIAL_SOURCE_ENV
+from hyperpod_ha_dev.simulation import node_aws_cli
 
 DOCUMENT = "HyperPodHA-SlurmdbdCredentials"
 SECRET_ARN = "arn:aws:secretsmanager:us-east-1:123456789012:secret:hyperpod-slurmdbd-AbCdEf"
@@ -186,6 +187,7 @@ class RolloutRunner:
         if python3.exists() or python3.is_symlink():
             python3.unlink()
         python3.symlink_to(self.python)
+        node_aws_cli.install(self.base / "aws-cli", sys.executable)
 
     def add(self, name: str, user: str, password: str) -> RolloutNode:
         """A controller whose slurmdbd runs with these credentials."""
@@ -217,14 +219,15 @@ class RolloutRunner:
         # disk is its directory, and the test's user stands in for SlurmUser.
         command = command.replace(f" {DEFAULT_CONF_PATH} {SLURM_USER} ", f" {controller.conf} {ME} ")
         command = command.replace(DEFAULT_CONF_PATH, str(controller.conf))
-        self._prepare(controller)
+        secret_text = self._prepare(controller)
         argv = shlex.split(command)
         self.argv_seen.append(argv)
+        cli = self.base / "aws-cli"
         environment = {
-            "PATH": f"{self.base / 'bin'}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "PATH": os.pathsep.join([str(cli), str(self.base / "bin"), os.environ.get("PATH", "/bin")]),
             "FAKE_NODE_DIR": str(controller.directory),
-            CREDENTIAL_SOURCE_ENV: f"cat {self.base / 'secret.json'}",
         }
+        node_aws_cli.serve(cli, _secret_id(command), secret_text)
         started = time.monotonic()
         try:
             done = subprocess.run(
@@ -239,18 +242,25 @@ class RolloutRunner:
             raise CommandTimedOut(
                 f"command on {request.target} exceeded {request.deadline_seconds} s"
             ) from None
+        finally:
+            node_aws_cli.withdraw(cli)
         return CommandResult(
             done.stdout, done.stderr, done.returncode, time.monotonic() - started, self.transport
         )
 
-    def _prepare(self, controller: RolloutNode) -> None:
+    def _prepare(self, controller: RolloutNode) -> str:
+        """The secret the node reads (AWSCURRENT), and which credentials the database takes."""
         secret_text = self.secret_source()
-        secret_file = self.base / "secret.json"
-        secret_file.write_text(secret_text)
-        secret_file.chmod(stat.S_IRUSR | stat.S_IWUSR)
         secret = json.loads(secret_text)
         candidates = [(secret["username"], secret["password"])]
         on_node = controller.credentials()
         candidates.append((on_node.get("storageuser", ""), on_node.get("storagepass", "")))
         accepted = [list(c) for c in candidates if self.accepts(*c)]
         (controller.directory / "accepted.json").write_text(json.dumps(accepted))
+        return secret_text
+
+
+def _secret_id(command: str) -> str:
+    """The ``secretId`` the node command passes its script (``... | python3 - <secretId> ...``)."""
+    inner = shlex.split(command)[-1]
+    return inner.split("python3 - ", 1)[1].split()[0]

@@ -1,4 +1,6 @@
-"""A run stopped by hand: Step Functions' status-change event releases the lease and opens an incident."""
+"""A run, drill or restore stopped by hand, timed out or failed holding the cluster: Step Functions'
+status-change event releases the lease (only that execution's), and for a run or a drill opens an
+incident."""
 
 from __future__ import annotations
 
@@ -7,9 +9,11 @@ import time
 from typing import Any
 
 import boto3
+import pytest
 
 from hyperpod_ha import state_table
-from hyperpod_ha.lease import Lease
+from hyperpod_ha.lease import Lease, lease_id_for_restore
+from hyperpod_ha.runs.abandoned import execution_prefix
 from tests.conftest import EVENTS, Embedded
 
 
@@ -150,3 +154,57 @@ def test_a_deep_or_mistyped_run_input_is_ignored_not_a_crash(embedded: Embedded)
             "detail": {"status": "ABORTED", "executionArn": "x", "input": run_input},
         }
         assert embedded.stack.invoke("AbandonedRunFunction", event)["outcome"] == "ignored"
+
+
+def _failed_restore(embedded: Embedded) -> dict[str, Any]:
+    """A restore execution that fails at once (its request is refused): a real execution and
+    input, whose lease is then written as the restore's first step writes it."""
+    restores = str(embedded.stack.outputs["RedundancyRestoreStateMachineArn"])
+    execution = boto3.client("stepfunctions").start_execution(
+        stateMachineArn=restores,
+        name="stopped-restore",
+        input=json.dumps({"cluster": "ml-cluster", "wait_seconds": 6000}),
+    )
+    for _ in range(100):
+        described = boto3.client("stepfunctions").describe_execution(executionArn=execution["executionArn"])
+        if described["status"] != "RUNNING":
+            break
+        time.sleep(0.05)
+    assert described["status"] == "FAILED"
+    return execution
+
+
+def _hold_for_restore(embedded: Embedded, execution_arn: str) -> Lease:
+    held = Lease.for_execution(
+        "restore", lease_id_for_restore(execution_arn), execution_arn, int(time.time()), 3600
+    )
+    table = embedded.stack.ref("StateTable")
+    assert state_table.put_lease(boto3.client("dynamodb"), table, "ml-cluster", held) is None
+    return held
+
+
+@pytest.mark.parametrize("status", ["ABORTED", "TIMED_OUT", "FAILED"])
+def test_a_restore_that_ended_holding_the_cluster_releases_its_lease(embedded: Embedded, status: str) -> None:
+    execution = _failed_restore(embedded)
+    _hold_for_restore(embedded, execution["executionArn"])
+    restores = str(embedded.stack.outputs["RedundancyRestoreStateMachineArn"])
+
+    put(aborted_event(execution, restores, status=status))  # as Step Functions would, through the rule
+
+    assert lease(embedded) is None
+    # The executions alarm tells people; no incident is opened for a restore.
+    assert boto3.client("ssm").describe_ops_items(OpsItemFilters=[])["OpsItemSummaries"] == []
+
+
+@pytest.mark.parametrize("status", ["ABORTED", "TIMED_OUT", "FAILED"])
+def test_an_ended_restore_never_releases_a_lease_another_holder_took_since(
+    embedded: Embedded, status: str
+) -> None:
+    execution = _failed_restore(embedded)
+    restores = str(embedded.stack.outputs["RedundancyRestoreStateMachineArn"])
+    other = _hold_for_restore(embedded, f"{execution_prefix(restores)}a-later-restore")
+
+    answer = embedded.stack.invoke("AbandonedRunFunction", aborted_event(execution, restores, status=status))
+
+    assert answer == {"outcome": "ignored", "reason": "the restore held the cluster's lease no more"}
+    assert lease(embedded) == other

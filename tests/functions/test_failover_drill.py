@@ -9,11 +9,13 @@ import boto3
 import pytest
 
 from hyperpod_ha import state_table
+from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.lease import Lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.embedded.functions import FunctionError, LambdaContext
-from tests.conftest import Embedded, load_function_module, subscribed_inbox
+from tests.conftest import Embedded, UseTransport, load_function_module, subscribed_inbox
+from tests.fakes.canned_runner import CannedRunner
 from tests.functions.test_controller_status import only_record, sns_event
 
 EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-FailoverDrillStateMachine:d1"
@@ -144,6 +146,8 @@ def test_a_bad_step_is_rejected_with_a_typed_error_and_changes_nothing(
 def test_a_missing_setting_fails_the_first_step_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
     app = load_function_module("failover_drill", fresh=True)
     monkeypatch.setenv("STATE_TABLE", "state")
+    monkeypatch.setenv("CLUSTER_NAME", "ml-cluster")
+    monkeypatch.setenv("CONTROLLER_GROUP", "controller-machine")
     monkeypatch.delenv("TAKEOVER_DOCUMENT", raising=False)
     context = LambdaContext(
         "FailoverDrillFunction", "arn:aws:lambda:us-east-1:123456789012:function:d", 256, 120
@@ -151,3 +155,100 @@ def test_a_missing_setting_fails_the_first_step_naming_it(monkeypatch: pytest.Mo
     event = {"action": "begin", "request": REQUEST, "execution_id": EXECUTION}
     with pytest.raises(ConfigurationError, match="TAKEOVER_DOCUMENT"):
         app.lambda_handler(event, context)
+
+
+# --- issue 35, finding 2: a direct invoke of a step that runs a command -----------------------
+
+
+@pytest.fixture
+def runner(embedded: Embedded, use_transport: UseTransport) -> CannedRunner:
+    """The drill documents' transport: records every command, answers that it worked."""
+    done = CommandResult("HYPERPOD_HA_DRILL_RESULT rc=0\n", "", 0, 1.0, "canned")
+    canned = CannedRunner(result=done, transport="canned")
+    use_transport("canned", canned.factory)
+    embedded.stack.override_environment("FailoverDrillFunction", COMMAND_TRANSPORT="canned")
+    return canned
+
+
+def planned(embedded: Embedded, **target: Any) -> dict[str, Any]:
+    """A plan as the drill's plan step writes it, from this cluster's discovery; ``target``
+    changes the backup it names."""
+    ctl1, ctl2 = embedded.stack.invoke("DiscoverControllersFunction", {"cluster": "ml-cluster"})[
+        "controllers"
+    ]
+
+    def ref(controller: dict[str, Any], index: int, name: str) -> dict[str, Any]:
+        return {
+            "index": index,
+            "name": name,
+            "instance_id": controller["instance_id"],
+            "target": controller["target"],
+        }
+
+    return {"refused": None, "primary": ref(ctl1, 0, "ctl1"), "target": {**ref(ctl2, 1, "ctl2"), **target}}
+
+
+def takeover(embedded: Embedded, plan: dict[str, Any], execution: str = EXECUTION) -> dict[str, Any]:
+    event = {
+        "action": "takeover",
+        "phase": "takeover",
+        "request": REQUEST,
+        "plan": plan,
+        "execution_id": execution,
+    }
+    result: dict[str, Any] = embedded.stack.invoke("FailoverDrillFunction", event)
+    return result
+
+
+def test_the_takeover_of_the_drill_that_holds_the_cluster_goes_to_the_discovered_backup(
+    embedded: Embedded, runner: CannedRunner
+) -> None:
+    plan = planned(embedded)
+    begin(embedded)
+    assert takeover(embedded, plan)["target"] == "ctl2"
+    assert [(r.target, r.parameters) for r in runner.requests] == [
+        (plan["target"]["target"], {"controllerIndex": ["1"]})
+    ]
+
+
+@pytest.mark.parametrize(
+    ("target", "execution", "reason"),
+    [
+        (
+            {"target": "sagemaker-cluster:othercluster_controller-machine-i-0a1b2c3d4e5f60002"},
+            EXECUTION,
+            "the target is not the one discovery found",
+        ),
+        (
+            {
+                "instance_id": "i-0f0f0f0f0f0f00001",
+                "target": "sagemaker-cluster:x_worker-group-1-i-0f0f0f0f0f0f00001",
+            },
+            EXECUTION,
+            "is not a controller of this stack's cluster",
+        ),
+        ({}, EXECUTION + "-forged", "does not hold the cluster's lease"),
+    ],
+    ids=["another cluster's node", "a worker", "no lease of its own"],
+)
+def test_a_direct_takeover_outside_its_drill_is_refused_and_sends_nothing(
+    embedded: Embedded, runner: CannedRunner, target: dict[str, Any], execution: str, reason: str
+) -> None:
+    plan = planned(embedded, **target)
+    begin(embedded)
+    with pytest.raises(FunctionError) as raised:
+        takeover(embedded, plan, execution)
+    assert raised.value.error_type == "DrillStepRefused"
+    assert reason in str(raised.value)
+    assert runner.requests == []
+
+
+def test_a_direct_finish_naming_another_holder_s_lease_releases_nothing(embedded: Embedded) -> None:
+    # A verification run's (or another drill's) lease id follows from its execution's ARN.
+    holder = begin(embedded, EXECUTION + "-holder")
+    with pytest.raises(FunctionError) as raised:
+        embedded.stack.invoke("FailoverDrillFunction", finish_event(holder))
+    assert raised.value.error_type == "DrillStepRefused"
+    held = held_lease(embedded)
+    assert held is not None
+    assert held.execution_arn == EXECUTION + "-holder"

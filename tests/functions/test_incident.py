@@ -303,6 +303,17 @@ def test_a_password_in_a_verdict_reason_reaches_no_exit(stack: Stack) -> None:
             f"roll-out: mysql -u slurm -p{LEAKED} -h db failed",
             f"drill output: {json.dumps({'conf': json.dumps({'password': LEAKED})})}",
             f"IDENTIFIED BY '{LEAKED}'",
+            # Issue 35, finding 3: the forms the redaction missed.
+            f"slurmrestd: SLURM_JWT={LEAKED} rejected",
+            f"curl -H 'Authorization: Bearer {LEAKED}' failed",
+            f"SET PASSWORD FOR 'slurm'@'%' = PASSWORD('{LEAKED}')",
+            f"ALTER USER slurm IDENTIFIED VIA ed25519 USING PASSWORD('{LEAKED}')",
+            f"ALTER USER slurm IDENTIFIED WITH mysql_native_password AS '{LEAKED}'",
+            f"mysqladmin -u root password {LEAKED}",
+            f"curl -u admin:{LEAKED} https://example.com",
+            f"sshpass -p {LEAKED} ssh ctl2",
+            f"redis://:{LEAKED}@cache:6379",
+            "StoragePass" + " " * 80 + f"= {LEAKED}",
         ],
         "error": {"Error": "States.TaskFailed", "Cause": f"MYSQL_PWD={LEAKED} exited 1"},
     }
@@ -326,7 +337,7 @@ def test_a_password_in_a_verdict_reason_reaches_no_exit(stack: Stack) -> None:
         TableName="state", Key={"pk": {"S": "status#ml-cluster#verdict"}}
     )
     stored = json.loads(record["Item"]["data"]["S"])
-    assert len(stored["reasons"]) == 4
+    assert len(stored["reasons"]) == 14
     assert stored["reasons"][0] == "slurmdbd on ip-10-1-0-11 did not start: StoragePass=[redacted]"
     for where, text in (
         ("OpsItem", json.dumps(sent)),

@@ -143,12 +143,19 @@ def test_many_restores_keep_the_value_within_opscenters_limit_newest_last(ssm: A
 
 def test_a_secret_in_a_line_is_redacted_on_the_ops_item(ssm: Any) -> None:
     lost = open_item(ssm)
-    function(ssm).handle(
-        note(lines=["ctl2: slurmdbd: StoragePass=hunter2 refused", "ctl2 token: s3cr3t"]), None
-    )
+    lines = ["ctl2: slurmdbd: StoragePass=hunter2 refused", "ctl2 token: s3cr3t"]
+    # Issue 35, finding 3: the forms the redaction missed.
+    lines += [
+        "ctl2: SLURM_JWT=jwt4u2c",
+        "ctl2: Authorization: Bearer b34rer",
+        "ctl2: SET PASSWORD FOR 'slurm'@'%' = PASSWORD('s3tpw')",
+        "ctl2: mysqladmin -u root password m4dmin",
+        "ctl2: sshpass -p ssh9ass ssh ctl1",
+    ]
+    function(ssm).handle(note(lines=lines), None)
     value = ssm.get_ops_item(OpsItemId=lost)["OpsItem"]["OperationalData"][RESTORE_ACTIONS_KEY]["Value"]
-    assert "hunter2" not in value
-    assert "s3cr3t" not in value
+    for secret in ("hunter2", "s3cr3t", "jwt4u2c", "b34rer", "s3tpw", "m4dmin", "ssh9ass"):
+        assert secret not in value
     [entry] = json.loads(value)  # still the JSON list
     assert entry["lines"][0] == "ctl2: slurmdbd: StoragePass=[redacted] refused"
 

@@ -107,14 +107,55 @@ def test_a_new_alarm_turning_ok_tells_nothing(embedded: Embedded) -> None:
     assert messages(embedded) == []
 
 
-def test_the_notice_paths_own_alarms_and_other_stacks_alarms_are_not_told(embedded: Embedded) -> None:
-    for alarm in (f"{embedded.stack.name}.NoticeErrorsAlarm", "other-stack.WatchdogErrorsAlarm"):
-        raw = alarm_changed(embedded)
-        raw["detail"]["alarmName"] = alarm
-        raw["resources"] = [f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{alarm}"]
-        put(raw)  # the rule leaves them out
-        assert embedded.stack.invoke("NoticeFunction", raw)["outcome"] == "ignored"  # and so does the code
+def _named(embedded: Embedded, alarm: str) -> dict[str, Any]:
+    raw = alarm_changed(embedded)
+    raw["detail"]["alarmName"] = alarm
+    raw["resources"] = [f"arn:aws:cloudwatch:us-east-1:123456789012:alarm:{alarm}"]
+    return raw
+
+
+def test_the_notice_paths_own_alarms_are_not_told(embedded: Embedded) -> None:
+    raw = _named(embedded, f"{embedded.stack.name}.NoticeErrorsAlarm")
+    put(raw)  # the rule leaves it out
+    assert embedded.stack.invoke("NoticeFunction", raw)["outcome"] == "ignored"  # and so does the code
     assert messages(embedded) == []
+
+
+@pytest.mark.parametrize(
+    "alarm",
+    [
+        "{stack}.Forged",  # anyone allowed PutMetricAlarm can name an alarm so
+        "{stack}.WatchdogErrorsAlarm.Forged",
+        "{stack}.",
+        "{stack}-other.WatchdogErrorsAlarm",
+        "other-stack.WatchdogErrorsAlarm",
+        "WatchdogErrorsAlarm",
+    ],
+)
+def test_an_alarm_the_stack_did_not_create_is_refused_and_tells_nothing(
+    embedded: Embedded, alarm: str
+) -> None:
+    raw = _named(embedded, alarm.format(stack=embedded.stack.name))
+    put(raw)  # through EventBridge: a forged name under the stack's prefix reaches the function
+    with pytest.raises(FunctionError, match="NoticeRejected: the alarm is not one of this stack's alarms"):
+        embedded.stack.invoke("NoticeFunction", raw)
+    assert messages(embedded) == []
+
+
+def test_every_alarm_the_stack_created_is_told(embedded: Embedded) -> None:
+    created = {
+        logical_id
+        for logical_id, resource in embedded.stack.resources.items()
+        if resource.type == "AWS::CloudWatch::Alarm"
+    }
+    told = created - {"NoticeErrorsAlarm", "NoticeThrottlesAlarm", "NoticeDeadLetterQueueAlarm"}
+    assert "WatchdogErrorsAlarm" in told
+    for logical_id in sorted(told):
+        raw = _named(embedded, f"{embedded.stack.name}.{logical_id}")
+        raw["id"] = f"{raw['id']}-{logical_id}"  # each its own event, told once
+        answer = embedded.stack.invoke("NoticeFunction", raw)
+        assert answer["outcome"] == "notified", logical_id
+    assert len(messages(embedded)) == len(told)
 
 
 def test_garbage_is_a_typed_reject(embedded: Embedded) -> None:
@@ -128,19 +169,34 @@ def test_garbage_is_a_typed_reject(embedded: Embedded) -> None:
     assert messages(embedded) == []
 
 
-def test_a_missing_setting_is_named() -> None:
-    with pytest.raises(ConfigurationError, match="ALARM_NAME_PREFIX"):
-        NoticeFunctionSettings.from_environment(
-            {
-                "CLUSTER_NAME": "ml-cluster",
-                "NOTIFICATION_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:t",
-                "STATE_TABLE": "s",
-                "DB_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:s-AbCdEf",
-                "ROTATION_LOG_GROUP": "/aws/lambda/x",
-                "STACK_ACCOUNT_ID": "123456789012",
-                "AWS_REGION": "us-east-1",
-            }
-        )
+SETTINGS = {
+    "CLUSTER_NAME": "ml-cluster",
+    "NOTIFICATION_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:t",
+    "STATE_TABLE": "s",
+    "DB_SECRET_ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:s-AbCdEf",
+    "ROTATION_LOG_GROUP": "/aws/lambda/x",
+    "STACK_ACCOUNT_ID": "123456789012",
+    "AWS_REGION": "us-east-1",
+    "ALARM_NAME_PREFIX": "hyperpod-ha.",
+    "TOLD_ALARMS": "WatchdogErrorsAlarm, IncidentErrorsAlarm",
+}
+
+
+@pytest.mark.parametrize("missing", ["ALARM_NAME_PREFIX", "TOLD_ALARMS"])
+def test_a_missing_setting_is_named(missing: str) -> None:
+    with pytest.raises(ConfigurationError, match=missing):
+        NoticeFunctionSettings.from_environment({k: v for k, v in SETTINGS.items() if k != missing})
+
+
+@pytest.mark.parametrize("told", [",", "Watchdog.ErrorsAlarm", "a b", "*"])
+def test_a_told_alarm_that_is_not_a_logical_id_is_a_bad_setting(told: str) -> None:
+    with pytest.raises(ConfigurationError, match="TOLD_ALARMS must list"):
+        NoticeFunctionSettings.from_environment({**SETTINGS, "TOLD_ALARMS": told})
+
+
+def test_the_told_alarms_are_read_as_a_set() -> None:
+    settings = NoticeFunctionSettings.from_environment(SETTINGS)
+    assert settings.told_alarms == frozenset({"WatchdogErrorsAlarm", "IncidentErrorsAlarm"})
 
 
 def test_a_failed_publish_forgets_the_marker_so_the_retry_tells(embedded: Embedded) -> None:

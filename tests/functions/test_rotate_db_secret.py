@@ -2,102 +2,30 @@
 
 The database steps (setSecret, testSecret) against the real server are in
 tests/real/test_rotation_mariadb.py; here the roll-out runs on controllers faked on this
-machine (tests/fakes/rollout_nodes.py).
+machine (tests/fakes/rollout_nodes.py). The cluster's lease a roll-out holds:
+tests/functions/test_rollout_lease.py.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
 
-from hyperpod_ha.controllers.models import ClusterControllers, Controller
 from hyperpod_ha.rotation.errors import RotationRequestInvalid
-from hyperpod_ha_dev.embedded import opscenter
-from hyperpod_ha_dev.embedded.functions import LambdaContext
-from hyperpod_ha_dev.embedded.patching import applied
-from tests.conftest import CURRENT_USER, load_function_module
-from tests.fakes.rollout_nodes import DOCUMENT, RolloutRunner
-from tests.fakes.rotation_function import Discover, fake_commands
+from tests.fakes.rollout_nodes import RolloutRunner
 from tests.fakes.rotation_service import RotationService, stages, value
-
-OLD = {"username": "admin", "password": "Old-Password-1"}
-NEW = {"username": "admin_clone", "password": "New-Password-2"}
-CONTEXT = LambdaContext(
-    "RotateDbSecretFunction", "arn:aws:lambda:us-east-1:123456789012:function:x", 256, 900
-)
-
-
-@dataclass
-class Rig:
-    module: Any
-    arn: str
-    runner: RolloutRunner
-    discovery_calls: list[tuple[str, str]] = field(default_factory=list)
-    discover: Discover = field(default=lambda cluster, group: pytest.fail("discovery is not faked"))
-
-    def lambda_handler(self, event: dict[str, Any], context: Any) -> Any:
-        return self.module.lambda_handler(event, context)
-
-    def discover_controllers(self, cluster: str, group: str) -> ClusterControllers:
-        return self.discover(cluster, group)  # what discovered() set, when the function asks
+from tests.functions.rotation_rig import CONTEXT, NEW, OLD, Rig, discovered, rotation_rig
 
 
 @pytest.fixture
 def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Rig]:
-    # moto has no OpsCenter: the embedded stack's double takes the roll-out's incidents.
-    with mock_aws(), applied(opscenter.patches()):
-        module = load_function_module("rotate_db_secret")
-        module._function.cache_clear()
-        arn = boto3.client("secretsmanager").create_secret(
-            Name="slurmdbd", SecretString=json.dumps(OLD, separators=(",", ":"))
-        )["ARN"]
-        valid = {tuple(OLD.values()), tuple(NEW.values())}
-        runner = RolloutRunner(
-            tmp_path,
-            secret_source=lambda: boto3.client("secretsmanager").get_secret_value(SecretId=arn)[
-                "SecretString"
-            ],
-            accepts=lambda user, password: (user, password) in valid,
-        )
-        for name, setting in {
-            "DB_SECRET_ARN": arn,
-            "DB_HOST": "db.example.internal",
-            "ROLLOUT_DOCUMENT": DOCUMENT,
-            "SLURMDBD_OWNER": CURRENT_USER,
-            "SLURMDBD_VERIFY_SECONDS": "2",
-            "CLUSTER_NAME": "lab",
-            "CONTROLLER_GROUP": "controller-machine",
-        }.items():
-            monkeypatch.setenv(name, setting)
-        rig = Rig(module, arn, runner)
-        fake_commands(module, monkeypatch, runner, rig.discover_controllers)
+    with rotation_rig(monkeypatch, tmp_path) as rig:
         yield rig
-        module._function.cache_clear()
-
-
-def discovered(app: Rig, controllers: list[dict[str, Any]]) -> None:
-    found = ClusterControllers(
-        cluster="lab",
-        cluster_arn="arn:aws:sagemaker:us-east-1:123456789012:cluster/abc123",
-        cluster_id="abc123",
-        cluster_status="InService",
-        controllers=tuple(Controller(**c) for c in controllers),
-    )
-    asked: list[tuple[str, str]] = []
-
-    def discover(cluster: str, group: str) -> ClusterControllers:
-        asked.append((cluster, group))
-        return found
-
-    app.discover = discover
-    app.discovery_calls = asked
 
 
 def test_the_rollout_action_updates_the_given_controllers(app: Rig) -> None:
@@ -189,12 +117,8 @@ def test_the_rollout_action_waits_for_a_rotation_in_progress(
     assert runner.requests == []
 
 
-def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
-    app: Rig, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    runner: RolloutRunner = app.runner
-    nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b")]
-    discovered(app, [n.as_json() for n in nodes])
+def pending_new_version(app: Rig, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A rotation started by Secrets Manager, its AWSPENDING version holding NEW."""
     token = RotationService(monkeypatch, handler=None).start(app.arn)
     boto3.client("secretsmanager").put_secret_value(
         SecretId=app.arn,
@@ -202,12 +126,48 @@ def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
         SecretString=json.dumps(NEW, separators=(",", ":")),
         VersionStages=["AWSPENDING"],
     )
+    return token
+
+
+def passed_its_test(app: Rig, token: str) -> None:
+    """The mark testSecret leaves on a version it passed (its database check is in tests/real)."""
+    boto3.client("secretsmanager").update_secret_version_stage(
+        SecretId=app.arn, VersionStage="HYPERPOD_HA_TESTED", MoveToVersionId=token
+    )
+
+
+def test_a_finish_for_a_version_whose_test_never_passed_is_refused_and_rolls_out_nothing(
+    app: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner: RolloutRunner = app.runner
+    node = runner.add("a", OLD["username"], OLD["password"])
+    discovered(app, [node.as_json()])
+    token = pending_new_version(app, monkeypatch)  # setSecret and testSecret never ran on it
+    event = {"Step": "finishSecret", "SecretId": app.arn, "ClientRequestToken": token}
+
+    with pytest.raises(RotationRequestInvalid, match="has not passed testSecret"):
+        app.lambda_handler(event, CONTEXT)
+
+    assert stages(app.arn)[token] == ["AWSPENDING"]
+    assert value(app.arn) == OLD
+    assert node.restarts() == []
+    assert runner.requests == []
+
+
+def test_finish_moves_the_secret_then_rolls_it_out_and_a_retry_rolls_out_again(
+    app: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner: RolloutRunner = app.runner
+    nodes = [runner.add(name, OLD["username"], OLD["password"]) for name in ("a", "b")]
+    discovered(app, [n.as_json() for n in nodes])
+    token = pending_new_version(app, monkeypatch)
+    passed_its_test(app, token)
     event = {"Step": "finishSecret", "SecretId": app.arn, "ClientRequestToken": token}
 
     first = app.lambda_handler(event, CONTEXT)
 
     assert first["outcome"] == "current_moved"
-    assert stages(app.arn)[token] == ["AWSCURRENT"]
+    assert stages(app.arn)[token] == ["AWSCURRENT", "HYPERPOD_HA_TESTED"]
     assert value(app.arn) == NEW
     assert first["rollout"]["complete"]
     assert all(
@@ -229,13 +189,8 @@ def test_a_failing_controller_is_reported_and_finish_still_completes(
     broken.fail_restarts()
     untouched = runner.add("untouched", OLD["username"], OLD["password"])
     discovered(app, [broken.as_json(), untouched.as_json()])
-    token = RotationService(monkeypatch, handler=None).start(app.arn)
-    boto3.client("secretsmanager").put_secret_value(
-        SecretId=app.arn,
-        ClientRequestToken=token,
-        SecretString=json.dumps(NEW, separators=(",", ":")),
-        VersionStages=["AWSPENDING"],
-    )
+    token = pending_new_version(app, monkeypatch)
+    passed_its_test(app, token)
 
     result = app.lambda_handler(
         {"Step": "finishSecret", "SecretId": app.arn, "ClientRequestToken": token}, CONTEXT

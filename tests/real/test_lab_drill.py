@@ -94,3 +94,22 @@ def test_a_drill_on_a_cluster_not_healthy_is_refused(lab: Lab, printed: list[io.
     assert (report["takeover_seconds"], report["hand_back"]) == (None, None)
     for host, offset in offsets.items():
         assert "REQUEST_TAKEOVER" not in lab.log(host)[offset:], host
+
+
+def test_a_drill_whose_standby_is_dead_is_refused_naming_it(lab: Lab, printed: list[io.StringIO]) -> None:
+    # Issue 35, finding 10: ctl2's slurmctld killed; ctl1 serves: HEALTHY with no ready standby.
+    # The drill used to send its takeover to the dead standby and fail.
+    restore_lab(lab)
+    offsets = {host: len(lab.log(host)) for host in ("ctl1", "ctl2")}
+    lab.kill_slurmctld("ctl2")
+    try:
+        code = main(["drill", "start", "--lab", "--json", "--slurm", SLURM, "--controllers", "2"])
+        report = _json(printed[-1])
+    finally:
+        restore_lab(lab)
+    assert (code, report["outcome"]) == (3, "refused"), report["reasons"]
+    assert report["reasons"][0].startswith("the target ctl2 is not a ready standby ("), report["reasons"]
+    assert (report["verdict"], report["redundancy"], report["standbys"]) == ("HEALTHY", "none", [])
+    assert (report["takeover_seconds"], report["hand_back"]) == (None, None)
+    for host, offset in offsets.items():
+        assert "REQUEST_TAKEOVER" not in lab.log(host)[offset:], host

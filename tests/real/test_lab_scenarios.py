@@ -50,6 +50,7 @@ ORDER = (
     "slurmdbd-down",
     "isolated-primary",
     "state-unwritable",
+    "forged-log",
     "standby-refuses",
     "conf-drift",
     "notifications-off",
@@ -304,6 +305,22 @@ class TestThreeControllerScenarios:
         notified = [e["detail"] for e in data["timeline"] if e["what"] == "lifecycle script publishes"]
         ctl3 = lab_for(LAB_SCENARIOS["second-failover"], lab).topology.host("ctl3")
         assert notified == [f"Slurm Controller is ON, ({ctl3.address}, Primary Node)"]
+
+
+def test_a_users_text_in_slurmctlds_log_leaves_the_cluster_healthy(
+    scenario: Callable[[str], LabScenarioResult],
+) -> None:
+    # Issue 35: `sbatch -p "slurmctld running in background mode"` made a watchdog tick DOWN.
+    result = scenario("forged-log")
+
+    assert result.passed, _explain(result)
+    assert result.verdict == "HEALTHY"
+    assert [c.name for c in result.checks if c.passed] == [
+        "the watchdog's ticks after the fault found the cluster verified and started nothing",
+        "ctl1's slurmctld logged every forged partition",
+        "ctl1's last role line is still primary",
+    ]
+    assert result.to_json()["incidents"] == []
 
 
 def test_unknown_scenarios_are_refused() -> None:

@@ -50,7 +50,7 @@ def test_three_rotations_in_a_row(
         token = service.rotate(arn)
         current = value(arn)
         users.append(current["username"])
-        assert stages(arn)[token] == ["AWSCURRENT"]
+        assert stages(arn)[token] == ["AWSCURRENT", "HYPERPOD_HA_TESTED"]  # its testSecret passed
         assert logs_in(current)
         assert current["password"] != previous["password"]
         assert value(arn, "AWSPREVIOUS") == previous
@@ -127,7 +127,7 @@ def test_a_crash_after_any_step_converges_on_rerun(
             assert logs_in(value(arn)), f"AWSCURRENT logs in after the rerun's {step}"
         a_stored_version_logs_in(token)
 
-    assert stages(arn)[token] == ["AWSCURRENT"]
+    assert stages(arn)[token] == ["AWSCURRENT", "HYPERPOD_HA_TESTED"]  # its testSecret passed
     assert logs_in(value(arn))
     assert grant_keys(value(arn)) == original_grants
     # And the next rotation still works.
@@ -183,5 +183,5 @@ def test_a_crash_in_the_middle_of_copying_grants_converges(
     service.handler = rotation_handler(Strategy.ALTERNATING)
     service.rerun(arn, token)
 
-    assert stages(arn)[token] == ["AWSCURRENT"]
+    assert stages(arn)[token] == ["AWSCURRENT", "HYPERPOD_HA_TESTED"]  # its testSecret passed
     assert grant_keys(value(arn)) == grant_keys(original)

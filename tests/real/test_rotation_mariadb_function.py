@@ -19,6 +19,7 @@ from tests.conftest import CURRENT_USER, load_function_module
 from tests.fakes.rollout_nodes import DOCUMENT, RolloutRunner
 from tests.fakes.rotation_function import fake_commands
 from tests.fakes.rotation_service import RotationService, raw_value, value
+from tests.functions.rotation_rig import lease_places
 from tests.real.mariadb import HOST, PORT, MariaDBLab, login_works, mariadb_lab
 from tests.real.rotation_secrets import aws, make_secret, secret_document
 
@@ -93,6 +94,7 @@ def test_a_full_rotation_and_roll_out_never_logs_a_password(
     )
     fake_commands(app, monkeypatch, runner, lambda cluster, group: found)
     for name, setting in {
+        **lease_places(),  # every roll-out holds the cluster's lease
         "DB_SECRET_ARN": arn,
         "DB_HOST": HOST,
         "DB_PORT": str(PORT),

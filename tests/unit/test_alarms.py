@@ -58,9 +58,21 @@ def test_every_dead_letter_queue_has_an_alarm(queue: str) -> None:
     assert len(alarms_on("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", value)) == 1
 
 
-@pytest.mark.parametrize("machine", ["FailoverVerificationStateMachine", "FailoverDrillStateMachine"])
-@pytest.mark.parametrize("metric", ["ExecutionsFailed", "ExecutionsTimedOut"])
-def test_the_workflows_have_failed_and_timed_out_alarms(machine: str, metric: str) -> None:
+STATE_MACHINES = sorted(k for k, v in RESOURCES.items() if v["Type"] == "AWS::Serverless::StateMachine")
+
+
+def test_the_three_workflows_are_the_state_machines() -> None:
+    assert STATE_MACHINES == [
+        "FailoverDrillStateMachine",
+        "FailoverVerificationStateMachine",
+        "RedundancyRestoreStateMachine",
+    ]
+
+
+@pytest.mark.parametrize("machine", STATE_MACHINES)
+@pytest.mark.parametrize("metric", ["ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted"])
+def test_every_workflow_alarms_on_each_ending_but_succeeded(machine: str, metric: str) -> None:
+    # ABORTED (stopped by hand) and TIMED_OUT too: neither leaves an incident of its own.
     assert len(alarms_on("AWS/States", metric, "StateMachineArn", {"Ref": machine})) == 1
 
 
@@ -156,6 +168,15 @@ def test_the_rotation_function_has_a_dead_letter_queue() -> None:
 def test_the_abandoned_run_rule_also_matches_failed_runs() -> None:
     event = FUNCTIONS["AbandonedRunFunction"]["Properties"]["Events"]["VerificationRunAbandoned"]
     assert set(event["Properties"]["Pattern"]["detail"]["status"]) == {"ABORTED", "TIMED_OUT", "FAILED"}
+
+
+def test_the_abandoned_run_rule_matches_every_state_machine_that_holds_the_lease() -> None:
+    # A restore holds the cluster's lease as a run or a drill does: ended, it must free it too.
+    function = FUNCTIONS["AbandonedRunFunction"]["Properties"]
+    pattern = function["Events"]["VerificationRunAbandoned"]["Properties"]["Pattern"]
+    assert sorted(ref["Ref"] for ref in pattern["detail"]["stateMachineArn"]) == STATE_MACHINES
+    variables = function["Environment"]["Variables"]
+    assert variables["RESTORE_STATE_MACHINE_ARN"] == {"Ref": "RedundancyRestoreStateMachine"}
 
 
 @pytest.mark.parametrize("logical_id", ["ControllerStatusFunction", "NodeEventFunction"])

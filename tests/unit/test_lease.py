@@ -18,6 +18,7 @@ from hyperpod_ha.lease import (
     LeaseItemRejected,
     lease_id_for_drill,
     lease_id_for_restore,
+    lease_id_for_rollout,
     lease_id_for_trigger,
 )
 from hyperpod_ha.request_fields import MAX_TEXT_CHARS
@@ -117,7 +118,7 @@ def test_the_holder_kind_is_a_run_unless_the_item_says_drill() -> None:
     assert Lease.from_item(item).kind == "run"
     assert Lease.from_item({**item, "kind": {"S": "run"}}).kind == "run"
     assert "kind" not in RUN.to_item()  # a run's item never had one
-    with pytest.raises(LeaseItemRejected, match="not a run, a drill or a restore"):
+    with pytest.raises(LeaseItemRejected, match="not a run, a drill, a restore or a roll-out"):
         Lease.from_item({**item, "kind": {"S": "verification"}})
     drill = recorded("drill_taken")
     del drill["execution_arn"]
@@ -199,3 +200,14 @@ def test_a_restore_holds_the_lease_as_a_drill_does_under_its_own_kind() -> None:
     del item["execution_arn"]
     with pytest.raises(LeaseItemRejected, match="restore's lease names no execution_arn"):
         Lease.from_item(item)
+
+
+def test_a_rollout_holds_the_lease_for_its_invocation_under_its_own_kind() -> None:
+    function = "arn:aws:lambda:us-east-1:123456789012:function:hyperpod-ha-RotateDbSecretFunction"
+    lease = Lease.for_rollout(lease_id_for_rollout("token-1"), function, "req-1", TAKEN_AT, TAKEN_AT + 960)
+    assert (lease.kind, lease.execution_arn, lease.execution_name) == ("rollout", function, "req-1")
+    assert lease.trigger == f"rollout:{lease.lease_id}"
+    assert lease.to_item()["kind"] == {"S": "rollout"}
+    assert Lease.from_item(lease.to_item()) == lease
+    # one id per roll-out (a rotation's token, or an invocation's request id), never another kind's
+    assert lease_id_for_rollout("token-1") == lease.lease_id != lease_id_for_restore("token-1")

@@ -50,3 +50,19 @@ def test_a_command_too_long_for_an_ssm_document_is_refused(
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(RuntimeError, match=r"the command of long\.sh is \d+ bytes, over 40960"):
         node_command("long_scripts", "long.sh")
+
+
+def _own_slurmctld_block(source: str) -> str:
+    start = source.index("# --- this node's own slurmctld")
+    end = source.index("# --- end of this node's own slurmctld")
+    return source[start:end]
+
+
+def test_every_script_finds_this_nodes_own_slurmctld_the_same_way() -> None:
+    # Issue 35, finding 5: one rule for the probe, the drill and the restore (a name is not proof).
+    blocks = {name: _own_slurmctld_block(node_script(package, name)) for package, name in SCRIPTS.items()}
+    assert len(set(blocks.values())) == 1, sorted(blocks)
+    for package, name in SCRIPTS.items():
+        source = node_script(package, name)
+        assert "pgrep -x slurmctld" not in source
+        assert "slurmctld_pids" in source.replace(blocks[name], "")  # and each one uses it

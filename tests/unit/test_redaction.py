@@ -71,6 +71,33 @@ FORMS = [
     "error: password:\r\n   {pw} next words\nfollowing line",
     "db_password: '{pw}'",
     "failed: token={pw}",
+    # Issue 35, finding 3: what the redaction missed.
+    "SLURM_JWT={pw}",
+    "export SLURM_JWT={pw}",
+    "jwt: {pw}",
+    "Authorization: Bearer {pw}",
+    "curl -H 'Authorization: Bearer {pw}' https://ctl1:6820/slurm/v0.0.41/ping",
+    '"authorization": "Bearer {pw}"',
+    "token refused: Bearer {pw}",
+    "bearer={pw}",
+    "SET PASSWORD FOR 'slurm'@'%' = PASSWORD('{pw}');",
+    "set password = old_password('{pw}')",
+    "SET PASSWORD FOR slurm@localhost = '{pw}';",
+    "ALTER USER slurm IDENTIFIED VIA ed25519 USING PASSWORD('{pw}');",
+    "CREATE USER s IDENTIFIED VIA mysql_native_password USING '{pw}'",
+    "ALTER USER s IDENTIFIED WITH mysql_native_password AS '{pw}'",
+    "GRANT ALL ON *.* TO s IDENTIFIED BY PASSWORD '{pw}'",
+    "mysqladmin -u root password {pw}",
+    "mysqladmin -u root -h db password '{pw}'",
+    "curl -u admin:{pw} https://example.com",
+    "curl --user 'admin:{pw}' https://example.com",
+    "curl -uadmin:{pw} https://example.com",
+    "sshpass -p {pw} ssh ctl1",
+    "sshpass -v -p '{pw}' ssh ctl1",
+    "redis://:{pw}@cache:6379/0",
+    "StoragePass" + " " * 100 + "= {pw}",
+    "password" + "\t" * 80 + "{pw}",
+    "MYSQL_PWD" + " " * 65 + ": {pw}",
 ]
 
 
@@ -179,3 +206,69 @@ def test_an_arn_names_a_secret_and_is_kept_while_a_password_after_it_is_not() ->
     assert scrub_text(f"SecretId {arn} failed") == f"SecretId {arn} failed"
     assert scrub_text(f"{arn},password=Ab,Cd:Ef") == f"{arn},password=[redacted]"
     assert scrub_text(f"password: {arn}") == "password: [redacted]"
+
+
+# --- a redacted text stays redacted (issue 35, finding 3) --------------------------------------
+
+TEXT_PARTS = st.one_of(
+    st.sampled_from(FORMS).map(lambda form: form.replace("{pw}", "Ab,Cd:Ef")),
+    st.sampled_from([" ", "\n", "\t", "=", ": ", '"', "'", "\\", "[redacted]", "-p", "://", "@", "("]),
+    st.text(max_size=20),
+)
+
+
+@given(parts=st.lists(TEXT_PARTS, max_size=10))
+def test_scrubbing_a_scrubbed_text_changes_nothing(parts: list[str]) -> None:
+    once = redaction.scrub_text("".join(parts))
+    assert redaction.scrub_text(once) == once
+
+
+@given(password=PASSWORDS, form=st.sampled_from(FORMS))
+def test_a_redacted_form_stays_redacted(password: str, form: str) -> None:
+    once = redaction.scrub_text(form.format(pw=password))
+    assert redaction.scrub_text(once) == once
+    assert redaction.REDACTED in once
+
+
+def test_the_old_passwords_of_mysqladmin_and_its_new_one_are_both_removed() -> None:
+    scrubbed = redaction.scrub_text("mysqladmin -u root -pOld,1 -h db password New:2 && echo done")
+    assert scrubbed == "mysqladmin -u root -p[redacted] -h db password [redacted] && echo done"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Authorization: Bearer abc.def next", "Authorization: [redacted] next"),
+        (
+            "SET PASSWORD FOR 'slurm'@'%' = PASSWORD('a b');",
+            "SET PASSWORD FOR 'slurm'@'%' = PASSWORD('[redacted]');",
+        ),
+        ('curl --user "admin:a b" https://x', 'curl --user "admin:[redacted]" https://x'),
+        ("redis://:Ab,Cd@cache:6379", "redis://:[redacted]@cache:6379"),
+        ("mysql -u root db", "mysql -u root db"),  # a user, no password
+        ("sshpass -f /etc/pw ssh ctl1", "sshpass -f /etc/pw ssh ctl1"),  # a file's name is no secret
+        ("the bearer of bad news", "the bearer [redacted] bad news"),  # the price of "Bearer <token>"
+    ],
+)
+def test_new_forms_and_what_is_kept(text: str, expected: str) -> None:
+    assert redaction.scrub_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysqladmin " * 100_000,
+        "mysqladmin " + "x " * 200_000 + "password",
+        "sshpass -x " * 100_000,
+        "-u " + "a" * 255 + " " * 1 + ("-u " + "a" * 255 + " ") * 2_000,
+        "set password " * 60_000,
+        "Bearer " * 150_000,
+        "Authorization: Bearer " * 50_000,
+        "StoragePass" + " " * 500_000 + "x",
+        "password(" * 100_000,
+        "identified via x using " * 40_000,
+    ],
+)
+def test_hostile_texts_of_the_new_forms_scrub_in_one_pass(text: str) -> None:
+    scrubbed = redaction.scrub_text(text)
+    assert len(scrubbed) <= 4 * len(text)

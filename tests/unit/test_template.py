@@ -128,6 +128,44 @@ def test_the_local_endpoint_is_absent_unless_given() -> None:
     assert TEMPLATE["Parameters"]["LocalEndpointUrl"]["Default"] == ""
 
 
+def _rules_admit(**parameters: str) -> list[str]:
+    """The descriptions of the template's rule assertions that ``parameters`` break, as
+    CloudFormation evaluates them at create and update (the template's defaults elsewhere)."""
+    from hyperpod_ha_dev.cfn import evaluate_conditions
+    from hyperpod_ha_dev.embedded.sam import SAMPLE_PARAMETERS
+
+    values = (
+        {name: spec.get("Default", "") for name, spec in TEMPLATE["Parameters"].items()}
+        | SAMPLE_PARAMETERS
+        | parameters
+    )
+    broken = []
+    for rule in TEMPLATE["Rules"].values():
+        for assertion in rule["Assertions"]:
+            if not evaluate_conditions({"Conditions": {"held": assertion["Assert"]}}, values)["held"]:
+                broken.append(assertion["AssertDescription"])
+    return broken
+
+
+@pytest.mark.parametrize(
+    "endpoint", ["http://127.0.0.1:4566", "http://172.17.0.1:5000", "http://10.0.0.1:80"]
+)
+def test_a_deployment_with_a_local_endpoint_is_refused_by_cloudformation(endpoint: str) -> None:
+    # The one test seam left in the stack (sam local needs the variable declared) cannot be
+    # used by a deployed stack: CloudFormation evaluates the rule; sam local and moto do not.
+    (broken,) = _rules_admit(LocalEndpointUrl=endpoint)
+    assert broken.startswith("LocalEndpointUrl is for sam local and the embedded stack only")
+    assert _rules_admit() == []
+    assert _rules_admit(LocalEndpointUrl="") == []
+
+
+def test_the_local_endpoint_is_the_only_way_to_another_endpoint() -> None:
+    # No function sets AWS_ENDPOINT_URL (or a service's own endpoint variable) itself.
+    for logical_id, resource in FUNCTIONS.items():
+        variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+        assert not [name for name in variables if name.startswith("AWS_ENDPOINT_URL")], logical_id
+
+
 def test_events_env_json_covers_every_function_and_its_variables() -> None:
     env: dict[str, dict[str, Any]] = json.loads((EVENTS / "env.json").read_text())
     assert set(env) == set(FUNCTIONS)

@@ -72,6 +72,8 @@ def test_a_drill_with_hand_back_measures_the_takeover_and_the_hand_back() -> Non
     assert report["hand_back"]["verified"] is True
     assert report["hand_back"]["verified_seconds"] >= 2.0
     assert report["lease_released"] is True
+    # What the last check (after the hand-back) left: ctl2 a ready standby again.
+    assert (report["redundancy"], report["standbys"]) == ("full", ["ctl2"])
     assert [(o["title"], o["status"]) for o in result.ops_items] == [
         ("HyperPod cluster ml-cluster: failover drill completed", "Resolved")
     ]
@@ -111,6 +113,25 @@ def test_a_drill_on_a_degraded_cluster_is_refused_and_changes_nothing() -> None:
     assert "Take over on the backup" not in names
     assert "Record the running jobs" not in names
     assert not any(e.what.strip() == "controller" for e in result.timeline)
+
+
+def test_a_drill_whose_standby_is_dead_is_refused_before_any_takeover() -> None:
+    # Issue 35, finding 10 (seen on the lab): ctl2's slurmctld killed, ctl1 serves. The check is
+    # HEALTHY with no ready standby; the drill used to send its takeover to the dead standby.
+    result = run_drill_scenario(DRILL_SCENARIOS["drill-no-standby"], ROOT)
+    assert result.passed, result.to_json()
+    report = result.report
+    assert report["reasons"] == [
+        "the target ctl2 is not a ready standby (slurmctld not running): a takeover to it would fail "
+        "(redundancy none); restore it first"
+    ]
+    assert (report["verdict"], report["redundancy"], report["standbys"]) == ("HEALTHY", "none", [])
+    assert (report["takeover_seconds"], report["verified"], report["incident"]) == (None, None, None)
+    names = [e.what for e in result.timeline]
+    assert "Plan the drill" in names
+    assert "Record the running jobs" not in names
+    assert "Take over on the backup" not in names
+    assert not any(e.what.strip() == "controller" for e in result.timeline)  # no command on a node
 
 
 def drill_start(*extra: str) -> int:

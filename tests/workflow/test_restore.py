@@ -270,3 +270,64 @@ def test_a_failed_note_keeps_neither_the_lease_nor_the_verification(monkeypatch:
     assert "Start a verification" in states
     # The verification it started took the lease the restore released.
     assert result.output["verification"]["value"]["outcome"] == "started"
+
+
+def test_a_restore_stopped_by_hand_frees_the_cluster_through_the_abandoned_run_rule() -> None:
+    """A restore stopped while it waits for the started slurmctld (its lease held, its Catch
+    never reached): Step Functions' ABORTED event, through the template's rule, releases it."""
+    from hyperpod_ha_dev.simulation import scenarios as s
+    from hyperpod_ha_dev.simulation.engine import simulated_run
+    from hyperpod_ha_dev.simulation.restore import RestoreSimulatedCluster
+
+    with simulated_run(s.SCENARIOS["healthy"], ROOT, RestoreSimulatedCluster) as run:
+        sfn, ddb = boto3.client("stepfunctions"), boto3.client("dynamodb")
+        table = run.stack.ref("StateTable")
+        restores = str(run.stack.outputs["RedundancyRestoreStateMachineArn"])
+        execution = sfn.start_execution(
+            stateMachineArn=restores,
+            name="restore-stopped",
+            input=json.dumps({"cluster": "ml-cluster", "mode": "standbys", "wait_seconds": 600}),
+        )["executionArn"]
+        for _ in range(600):  # until it waits for the slurmctld it started
+            history = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
+            entered = [
+                e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e
+            ]
+            if "Wait for slurmctld to start" in entered:
+                break
+            time.sleep(0.1)
+        held = state_table.read_lease(ddb, table, "ml-cluster")
+        assert held is not None
+        assert (held.kind, held.execution_arn) == ("restore", execution)
+
+        sfn.stop_execution(executionArn=execution, error="Stopped", cause="by hand")
+        for _ in range(100):  # moto's interpreter stops its thread at its next state
+            described = sfn.describe_execution(executionArn=execution)
+            if described["status"] != "RUNNING":
+                break
+            time.sleep(0.1)
+        # moto's interpreter says FAILED for an execution stopped in a Wait (AWS: ABORTED); either
+        # way no Catch ran: the restore still holds the cluster.
+        assert described["status"] in ("ABORTED", "FAILED")
+        assert state_table.read_lease(ddb, table, "ml-cluster") == held
+        boto3.client("events").put_events(  # as Step Functions would
+            Entries=[
+                {
+                    "Source": "aws.states",
+                    "DetailType": "Step Functions Execution Status Change",
+                    "Detail": json.dumps(
+                        {
+                            "executionArn": execution,
+                            "stateMachineArn": restores,
+                            "name": "restore-stopped",
+                            "status": "ABORTED",
+                            "input": described["input"],
+                        }
+                    ),
+                    "Resources": [execution],
+                }
+            ]
+        )
+
+        assert state_table.read_lease(ddb, table, "ml-cluster") is None
+        run.stack.stop_running_executions()

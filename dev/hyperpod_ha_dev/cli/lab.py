@@ -37,6 +37,7 @@ FAULT_NAMES = (
     "conf-shared",
     "crash-loop",
     "crash-fixed",
+    "forged-log",
 )
 
 

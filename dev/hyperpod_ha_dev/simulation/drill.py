@@ -170,6 +170,18 @@ DRILL_SCENARIOS = {
             "refused",
         ),
         DrillScenario(
+            "drill-no-standby",
+            "ctl2's slurmctld killed, ctl1 serves (HEALTHY, redundancy none): refused, no takeover",
+            dataclasses.replace(
+                s.SCENARIOS["healthy"],
+                name="standby-killed",
+                ctl1=(s.PRIMARY_BACKUP_DOWN,),
+                ctl2=(s.STANDBY_KILLED,),
+            ),
+            {"hand_back": True},
+            "refused",
+        ),
+        DrillScenario(
             "drill-registration-lost",
             "the hand-back leaves slurmdbd with no controller registered: the drill registers ctl1 again",
             s.SCENARIOS["healthy"],

@@ -4,7 +4,8 @@ The probe script runs unchanged under bash; only the Slurm commands (and ``syste
 ``pgrep``, ``uname``, ``ip``) are small scripts that print files captured from a real Slurm
 22.05 controller pair (``hyperpod_ha_dev/captures``), the log's timestamps moved to the
 scenario's time (``clock``). StateSaveLocation is a real directory with a heartbeat written
-now; a ``sleep`` process stands in for a running slurmctld. As on HyperPod, every controller's
+now; a ``sleep`` process stands in for a running slurmctld (systemd's main PID of its unit, as on
+HyperPod: the probe counts only the node's own slurmctld). As on HyperPod, every controller's
 slurm.conf is a link to one shared copy beside StateSaveLocation (the ``fsx`` directory), which
 names the ON/OFF programs there; a state may turn it into a local copy with values changed.
 The slurmctld log is at one node-local path every simulated node uses in turn (the cluster
@@ -167,6 +168,9 @@ class FakeController:
                     f"  *) {self._prints(state.sacctmgr, state.sacctmgr_rc)};;\nesac\n"
                 ),
                 "systemctl": (
+                    # systemd's main PID of slurmctld.service: the node's own slurmctld (a `sleep`
+                    # stands in for it, so its executable is not the node's Slurm binary).
+                    f'[ "$1" = show ] && {{ echo MainPID={pid or 0}; exit 0; }}\n'
                     f'[ "$1" = start ] && [ "$2" = slurmctld ] && '
                     f"{{ echo \"start {self.identity.name}\" >> '{self.requests_file}'; exit 0; }}\n"
                     f'[ "$2" = slurmctld ] && {{ echo {running}; exit {0 if pid else 3}; }}\n'

@@ -27,7 +27,7 @@ from hyperpod_ha_dev.simulation.engine import EmbeddedRun, simulated_run
 from hyperpod_ha_dev.simulation.fake_controller import ControllerState, FakeController
 
 # ctl2's slurmctld killed: no process; the active ctl1 still writes the heartbeat.
-STANDBY_KILLED = ControllerState(slurmctld="stopped", log="slurmctld_log_ctl2_standby.txt")
+STANDBY_KILLED = s.STANDBY_KILLED
 FINISH_SECONDS = 180
 # Fast restores: one second between checks. The definition is not touched.
 RESTORE_INPUT = {"wait_seconds": 1, "max_checks": 4}
@@ -64,7 +64,7 @@ class RestartsAndDies(RestoreSimulatedCluster):
 
 
 # ctl1 active; its ping sees ctl2's slurmctld down (ctl2's node hangs).
-PRIMARY_BACKUP_DOWN = ControllerState(ping="ping_backup_down.txt")
+PRIMARY_BACKUP_DOWN = s.PRIMARY_BACKUP_DOWN
 
 
 class UnreachableUntilRebooted(RestoreSimulatedCluster):

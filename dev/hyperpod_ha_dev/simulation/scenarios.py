@@ -56,6 +56,9 @@ _DBD_DOWN = {"sacctmgr": "sacctmgr_cluster_refused.txt", "sacctmgr_rc": 1, "dbd_
 PRIMARY_DBD_DOWN = ControllerState(**_DBD_DOWN)  # type: ignore[arg-type]
 STANDBY_DBD_DOWN = ControllerState(log="slurmctld_log_ctl2_standby.txt", **_DBD_DOWN)  # type: ignore[arg-type]
 UNREACHABLE = ControllerState(reachable=False)
+# ctl2's slurmctld killed while ctl1 serves (HEALTHY, no ready standby): ctl1's ping sees it down.
+STANDBY_KILLED = ControllerState(slurmctld="stopped", log="slurmctld_log_ctl2_standby.txt")
+PRIMARY_BACKUP_DOWN = ControllerState(ping="ping_backup_down.txt")
 # Drift that breaks the next failover (verdict.drift): a controller's own slurm.conf, programs,
 # version. ctl2's slurm.conf a local copy with one value changed, as `sed -i` on the link makes it.
 STANDBY_CONF_DRIFT = ControllerState(

@@ -6,7 +6,11 @@ Every transport: the node's group is the stack's ControllerGroupName, and a Hype
 (``sagemaker-cluster:<cluster id>_<group>-<instance id>``) names that group and the node's own
 instance id. With Session Manager (HyperPod's transport) the cluster id is this cluster's too,
 read once per container with DescribeCluster of the stack's ClusterName. Run Command reaches
-only instances tagged ``hyperpod-ha:cluster=<ClusterName>`` (IAM), so it needs no lookup."""
+only instances tagged ``hyperpod-ha:cluster=<ClusterName>`` (IAM), so it needs no lookup.
+
+The steps that act on a node (the restore's start and reboot, the drill's commands) go further
+(issue 35): :func:`discovered_controller` takes the node from the step's own discovery of this
+cluster, so its target is the one discovery made, whatever the request says."""
 
 from __future__ import annotations
 
@@ -15,9 +19,9 @@ from typing import TYPE_CHECKING, NoReturn
 
 from hyperpod_ha.commands import SESSION_MANAGER
 from hyperpod_ha.controllers.errors import ControllerInputError
-from hyperpod_ha.controllers.models import Controller
+from hyperpod_ha.controllers.models import ClusterControllers, Controller
 from hyperpod_ha.controllers.naming import cluster_id_from_arn, ssm_target
-from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.errors import ConfigurationError, InputRejected
 from hyperpod_ha.observability import logger
 
 if TYPE_CHECKING:
@@ -61,6 +65,30 @@ class OwnControllers:
             described = self.sagemaker.describe_cluster(ClusterName=self.cluster)
             self._cluster_id = cluster_id_from_arn(described["ClusterArn"])
         return self._cluster_id
+
+
+def discovered_controller(
+    found: ClusterControllers,
+    instance_id: str,
+    target: str | None = None,
+    *,
+    rejected: type[InputRejected] = ForeignControllerRejected,
+) -> Controller:
+    """The controller ``instance_id`` as this cluster's discovery ``found`` it: its target is
+    ``ssm_target`` of this cluster's id, the controller group and the instance. ``rejected``
+    (with a reason safe to log) for any other node (a worker, another cluster's), and when
+    ``target`` is given and is not that controller's."""
+    for controller in found.controllers:
+        if controller.instance_id != instance_id:
+            continue
+        if target is not None and target != controller.target:
+            logger.warning("target refused", extra={"instance_id": instance_id[:64], "target": target[:256]})
+            raise rejected(
+                f"{instance_id[:64]}: the target is not the one discovery found for that controller"
+            )
+        return controller
+    logger.warning("controller refused", extra={"instance_id": instance_id[:64]})
+    raise rejected(f"{instance_id[:64]} is not a controller of this stack's cluster (discovered now)")
 
 
 def _refuse(node: Controller, reason: str) -> NoReturn:

@@ -54,7 +54,7 @@ act_takeover() {
 act_hand_back() {
   local out rc
   echo "action=hand-back"
-  if [ -n "$(timeout -k 1 5 pgrep -x slurmctld 2>/dev/null)" ]; then
+  if [ -n "$(this_slurmctld)" ]; then
     # Still running here (a standby that stayed up): ask for control from this controller.
     echo "slurmctld=running"
     out=$(timeout -k 2 30 scontrol takeover 0 2>&1)
@@ -147,6 +147,63 @@ registered_within() { # seconds cluster -> the ControlHost slurmdbd has for it, 
   done
   echo "$host"
 }
+
+this_slurmctld() { # the pids of this node's own slurmctld (SlurmUser asked only when one may run)
+  [ -n "$(named_pids slurmctld)" ] || return 0
+  slurmctld_pids "$(timeout -k 1 5 scontrol show config 2>/dev/null | sed -n 's/^SlurmUser *= *//p' | head -n 1)"
+}
+
+# --- this node's own slurmctld (the same block in controller_probe.sh, drill_node.sh and
+# restore_node.sh: a test compares them) ---------------------------------------------------
+
+named_pids() { # process name -> the pids of processes of that name (pgrep, or /proc without it)
+  if command -v pgrep >/dev/null 2>&1; then
+    timeout -k 1 4 pgrep -x "$1"
+    return 0
+  fi
+  local p comm
+  for p in /proc/[0-9]*; do
+    { read -r comm <"$p/comm"; } 2>/dev/null || continue
+    [ "$comm" = "$1" ] && echo "${p#/proc/}"
+  done
+  return 0
+}
+
+# slurm user ("slurm", or "slurm(401)" as `scontrol show config` gives it; may be empty) -> the
+# pids of this node's slurmctld, one a line. Any user can start a process named slurmctld, even
+# from Slurm's own binary, so a name proves nothing. Counted: systemd's main PID of
+# slurmctld.service; else a process running the Slurm binary this node runs (`command -v
+# slurmctld`, or the unit's ExecStart) whose real and effective owner is root or SlurmUser. A
+# zombie has no executable any more: not counted (systemd does not count it either).
+slurmctld_pids() {
+  local user=${1:-} binary unit main="" unit_binary="" uids=" 0 " uid pid exe ids
+  binary=$(command -v slurmctld 2>/dev/null) && binary=$(readlink -f -- "$binary" 2>/dev/null)
+  if command -v systemctl >/dev/null 2>&1; then
+    unit=$(timeout -k 1 4 systemctl show -p MainPID -p ExecStart slurmctld 2>/dev/null)
+    main=$(printf '%s\n' "$unit" | sed -n 's/^MainPID=\([1-9][0-9]*\)$/\1/p' | head -n 1)
+    unit_binary=$(printf '%s\n' "$unit" | sed -n 's/^ExecStart={ path=\([^ ;]*\) ;.*/\1/p' | head -n 1)
+    [ -n "$unit_binary" ] && unit_binary=$(readlink -f -- "$unit_binary" 2>/dev/null)
+  fi
+  uid=${user#*(}
+  uid=${uid%)}
+  [ -n "${user%%(*}" ] && id -u -- "${user%%(*}" >/dev/null 2>&1 && uid=$(id -u -- "${user%%(*}")
+  case "$uid" in '' | *[!0-9]*) ;; *) uids="$uids$uid " ;; esac
+  for pid in $(named_pids slurmctld); do
+    if [ "$pid" = "$main" ]; then
+      echo "$pid"
+      continue
+    fi
+    exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
+    exe=${exe% (deleted)} # its binary replaced since it started (an upgrade): still that path
+    [ -n "$exe" ] && { [ "$exe" = "$binary" ] || [ "$exe" = "$unit_binary" ]; } || continue
+    ids=$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\)[[:space:]]*\([0-9]*\).*/\1 \2/p' "/proc/$pid/status" 2>/dev/null)
+    case "$uids" in *" ${ids% *} "*) ;; *) continue ;; esac
+    case "$uids" in *" ${ids#* } "*) echo "$pid" ;; esac
+  done
+  return 0
+}
+
+# --- end of this node's own slurmctld -------------------------------------------------------
 
 say() { # key text: one line, the text's last 400 characters; nothing when the text is empty
   [ -n "$2" ] && echo "$1=$(echo "$2" | tr '\n' ' ' | tail -c 400)"

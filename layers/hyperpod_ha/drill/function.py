@@ -13,7 +13,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
 from hyperpod_ha.commands import runner_for
-from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT
+from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT, ClusterName
 from hyperpod_ha.drill.lease import DrillLease
 from hyperpod_ha.drill.models import InvalidDrillRequest
 from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
@@ -36,6 +36,9 @@ DEFAULT_COMMAND_DEADLINE_SECONDS = 60
 class FailoverDrillFunctionSettings(Settings):
     """FailoverDrillFunction's environment."""
 
+    # The stack's cluster and controller group (the template's Globals): a drill acts on no other.
+    cluster: Annotated[str, ClusterName("CLUSTER_NAME")]
+    controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
     state_table: Annotated[str, Text("STATE_TABLE")]
     # Checked by the transports' registry (runner_for), which knows the names; the plan step
     # refuses a transport that cannot run the drill's Session documents.
@@ -59,9 +62,15 @@ class FailoverDrillFunction:
     def from_settings(cls, settings: FailoverDrillFunctionSettings) -> FailoverDrillFunction:
         import boto3
 
+        from hyperpod_ha.controllers.discovery import discover_controllers
+
         dynamodb, ssm, sns = boto3.client("dynamodb"), boto3.client("ssm"), boto3.client("sns")
+        sagemaker = cache(lambda: boto3.client("sagemaker"))
+        cluster, group = settings.cluster, settings.controller_group
         return cls(
             DrillContext(
+                cluster=cluster,
+                controllers=lambda: discover_controllers(sagemaker(), cluster, group),
                 lease=DrillLease(dynamodb, settings.state_table, settings.lease_seconds),
                 # Most steps run no command: the transport is made on first use.
                 commands=cache(

@@ -33,6 +33,10 @@ class DrillLease:
         # This drill's own lease may be taken again (a retried step).
         return put_lease(self.dynamodb, self.table, cluster, lease, retake=True)
 
+    def holder(self, cluster: str) -> Lease | None:
+        """The cluster's lease as stored (whoever holds it), or ``None``."""
+        return read_lease(self.dynamodb, self.table, cluster)
+
     def joined(self, cluster: str, lease_id: str) -> int:
         """How many triggers joined the drill while it held the lease."""
         lease = read_lease(self.dynamodb, self.table, cluster)

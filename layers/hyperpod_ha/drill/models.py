@@ -23,6 +23,12 @@ class InvalidDrillRequest(InputRejected):
     """The drill's input is not what the state machine takes (a ``ValueError`` too); safe to log."""
 
 
+class DrillStepRefused(InvalidDrillRequest):
+    """A step that runs a command on a controller refused before running it: this drill does not
+    hold the cluster's lease, or the node is not a controller this cluster's discovery finds now
+    (with that target). Nothing was run; the reason is safe to log."""
+
+
 @dataclass(frozen=True)
 class DrillRequest:
     cluster: str

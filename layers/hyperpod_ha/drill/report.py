@@ -51,6 +51,8 @@ def build_report(
     last = hand_back or takeover
     jobs = state.get("jobs") or None
     test_job = state.get("test_job")
+    checked = {"redundancy": state.get("check_redundancy"), "standbys": state.get("check_standbys")}
+    left: Mapping[str, Any] = last if last and last.get("redundancy") is not None else checked
     return {
         "outcome": outcome,
         "cluster": request.get("cluster"),
@@ -65,9 +67,9 @@ def build_report(
         "takeover_registrations": (takeover or {}).get("registrations") or [],
         "verdict": (last or {}).get("verdict") or state.get("check_verdict"),
         "verdict_reasons": (last or {}).get("reasons") or [],
-        # What the last check left for the next failover (None: no check after a change).
-        "redundancy": (last or {}).get("redundancy"),
-        "standbys": (last or {}).get("standbys") or [],
+        # What the last check left for the next failover: the last phase's, else the first check's.
+        "redundancy": left.get("redundancy"),
+        "standbys": [str(s) for s in left.get("standbys") or []],
         # Refused: the drill changed nothing, so it says nothing about the cluster.
         "verified": None if outcome == "refused" else verified,
         "jobs_survived": jobs.get("all_survived") if jobs else None,

@@ -37,7 +37,8 @@ def controllers_from_reports(reports: Sequence[ControllerReport]) -> list[Contro
 def plan_drill(
     request: DrillRequest, verdict: Mapping[str, Any], reports: Sequence[ControllerReport]
 ) -> DrillPlan:
-    """Refuse unless the check now says HEALTHY and the target is a backup that answers."""
+    """Refuse unless the check now says HEALTHY, the target is a backup that answers, and it is a
+    ready standby with redundancy ``full`` (the verdict's ``redundancy``, as every verdict has it)."""
     name = verdict.get("verdict")
     if name != HEALTHY:
         reasons = "; ".join(str(r) for r in verdict.get("reasons") or [])
@@ -46,7 +47,33 @@ def plan_drill(
     primary = next((c for c in controllers if c.index == 0), None)
     if primary is None or verdict.get("active_controller") not in (None, primary.name):
         return DrillPlan("the configured primary is not the active controller")
-    return _choose_backup(request.to, primary, [c for c in controllers if c.index > 0])
+    planned = _choose_backup(request.to, primary, [c for c in controllers if c.index > 0])
+    if planned.refused is not None or planned.target is None:
+        return planned
+    return _ready(planned, planned.target, verdict)
+
+
+def _ready(planned: DrillPlan, target: ControllerRef, verdict: Mapping[str, Any]) -> DrillPlan:
+    """HEALTHY admits a standby that is not ready (redundancy ``none``): a takeover to it fails
+    (seen on the lab: "Unable to contact slurm controller") and one beside it leaves no standby."""
+    level = str(verdict.get("redundancy") or "unknown")
+    standbys = {str(s) for s in verdict.get("standbys") or []}
+    raw = verdict.get("not_ready")
+    not_ready = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, Mapping) else {}
+    if target.name not in standbys:
+        why = not_ready.get(target.name, "the check did not find it ready")
+        return DrillPlan(
+            f"the target {target.name} is not a ready standby ({why}): a takeover to it would fail "
+            f"(redundancy {level}); restore it first",
+            planned.primary,
+        )
+    if level != "full":
+        others = "; ".join(f"{n}: {why}" for n, why in not_ready.items()) or "no ready standby is known"
+        return DrillPlan(
+            f"redundancy is {level}, not full: {others}; after the takeover no standby would be ready",
+            planned.primary,
+        )
+    return planned
 
 
 def _choose_backup(to: str, primary: ControllerRef, backups: list[ControllerRef]) -> DrillPlan:

@@ -13,9 +13,11 @@ from functools import partial
 from typing import Any
 
 from hyperpod_ha.commands import SESSION_MANAGER
+from hyperpod_ha.controllers.models import ClusterControllers
+from hyperpod_ha.controllers.targets import discovered_controller
 from hyperpod_ha.drill import rules
 from hyperpod_ha.drill.lease import DrillLease
-from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRequest
+from hyperpod_ha.drill.models import ControllerRef, DrillRequest, DrillStepRefused, InvalidDrillRequest
 from hyperpod_ha.drill.node import NodeOutput
 from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
 from hyperpod_ha.drill.records import DrillRecords
@@ -38,6 +40,9 @@ _text = partial(text_field, rejected=InvalidDrillRequest)
 
 @dataclass
 class DrillContext:
+    cluster: str  # the stack's: a request for another is refused
+    # This cluster's controllers discovered now: a step that runs a command takes its node there.
+    controllers: Callable[[], ClusterControllers]
     lease: DrillLease
     commands: Callable[[], NodeCommands]  # made on first use: most steps run no command
     records: DrillRecords
@@ -48,8 +53,28 @@ class DrillContext:
     clock: Callable[[], float] = time.time
 
 
-def begin(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+def request_of(event: Mapping[str, Any], context: DrillContext) -> DrillRequest:
+    """The step's request, for the stack's own cluster only."""
     request = DrillRequest.from_json(event.get("request"))
+    if request.cluster != context.cluster:
+        raise InvalidDrillRequest("the request names another cluster than this stack's")
+    return request
+
+
+def _own_target(event: Mapping[str, Any], context: DrillContext, node: ControllerRef) -> str:
+    """Where a command for ``node`` goes: only from the drill that holds the cluster's lease, and
+    only to a controller this cluster's discovery finds now, at the target discovery made."""
+    request = request_of(event, context)
+    execution_id = _text(event, "execution_id")
+    holder = context.lease.holder(request.cluster)
+    if holder is None or holder.kind != "drill" or holder.lease_id != lease_id_for_drill(execution_id):
+        raise DrillStepRefused("this drill does not hold the cluster's lease: no command is run")
+    found = context.controllers()
+    return discovered_controller(found, node.instance_id, node.target, rejected=DrillStepRefused).target
+
+
+def begin(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    request = request_of(event, context)
     execution_id = _text(event, "execution_id")
     lease_id = lease_id_for_drill(execution_id)
     holder = context.lease.take(request.cluster, lease_id, execution_id)
@@ -65,7 +90,7 @@ def begin(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
 
 
 def plan(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
-    request = DrillRequest.from_json(event.get("request"))
+    request = request_of(event, context)
     if context.transport not in SUPPORTED_TRANSPORTS:
         return {"refused": f"drills need Session Manager documents; the stack uses {context.transport}"}
     verdict = event.get("verdict")
@@ -76,19 +101,23 @@ def plan(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
 
 def jobs(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     node = ControllerRef.from_json(event.get("node"))
-    output = context.commands().jobs(node.target, [])
+    output = context.commands().jobs(_own_target(event, context, node), [])
     _require(output.rc == 0, f"squeue on {node.name} failed: {output.values.get('error', 'no detail')}")
     return {"running": rules.running_jobs(output), "known": len(output.jobs), "on": node.name}
 
 
 def takeover(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
-    """``phase`` takeover: the plan's backup takes control; hand-back: the primary takes it back."""
-    request = DrillRequest.from_json(event.get("request"))
+    """``phase`` takeover: the plan's backup takes control; hand-back: the primary takes it back.
+
+    The command goes to that controller as this cluster's discovery finds it now, never to a
+    target the request's text names."""
+    request = request_of(event, context)
     name = event.get("phase")
     new_active = _new_active(name, event.get("plan"))
+    target = _own_target(event, context, new_active)
     started = context.clock()
     # Index 0 on the primary hands control back (drill_node.sh).
-    output = context.commands().takeover(new_active.target, new_active.index)
+    output = context.commands().takeover(target, new_active.index)
     detail = output.values.get("output") or output.values.get("error") or ""
     _require(output.rc == 0, f"{name} on {new_active.name} was refused (rc {output.rc}): {detail}")
     return rules.new_phase(str(name), new_active, started, request.max_checks)
@@ -112,8 +141,9 @@ def register(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     if not isinstance(phase, Mapping):
         raise InvalidDrillRequest("register needs the phase")
     node = _new_active(phase.get("name"), event.get("plan"))
+    target = _own_target(event, context, node)
     try:
-        output = context.commands().register(node.target)
+        output = context.commands().register(target)
     except DrillCommandFailed as error:
         output = NodeOutput(rc=1, values={"error": str(error)})
     return rules.with_registration(phase, output, context.clock())
@@ -122,14 +152,14 @@ def register(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
 def check_jobs(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     node = ControllerRef.from_json(event.get("node"))
     before = [str(job) for job in event.get("before") or []]
-    output = context.commands().jobs(node.target, before)
+    output = context.commands().jobs(_own_target(event, context, node), before)
     _require(output.rc == 0, f"squeue on {node.name} failed: {output.values.get('error', 'no detail')}")
     return rules.judge_jobs(before, output)
 
 
 def submit(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     node = ControllerRef.from_json(event.get("node"))
-    output = context.commands().submit(node.target)
+    output = context.commands().submit(_own_target(event, context, node))
     job_id = output.values.get("submitted", "")
     if output.rc != 0 or not job_id.replace("_", "").isdigit():
         return {
@@ -154,8 +184,8 @@ def test_job(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     job = event.get("test_job")
     if not isinstance(job, Mapping) or not job.get("id"):
         raise InvalidDrillRequest("test-job needs the submitted job")
-    request = DrillRequest.from_json(event.get("request"))
-    output = context.commands().jobs(node.target, [str(job["id"])])
+    request = request_of(event, context)
+    output = context.commands().jobs(_own_target(event, context, node), [str(job["id"])])
     followed = rules.follow_test_job(job, output, request.test_job_checks)
     if followed.get("ran"):
         followed["seconds"] = round(context.clock() - float(job["submitted_at"]), 2)
@@ -165,9 +195,12 @@ def test_job(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
 def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     """The drill report: lease released, summary sent, OpsItem resolved, incident if not verified."""
     state = dict(event)
-    request = DrillRequest.from_json(state.get("request"))
+    request = request_of(state, context)
     execution_id = _text(event, "execution_id")
     lease = state.get("lease") or {}
+    if lease.get("taken") and lease.get("lease_id") != lease_id_for_drill(execution_id):
+        # Only this drill's own lease is counted and released, never one a request names.
+        raise DrillStepRefused("the lease named is not this drill's: nothing is reported or released")
     outcome, reasons, verified = rules.outcome_of(state)
     joined = 0
     if lease.get("taken"):

@@ -15,21 +15,25 @@ SQS_MAX_BODY_BYTES = 256 * 1024
 MAX_KEPT_BYTES = 200_000
 # The id and reason come from the input too (an SNS MessageId, an event id): bounded as well.
 MAX_ID_CHARS = request_fields.MAX_ID_CHARS
-_MAX_REASON_CHARS = 1024
-# How much of a rejected input is kept: whole when it is small (every real event is), else
-# its start. The walk stops at these bounds, so a 1 MiB input costs no more than a small one.
-_EXCERPT_CHARS = MAX_KEPT_BYTES - 8 * 1024
-_EXCERPT_NODES = 5_000
+MAX_REASON_CHARS = 1024
+# How much of a rejected input is kept: whole when it is small (every real notification and
+# event is, a few KiB at most), else its start, in JSON characters. It is cut to this before
+# the redaction sees it: redacting costs time with every secret-like form in the text (a
+# 256 KiB SNS message of short "key=" pairs took 117 ms whole), so a reject of the largest
+# input costs no more than one of 8 KiB. The walk stops at these bounds as well.
+EXCERPT_CHARS = 8 * 1024
+_EXCERPT_NODES = 2_000
 _EXCERPT_DEPTH = 32
 
 
 def rejected_body(source: str, input_id: str, reason: str, raw: Any) -> str:
     """The dead-letter message for one rejected input: at most :data:`MAX_KEPT_BYTES` UTF-8 bytes,
-    ASCII JSON (every character SQS accepts). Never raises: the reject path must not fail."""
-    # The one redaction path (the excerpt is at most _EXCERPT_DEPTH deep, so its walk is bounded).
-    head = redact(
-        {"source": source[:64], "id": input_id[:MAX_ID_CHARS], "reason": reason[:_MAX_REASON_CHARS]}
-    )
+    ASCII JSON (every character SQS accepts). Never raises: the reject path must not fail.
+
+    Everything is cut before the one redaction path sees it: the id, the reason and an excerpt of
+    the input of at most :data:`EXCERPT_CHARS` (and :data:`_EXCERPT_DEPTH` deep, so the walk is
+    bounded), whatever the input's size."""
+    head = redact({"source": source[:64], "id": input_id[:MAX_ID_CHARS], "reason": reason[:MAX_REASON_CHARS]})
     try:
         excerpt = _Excerpt()
         kept = redact(excerpt.of(raw, 0))
@@ -46,7 +50,7 @@ class _Excerpt:
     """A copy of a JSON value cut to a budget of encoded characters, nodes and depth."""
 
     def __init__(self) -> None:
-        self.chars = _EXCERPT_CHARS
+        self.chars = EXCERPT_CHARS
         self.nodes = _EXCERPT_NODES
         self.truncated = False
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.ingestion.dead_letter_body import MAX_ID_CHARS, rejected_body
+from hyperpod_ha.ingestion.dead_letter_body import MAX_ID_CHARS, MAX_REASON_CHARS, rejected_body
 from hyperpod_ha.observability import logger
 from hyperpod_ha.redaction import scrub_text
 
@@ -22,7 +22,8 @@ class RejectedInputs:
 
     def keep(self, source: str, input_id: str, reason: str, raw: Any) -> None:
         input_id = str(input_id)[:MAX_ID_CHARS]
-        reason = scrub_text(reason)  # the attribute and the log carry it too
+        # Cut, then redacted: the attribute and the log carry it too.
+        reason = scrub_text(str(reason)[:MAX_REASON_CHARS])
         self._sqs.send_message(
             QueueUrl=self._queue_url,
             MessageBody=rejected_body(source, input_id, reason, raw),

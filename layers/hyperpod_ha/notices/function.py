@@ -4,12 +4,13 @@ form on the notification topic, once per event (a marker in the state table)."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
-from hyperpod_ha.environment import Settings, Text
+from hyperpod_ha.environment import Settings, Text, Variable
 from hyperpod_ha.notices import messages
 from hyperpod_ha.notices.aws_events import AlarmChange, NoticeRejected, check_origin, parse_notice_event
 from hyperpod_ha.notices.messages import Stack
@@ -25,6 +26,19 @@ NOTICE_TTL_SECONDS: Final = 86_400
 # The notice path's own alarms publish to the topic themselves: a broken NoticeFunction cannot
 # tell about itself (the template's rule leaves them out too).
 OWN_ALARMS: Final = frozenset({"NoticeErrorsAlarm", "NoticeThrottlesAlarm", "NoticeDeadLetterQueueAlarm"})
+_LOGICAL_ID: Final = re.compile(r"[A-Za-z0-9]{1,255}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LogicalIds(Variable[frozenset[str]]):
+    """Comma-separated logical ids (the template's ``ToldAlarms`` mapping, generated from the one
+    table of alarms): at least one, each a CloudFormation logical id."""
+
+    def parse(self, raw: str) -> frozenset[str]:
+        ids = frozenset(part.strip() for part in raw.split(",") if part.strip())
+        if not ids or not all(_LOGICAL_ID.fullmatch(logical_id) for logical_id in ids):
+            raise self.refused("must list the told alarms' logical ids, separated by commas")
+        return ids
 
 
 @dataclass(frozen=True)
@@ -36,8 +50,12 @@ class NoticeFunctionSettings(Settings):
     state_table: Annotated[str, Text("STATE_TABLE")]
     # Only this secret's rotation events are told (the rule matches no other).
     secret_arn: Annotated[str, Text("DB_SECRET_ARN")]
-    # "<stack name>.": every alarm of the stack is named so, and only those are told.
+    # "<stack name>.": every alarm of the stack is named "<stack name>.<logical id>".
     alarm_prefix: Annotated[str, Text("ALARM_NAME_PREFIX")]
+    # The logical ids of the alarms the stack created and this function tells (written by the
+    # alarms' generator, as the alarms themselves): an alarm named with the prefix but another id,
+    # which anyone allowed PutMetricAlarm can create, is refused.
+    told_alarms: Annotated[frozenset[str], _LogicalIds("TOLD_ALARMS")]
     rotation_log_group: Annotated[str, Text("ROTATION_LOG_GROUP")]
     # The stack's own account and region: events from elsewhere are refused.
     account: Annotated[str, Text("STACK_ACCOUNT_ID")]
@@ -50,6 +68,7 @@ class NoticeFunction:
     stack: Stack
     secret_arn: str
     account: str
+    told_alarms: frozenset[str]
     clock: Callable[[], float] = time.time
 
     @classmethod
@@ -64,7 +83,7 @@ class NoticeFunction:
             NOTICE_TTL_SECONDS,
         )
         stack = Stack(settings.cluster, settings.region, settings.alarm_prefix, settings.rotation_log_group)
-        return cls(publisher, stack, settings.secret_arn, settings.account)
+        return cls(publisher, stack, settings.secret_arn, settings.account, settings.told_alarms)
 
     def handle(self, event: Any, context: LambdaContext) -> dict[str, Any]:
         """The event told once, or ignored; bad input raises :class:`NoticeRejected` (logged, then
@@ -79,6 +98,7 @@ class NoticeFunction:
         now = self.clock()
         message: TopicMessage
         if isinstance(parsed, AlarmChange):
+            self._check_own_alarm(parsed)
             ignored = self._ignored(parsed)
             if ignored:
                 logger.info("alarm change not told", extra={"alarm": parsed.alarm_name, "reason": ignored})
@@ -99,10 +119,21 @@ class NoticeFunction:
         logger.info("notice handled", extra={"event_id": parsed.event_id, "outcome": outcome})
         return {"event_id": parsed.event_id, "outcome": outcome, "kind": message.attributes["kind"]}
 
+    def _check_own_alarm(self, change: AlarmChange) -> None:
+        """:class:`NoticeRejected` unless the alarm is one the stack created: its name exactly
+        ``<stack>.<logical id>`` of a told alarm or of the notice path's own (a name that only
+        starts so is anyone's)."""
+        logical_id = change.alarm_name.removeprefix(self.stack.alarm_prefix)
+        if logical_id == change.alarm_name or logical_id not in self.told_alarms | OWN_ALARMS:
+            logger.warning(
+                "event rejected",
+                extra={"event_id": change.event_id, "reason": "not an alarm of this stack"},
+            )
+            metrics.add_metric(name="NoticesRejected", unit="Count", value=1)
+            raise NoticeRejected("the alarm is not one of this stack's alarms")
+
     def _ignored(self, change: AlarmChange) -> str | None:
-        """Why an alarm change is not told: not this stack's, the notice path's own, or no news."""
-        if not change.alarm_name.startswith(self.stack.alarm_prefix):
-            return "not an alarm of this stack"
+        """Why one of the stack's alarm changes is not told: the notice path's own, or no news."""
         if change.alarm_name.removeprefix(self.stack.alarm_prefix) in OWN_ALARMS:
             return "the notice path's own alarm publishes to the topic itself"
         if change.state == "INSUFFICIENT_DATA" or (change.state == "OK" and change.previous != "ALARM"):

@@ -98,7 +98,7 @@ def _alarm_hint(logical_id: str, stack: Stack) -> str:
         return f"{function}, {_logs(f'/aws/lambda/{stack.name}-{function}', stack.region)}"
     if match := _QUEUE_ALARM.match(logical_id):
         return f"the messages in {match['queue']} (each keeps the input and why it was not handled)"
-    return "the failed or timed-out executions of the state machine (Step Functions console)"
+    return "the failed, timed-out or stopped executions of the state machine (Step Functions console)"
 
 
 def alarm_changed(change: AlarmChange, stack: Stack, now: float) -> TopicMessage:

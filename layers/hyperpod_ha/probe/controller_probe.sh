@@ -50,7 +50,6 @@ main() {
   # limit; phase 2 starts when the configuration is known (at most 18 s) and takes at most
   # 13 s, so the probe ends within about 35 s whatever hangs (callers allow 60 s or more).
   start_job identity "$(limit 5 "$cap")" sec_identity
-  start_job services "$(limit 8 "$cap")" sec_services
   start_job slurm_conf "$(limit 6 "$cap")" sec_slurm_conf
   start_job config "$(limit 15 "$cap")" sec_config
   start_job ping "$(limit 20 "$cap")" sec_ping
@@ -60,14 +59,15 @@ main() {
   start_job dbd_ping "$(limit 12 "$cap")" sec_dbd_ping
 
   # Phase 2 needs StateSaveLocation, SlurmctldLogFile and SlurmUser from the configuration,
-  # and the slurm.conf file phase 1 found.
+  # and the slurm.conf file phase 1 found (services: SlurmUser owns the node's own slurmctld).
   wait_jobs config slurm_conf
-  local state_dir log_file slurm_user conf_path
+  local state_dir log_file slurm_user_as_given slurm_user conf_path
   state_dir=$(conf_get StateSaveLocation)
   log_file=$(conf_get SlurmctldLogFile)
-  slurm_user=$(conf_get SlurmUser)
-  slurm_user=${slurm_user%%(*}
+  slurm_user_as_given=$(conf_get SlurmUser)
+  slurm_user=${slurm_user_as_given%%(*}
   conf_path=$(sed -n '1s/^path=//p' "$WORK/slurm_conf.out" 2>/dev/null)
+  start_job services "$(limit 8 "$cap")" sec_services "$slurm_user_as_given"
   start_job role "$(limit 10 "$cap")" sec_role "$log_file"
   start_job heartbeat "$(limit 6 "$cap")" sec_heartbeat "$state_dir"
   start_job state_save "$(limit 10 "$cap")" sec_state_save "$state_dir" "$slurm_user"
@@ -193,7 +193,10 @@ sec_identity() {
   echo "uid=$(id -u)"
 }
 
-find_pids() { # process name -> pids (pgrep, or /proc when pgrep is missing)
+# --- this node's own slurmctld (the same block in controller_probe.sh, drill_node.sh and
+# restore_node.sh: a test compares them) ---------------------------------------------------
+
+named_pids() { # process name -> the pids of processes of that name (pgrep, or /proc without it)
   if command -v pgrep >/dev/null 2>&1; then
     timeout -k 1 4 pgrep -x "$1"
     return 0
@@ -206,8 +209,44 @@ find_pids() { # process name -> pids (pgrep, or /proc when pgrep is missing)
   return 0
 }
 
-sec_services() {
-  local seconds=$1 daemon state pid facts same own_net own_uts
+# slurm user ("slurm", or "slurm(401)" as `scontrol show config` gives it; may be empty) -> the
+# pids of this node's slurmctld, one a line. Any user can start a process named slurmctld, even
+# from Slurm's own binary, so a name proves nothing. Counted: systemd's main PID of
+# slurmctld.service; else a process running the Slurm binary this node runs (`command -v
+# slurmctld`, or the unit's ExecStart) whose real and effective owner is root or SlurmUser. A
+# zombie has no executable any more: not counted (systemd does not count it either).
+slurmctld_pids() {
+  local user=${1:-} binary unit main="" unit_binary="" uids=" 0 " uid pid exe ids
+  binary=$(command -v slurmctld 2>/dev/null) && binary=$(readlink -f -- "$binary" 2>/dev/null)
+  if command -v systemctl >/dev/null 2>&1; then
+    unit=$(timeout -k 1 4 systemctl show -p MainPID -p ExecStart slurmctld 2>/dev/null)
+    main=$(printf '%s\n' "$unit" | sed -n 's/^MainPID=\([1-9][0-9]*\)$/\1/p' | head -n 1)
+    unit_binary=$(printf '%s\n' "$unit" | sed -n 's/^ExecStart={ path=\([^ ;]*\) ;.*/\1/p' | head -n 1)
+    [ -n "$unit_binary" ] && unit_binary=$(readlink -f -- "$unit_binary" 2>/dev/null)
+  fi
+  uid=${user#*(}
+  uid=${uid%)}
+  [ -n "${user%%(*}" ] && id -u -- "${user%%(*}" >/dev/null 2>&1 && uid=$(id -u -- "${user%%(*}")
+  case "$uid" in '' | *[!0-9]*) ;; *) uids="$uids$uid " ;; esac
+  for pid in $(named_pids slurmctld); do
+    if [ "$pid" = "$main" ]; then
+      echo "$pid"
+      continue
+    fi
+    exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
+    exe=${exe% (deleted)} # its binary replaced since it started (an upgrade): still that path
+    [ -n "$exe" ] && { [ "$exe" = "$binary" ] || [ "$exe" = "$unit_binary" ]; } || continue
+    ids=$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\)[[:space:]]*\([0-9]*\).*/\1 \2/p' "/proc/$pid/status" 2>/dev/null)
+    case "$uids" in *" ${ids% *} "*) ;; *) continue ;; esac
+    case "$uids" in *" ${ids#* } "*) echo "$pid" ;; esac
+  done
+  return 0
+}
+
+# --- end of this node's own slurmctld -------------------------------------------------------
+
+sec_services() { # seconds slurm-user
+  local seconds=$1 slurm_user=$2 daemon state pid pids mine facts same own_net own_uts
   own_net=$(readlink /proc/$$/ns/net 2>/dev/null)
   own_uts=$(readlink /proc/$$/ns/uts 2>/dev/null)
   for daemon in slurmctld slurmdbd; do
@@ -216,7 +255,16 @@ sec_services() {
       state=$(timeout -k 1 "$seconds" systemctl is-active "$daemon" 2>/dev/null | head -n 1)
     fi
     echo "systemctl $daemon ${state:-unavailable}"
-    for pid in $(find_pids "$daemon"); do
+    pids=$(named_pids "$daemon")
+    if [ "$daemon" = slurmctld ]; then
+      # Only the node's own slurmctld is reported; another named so is said, not counted.
+      mine=" $(slurmctld_pids "$slurm_user" | tr '\n' ' ') "
+      for pid in $pids; do
+        case "$mine" in *" $pid "*) ;; *) echo "ignored slurmctld pid=$pid: not the node's Slurm binary run by root or SlurmUser" ;; esac
+      done
+      pids=$mine
+    fi
+    for pid in $pids; do
       [ -r "/proc/$pid/status" ] || continue
       facts=$(sed -n -e 's/^State:[[:space:]]*\([A-Za-z]\).*/state=\1/p' -e 's/^PPid:[[:space:]]*/ppid=/p' \
         -e 's/^Threads:[[:space:]]*/threads=/p' "/proc/$pid/status" 2>/dev/null | tr '\n' ' ')
@@ -278,19 +326,31 @@ sec_dbd_clusters() { timeout -k 2 "$1" sacctmgr -n -P show cluster format=cluste
 # Newer Slurm has `sacctmgr ping`; 22.05 answers "invalid keyword: ping".
 sec_dbd_ping() { timeout -k 2 "$1" sacctmgr -n ping; }
 
-ROLE_LINES='Running as primary controller|slurmctld running in background mode|not responding, BackupController|slurmctld version .* started|Terminate signal'
+# A role, refusal or fatal line is one of slurmctld's own lines whose whole message is that
+# phrase (role_log.py reads the same grammar). Its own lines: the log file's "[<time>] <message>"
+# and the journal's "<time> <host> slurmctld[<pid>]: <message>" (under systemd with -D, its
+# stderr form: "[<time>] <message>" or "slurmctld: <message>"). slurmctld logs users' text inside
+# a message ("_get_job_parts: invalid partition specified: <text>"), never at its start, and
+# writes no carriage return: a line holding one is someone's text. Bracket expressions, not
+# backslashes (awk -v would eat them) nor {n} (mawk 1.3.4 of Ubuntu 22.04 has none).
+LOG_FILE_HEADER='^[[][^]]+[]] '
+LOG_JOURNAL_HEADER='^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9][^ ]* [^ ]+ slurmctld[[][0-9]+[]]: ([[][^]]+[]] |slurmctld: )?'
+ROLE_MESSAGES='^(Running as primary controller|slurmctld running in background mode|error: ControlMachine [^ ]+ not responding, BackupController[0-9]+ [^ ]+ taking over|slurmctld version [0-9][0-9A-Za-z._-]* started on cluster [^ ]+|Terminate signal (SIGINT|SIGTERM|SIGQUIT|[(]SIGINT or SIGTERM[)]) received)$'
 # Slurm 24.11's standby says why it does not take over (src/slurmctld/backup.c).
-REFUSAL_LINES='Not taking control. |Waiting for heartbeat file to exist'
+REFUSAL_MESSAGES='^(error: Not taking control[.] Primary slurmctld is unresponsive, but (heartbeat file could not be read[.] Something is wrong with your StateSaveLocation|is still updating the heartbeat file[.] Check for clock skew|not yet able to determine if primary may actually be running)[.]|warning: Waiting for heartbeat file to exist[.][.][.])$'
 # slurmctld's last words when it exits on an error (25.11: a backup taking over without a state file).
-FATAL_LINES='(^| )fatal: '
+FATAL_MESSAGES='^fatal: '
 
 last_role_lines() { # stdin: log lines, newest first -> up to 8 role lines, plus the refusals
   # (at most 3) and the newest fatal line logged after the newest role line, oldest first.
   # Stops at the 8th role line.
-  awk -v role="$ROLE_LINES" -v refusal="$REFUSAL_LINES" -v fatal="$FATAL_LINES" '
-    $0 ~ role { print; roles++; if (roles >= 8) exit; next }
-    roles == 0 && refusals < 3 && $0 ~ refusal { print; refusals++; next }
-    roles == 0 && fatals < 1 && $0 ~ fatal { print; fatals++ }' | tac
+  awk -v file_header="$LOG_FILE_HEADER" -v journal_header="$LOG_JOURNAL_HEADER" -v role="$ROLE_MESSAGES" \
+    -v refusal="$REFUSAL_MESSAGES" -v fatal="$FATAL_MESSAGES" '
+    index($0, "\r") { next }
+    { if (!match($0, file_header) && !match($0, journal_header)) next; message = substr($0, RLENGTH + 1) }
+    message ~ role { print; roles++; if (roles >= 8) exit; next }
+    roles == 0 && refusals < 3 && message ~ refusal { print; refusals++; next }
+    roles == 0 && fatals < 1 && message ~ fatal { print; fatals++ }' | tac
 }
 
 sec_role() { # the last lines saying which role this node's slurmctld took, and any refusal since

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hyperpod_ha.commands import CommandRunner
+from hyperpod_ha.controllers.models import ClusterControllers
 from hyperpod_ha.lease import Lease
 from hyperpod_ha.request_fields import is_cluster_name
 from hyperpod_ha.restore.errors import InvalidRestoreRequest
@@ -36,6 +37,10 @@ class RestoreContext:
     status: StatusRecords
     notify: Callable[[TopicMessage], str | None]
     start_verification: Callable[[str, str], Mapping[str, Any]]  # (restore execution, reason)
+    # What a step that acts checks at that moment, from AWS rather than from its request: the
+    # cluster's lease as stored, and this cluster's controllers discovered now.
+    lease: Callable[[], Lease | None]
+    controllers: Callable[[], ClusterControllers]
     clock: Callable[[], float] = time.time
     region: str = "us-east-1"
     # reboot-node (RestoreRedundancy=all, and ClusterId for the grant: settings.reboot_refused):

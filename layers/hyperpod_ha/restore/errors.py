@@ -9,5 +9,11 @@ class InvalidRestoreRequest(InputRejected):
     """A restore step's input is not what the state machine sends; the reason is safe to log."""
 
 
+class RestoreStepRefused(InvalidRestoreRequest):
+    """A step that acts (start, reboot) refused at the moment it would act: the request is not
+    this restore's (another cluster, no lease), its node is not a controller discovered now, or
+    a guard or the hourly bound says no. Nothing was acted on; the reason is safe to log."""
+
+
 class RestoreCommandFailed(HyperpodHaError):
     """The restore document could not run on a controller, or its script said it failed."""

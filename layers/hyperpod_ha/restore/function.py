@@ -39,6 +39,8 @@ class RestoreRedundancyFunctionSettings(Settings):
     """RestoreRedundancyFunction's environment."""
 
     cluster: Annotated[str, Text("CLUSTER_NAME")]
+    # The steps that act discover this group's controllers themselves (the template's Globals).
+    controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
     state_table: Annotated[str, Text("STATE_TABLE")]
     # Checked by the transports' registry (runner_for); the plan step refuses a transport that
     # cannot run the restore's Session document.
@@ -65,6 +67,7 @@ class RestoreRedundancyFunction:
         import boto3
 
         from hyperpod_ha import state_table, unreachable_record
+        from hyperpod_ha.controllers.discovery import discover_controllers
         from hyperpod_ha.restore.reboot import reboot_node
         from hyperpod_ha.restore.secret_versions import rollout_in_progress
         from hyperpod_ha.runs.models import Trigger
@@ -72,6 +75,7 @@ class RestoreRedundancyFunction:
         from hyperpod_ha.topic_messages import publish
 
         dynamodb, sns = boto3.client("dynamodb"), boto3.client("sns")
+        sagemaker = cache(lambda: boto3.client("sagemaker"))
         table, cluster = settings.state_table, settings.cluster
         secret = settings.db_secret_arn
         topic = settings.incidents.topic_arn
@@ -108,11 +112,13 @@ class RestoreRedundancyFunction:
                 status=StatusRecords(dynamodb, table),
                 notify=lambda message: publish(sns, topic, message) if topic else None,
                 start_verification=start_verification,
+                lease=lambda: state_table.read_lease(dynamodb, table, cluster),
+                controllers=lambda: discover_controllers(sagemaker(), cluster, settings.controller_group),
                 region=settings.incidents.region,
                 unreachable_since=lambda: unreachable_record.unreachable_since(
                     dynamodb, table, cluster, time.time()
                 ),
-                reboot=lambda node: reboot_node(boto3.client("sagemaker"), cluster, node),
+                reboot=lambda node: reboot_node(sagemaker(), cluster, node),
                 restart_unreachable=lambda node, now: unreachable_record.restart_unreachable(
                     dynamodb, table, cluster, node, now
                 ),

@@ -14,16 +14,18 @@ from typing import Any, Final
 
 from hyperpod_ha.commands import SESSION_MANAGER, CommandError, CommandRequest
 from hyperpod_ha.controllers.maintenance import Maintenance
-from hyperpod_ha.controllers.models import Controller, ControllerReport
+from hyperpod_ha.controllers.models import RUNNING, ClusterControllers, Controller, ControllerReport
+from hyperpod_ha.controllers.targets import discovered_controller
 from hyperpod_ha.lease import Lease, lease_id_for_restore
 from hyperpod_ha.request_fields import text_field
-from hyperpod_ha.restore.context import RestoreContext, request_of
-from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFailed
+from hyperpod_ha.restore.context import RestoreContext, RestoreRequest, request_of
+from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFailed, RestoreStepRefused
+from hyperpod_ha.restore.guards import within_hourly_bound
 from hyperpod_ha.restore.models import ClusterHolds, RestoreAction, RestorePlan
 from hyperpod_ha.restore.node import parse_restore_output
 from hyperpod_ha.restore.planner import RestoreInput, plan_restore
 from hyperpod_ha.restore.record import finish
-from hyperpod_ha.restore.settings import HOUR
+from hyperpod_ha.restore.settings import HOUR, RestoreMode
 from hyperpod_ha.verdict import reports_from_json
 
 # The restore document is a Session document: Run Command would need a Command document.
@@ -99,12 +101,13 @@ def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
 
 
 def _counted(planned: RestorePlan, hour: int, context: RestoreContext) -> RestorePlan:
-    """Each action counted with a conditional write: two restores at once never pass the bound."""
+    """Each action counted with a conditional write: two restores at once never pass the bound.
+    A reboot is counted by the reboot step itself, when it reboots (:func:`reboot`)."""
     taken: list[RestoreAction] = []
     left: list[RestoreAction] = []
     bound = context.settings.max_per_hour
     for action in planned.actions:
-        if not left and context.count_action(hour, bound) is not None:
+        if not left and (action.kind == "reboot-node" or context.count_action(hour, bound) is not None):
             taken.append(action)
         else:
             left.append(action)
@@ -138,9 +141,15 @@ def _with_nodes(planned: RestorePlan, nodes: Mapping[str, dict[str, Any]]) -> di
 
 
 def act(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
-    """Run the restore document on the action's controller."""
+    """Run the restore document on the action's controller: one this cluster's discovery finds
+    now, with the target discovery made, and only for the restore that holds the cluster."""
+    request_of(event, context)
     action = RestoreAction.from_json(event.get("item"))
-    request = CommandRequest(action.target, context.document, context.command_deadline_seconds, {})
+    _holds_the_cluster(event, context)
+    node = discovered_controller(
+        context.controllers(), action.instance_id, action.target, rejected=RestoreStepRefused
+    )
+    request = CommandRequest(node.target, context.document, context.command_deadline_seconds, {})
     try:
         result = context.runner().run(request)
     except CommandError as error:
@@ -153,15 +162,86 @@ def act(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
 
 
 def reboot(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
-    """BatchRebootClusterNodes for the action's one node (a ``reboot-node`` action only)."""
+    """BatchRebootClusterNodes for the action's one node (a ``reboot-node`` action only).
+
+    Everything the plan decided is decided again here, from what this step reads itself (a
+    direct invoke names any node): the restore that holds the cluster, a controller of this
+    cluster discovered now and Running, the plan's guards on the run's reports with the
+    maintenance, roll-out and unreachable record read now, and one more action in the hour."""
+    request = request_of(event, context)
     action = RestoreAction.from_json(event.get("item"))
     if action.kind != "reboot-node" or context.reboot is None or context.settings.cannot_reboot:
         raise InvalidRestoreRequest("reboot takes a reboot-node action, on a stack that may reboot nodes")
-    answer = context.reboot(action.instance_id)
-    now = int(context.clock())
+    if request.mode is not RestoreMode.ALL or request.dry_run:
+        raise RestoreStepRefused("not rebooted: only a restore with mode all, not a dry run, reboots a node")
+    _holds_the_cluster(event, context)
+    found = context.controllers()
+    node = discovered_controller(found, action.instance_id, action.target, rejected=RestoreStepRefused)
+    if node.status != RUNNING:
+        raise RestoreStepRefused(
+            f"not rebooted: {node.instance_id} is {node.status or 'of no status'}, not Running"
+        )
+    now = context.clock()
+    why = _why_not_reboot(action, _own_reports(event, found), found, request, context, now)
+    if why is not None:
+        raise RestoreStepRefused(f"not rebooted: {action.controller} ({action.instance_id}): {why}")
+    bound = context.settings.max_per_hour
+    if context.count_action(int(now) // HOUR, bound) is None:
+        raise RestoreStepRefused(within_hourly_bound(bound, bound) or "restoring stopped")
+    answer = context.reboot(node.instance_id)
+    now = int(now)
     # A node still unreachable after its reboot waits RestoreUnreachableMinutes again, not 0.
     context.restart_unreachable(action.instance_id, now)
     return {**answer, "at": now}
+
+
+def _holds_the_cluster(event: Mapping[str, Any], context: RestoreContext) -> None:
+    """Only the restore execution that holds the cluster's lease acts (no drill, run or other
+    restore holds it meanwhile)."""
+    execution_id = _text(event, "execution_id")
+    lease = context.lease()
+    if lease is None or lease.kind != "restore" or lease.lease_id != lease_id_for_restore(execution_id):
+        raise RestoreStepRefused("not restored: this restore does not hold the cluster's lease")
+
+
+def _own_reports(event: Mapping[str, Any], found: ClusterControllers) -> list[ControllerReport]:
+    """The run's reports, each of a controller discovered now and with its target."""
+    reports = reports_from_json(event.get("reports"))
+    for report in reports:
+        discovered_controller(found, report.instance_id, report.target or None, rejected=RestoreStepRefused)
+    return reports
+
+
+def _why_not_reboot(
+    action: RestoreAction,
+    reports: list[ControllerReport],
+    found: ClusterControllers,
+    request: RestoreRequest,
+    context: RestoreContext,
+    now: float,
+) -> str | None:
+    """The plan made again with what is read now: ``None`` when it reboots that node too."""
+    given = RestoreInput(
+        request.mode,
+        reports,
+        context.document,
+        maintenance=found.maintenance,
+        holds=ClusterHolds(rollout=context.rollout(dt.datetime.fromtimestamp(now, dt.UTC))),
+        max_per_hour=context.settings.max_per_hour,  # used_this_hour 0: the count comes after
+        cluster=context.cluster,
+        now=now,
+        unreachable_since=context.unreachable_since(),
+        unreachable_seconds=context.settings.unreachable_seconds,
+        cannot_reboot=context.settings.reboot_refused(found.cluster_id),
+    )
+    planned = plan_restore(given)
+    same = (action.kind, action.instance_id, action.index)
+    if any((a.kind, a.instance_id, a.index) == same for a in planned.actions):
+        return None
+    if planned.active_controller == action.controller:
+        return "it is the active controller"
+    about = [r for r in planned.reasons if r.startswith(f"{action.controller}:")]
+    return planned.blocked or (about[0] if about else "the plan made now does not reboot it")
 
 
 def check(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:

@@ -18,7 +18,8 @@ runs on the controller.
   :mod:`.slurmdbd_credentials`, the script on the node.
 - :mod:`.function`: RotateDbSecretFunction and its settings, with :mod:`.collaborators`
   (what it calls), :mod:`.rollout_coordination`, :mod:`.controller_order`,
-  :mod:`.rollout_incident` and :mod:`.sdk_logs`.
+  :mod:`.rollout_incident`, :mod:`.lease` (the cluster's lease a roll-out holds) and
+  :mod:`.sdk_logs`.
 
 No password, secret string or password hash ever reaches a log line, an exception, a return
 value or an incident: errors carry reasons that were built to be safe to log.

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from hyperpod_ha.controllers.models import ClusterControllers
     from hyperpod_ha.incidents import Incidents
     from hyperpod_ha.rotation.database import Connector
+    from hyperpod_ha.rotation.lease import RolloutLease
     from hyperpod_ha.status_records import StatusRecords
 
 
@@ -29,3 +30,6 @@ class Collaborators:
     discover: Callable[[str, str], ClusterControllers]  # (cluster, group)
     incidents: Callable[[], Incidents]
     records: Callable[[], StatusRecords | None]
+    lease: Callable[[], RolloutLease]  # the cluster's lease, as a roll-out holds it
+    # (lease id, triggers joined) -> the verification run started (or joined) after a roll-out.
+    verify_after: Callable[[str, int], str]

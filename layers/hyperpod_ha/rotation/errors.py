@@ -20,3 +20,20 @@ class ExternalAccountingDatabase(RotationError):
     def __init__(self, reason: str, *, mode: str) -> None:
         super().__init__(reason)
         self.mode = mode
+
+
+class ClusterHeld(RotationError):
+    """The cluster's lease is held by another: the roll-out (and a rotation's finishSecret, which
+    starts one) does not start. ``holder`` is its kind; ``reason`` is safe to log."""
+
+    def __init__(self, reason: str, *, holder: str) -> None:
+        super().__init__(reason)
+        self.holder = holder
+
+
+class ClusterBusy(ClusterHeld):
+    """A verification run or another roll-out holds the cluster for a few minutes: retried."""
+
+
+class RolloutRefused(ClusterHeld):
+    """A drill or a restore holds the cluster: no roll-out while it acts on the controllers."""

@@ -21,6 +21,9 @@ from hyperpod_ha.json_input import load_json
 AWSCURRENT = "AWSCURRENT"
 AWSPENDING = "AWSPENDING"
 AWSPREVIOUS = "AWSPREVIOUS"
+# This rotation's own stage: on the version whose testSecret passed (one version at a time).
+# finishSecret promotes only a version that carries it, so a direct invoke cannot skip the test.
+TESTED = "HYPERPOD_HA_TESTED"
 
 CLONE_SUFFIX = "_clone"
 # MariaDB 10.6 and later accept 128 characters, older servers 80: the lower bound keeps a

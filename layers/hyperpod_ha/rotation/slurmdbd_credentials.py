@@ -22,9 +22,11 @@ It runs as root with parameters a caller chose, so it only ever writes a file na
 ``slurmdbd.conf`` (and its ``.bak``) and only restarts the ``slurmdbd`` unit; files are created
 with O_EXCL under a random name (mkstemp) and owned through their descriptor (fchown).
 
-Tests and labs replace step 1 with ``SLURMDBD_SECRET_COMMAND``: a command (split like a
-shell would, run without one) that prints the secret's JSON. The process reads the secret
-from that command's stdout pipe only.
+Step 1 has no other source: no variable or argument replaces the call, so nothing in a root
+shell's environment can point the script at a secret of its choosing. The lab and the tests give
+the node a stand-in ``aws`` on its PATH, as a controller has the real one
+(``hyperpod_ha_dev.simulation.node_aws_cli``). The process reads the secret from that command's
+stdout pipe only.
 
 Must run on the python3 of the controllers' images: Ubuntu 20.04's Python 3.8 and later.
 """
@@ -35,14 +37,12 @@ import json
 import os
 import pwd
 import re
-import shlex
 import stat
 import subprocess
 import sys
 import tempfile
 import time
 
-CREDENTIAL_SOURCE_ENV = "SLURMDBD_SECRET_COMMAND"
 SLURM_BIN = "/opt/slurm/bin"  # where HyperPod installs sacctmgr; not on an SSM session's PATH
 SERVICE = "slurmdbd"  # the only unit this script restarts
 CONF_NAME = "slurmdbd.conf"  # the only file name it rewrites (plus its sed leftover below)
@@ -72,26 +72,23 @@ def _progress(message: str) -> None:
 
 
 def fetch_secret(secret_id: str) -> str:
-    override = os.environ.get(CREDENTIAL_SOURCE_ENV)
-    if override:
-        argv = shlex.split(override)
-    else:
-        argv = [
-            "aws",
-            "secretsmanager",
-            "get-secret-value",
-            "--secret-id",
-            secret_id,
-            "--version-stage",
-            "AWSCURRENT",
-            "--query",
-            "SecretString",
-            "--output",
-            "text",
-        ]
-        region = _ARN_REGION.match(secret_id)
-        if region:
-            argv += ["--region", region.group(1)]
+    """AWSCURRENT of ``secret_id``, as the node's instance role reads it (the AWS CLI)."""
+    argv = [
+        "aws",
+        "secretsmanager",
+        "get-secret-value",
+        "--secret-id",
+        secret_id,
+        "--version-stage",
+        "AWSCURRENT",
+        "--query",
+        "SecretString",
+        "--output",
+        "text",
+    ]
+    region = _ARN_REGION.match(secret_id)
+    if region:
+        argv += ["--region", region.group(1)]
     try:
         completed = subprocess.run(argv, capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:

@@ -84,7 +84,10 @@ class Rotation:
         return set_secret(self._versions, self._connect, self._settings, arn, token, stages)
 
     def test_secret(self, arn: str, token: str, stages: Stages) -> str:
-        return test_secret(self._versions, self._connect, self._settings, arn, token)
+        outcome = test_secret(self._versions, self._connect, self._settings, arn, token)
+        # Recorded on the version only once it passed: finishSecret asks for it.
+        self._versions.mark_tested(arn, token, stages)
+        return outcome
 
     def finish_secret(self, arn: str, token: str, stages: Stages) -> str:
         return finish_secret(self._versions, arn, token, stages)

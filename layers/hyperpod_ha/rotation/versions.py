@@ -14,6 +14,7 @@ from hyperpod_ha.rotation.secret import (
     AWSPENDING,
     EXCLUDED_CHARACTERS,
     PASSWORD_LENGTH,
+    TESTED,
     DbSecret,
     check_password_alphabet,
     parse_secret,
@@ -77,6 +78,20 @@ class SecretVersions:
         self._secrets.update_secret_version_stage(
             SecretId=arn, VersionStage=AWSPENDING, RemoveFromVersionId=token
         )
+
+    def mark_tested(self, arn: str, token: str, stages: Stages) -> None:
+        """Put :data:`TESTED` on the token's version (taken off the version that had it)."""
+        if TESTED in stages.get(token, []):
+            return
+        holder = next((version for version, labels in stages.items() if TESTED in labels), None)
+        if holder is None:
+            self._secrets.update_secret_version_stage(
+                SecretId=arn, VersionStage=TESTED, MoveToVersionId=token
+            )
+        else:
+            self._secrets.update_secret_version_stage(
+                SecretId=arn, VersionStage=TESTED, MoveToVersionId=token, RemoveFromVersionId=holder
+            )
 
     def new_password(self) -> str:
         password = self._secrets.get_random_password(

@@ -1,10 +1,11 @@
-"""A verification run that ended without finishing its own workflow: stopped by hand
-(ABORTED), out of time (TIMED_OUT), or FAILED from an error no Catch handled. Its clean-up
-never ran, so nobody released the cluster's lease or told anyone: this does both, from Step
-Functions' status-change event.
+"""A verification run, drill or restore of redundancy that ended without finishing its own
+workflow: stopped by hand (ABORTED), out of time (TIMED_OUT), or FAILED from an error no Catch
+handled. Its clean-up never ran, so nobody released the cluster's lease (or, for a run or a
+drill, told anyone): this does it, from Step Functions' status-change event.
 
 A run that fails with a verdict (DOWN, SPLIT_BRAIN, ...) released its lease and opened its
-incident itself: its FAILED event finds the lease gone and is left alone."""
+incident itself: its FAILED event finds the lease gone and is left alone. So does a restore
+whose failed step was caught (it releases the cluster before it fails)."""
 
 from __future__ import annotations
 
@@ -100,8 +101,13 @@ def needs_release_check(run: AbandonedRun) -> bool:
 
 def is_drill(run: AbandonedRun, drill_state_machine_arn: str) -> bool:
     """Whether the run is an execution of the drill state machine (its ARN's prefix)."""
-    drills = drill_state_machine_arn.strip()
-    return bool(drills) and run.execution_arn.startswith(execution_prefix(drills))
+    return is_execution_of(run, drill_state_machine_arn)
+
+
+def is_execution_of(run: AbandonedRun, state_machine_arn: str) -> bool:
+    """Whether the run is an execution of ``state_machine_arn`` (its ARN's prefix)."""
+    machine = state_machine_arn.strip()
+    return bool(machine) and run.execution_arn.startswith(execution_prefix(machine))
 
 
 def incident_reasons(run: AbandonedRun, *, drill: bool) -> tuple[str, tuple[str, ...]]:

@@ -1,5 +1,6 @@
 """AbandonedRunFunction and its settings: a run or drill that ended without finishing its
-workflow gets its lease released and its incident opened."""
+workflow gets its lease released and its incident opened; a restore of redundancy gets its lease
+released (the restore's executions alarms tell people, and the next check finds what it left)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from hyperpod_ha.environment import Settings, Text
 from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest
-from hyperpod_ha.lease import lease_id_for_drill
+from hyperpod_ha.lease import lease_id_for_drill, lease_id_for_restore
 from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.abandoned import (
+    AbandonedRun,
     AbandonedRunRejected,
     incident_reasons,
     is_drill,
+    is_execution_of,
     needs_release_check,
     parse_abandoned_run,
 )
@@ -31,6 +34,8 @@ class AbandonedRunFunctionSettings(Settings):
 
     verification: VerificationRunsSettings
     drill_state_machine_arn: Annotated[str, Text("DRILL_STATE_MACHINE_ARN", "")]
+    # A restore holds the cluster's lease too (kind restore, its id from the execution's ARN).
+    restore_state_machine_arn: Annotated[str, Text("RESTORE_STATE_MACHINE_ARN", "")]
     incidents: IncidentSettings
     # Only this cluster's runs are released (the template's Globals set it).
     cluster: Annotated[str, Text("CLUSTER_NAME")]
@@ -38,11 +43,17 @@ class AbandonedRunFunctionSettings(Settings):
 
 class AbandonedRunFunction:
     def __init__(
-        self, runs: VerificationRuns, incidents: Incidents, drill_state_machine_arn: str, cluster: str
+        self,
+        runs: VerificationRuns,
+        incidents: Incidents,
+        drill_state_machine_arn: str,
+        cluster: str,
+        restore_state_machine_arn: str = "",
     ) -> None:
         self._runs = runs
         self._incidents = incidents
         self._drill_state_machine_arn = drill_state_machine_arn
+        self._restore_state_machine_arn = restore_state_machine_arn
         self._cluster = cluster
 
     @classmethod
@@ -53,18 +64,27 @@ class AbandonedRunFunction:
             incidents,
             settings.drill_state_machine_arn,
             settings.cluster,
+            settings.restore_state_machine_arn,
         )
 
     def handle(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         try:
             run = parse_abandoned_run(
-                event, (self._runs.state_machine_arn, self._drill_state_machine_arn), self._cluster
+                event,
+                (
+                    self._runs.state_machine_arn,
+                    self._drill_state_machine_arn,
+                    self._restore_state_machine_arn,
+                ),
+                self._cluster,
             )
         except AbandonedRunRejected as error:
             # The rule only sends these; anything else is logged and dropped, never retried.
             event_id = event.get("id") if isinstance(event, Mapping) else None
             logger.warning("event ignored", extra={"event_id": str(event_id)[:256], "reason": str(error)})
             return {"outcome": "ignored", "reason": str(error)}
+        if is_execution_of(run, self._restore_state_machine_arn):
+            return self._restore_ended(run)
         drill = is_drill(run, self._drill_state_machine_arn)
         # A drill's lease id comes from its execution, not from its input.
         lease_id = lease_id_for_drill(run.execution_arn) if drill else run.lease_id
@@ -89,3 +109,18 @@ class AbandonedRunFunction:
             extra={"execution_arn": run.execution_arn, "status": run.status, "lease_released": released},
         )
         return {"outcome": "handled", "lease_released": released, "ops_item_id": opened.ops_item_id}
+
+    def _restore_ended(self, run: AbandonedRun) -> dict[str, Any]:
+        """Free the cluster of a restore that ended holding it, only while that execution holds
+        it (conditional on its lease id): a run, drill or restore since is never released. No
+        incident: the restore's executions alarm tells people, and the next check (a trigger,
+        the watchdog) finds the controllers as the restore left them."""
+        released = self._runs.release(run.cluster, lease_id_for_restore(run.execution_arn))
+        if not released:
+            logger.info("ended restore held no lease", extra={"execution_arn": run.execution_arn})
+            return {"outcome": "ignored", "reason": "the restore held the cluster's lease no more"}
+        logger.warning(
+            "abandoned restore's lease released",
+            extra={"execution_arn": run.execution_arn, "status": run.status},
+        )
+        return {"outcome": "released", "lease_released": True}

@@ -191,17 +191,18 @@ def _next_line(text: str, line_end: int) -> int:
 
 
 def _body(text: str, start: int, end: int) -> tuple[str, bool]:
-    """A section's text (lines split at ``\n``, ``\r\n`` or ``\r``, their trailing blanks
-    removed), at most :data:`MAX_SECTION_CHARS`; and whether it was cut (at a line's end, when
-    it has one). Only the cut text is normalised."""
+    """A section's text (lines split at ``\n`` or ``\r\n``, their trailing blanks removed), at
+    most :data:`MAX_SECTION_CHARS`; and whether it was cut (at a line's end, when it has one).
+    Only the cut text is normalised. A lone ``\r`` inside a line is the line's text: a log line
+    holding one is not split into two (a user's text must not start a line of its own)."""
     body = text[start:end] if start < end else ""
     body = body[:-2] if body.endswith("\r\n") else body[:-1] if body.endswith(("\n", "\r")) else body
     cut = len(body) > MAX_SECTION_CHARS
     if cut:
         body = body[:MAX_SECTION_CHARS]
-        last_break = max(body.rfind("\n"), body.rfind("\r"))
+        last_break = body.rfind("\n")
         body = body[:last_break] if last_break > 0 else body
-    lines = body.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = body.replace("\r\n", "\n").split("\n")
     return ("\n".join(line.rstrip() for line in lines) if body else ""), cut
 
 

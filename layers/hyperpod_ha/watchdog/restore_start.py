@@ -48,9 +48,12 @@ def decision(plan: RestorePlan) -> RestoreDecision:
 
 
 def holds(lease: Lease | None, now: float) -> ClusterHolds:
-    """A live drill or restore holds the cluster; a run holding it is joined, as by any trigger."""
+    """A live drill, restore or roll-out holds the cluster; a run holding it is joined, as by any
+    trigger."""
     if lease is None or lease.kind == "run" or lease.expired(now):
         return ClusterHolds()
+    if lease.kind == "rollout":  # however it was started: a rotation's or an operator's
+        return ClusterHolds(holder=f"a roll-out of the database secret (invocation {lease.execution_name})")
     return ClusterHolds(holder=f"{lease.kind} {lease.execution_arn or lease.execution_name}")
 
 

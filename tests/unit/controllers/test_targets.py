@@ -6,8 +6,9 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from hyperpod_ha.controllers.models import Controller
-from hyperpod_ha.controllers.targets import ForeignControllerRejected, OwnControllers
+from hyperpod_ha.controllers.models import ClusterControllers, Controller
+from hyperpod_ha.controllers.targets import ForeignControllerRejected, OwnControllers, discovered_controller
+from hyperpod_ha.errors import InputRejected
 from tests.unit.controllers.cases.probe_outputs import CONTROLLER_JSON
 
 OWN_ID = "hplab0000001"  # the id in CONTROLLER_JSON's target
@@ -72,3 +73,44 @@ def test_without_session_manager_the_form_is_checked_without_a_lookup() -> None:
         own.check(node(target="sagemaker-cluster:x_controller-machine-i-0ffffffffffffffff"))
     with pytest.raises(ForeignControllerRejected, match="controller group"):
         own.check(node(group="other"))
+
+
+# --- issue 35: the steps that act take their node from their own discovery -----------------
+
+
+def found(*controllers: Controller) -> ClusterControllers:
+    return ClusterControllers("lab", CLUSTER_ARN, OWN_ID, "InService", controllers)
+
+
+def test_a_discovered_controller_is_taken_as_discovery_found_it() -> None:
+    own = node()
+    assert discovered_controller(found(own), own.instance_id) is own
+    assert discovered_controller(found(own), own.instance_id, own.target) is own
+
+
+@pytest.mark.parametrize(
+    ("instance_id", "target", "reason"),
+    [
+        ("i-0f0f0f0f0f0f00001", None, "is not a controller of this stack's cluster"),
+        (None, "sagemaker-cluster:othercluster_controller-machine-{}", "not the one discovery found"),
+        (None, "{}", "not the one discovery found"),
+    ],
+    ids=["a worker", "another cluster's target", "a bare instance id"],
+)
+def test_any_other_node_or_target_is_refused_with_the_type_asked_for(
+    instance_id: str | None, target: str | None, reason: str
+) -> None:
+    own = node()
+
+    class Refused(InputRejected):
+        pass
+
+    with pytest.raises(Refused, match=reason):
+        discovered_controller(
+            found(own),
+            instance_id or own.instance_id,
+            target.format(own.instance_id) if target else None,
+            rejected=Refused,
+        )
+    with pytest.raises(ForeignControllerRejected):
+        discovered_controller(found(), own.instance_id)

@@ -15,8 +15,9 @@ def node(tmp_path: Path) -> Path:
     bin_dir.mkdir()
     scripts = {
         "scontrol": 'echo "scontrol $*" >> "$LOG"; exit "${SCONTROL_RC:-0}"',
-        "systemctl": 'echo "systemctl $*" >> "$LOG"',
-        "pgrep": "exit 1",
+        # `systemctl show`: no unit says which slurmctld the node runs (its PATH's does).
+        "systemctl": '[ "$1" = show ] && exit 0; echo "systemctl $*" >> "$LOG"',
+        "pgrep": '[ -n "${PIDS:-}" ] && echo "$PIDS" | tr , "\\n" || exit 1',
         "squeue": 'echo "squeue $*" >> "$LOG"; printf "4 RUNNING\\n5 PENDING\\n"',
         "sacct": 'echo "sacct $*" >> "$LOG"; echo "3|COMPLETED|0:0"',
         "sbatch": 'echo "sbatch $*" >> "$LOG"; echo "101;cluster"',

@@ -8,6 +8,8 @@ from hyperpod_ha.drill.function import FailoverDrillFunctionSettings
 from hyperpod_ha.errors import ConfigurationError
 
 ENVIRONMENT = {
+    "CLUSTER_NAME": "ml-cluster",
+    "CONTROLLER_GROUP": "controller-machine",
     "STATE_TABLE": "state",
     "NOTIFICATION_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:topic",
     "INCIDENT_RESPONSE_PLAN_ARN": "",
@@ -28,12 +30,23 @@ def test_the_template_s_environment() -> None:
         settings.jobs_document,
         settings.accounting_document,
     ) == ("state", "takeover-doc", "jobs-doc", "accounting-doc")
+    assert (settings.cluster, settings.controller_group) == ("ml-cluster", "controller-machine")
     assert (settings.command_deadline_seconds, settings.lease_seconds) == (60.0, 3600)
     assert settings.incidents.topic_arn == "arn:aws:sns:us-east-1:123456789012:topic"
     assert (settings.incidents.region, settings.incidents.response_plan_arn) == ("eu-west-1", None)
 
 
-@pytest.mark.parametrize("name", ["STATE_TABLE", "TAKEOVER_DOCUMENT", "JOBS_DOCUMENT", "ACCOUNTING_DOCUMENT"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "CLUSTER_NAME",
+        "CONTROLLER_GROUP",
+        "STATE_TABLE",
+        "TAKEOVER_DOCUMENT",
+        "JOBS_DOCUMENT",
+        "ACCOUNTING_DOCUMENT",
+    ],
+)
 def test_a_missing_variable_is_named(name: str) -> None:
     with pytest.raises(ConfigurationError, match=f"{name} is not set"):
         FailoverDrillFunctionSettings.from_environment({**ENVIRONMENT, name: ""})
@@ -45,6 +58,7 @@ def test_a_missing_variable_is_named(name: str) -> None:
         ("DRILL_COMMAND_DEADLINE_SECONDS", "soon", "is not an integer"),
         ("DRILL_COMMAND_DEADLINE_SECONDS", "0", "must be at least 1"),
         ("LEASE_SECONDS", "1h", "is not an integer"),
+        ("CLUSTER_NAME", "ml cluster", "is not a HyperPod cluster name"),
     ],
 )
 def test_a_malformed_variable_is_named(name: str, value: str, reason: str) -> None:

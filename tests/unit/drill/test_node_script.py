@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shlex
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from hyperpod_ha.drill.node import jobs_parameters, parse_node_output, takeover_
 from hyperpod_ha_dev.cfn import load_template, with_mappings
 from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
 from tests.conftest import ROOT
+from tests.fakes.slurmctld_processes import AS_ROOT, OTHER_USER, SlurmctldProcesses
 
 TEMPLATE = load_template(ROOT / "template.yaml")
 
@@ -57,6 +59,54 @@ def test_hand_back_starts_the_stopped_primary(node: Path) -> None:
     out, calls = run(node, "FailoverDrillTakeoverDocument", takeover_parameters(0))
     assert calls == ["systemctl start slurmctld"]
     assert parse_node_output(out).values["slurmctld"] == "stopped"
+
+
+@pytest.fixture
+def processes() -> Iterator[SlurmctldProcesses]:
+    with SlurmctldProcesses.made() as made:
+        yield made
+
+
+def _with_slurm(node: Path, processes: SlurmctldProcesses) -> str:
+    """The PATH of a node whose Slurm binary is ``processes.node_binary``."""
+    return f"{node / 'bin'}:{processes.node_binary.parent}:/usr/bin:/bin"
+
+
+def test_hand_back_asks_for_control_from_the_nodes_running_slurmctld(
+    node: Path, processes: SlurmctldProcesses
+) -> None:
+    pid = processes.start()
+    out, calls = run(
+        node,
+        "FailoverDrillTakeoverDocument",
+        takeover_parameters(0),
+        PIDS=str(pid),
+        PATH=_with_slurm(node, processes),
+    )
+    assert parse_node_output(out).values["slurmctld"] == "running"
+    assert calls == ["scontrol show config", "scontrol takeover 0"]
+
+
+@pytest.mark.parametrize("impostor", ["another binary", "another user"])
+def test_hand_back_starts_slurmctld_beside_a_process_that_is_only_named_so(
+    node: Path, processes: SlurmctldProcesses, impostor: str
+) -> None:
+    # Issue 35, finding 5: the hand-back ran `scontrol takeover 0` and the primary stayed down.
+    if impostor == "another user" and not AS_ROOT:
+        pytest.skip("starting a process as another user needs root")
+    if impostor == "another binary":
+        pid = processes.start(processes.binary("elsewhere"))
+    else:
+        pid = processes.start(user=OTHER_USER)
+    out, calls = run(
+        node,
+        "FailoverDrillTakeoverDocument",
+        takeover_parameters(0),
+        PIDS=str(pid),
+        PATH=_with_slurm(node, processes),
+    )
+    assert parse_node_output(out).values["slurmctld"] == "stopped"
+    assert calls == ["scontrol show config", "systemctl start slurmctld"]
 
 
 def test_list_gives_squeue_states_and_sacct_for_jobs_no_longer_queued(node: Path) -> None:

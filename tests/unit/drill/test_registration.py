@@ -10,9 +10,11 @@ from typing import Any, cast
 import pytest
 
 from hyperpod_ha.drill import rules, steps
+from hyperpod_ha.drill.lease import DrillLease
 from hyperpod_ha.drill.node import NodeOutput, parse_node_output
 from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
 from hyperpod_ha.drill.summary import summary
+from tests.unit.drill.cases.own_cluster import EXECUTION, HeldBy, discovered
 from tests.unit.drill.test_node_script import run
 from tests.unit.drill.test_rules import CTL1, CTL2
 
@@ -108,9 +110,11 @@ class Commands:
 
 def register_step(phase_name: str, answer: NodeOutput | Exception) -> tuple[dict[str, Any], Commands]:
     commands = Commands(answer)
-    unused: Any = None  # the register step reads no lease, record, status or incident
+    unused: Any = None  # the register step reads no record, status or incident
     context = steps.DrillContext(
-        lease=unused,
+        cluster="c",
+        controllers=lambda: discovered(CTL1, CTL2),
+        lease=cast(DrillLease, HeldBy(EXECUTION)),
         commands=lambda: cast(NodeCommands, commands),
         records=unused,
         status=unused,
@@ -121,7 +125,13 @@ def register_step(phase_name: str, answer: NodeOutput | Exception) -> tuple[dict
     target = CTL2 if phase_name == "takeover" else CTL1
     phase = {**rules.new_phase(phase_name, target, 10.0, 10), "next": "register"}
     plan = {"primary": CTL1.to_json(), "target": CTL2.to_json()}
-    event = {"action": "register", "phase": phase, "plan": plan}
+    event = {
+        "action": "register",
+        "phase": phase,
+        "plan": plan,
+        "request": {"cluster": "c"},
+        "execution_id": EXECUTION,
+    }
     return steps.run_step(event, context), commands
 
 

@@ -13,6 +13,7 @@ from hyperpod_ha.controllers.models import ControllerReport, NodeEvidence, Repor
 from hyperpod_ha.drill import rules
 from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRequest
 from hyperpod_ha.drill.node import NodeOutput, NodeOutputRejected, parse_node_output
+from hyperpod_ha.verdict import evaluate
 
 CTL1 = ControllerRef(0, "ctl1", "i-1", "sagemaker-cluster:abc_controller-machine-i-1", "ctl1", "10.0.0.1")
 CTL2 = ControllerRef(1, "ctl2", "i-2", "sagemaker-cluster:abc_controller-machine-i-2", "ctl2", "10.0.0.2")
@@ -30,7 +31,14 @@ def report(ref: ControllerRef) -> ControllerReport:
     )
 
 
-HEALTHY = {"verdict": "HEALTHY", "active_controller": "ctl1", "reasons": ["ctl1 is active"]}
+HEALTHY = {
+    "verdict": "HEALTHY",
+    "active_controller": "ctl1",
+    "reasons": ["ctl1 is active"],
+    "redundancy": "full",
+    "standbys": ["ctl2", "ctl3"],
+    "not_ready": {},
+}
 REPORTS = [report(CTL2), report(CTL1), report(CTL3)]
 
 
@@ -71,6 +79,62 @@ def test_the_primary_or_an_unknown_host_is_refused() -> None:
 
 def test_no_backup_checked_is_refused() -> None:
     assert rules.plan_drill(DrillRequest("c"), HEALTHY, [report(CTL1)]).refused is not None
+
+
+# --- issue 35, finding 10: a drill starts only toward a ready standby, with redundancy full ---
+
+
+def test_a_healthy_cluster_whose_standby_is_dead_is_refused_naming_it() -> None:
+    # The lab's case: ctl2's slurmctld killed, ctl1 serves: HEALTHY, redundancy none. The
+    # verdict is the one every check computes (evaluate), from the probes' reports.
+    from tests.unit.verdict.cases.verdict_probes import Probe
+
+    reports = [
+        Probe(ping="Slurmctld(primary) at ctl1 is UP\nSlurmctld(backup) at ctl2 is DOWN").report(),
+        Probe(name="ctl2", slurmctld=None, log="slurmctld_log_ctl2_standby.txt").report(),
+    ]
+    verdict = evaluate(reports).to_json()
+    assert (verdict["verdict"], verdict["redundancy"], verdict["standbys"]) == ("HEALTHY", "none", [])
+    plan = rules.plan_drill(DrillRequest("c"), verdict, reports)
+    assert plan.refused == (
+        "the target ctl2 is not a ready standby (slurmctld not running): a takeover to it would fail "
+        "(redundancy none); restore it first"
+    )
+    assert plan.target is None
+
+
+def test_a_target_not_ready_is_refused_with_why() -> None:
+    verdict = {
+        **HEALTHY,
+        "redundancy": "reduced",
+        "standbys": ["ctl3"],
+        "not_ready": {"ctl2": "cannot read the heartbeat"},
+    }
+    plan = rules.plan_drill(DrillRequest("c"), verdict, REPORTS)
+    assert plan.refused is not None
+    assert plan.refused.startswith("the target ctl2 is not a ready standby (cannot read the heartbeat)")
+
+
+def test_a_ready_target_beside_a_standby_not_ready_is_refused_naming_that_one() -> None:
+    # Three controllers: ctl2 ready, ctl3 not. After the takeover ctl1 is down and ctl3 not
+    # ready: the drill itself would leave the cluster with no standby.
+    verdict = {
+        **HEALTHY,
+        "redundancy": "reduced",
+        "standbys": ["ctl2"],
+        "not_ready": {"ctl3": "slurmctld not running"},
+    }
+    plan = rules.plan_drill(DrillRequest("c"), verdict, REPORTS)
+    assert plan.refused == (
+        "redundancy is reduced, not full: ctl3: slurmctld not running; "
+        "after the takeover no standby would be ready"
+    )
+
+
+@pytest.mark.parametrize("missing", ["redundancy", "standbys"])
+def test_a_check_that_says_nothing_of_redundancy_is_refused(missing: str) -> None:
+    verdict = {k: v for k, v in HEALTHY.items() if k != missing}
+    assert rules.plan_drill(DrillRequest("c"), verdict, REPORTS).refused is not None
 
 
 def test_measure_records_active_and_verified_seconds_once() -> None:
@@ -238,3 +302,14 @@ def test_measure_carries_what_is_left_after_the_change_of_control() -> None:
     }
     measured = rules.measure(phase, verdict, now=2.0)
     assert (measured["redundancy"], measured["standbys"]) == ("reduced", ["ctl3"])
+
+
+def test_the_report_says_what_the_last_check_left_even_when_refused() -> None:
+    from hyperpod_ha.drill.report import build_report
+
+    refused = {"request": {"cluster": "c"}, "plan": {"refused": "x"}, "check_redundancy": "none"}
+    report = build_report({**refused, "check_standbys": []}, "refused", ["x"], True, 0, "e")
+    assert (report["redundancy"], report["standbys"]) == ("none", [])
+    after = {**refused, "takeover": {"redundancy": "reduced", "standbys": ["ctl3"]}}
+    report = build_report(after, "completed", [], True, 0, "e")
+    assert (report["redundancy"], report["standbys"]) == ("reduced", ["ctl3"])

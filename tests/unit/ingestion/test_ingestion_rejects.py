@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -11,7 +12,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from hyperpod_ha.ingestion.dead_letter_body import MAX_KEPT_BYTES, SQS_MAX_BODY_BYTES, rejected_body
+from hyperpod_ha.ingestion import dead_letter_body
+from hyperpod_ha.ingestion.dead_letter_body import (
+    EXCERPT_CHARS,
+    MAX_KEPT_BYTES,
+    MAX_REASON_CHARS,
+    SQS_MAX_BODY_BYTES,
+    rejected_body,
+)
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 
 MIB = 1024 * 1024
@@ -67,7 +75,7 @@ def test_a_small_input_is_kept_whole_and_a_big_one_as_a_prefix_with_its_size() -
     kept = fits(rejected_body("sns", "m-1", "r", {"Message": '"' * MIB, "Subject": "s"}))
     assert kept["input_truncated"] is True
     assert set(kept["input"]["Message"]) == {'"'}
-    assert len(kept["input"]["Message"]) > MAX_KEPT_BYTES // 3
+    assert EXCERPT_CHARS // 3 < len(kept["input"]["Message"]) <= EXCERPT_CHARS // 2  # '"' is 2 in JSON
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -94,3 +102,71 @@ def test_keeping_an_adversarial_input_sends_one_message_and_does_not_raise(name:
         (message,) = sqs.receive_message(QueueUrl=url, MessageAttributeNames=["All"])["Messages"]
         fits(message["Body"])
         assert message["MessageAttributes"]["source"]["StringValue"] == "sns"
+
+
+# --- cut before redacted (issue 35, finding 8) ------------------------------------------------
+
+
+def _texts(value: Any) -> Iterator[str]:
+    """Every text of a JSON-like value: its strings and its keys."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _texts(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _texts(item)
+    elif isinstance(value, str):
+        yield value
+
+
+# Each as big as a source could send and more (SNS and EventBridge allow 256 KiB), each full of
+# what the redaction works hardest on: short "key=" pairs took 117 ms when redacted whole.
+HARD_TO_REDACT = {
+    **ADVERSARIAL,
+    "key-pairs": {"Message": "k=v " * (MIB // 4)},
+    "secret-pairs": {"Message": "password=x " * (MIB // 11)},
+    "flags": {"Message": " -px" * (MIB // 4)},
+    "many-secret-keys": {f"password{i}": "x" for i in range(100_000)},
+    "many-texts": ["a=b " * 8] * 50_000,
+}
+
+
+@pytest.mark.parametrize("name", list(HARD_TO_REDACT))
+def test_the_input_is_cut_before_the_redaction_sees_it(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[int] = []
+
+    def measured(value: Any) -> Any:
+        seen.append(sum(len(text) for text in _texts(value)))
+        return redact(value)
+
+    redact = dead_letter_body.redact
+    monkeypatch.setattr(dead_letter_body, "redact", measured)
+    huge_reason = "reason " * MIB
+    fits(rejected_body("sns", "i" * MIB, huge_reason, HARD_TO_REDACT[name]))
+
+    head, excerpt = seen
+    assert head <= 64 + 256 + MAX_REASON_CHARS
+    # 8 KiB of the worst text redacts in about 15 ms here (`make bench`'s hostile input: every
+    # reject under 50 ms); the whole 190 KB excerpt of before took 117 ms and more.
+    assert excerpt <= EXCERPT_CHARS <= 8 * 1024
+
+
+def test_the_reason_is_cut_before_it_is_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hyperpod_ha.ingestion import rejected_inputs
+
+    seen: list[int] = []
+
+    def measured(text: str) -> str:
+        seen.append(len(text))
+        return scrub_text(text)
+
+    scrub_text = rejected_inputs.scrub_text
+    monkeypatch.setattr(rejected_inputs, "scrub_text", measured)
+
+    class Sqs:
+        def send_message(self, **_: Any) -> dict[str, Any]:
+            return {}
+
+    RejectedInputs(Sqs(), "q").keep("sns", "m-1", "k=v " * MIB, {"Message": "x"})  # type: ignore[arg-type]
+    assert seen == [MAX_REASON_CHARS]

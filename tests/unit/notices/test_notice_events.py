@@ -113,7 +113,10 @@ def test_an_alarm_back_to_ok_resolves_with_the_same_severity() -> None:
             "NodeEventFunction, its log: `aws logs tail /aws/lambda/hyperpod-ha-NodeEventFunction",
         ),
         ("WatchdogDeadLetterQueueAlarm", "the messages in WatchdogDeadLetterQueue"),
-        ("VerificationExecutionsFailedAlarm", "the failed or timed-out executions of the state machine"),
+        (
+            "VerificationExecutionsFailedAlarm",
+            "the failed, timed-out or stopped executions of the state machine",
+        ),
         ("NoStandbyReadyAlarm", "the redundancy-lost incident and `hyperpod-ha status`"),
     ],
 )

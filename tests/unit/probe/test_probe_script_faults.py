@@ -76,8 +76,10 @@ def test_role_from_the_journal_when_there_is_no_log_file(controller: ProbeHost) 
 def test_without_pgrep_and_systemctl_the_probe_reads_proc(controller: ProbeHost) -> None:
     del controller.commands["pgrep"]
     del controller.commands["systemctl"]
-    # A process whose name is slurmctld (a copy of sleep), found by scanning /proc.
-    daemon_binary = controller.root / "slurmctld"
+    # A process whose name is slurmctld, found by scanning /proc; the node's Slurm binary (a copy
+    # of sleep) is the slurmctld on its PATH, as without systemd nothing else names it.
+    controller.bin.mkdir()
+    daemon_binary = controller.bin / "slurmctld"
     shutil.copy(shutil.which("sleep") or "/bin/sleep", daemon_binary)
     daemon = subprocess.Popen([str(daemon_binary), "30"])
     try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import signal
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from hyperpod_ha.restore.node import parse_restore_output
 from hyperpod_ha_dev.cfn import load_template, with_mappings
 from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
 from tests.conftest import ROOT
+from tests.fakes.slurmctld_processes import AS_ROOT, OTHER_USER, SlurmctldProcesses
 
 TEMPLATE = load_template(ROOT / "template.yaml")
 DOCUMENT = "RestoreSlurmctldDocument"
@@ -42,8 +42,9 @@ def node(tmp_path: Path) -> Path:
     scripts = {
         "hostname": "echo ctl2",
         "pgrep": '[ -n "${PID:-}" ] && echo "$PID" || exit 1',
-        # A (re)started slurmctld answers ping from then on.
-        "systemctl": 'echo "systemctl $*" >> "$LOG"; touch "$LOG.started"',
+        # A (re)started slurmctld answers ping from then on. `systemctl show`: no unit says
+        # which slurmctld the node runs (its PATH's does).
+        "systemctl": '[ "$1" = show ] && exit 0; echo "systemctl $*" >> "$LOG"; touch "$LOG.started"',
         "scontrol": (
             'echo "scontrol $*" >> "$LOG"\n'
             'own=${PING:-UP}; [ -e "$LOG.started" ] && own=UP\n'
@@ -63,30 +64,32 @@ def node(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.fixture
+def processes() -> Iterator[SlurmctldProcesses]:
+    """Processes named slurmctld; the node's Slurm binary is on the script's PATH (``run``)."""
+    with SlurmctldProcesses.made() as made:
+        yield made
+
+
 def run(node: Path, parameters: dict[str, list[str]] | None = None, **env: str) -> tuple[str, list[str]]:
     line = agent_command_line(CommandRequest("target", DOCUMENT, 30, parameters or {}), TemplateDocuments())
+    slurm = env.pop("SLURM_SBIN", "/nonexistent")
     done = subprocess.run(
         shlex.split(line),
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
-        env={"PATH": f"{node / 'bin'}:/usr/bin:/bin", "LOG": str(node / "calls.log"), **env},
+        env={"PATH": f"{node / 'bin'}:{slurm}:/usr/bin:/bin", "LOG": str(node / "calls.log"), **env},
     )
     log = node / "calls.log"
     return done.stdout, log.read_text().splitlines() if log.exists() else []
 
 
-@pytest.fixture
-def stopped_process() -> Iterator[int]:
-    """A real process in state T (SIGSTOP), as a stopped slurmctld is."""
-    process = subprocess.Popen(["sleep", "60"])
-    process.send_signal(signal.SIGSTOP)
-    try:
-        yield process.pid
-    finally:
-        process.kill()
-        process.wait()
+def slurmctld(processes: SlurmctldProcesses, *, stopped: bool = False) -> dict[str, str]:
+    """The environment of a node whose own slurmctld runs (stopped: in state T, SIGSTOP)."""
+    pid = processes.start(stopped=stopped)
+    return {"PID": str(pid), "SLURM_SBIN": str(processes.node_binary.parent)}
 
 
 def test_a_slurmctld_not_running_is_started(node: Path) -> None:
@@ -101,36 +104,56 @@ def test_a_slurmctld_not_running_is_started(node: Path) -> None:
     assert "systemctl start slurmctld" in calls
 
 
-def test_a_stopped_slurmctld_is_restarted(node: Path, stopped_process: int) -> None:
-    out, calls = run(node, PID=str(stopped_process))
+def test_a_stopped_slurmctld_is_restarted(node: Path, processes: SlurmctldProcesses) -> None:
+    out, calls = run(node, **slurmctld(processes, stopped=True))
     assert parse_restore_output(out).values["before"] == "stopped"
     assert "systemctl restart slurmctld" in calls
 
 
-def test_a_slurmctld_that_does_not_answer_ping_is_restarted(node: Path) -> None:
-    out, calls = run(node, PID="1", PING="DOWN")
+def test_a_slurmctld_that_does_not_answer_ping_is_restarted(
+    node: Path, processes: SlurmctldProcesses
+) -> None:
+    out, calls = run(node, PING="DOWN", **slurmctld(processes))
     output = parse_restore_output(out)
     assert output.values["before"] == "not-answering"
     assert "systemctl restart slurmctld" in calls
     assert output.answers_ping is True
 
 
-def test_a_running_answering_slurmctld_is_left_alone(node: Path) -> None:
-    out, calls = run(node, PID="1")
+def test_a_running_answering_slurmctld_is_left_alone(node: Path, processes: SlurmctldProcesses) -> None:
+    out, calls = run(node, **slurmctld(processes))
     output = parse_restore_output(out)
     assert (output.values["before"], output.started) == ("running", False)
     assert not [call for call in calls if call.startswith("systemctl")]
 
 
-def test_the_primary_taking_control_back_is_registered_with_slurmdbd_when_none_is(node: Path) -> None:
+def test_the_primary_taking_control_back_is_registered_with_slurmdbd_when_none_is(
+    node: Path, processes: SlurmctldProcesses
+) -> None:
     # Run on the configured primary (this host is ctl2 here, named as the primary by ping).
     out, calls = run(node, PRIMARY="ctl2", PING="UP")
     output = parse_restore_output(out)
     assert output.values["registered_before"] == "none"
     assert "scontrol reconfigure" in calls
-    again, calls = run(node, PRIMARY="ctl2", REGISTERED="10.1.0.2", PID="1")
+    again, calls = run(node, PRIMARY="ctl2", REGISTERED="10.1.0.2", **slurmctld(processes))
     assert parse_restore_output(again).values["registered_before"] == "10.1.0.2"
     assert calls.count("scontrol reconfigure") == 1  # only the first run reconfigured
+
+
+@pytest.mark.parametrize("impostor", ["another binary", "a script", "another user"])
+def test_a_process_only_named_slurmctld_is_not_the_nodes_slurmctld(
+    node: Path, processes: SlurmctldProcesses, impostor: str
+) -> None:
+    # Issue 35, finding 5: the restore saw before=running and started nothing.
+    if impostor == "another user" and not AS_ROOT:
+        pytest.skip("starting a process as another user needs root")
+    binary = {"another binary": processes.binary("elsewhere"), "a script": processes.script("bin")}.get(
+        impostor
+    )
+    pid = processes.start(binary, user=OTHER_USER if impostor == "another user" else None)
+    out, calls = run(node, PID=str(pid), SLURM_SBIN=str(processes.node_binary.parent))
+    assert parse_restore_output(out).values["before"] == "not-running"
+    assert "systemctl start slurmctld" in calls
 
 
 def test_a_failed_start_reports_its_exit_code(node: Path) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -20,7 +19,7 @@ from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFail
 from hyperpod_ha.restore.models import RestoreAction, RestorePlan
 from hyperpod_ha.restore.planner import RestoreInput, plan_restore
 from hyperpod_ha.restore.reboot import reboot_command, reboot_node
-from hyperpod_ha.restore.settings import RestoreMode, RestoreSettings
+from hyperpod_ha.restore.settings import RestoreMode
 from hyperpod_ha.restore.steps import judge
 from hyperpod_ha.watchdog.unreachable_nodes import unreachable_nodes
 from tests.unit.verdict.cases.verdict_probes import STANDBY, Probe, Unreachable, node
@@ -287,20 +286,6 @@ def test_the_start_after_a_reboot_gets_checks_of_its_own() -> None:
         "checks": 0,
         "controller": "ctl2",
     }
-
-
-def test_a_reboot_starts_the_nodes_wait_again() -> None:
-    # Still unreachable after the reboot, the node waits RestoreUnreachableMinutes again.
-    restarted: list[tuple[str, int]] = []
-    context = SimpleNamespace(
-        reboot=lambda instance_id: {"rebooted": [instance_id]},
-        settings=RestoreSettings("all", cluster_id="abcdef123456"),
-        clock=lambda: NOW,
-        restart_unreachable=lambda instance_id, now: restarted.append((instance_id, now)),
-    )
-    answer = steps.reboot({"item": reboot_action().to_json()}, context)  # type: ignore[arg-type]
-    assert (answer["at"], restarted) == (int(NOW), [(CTL2, int(NOW))])
-    assert plan(since=NOW).actions == ()  # the planner then sees a wait that just began
 
 
 def test_a_standby_restart_never_starts_twice() -> None:

@@ -52,6 +52,8 @@ def context(notices: list[TopicMessage]) -> RestoreContext:
         status=StatusRecords(cast("Any", _Table()), "state"),
         notify=lambda message: notices.append(message) or f"message-{len(notices)}",
         start_verification=unused,
+        lease=unused,
+        controllers=unused,
     )
 
 

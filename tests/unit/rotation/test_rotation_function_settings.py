@@ -25,6 +25,10 @@ TEMPLATE = {
     "NOTIFICATION_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:hyperpod-ha-NotificationTopic",
     "INCIDENT_RESPONSE_PLAN_ARN": "",
     "STATE_TABLE": "hyperpod-ha-StateTable",
+    "STATE_MACHINE_ARN": "arn:aws:states:eu-west-1:123456789012:stateMachine:verification",
+    "SETTLE_SECONDS": "0",
+    "MAX_ATTEMPTS": "30",
+    "BACKOFF_SECONDS": "5",
     "AWS_REGION": "eu-west-1",
 }
 
@@ -36,7 +40,9 @@ def test_the_templates_environment_is_read_with_the_code_defaults() -> None:
     assert settings.rotation.master_secret_arn is None
     assert settings.secret_arn == SECRET
     assert settings.command_transport == "run-command"
-    assert settings.state_table == "hyperpod-ha-StateTable"
+    # The state table holds the roll-out's lease and the status records; the run after it.
+    assert settings.verification.state_table == "hyperpod-ha-StateTable"
+    assert settings.verification.state_machine_arn.endswith(":stateMachine:verification")
     rollout = settings.rollout(SECRET)
     assert (rollout.document, rollout.conf_path, rollout.owner) == (
         "hyperpod-ha-SlurmdbdRolloutDocument",
@@ -48,9 +54,10 @@ def test_the_templates_environment_is_read_with_the_code_defaults() -> None:
     assert (incidents.region, incidents.response_plan_arn) == ("eu-west-1", None)
 
 
-def test_a_missing_variable_is_named() -> None:
-    environment = {k: v for k, v in TEMPLATE.items() if k != "ROLLOUT_DOCUMENT"}
-    with pytest.raises(ConfigurationError, match="ROLLOUT_DOCUMENT is not set"):
+@pytest.mark.parametrize("missing", ["ROLLOUT_DOCUMENT", "STATE_TABLE", "STATE_MACHINE_ARN"])
+def test_a_missing_variable_is_named(missing: str) -> None:
+    environment = {k: v for k, v in TEMPLATE.items() if k != missing}
+    with pytest.raises(ConfigurationError, match=f"{missing} is not set"):
         RotateDbSecretFunctionSettings.from_environment(environment)
 
 

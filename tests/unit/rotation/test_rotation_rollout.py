@@ -240,9 +240,11 @@ def test_the_generic_document_carries_the_rendered_command_and_still_no_password
 
 
 def test_the_node_script_runs_on_the_oldest_python_of_controller_images(tmp_path: Path) -> None:
+    # The interpreter itself before a pyenv shim: a shim puts its own bin first on the PATH (with
+    # another Python's aws CLI in it), where the node's aws must be the stand-in.
     candidates = [
-        shutil.which("python3.8"),
         *sorted(Path("/root/.pyenv/versions").glob("3.8.*/bin/python3.8")),
+        shutil.which("python3.8"),
     ]
     python38 = next((str(c) for c in candidates if c and os.access(c, os.X_OK)), None)
     if python38 is None:

@@ -17,6 +17,7 @@ from moto import mock_aws
 from hyperpod_ha.rotation.contract import RotationEvent, Step, Strategy
 from hyperpod_ha.rotation.database import Session
 from hyperpod_ha.rotation.errors import RotationError, RotationRequestInvalid
+from hyperpod_ha.rotation.grants import Account
 from hyperpod_ha.rotation.secret import Endpoint, SecretFormatError
 from hyperpod_ha.rotation.settings import RotationSettings
 from hyperpod_ha.rotation.steps import Rotation
@@ -36,6 +37,32 @@ FULL = {
 
 def no_database(endpoint: Endpoint, username: str, password: str) -> Session:
     raise AssertionError("this step must not touch the database")
+
+
+class LoggedIn(Session):
+    """A session for any credentials: the single-user testSecret passes (it only logs in)."""
+
+    def __init__(self, username: str) -> None:
+        super().__init__(None, username)
+
+    def ping(self) -> None:
+        return None
+
+    def current_account(self) -> Account:
+        return Account(self.username, "%")
+
+    def close(self) -> None:
+        return None
+
+
+def logs_in(endpoint: Endpoint, username: str, password: str) -> Session:
+    return LoggedIn(username)
+
+
+def passed_its_test(arn: str, token: str) -> None:
+    """testSecret passed on the token's version (single user: a login is the whole test)."""
+    single = Rotation(boto3.client("secretsmanager"), logs_in, RotationSettings(Strategy.SINGLE, "db", 3306))
+    assert single.run(event(Step.TEST, arn, token)).outcome == "pending_logs_in"
 
 
 @pytest.fixture
@@ -177,14 +204,46 @@ def test_finish_moves_current_and_takes_pending_off(service: RotationService) ->
     before = next(v for v, labels in stages(arn).items() if "AWSCURRENT" in labels)
     token = service.start(arn)
     rotation().run(event(Step.CREATE, arn, token))
+    passed_its_test(arn, token)
 
     assert rotation().run(event(Step.FINISH, arn, token)).outcome == "current_moved"
-    assert stages(arn) == {before: ["AWSPREVIOUS"], token: ["AWSCURRENT"]}
+    assert stages(arn) == {before: ["AWSPREVIOUS"], token: ["AWSCURRENT", "HYPERPOD_HA_TESTED"]}
     # Every later step with this token is done already.
     for step in Step:
         assert rotation().run(event(step, arn, token)).outcome == "already_current"
     # And the next rotation can start (moto refuses while AWSPENDING sits on AWSCURRENT).
     assert service.start(arn) != token
+
+
+def test_finish_refuses_a_version_whose_test_never_passed_and_moves_nothing(
+    service: RotationService,
+) -> None:
+    # A direct invoke of finishSecret right after createSecret: setSecret and testSecret never ran.
+    arn = make_secret(SHORT)
+    token = service.start(arn)
+    rotation().run(event(Step.CREATE, arn, token))
+    before = stages(arn)
+    with pytest.raises(RotationRequestInvalid, match="has not passed testSecret"):
+        rotation().run(event(Step.FINISH, arn, token))
+    assert stages(arn) == before
+    assert value(arn) == SHORT, "AWSCURRENT is untouched"
+
+
+def test_the_tested_mark_follows_the_last_version_whose_test_passed(service: RotationService) -> None:
+    arn = make_secret(SHORT)
+    first = service.start(arn)
+    rotation(Strategy.SINGLE).run(event(Step.CREATE, arn, first))
+    passed_its_test(arn, first)
+    passed_its_test(arn, first)  # a retried testSecret: the mark stays where it is
+    assert stages(arn)[first] == ["AWSPENDING", "HYPERPOD_HA_TESTED"]
+    rotation().run(event(Step.FINISH, arn, first))
+    second = service.start(arn)
+    rotation(Strategy.SINGLE).run(event(Step.CREATE, arn, second))
+    with pytest.raises(RotationRequestInvalid, match="has not passed testSecret"):
+        rotation().run(event(Step.FINISH, arn, second))  # the first version's mark does not count
+    passed_its_test(arn, second)
+    assert [v for v, labels in stages(arn).items() if "HYPERPOD_HA_TESTED" in labels] == [second]
+    assert rotation().run(event(Step.FINISH, arn, second)).outcome == "current_moved"
 
 
 def test_a_finish_cut_between_its_two_label_moves_is_completed(service: RotationService) -> None:
@@ -206,6 +265,7 @@ def test_a_version_that_is_neither_pending_nor_current_is_refused(service: Rotat
     old = next(v for v, labels in stages(arn).items() if "AWSCURRENT" in labels)
     token = service.start(arn)
     rotation().run(event(Step.CREATE, arn, token))
+    passed_its_test(arn, token)
     rotation().run(event(Step.FINISH, arn, token))
     with pytest.raises(RotationRequestInvalid, match="is not AWSPENDING"):
         rotation().run(event(Step.SET, arn, old))

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hyperpod_ha.rotation import slurmdbd_credentials as node
+from hyperpod_ha_dev.simulation import node_aws_cli
 from tests.conftest import CURRENT_USER as ME
 
 CONF = (
@@ -113,22 +114,38 @@ def test_an_unknown_owner_leaves_the_file_alone(tmp_path: Path) -> None:
     assert target.read_text() == "old\n"
 
 
-def test_a_secret_command_that_fails_is_a_fetch_failure(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(
-        node.CREDENTIAL_SOURCE_ENV, f"{sys.executable} -c 'import sys; sys.exit(\"AccessDenied\")'"
-    )
+def test_a_refused_secret_is_a_fetch_failure(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # The instance role may not read it (here: the stand-in serves another secret).
+    node_aws_cli.install(tmp_path, sys.executable)
+    node_aws_cli.serve(tmp_path, "arn:aws:secretsmanager:us-east-1:123456789012:secret:other", "{}")
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(node.NodeFailure) as caught:
         node.fetch_secret("arn:aws:secretsmanager:us-east-1:123456789012:secret:x")
-    assert (caught.value.stage, caught.value.reason.endswith("AccessDenied")) == ("fetch", True)
+    assert caught.value.stage == "fetch"
+    assert "aws exited 254: An error occurred (AccessDeniedException)" in caught.value.reason
 
 
-def test_without_an_override_the_node_asks_secrets_manager_in_the_secrets_region(
+def test_the_secret_comes_from_the_aws_cli_and_from_nothing_else(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The seam the script had for the lab (SLURMDBD_SECRET_COMMAND) is gone: a variable set in a
+    # root shell's environment cannot point it at another secret or command.
+    arn = "arn:aws:secretsmanager:eu-west-2:123456789012:secret:db-AbCdEf"
+    node_aws_cli.install(tmp_path, sys.executable)
+    node_aws_cli.serve(tmp_path, arn, '{"username":"u","password":"p"}')
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SLURMDBD_SECRET_COMMAND", 'echo \'{"username":"evil","password":"x"}\'')
+    assert node.credentials_from(node.fetch_secret(arn)) == ("u", "p")
+    # No variable is read but in main, which only adds Slurm's bin directory to the PATH.
+    assert "os.environ" not in Path(node.__file__).read_text().split("def main", 1)[0]
+
+
+def test_the_node_asks_secrets_manager_in_the_secrets_region(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     fake_aws = tmp_path / "aws"
     fake_aws.write_text(f"#!{sys.executable}\nimport json, sys\nprint(json.dumps(sys.argv[1:]))\n")
     fake_aws.chmod(0o755)
-    monkeypatch.delenv(node.CREDENTIAL_SOURCE_ENV, raising=False)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     arn = "arn:aws:secretsmanager:eu-west-2:123456789012:secret:db-AbCdEf"
     assert json.loads(node.fetch_secret(arn)) == [
@@ -188,7 +205,7 @@ def test_the_script_refuses_another_file_before_fetching_anything(tmp_path: Path
         capture_output=True,
         text=True,
         check=False,
-        env={**os.environ, node.CREDENTIAL_SOURCE_ENV: "false"},
+        env={**os.environ, "PATH": "/nonexistent"},  # no aws: fetching would fail, not refuse
     )
     assert done.returncode == 1
     assert json.loads(done.stdout)["stage"] == "arguments"

@@ -283,6 +283,14 @@ def test_a_run_holding_the_lease_is_joined_an_expired_drill_holds_nothing() -> N
     assert holds(restore, NOW).holder == "restore arn:aws:states:::execution:restore:r"
 
 
+def test_a_rollout_holds_the_cluster_however_it_was_started_until_its_lease_expires() -> None:
+    # A rotation's finishSecret and an operator's {"action": "rollout"} hold the same lease kind.
+    function = "arn:aws:lambda:us-east-1:123456789012:function:rotate"
+    rollout = Lease.for_rollout("o1", function, "req-1", int(NOW), int(NOW) + 960)
+    assert holds(rollout, NOW).holder == "a roll-out of the database secret (invocation req-1)"
+    assert holds(rollout, NOW + 961).holder is None  # a crashed roll-out's lease has expired
+
+
 def test_a_not_verified_verdict_is_not_weighed() -> None:
     reads = Reads()
     split = evaluate([Probe(heartbeat=(0, 0)).report(), FAILED_OVER[1].report()])

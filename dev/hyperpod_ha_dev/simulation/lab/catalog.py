@@ -110,6 +110,21 @@ SCENARIO_LIST: Final = (
         ),
     ),
     LabScenario(
+        "forged-log",
+        "an ordinary user's jobs write every phrase the verdict reads into the active controller's log",
+        injections.forge_log,
+        frozenset({"HEALTHY"}),
+        "HEALTHY",
+        parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+        verify=injections.forged_lines_logged,
+        why=(
+            "slurmctld logs a job's unknown partition at its default level, so any user can put "
+            "'slurmctld running in background mode' (or a refusal, a fatal error, a takeover) into "
+            "the active controller's log; only slurmctld's own whole messages say a role, so the "
+            "cluster stays HEALTHY and nothing is opened"
+        ),
+    ),
+    LabScenario(
         "state-unwritable",
         "StateSaveLocation read-only, as a failing FSx would be; ctl1 keeps serving",
         injections.state_unwritable,

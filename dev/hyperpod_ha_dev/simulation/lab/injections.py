@@ -36,6 +36,7 @@ from hyperpod_ha_dev.simulation.lab.result import (
 )
 from hyperpod_ha_dev.simulation.ticker import WatchdogTicker
 from hyperpod_lab import Lab
+from hyperpod_lab.forged_log import FORGED_PHRASES, FORGING_USER
 
 # The lab's watchdog schedule ticks faster than the template's fastest rate (1 minute).
 WATCHDOG_LAB_PERIOD_SECONDS: Final = 15.0
@@ -223,3 +224,48 @@ def unwritable_seen(drill: Drill, result: ScenarioResult) -> None:
     drill.check(
         "the verdict names the unwritable StateSaveLocation", "not writable" in verdict, verdict[:200]
     )
+
+
+def forge_log(drill: Drill) -> None:
+    """An ordinary user's jobs on a compute node, each with a phrase the verdict reads as its
+    partition: the active controller logs each one (``_get_job_parts: invalid partition
+    specified: <phrase>``) and nothing else changes. The watchdog's tick after it and an
+    operator's run must still find the cluster HEALTHY (issue 35: a tick went DOWN on it)."""
+    lab, period = drill.lab, WATCHDOG_LAB_PERIOD_SECONDS
+    node = lab.topology.compute_hosts[0].name
+    drill.offsets[drill.primary] = drill.log_offset(drill.primary)
+    with WatchdogTicker(drill.run.stack, period) as ticker:
+        drill.inject(
+            f"as {FORGING_USER} on {node}: jobs whose partition is a phrase the verdict reads "
+            "(alone, and after a carriage return and a forged time)",
+            lambda: lab.forge_log(node),
+        )
+        poll(
+            lambda: True if any(_after_fault(drill, tick.at) for tick in ticker.ticks) else None,
+            2 * period + 30,
+        )
+    after = [tick for tick in ticker.ticks if _after_fault(drill, tick.at)]
+    drill.check(
+        "the watchdog's ticks after the fault found the cluster verified and started nothing",
+        bool(after) and all(tick.outcome == "verified" and tick.verdict == "HEALTHY" for tick in after),
+        ", ".join(f"{tick.outcome} ({tick.verdict})" for tick in after) or "no tick",
+    )
+    drill.operator_run("users' text in slurmctld's log")
+
+
+def _after_fault(drill: Drill, at: float) -> bool:
+    return drill.fault_at is not None and at > drill.fault_at
+
+
+def forged_lines_logged(drill: Drill, result: ScenarioResult) -> None:
+    """The fault reached the log (else the scenario would prove nothing), and the lab's own
+    reading of that log still has the primary's role last."""
+    log = drill.lab.log(drill.primary)[drill.offsets[drill.primary] :]
+    forged = [line for line in log.split("\n") if "invalid partition specified: " in line]
+    drill.check(
+        f"{drill.primary}'s slurmctld logged every forged partition",
+        len(forged) >= 2 * len(FORGED_PHRASES),
+        f"{len(forged)} lines",
+    )
+    role = last_role(drill.lab, drill.primary)
+    drill.check(f"{drill.primary}'s last role line is still primary", role == "primary", f"last role: {role}")

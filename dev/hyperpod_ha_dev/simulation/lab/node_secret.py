@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,29 +10,34 @@ from pathlib import Path
 import boto3
 
 from hyperpod_ha.rotation.secret import AWSCURRENT
+from hyperpod_ha_dev.simulation import node_aws_cli
+
+# The lab's hosts run their commands with the machine's own python3 (their PATH is the system's).
+INTERPRETER = "/usr/bin/env python3"
 
 
 class NodeSecret:
-    """Stands in for a controller's instance role reading the database secret.
+    """Stands in for a controller's AWS CLI and instance role reading the database secret.
 
-    On HyperPod the roll-out's node script runs ``aws secretsmanager get-secret-value`` itself.
-    The lab's nodes cannot reach the in-process Secrets Manager, so for the length of one
-    request that names a ``secretId``, its AWSCURRENT value sits in a root-only file (mode
-    600 in a directory of mode 700) that the node script reads with ``cat`` through
-    ``SLURMDBD_SECRET_COMMAND``; the file is removed as soon as the request ends. The directory
-    is the lab's own (``LabPaths.node_secret_dir``): what a killed run left there is removed
-    before this one starts, and ``close`` removes the directory.
+    On HyperPod the roll-out's node script runs ``aws secretsmanager get-secret-value`` itself,
+    and it has no other way to get the secret. The lab's nodes cannot reach the in-process
+    Secrets Manager, so the lab's agent puts :attr:`tools` first on their commands' PATH: a
+    stand-in ``aws`` (``node_aws_cli``) that, for the length of one request that names a
+    ``secretId``, answers that secret's AWSCURRENT value from a root-only file (mode 600 in a
+    directory of mode 700), removed as soon as the request ends. The directory is the lab's own
+    (``LabPaths.node_secret_dir``): what a killed run left there is removed before this one
+    starts, and ``close`` removes the directory.
     """
 
     def __init__(self, directory: Path) -> None:
         shutil.rmtree(directory, ignore_errors=True)
-        directory.mkdir(mode=0o700, parents=True)
+        node_aws_cli.install(directory, INTERPRETER)
         self._directory = directory
-        self.path = directory / "secret.json"
 
     @property
-    def command(self) -> str:
-        return f"cat {self.path}"
+    def tools(self) -> Path:
+        """Put first on the PATH of the lab's node commands: the stand-in ``aws``."""
+        return self._directory
 
     @contextlib.contextmanager
     def serving(self, secret_id: str | None) -> Iterator[None]:
@@ -41,13 +45,11 @@ class NodeSecret:
             yield
             return
         value = boto3.client("secretsmanager").get_secret_value(SecretId=secret_id, VersionStage=AWSCURRENT)
-        descriptor = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(descriptor, "w") as handle:
-            handle.write(value["SecretString"])
+        node_aws_cli.serve(self._directory, secret_id, value["SecretString"])
         try:
             yield
         finally:
-            self.path.unlink(missing_ok=True)
+            node_aws_cli.withdraw(self._directory)
 
     def close(self) -> None:
         shutil.rmtree(self._directory, ignore_errors=True)

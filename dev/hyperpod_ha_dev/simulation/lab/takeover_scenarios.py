@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from hyperpod_ha.slurm import SlurmOutputError, parse_ping, parse_role_log
+from hyperpod_ha.slurm import SlurmOutputError, classify_refusal_line, parse_ping, parse_role_log
 from hyperpod_ha.verdict.redundancy import NO_STANDBY
 from hyperpod_ha_dev.simulation.engine import ScenarioResult
 from hyperpod_ha_dev.simulation.lab.errors import LabScenarioError
@@ -40,6 +40,11 @@ from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS,
 from hyperpod_lab import Lab
 
 REFUSAL: Final = "Not taking control"
+
+
+def _refusals(log: str) -> set[str]:
+    """The kinds of refusal slurmctld itself logged (a user's text in its log is not one)."""
+    return {kind for line in log.split("\n") if (kind := classify_refusal_line(line)) is not None}
 
 
 def _serving(lab: Lab, host: str, offset: int, down: list[str]) -> bool | None:
@@ -175,7 +180,7 @@ def _refused_takeover(drill: Drill) -> None:
     drill.inject(
         "ctl2 cannot read the heartbeat (StateSaveLocation hidden), then SIGKILL of ctl1's slurmctld", fault
     )
-    seen = poll(lambda: time.time() if REFUSAL in lab.log("ctl2")[offset:] else None, TAKEOVER_WAIT_SECONDS)
+    seen = poll(lambda: time.time() if _refusals(lab.log("ctl2")[offset:]) else None, TAKEOVER_WAIT_SECONDS)
     if seen is None:
         drill.note("no refusal", f"ctl2 logged no '{REFUSAL}' within {TAKEOVER_WAIT_SECONDS} s")
     else:
@@ -191,7 +196,7 @@ def _refusal_in_verdict(drill: Drill, result: ScenarioResult) -> None:
     log = drill.lab.log("ctl2")[drill.offsets["ctl2"] :]
     drill.check(
         "ctl2 logged that the heartbeat file could not be read",
-        "heartbeat file could not be read" in log,
+        "heartbeat_unreadable" in _refusals(log),
     )
     roles = {line.event for line in parse_role_log(log).lines}
     drill.check(

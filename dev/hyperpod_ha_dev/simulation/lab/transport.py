@@ -14,7 +14,6 @@ from hyperpod_ha.commands import (
     TargetUnreachable,
     register_transport,
 )
-from hyperpod_ha.rotation.slurmdbd_credentials import CREDENTIAL_SOURCE_ENV
 from hyperpod_ha_dev.simulation.agent import (
     NON_INTERACTIVE_DOCUMENT,
     agent_command_line,
@@ -41,7 +40,8 @@ class LabAgent:
 
     @contextlib.contextmanager
     def attached(self, lab: Lab, secret: NodeSecret) -> Iterator[None]:
-        self._runner = LabRunner(lab, environment={CREDENTIAL_SOURCE_ENV: secret.command})
+        # The node's aws stand-in first on the PATH, as a controller has the AWS CLI.
+        self._runner = LabRunner(lab, tools=secret.tools)
         self._secret = secret
         try:
             yield

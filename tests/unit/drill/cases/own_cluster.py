@@ -1,0 +1,35 @@
+"""What a drill step that runs a command reads before it runs one: the cluster's lease (held by
+this drill, or not) and this cluster's controllers as discovery finds them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hyperpod_ha.controllers.models import ClusterControllers, Controller
+from hyperpod_ha.drill.models import ControllerRef
+from hyperpod_ha.lease import Lease, lease_id_for_drill
+
+EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-FailoverDrillStateMachine:d1"
+
+
+@dataclass
+class HeldBy:
+    """``DrillLease`` as the steps read it: the lease of ``execution``'s drill, or none."""
+
+    execution: str | None
+
+    def holder(self, cluster: str) -> Lease | None:
+        if self.execution is None:
+            return None
+        return Lease.for_execution("drill", lease_id_for_drill(self.execution), self.execution, 0, 3600)
+
+
+def discovered(*refs: ControllerRef) -> ClusterControllers:
+    """The cluster's controllers as discovery finds them: each ref's instance at its target."""
+    controllers = tuple(
+        Controller(ref.instance_id, "controller-machine", "Running", ref.private_ip, ref.hostname, ref.target)
+        for ref in refs
+    )
+    return ClusterControllers(
+        "c", "arn:aws:sagemaker:us-east-1:123456789012:cluster/abc", "abc", "InService", controllers
+    )

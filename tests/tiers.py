@@ -114,7 +114,13 @@ def steps(*, check_only: bool, as_root: bool) -> list[Step]:
     return [
         lint,
         Step("container-runtime", [str(ROOT / ".ci" / "container-runtime"), "install"]),
-        Step("slurm-24.11", [python, "-m", "hyperpod_lab", "prepare", "--slurm", "24.11"], nice=10),
+        # After Docker's packages: one apt-get at a time.
+        Step(
+            "slurm-24.11",
+            [python, "-m", "hyperpod_lab", "prepare", "--slurm", "24.11"],
+            needs=("container-runtime",),
+            nice=10,
+        ),
         Step(
             "slurm-25.11",
             [python, "-m", "hyperpod_lab", "prepare", "--slurm", "25.11"],

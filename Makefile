@@ -19,12 +19,15 @@ export SAM_CLI_TELEMETRY := 0
 LOCAL_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
 ARCH ?= arm64
 
-.PHONY: help venv demo test test-prepare test-container test-lab test-lab-long lint checkov unit build local-build local-image bench probe-document lab-prepare lab-up lab-down clean
+.PHONY: help venv demo test check test-timing test-container test-lab test-lab-long lint checkov unit build local-build local-image bench probe-document lab-prepare lab-up lab-down clean
 
 help:
 	@echo "make demo            the failover scenario end to end on the embedded stack"
-	@echo "make test            ruff, mypy, cfn-lint, sam validate --lint, checkov and every test tier; as root it"
-	@echo "                     installs what the container and lab tiers need first (docker.io, Slurm builds)"
+	@echo "make test            ruff, mypy, cfn-lint, sam validate --lint, checkov and every test tier, side by"
+	@echo "                     side; as root it installs what the container and lab tiers need (docker.io,"
+	@echo "                     Slurm builds); logs in .test-logs/, timings at the end"
+	@echo "make check           the quick loop: lint, the unit and function tiers (no workflow, lab, container)"
+	@echo "make test-timing     make test, its timings kept in docs/test-timings.json"
 	@echo "make checkov         checkov on the template as SAM translates it (own tool venv)"
 	@echo "make build           sam build (arm64, python3.13; ARCH=x86_64 for the other)"
 	@echo "make local-build     sam build for this machine's architecture, for sam local"
@@ -73,40 +76,36 @@ lint: venv
 	$(BIN)/sam validate --lint --template template.yaml
 	$(MAKE) --no-print-directory checkov
 
-# `make test` is the whole set-up. As root it first installs what the container and lab tiers
-# need (once per machine, reused after: Debian's docker.io and debootstrap, the lab's packages
-# and its Slurm builds), then runs every tier. As another user it runs lint and the suite
-# outside the lab, and names the command for each tier it cannot run.
-# The non-lab suite runs with the host's Slurm, munge, their users and the lab's leftovers
-# hidden (tests/fresh_host.sh), as on a new user's machine. The container tier runs Lambda
-# containers and the lab's tests run real Slurm failovers: each runs alone, after the rest
-# ran on both cores. Every lab test runs on Slurm 24.11 (HyperPod's), a smaller set on 25.11
-# (HyperPod's newer AMIs; built from ../shared's source tarball). 22.05 is on no HyperPod AMI:
-# not in CI, still runnable (`HYPERPOD_LAB_SLURM=22.05 ... -k "$(LAB_2205_TESTS)"`).
+# `make test` is the whole set-up (tests/tiers.py). As root it also installs what the container
+# and lab tiers need (once per machine, reused after: Debian's docker.io and debootstrap, the
+# lab's packages and its Slurm builds), and runs each tier as soon as what it needs is there:
+# lint, the suite outside the lab (through tests/fresh_host.sh: the host's Slurm, munge, their
+# users and the lab's leftovers hidden, as on a new user's machine) and the container tier while
+# Slurm builds, then the Slurm lab tier on 24.11 (HyperPod's; several labs at once) and a smaller
+# set on 25.11 (HyperPod's newer AMIs). Each step's log is in .test-logs/, the timings table at
+# the end. As another user it runs lint and the suite outside the lab, and names the command of
+# each tier it cannot run. 22.05 is on no HyperPod AMI: in no tier, still runnable
+# (`HYPERPOD_LAB_SLURM=22.05 ... -k "$(LAB_2205_TESTS)"`).
 IS_ROOT := $(filter 0,$(shell id -u))
-# 5.3 min here (2026-12-04); the drill (4 min on 25.11 here) runs on 24.11 only.
-LAB_2511_TESTS := test_up_builds or test_a_job_runs or test_runner_runs or test_sigkill or \
-	verdict[failover] or verdict[back] or verdict[hung-primary] or verdict[isolated-primary] or \
-	verdict[standby-refuses]
 LAB_2205_TESTS := test_up_builds or test_a_job_runs or test_runner_runs or test_sigkill or \
 	test_an_operator_session or verdict[failover] or verdict[both-down] or verdict[isolated-primary] or \
 	test_a_drill_takes_over_and_hands_back
-test: lint test-prepare
-	time tests/fresh_host.sh $(BIN)/python -m pytest -n 2 -m "not lab and not container"
-	$(MAKE) --no-print-directory test-container
-	$(MAKE) --no-print-directory test-lab
+test: venv
+	$(BIN)/python -m tests.tiers
 
-# What the container and lab tiers need on this machine; nothing as another user.
-test-prepare: venv
-ifneq ($(IS_ROOT),)
-	time .ci/container-runtime install
-	time $(MAKE) --no-print-directory lab-prepare
-endif
+# The quick loop while working: lint, the unit and the in-process function tiers (no workflow,
+# lab or container tier). `make test` before a change lands.
+check: venv
+	$(BIN)/python -m tests.tiers --check
+
+# `make test`, its timings kept in docs/test-timings.json (the figures docs/development.md shows).
+test-timing: venv
+	$(BIN)/python -m tests.tiers --record docs/test-timings.json
 
 # The container tier starts dockerd itself as root when none answers (and stops it after).
 test-container: venv
 ifneq ($(IS_ROOT),)
-	time $(BIN)/python -m pytest -m container
+	$(BIN)/python -m tests.tiers --only container
 else
 	@if .ci/container-runtime status; then time $(BIN)/python -m pytest -m container; \
 	else echo "container tier skipped: no Docker daemon answers and starting one needs root: run 'sudo make test-container'"; fi
@@ -114,14 +113,13 @@ endif
 
 test-lab: venv
 ifneq ($(IS_ROOT),)
-	time $(BIN)/python -m pytest -m "lab and not lab_long"
-	time HYPERPOD_LAB_SLURM=25.11 $(BIN)/python -m pytest -m lab -k "$(LAB_2511_TESTS)"
+	$(BIN)/python -m tests.tiers --only lab-24.11 lab-25.11
 else
 	@echo "lab tier skipped: the Slurm lab needs root (network namespaces, daemons): run 'sudo make test-lab'"
 endif
 
 # The restore's proofs that wait as the deployed stack does (the restore's six checks 10 s apart,
-# a one-minute grace, 24.11's hand-back): about 13 minutes on 2 cores, outside CI's 60.
+# a one-minute grace, 24.11's hand-back): about 13 minutes on 2 cores, outside make test.
 test-lab-long: venv
 ifneq ($(IS_ROOT),)
 	time $(BIN)/python -m pytest -m lab_long

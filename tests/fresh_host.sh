@@ -25,7 +25,7 @@ users="${FRESH_HOST_USERS:-slurm munge}"
 # Directories Slurm, munge and the lab leave behind (Debian's packages, the lab's own build).
 dirs="/etc/slurm /etc/slurm-llnl /etc/munge /run/munge /var/lib/slurm /var/log/slurm
   /var/spool/slurm /var/spool/slurmctld /var/spool/slurmd /var/lib/munge /var/log/munge
-  /srv/hplab /opt/hyperpod-lab ${FRESH_HOST_DIRS:-}"
+  /srv/hplab /srv/hplab[0-9]* /run/hyperpod-lab-munge /opt/hyperpod-lab ${FRESH_HOST_DIRS:-}"
 for dir in $dirs; do
   if [[ -d $dir ]]; then mount -t tmpfs -o size=1m,mode=755 fresh-host "$dir"; fi
 done

@@ -22,7 +22,7 @@ from hyperpod_lab.processes import LabError
 from hyperpod_lab.releases import SlurmRelease, release
 from hyperpod_lab.slurm_source import SlurmSourceError, ensure_built
 from hyperpod_lab.slurm_tarball import DEFAULT_TARBALL, SOURCE_ENV
-from hyperpod_lab.topology import DEFAULT_NETWORK, DEFAULT_ROOT, DEFAULT_SLURM, LabConfigError, Topology
+from hyperpod_lab.topology import DEFAULT_SLURM, SLOT_ENV, LabConfigError, Topology
 
 PASSWORD_ENV = "HYPERPOD_LAB_DB_PASSWORD"  # noqa: S105 (a variable name, not a password)
 
@@ -45,7 +45,9 @@ def prepare(chosen: SlurmRelease, source: Path | None = None, sha256: str | None
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hyperpod_lab", description=__doc__)
-    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="the lab's directory")
+    parser.add_argument(
+        "--root", type=Path, help=f"the lab's directory (default: /srv/hplab, or its slot's: ${SLOT_ENV})"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     up = commands.add_parser("up", help="bring the lab up (idempotent)")
     up.add_argument("--controllers", type=int, default=2, help="2 or 3")
@@ -53,7 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument(
         "--slurm", default=DEFAULT_SLURM, help="24.11 or 25.11 (built here once) or 22.05 (Debian's)"
     )
-    up.add_argument("--network", default=DEFAULT_NETWORK, help="a private /24 for the lab's bridge")
+    up.add_argument(
+        "--network", default="", help="a private /24 for the lab's bridge (default: 10.214.<slot>.0/24)"
+    )
     up.add_argument("--no-install", action="store_true", help="do not apt-get install missing packages")
     preparing = commands.add_parser(
         "prepare", help="install the packages of a Slurm release's lab and build it if needed (reused)"
@@ -76,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     logger.registered_handler.setStream(sys.stderr)  # type: ignore[attr-defined]
     try:
         if args.command == "up":
-            topology = Topology(args.controllers, args.nodes, args.network, args.root, args.slurm)
+            topology = Topology(args.controllers, args.nodes, args.network, args.root or Path(), args.slurm)
             lab = Lab(topology)
             report = lab.up(
                 os.environ.get(PASSWORD_ENV) or None,

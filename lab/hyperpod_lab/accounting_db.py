@@ -14,7 +14,7 @@ from typing import Any
 import pymysql
 
 from hyperpod_lab.processes import LabError
-from hyperpod_lab.topology import DB_NAME, DB_USER
+from hyperpod_lab.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -44,51 +44,54 @@ class AdminConnection:
             ) from None
 
 
-def create(admin: AdminConnection, password: str) -> None:
+def create(admin: AdminConnection, topology: Topology, password: str) -> None:
     """(Re)create the lab's database and its user with ``password``."""
+    db_name, db_user = topology.db_name, topology.db_user
     connection = admin.connect()
     try:
         with connection.cursor() as cursor:
-            cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{DB_NAME}`")
-            cursor.execute(f"DROP USER IF EXISTS '{DB_USER}'@'localhost'")
+            cursor.execute(f"CREATE DATABASE IF NOT EXISTS `{db_name}`")
+            cursor.execute(f"DROP USER IF EXISTS '{db_user}'@'localhost'")
             # slurmdbd reaches the server through its unix socket, so only @localhost.
-            cursor.execute(f"CREATE USER '{DB_USER}'@'localhost' IDENTIFIED BY %s", (password,))
-            cursor.execute(f"GRANT ALL ON `{DB_NAME}`.* TO '{DB_USER}'@'localhost'")
+            cursor.execute(f"CREATE USER '{db_user}'@'localhost' IDENTIFIED BY %s", (password,))
+            cursor.execute(f"GRANT ALL ON `{db_name}`.* TO '{db_user}'@'localhost'")
     finally:
         connection.close()
 
 
-def _lab_users(cursor: Any) -> list[tuple[str, str]]:
+def _lab_users(cursor: Any, topology: Topology) -> list[tuple[str, str]]:
     # The lab's user and any a rotation test added beside it (``<user>_clone``); '_' is
     # a LIKE wildcard, hence the escapes.
-    pattern = DB_USER.replace("_", "\\_") + "%"
+    pattern = topology.db_user.replace("_", "\\_") + "%"
     cursor.execute("SELECT user, host FROM mysql.user WHERE user LIKE %s", (pattern,))
     return [(str(user), str(host)) for user, host in cursor.fetchall()]
 
 
-def leftovers(admin: AdminConnection) -> list[str]:
+def leftovers(admin: AdminConnection, topology: Topology) -> list[str]:
     """The lab's database and users that exist now."""
     connection = admin.connect()
     try:
         with connection.cursor() as cursor:
-            found = [f"user {user}@{host}" for user, host in _lab_users(cursor)]
-            cursor.execute("SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (DB_NAME,))
+            found = [f"user {user}@{host}" for user, host in _lab_users(cursor, topology)]
+            cursor.execute(
+                "SELECT 1 FROM information_schema.schemata WHERE schema_name = %s", (topology.db_name,)
+            )
             if cursor.fetchone() is not None:
-                found.append(f"database {DB_NAME}")
+                found.append(f"database {topology.db_name}")
             return found
     finally:
         connection.close()
 
 
-def drop(admin: AdminConnection) -> list[str]:
+def drop(admin: AdminConnection, topology: Topology) -> list[str]:
     """Drop the lab's database and users; return what was dropped. Safe to repeat."""
-    found = leftovers(admin)
+    found = leftovers(admin, topology)
     connection = admin.connect()
     try:
         with connection.cursor() as cursor:
-            for user, host in _lab_users(cursor):
+            for user, host in _lab_users(cursor, topology):
                 cursor.execute("DROP USER IF EXISTS %s@%s", (user, host))
-            cursor.execute(f"DROP DATABASE IF EXISTS `{DB_NAME}`")
+            cursor.execute(f"DROP DATABASE IF EXISTS `{topology.db_name}`")
     finally:
         connection.close()
     return found

@@ -10,8 +10,8 @@ from functools import partial
 from pathlib import Path
 
 from hyperpod_ha.observability import logger
-from hyperpod_lab import accounting_db, config, munge, network
-from hyperpod_lab.hosts import HOLDER_READY, SLURM_ETC
+from hyperpod_lab import accounting_db, config, machine, munge, network
+from hyperpod_lab.hosts import HOLDER_READY
 from hyperpod_lab.lab_state import LabState, UpReport, read_state
 from hyperpod_lab.packages import ensure_packages
 from hyperpod_lab.processes import (
@@ -125,16 +125,13 @@ class LabBuild(LabTeardown, LabReadiness):
     def _build(self, password: str, deadline: float) -> None:
         topology = self.topology
         state = LabState(topology)
-        self._write_files(password)
-        # Mount points of every host's own /etc/slurm and /run/munge (Debian's packages make
-        # /etc/slurm; a lab of a built Slurm may be the first to need it).
-        state.created_etc_slurm = not SLURM_ETC.exists()
-        SLURM_ETC.mkdir(exist_ok=True)
-        self._save(state)
-        # The machine's own munged serves the login host (client commands run there).
-        if not munge.answers():
-            state.munged, state.created_run_munge = munge.start(self.paths.munge_dir)
+        with machine.machine_lock():
+            # The state file first: from then on, no other lab removes what this one uses.
+            self._write_files(password)
             self._save(state)
+            # The mount points of every host's own /etc/slurm and /run/munge, and the machine's
+            # own munged for the login host (client commands run there).
+            machine.acquire()
         network.create(topology)
         launchers = {host.name: self._start_holder(host) for host in topology.hosts}
         for host in topology.hosts:
@@ -146,7 +143,7 @@ class LabBuild(LabTeardown, LabReadiness):
             )
         for host in topology.hosts:
             self._wait(partial(self._munge_answers, host), deadline, f"munged on {host.name}")
-        accounting_db.create(self.admin, password)
+        accounting_db.create(self.admin, self.topology, password)
         first, *others = topology.controller_hosts
         # One slurmdbd creates the tables before the others share them.
         self._start_daemon(state, first, "slurmdbd")
@@ -250,7 +247,7 @@ class LabBuild(LabTeardown, LabReadiness):
                 f"hostname {shlex.quote(host.name)}",
                 f"mount --bind {shlex.quote(str(paths.hosts_file))} /etc/hosts",
                 f"mount --bind {shlex.quote(str(paths.host_dir(host.name)))} {local}",
-                f"mount --bind {shlex.quote(str(paths.host_etc(host.name)))} {SLURM_ETC}",
+                f"mount --bind {shlex.quote(str(paths.host_etc(host.name)))} {machine.SLURM_ETC}",
                 f"mount --bind {shlex.quote(str(paths.host_munge_run(host.name)))} {munge.RUN_DIR}",
                 f"touch {local}/run/{HOLDER_READY}",
                 "set +e",

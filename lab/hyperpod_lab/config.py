@@ -13,8 +13,6 @@ import string
 
 from hyperpod_lab.topology import (
     CLUSTER_NAME,
-    DB_NAME,
-    DB_USER,
     SLURMCTLD_TIMEOUT_SECONDS,
     Host,
     LabConfigError,
@@ -131,9 +129,9 @@ def slurmdbd_conf(topology: Topology, host: Host, password: str) -> str:
         # network namespace does not hide.
         "StorageHost=localhost",
         "StoragePort=3306",
-        f"StorageUser={DB_USER}",
+        f"StorageUser={topology.db_user}",
         f"StoragePass={password}",
-        f"StorageLoc={DB_NAME}",
+        f"StorageLoc={topology.db_name}",
     ]
     return "\n".join(lines) + "\n"
 

@@ -32,12 +32,12 @@ from hyperpod_lab.processes import (
 )
 from hyperpod_lab.releases import SlurmRelease, release
 from hyperpod_lab.topology import (
-    DEFAULT_ROOT,
     Host,
     Topology,
+    current_slot,
+    slot_root,
 )
 
-SLURM_ETC = Path("/etc/slurm")
 HOLDER_READY = "hplab-holder.ready"
 
 
@@ -53,8 +53,10 @@ class LabHosts:
         admin: AdminConnection | None = None,
     ) -> None:
         if topology is None:
-            stored = read_state(root or DEFAULT_ROOT)
-            topology = stored.topology if stored else Topology(root=root or DEFAULT_ROOT)
+            # This process's slot's lab, unless told where.
+            root = root or slot_root(current_slot())
+            stored = read_state(root)
+            topology = stored.topology if stored else Topology(root=root)
         self.topology = topology
         self.paths = self.topology.paths
         self.admin = admin or AdminConnection()

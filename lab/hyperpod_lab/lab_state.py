@@ -49,24 +49,18 @@ class LabState:
 
     topology: Topology
     holders: dict[str, int] = field(default_factory=dict)
-    munged: int | None = None
-    created_run_munge: bool = False
     isolated: list[str] = field(default_factory=list)
     read_only: list[str] = field(default_factory=list)  # hosts whose StateSaveLocation is read-only
     heartbeat_hidden: list[str] = field(default_factory=list)  # hosts that cannot read the heartbeat
-    created_etc_slurm: bool = False
     ready: bool = False
 
     def to_json(self) -> dict[str, object]:
         return {
             "topology": self.topology.to_json(),
             "holders": self.holders,
-            "munged": self.munged,
-            "created_run_munge": self.created_run_munge,
             "isolated": self.isolated,
             "read_only": self.read_only,
             "heartbeat_hidden": self.heartbeat_hidden,
-            "created_etc_slurm": self.created_etc_slurm,
             "ready": self.ready,
         }
 
@@ -75,12 +69,9 @@ class LabState:
         return cls(
             topology=Topology.from_json(data["topology"]),
             holders={str(host): int(pid) for host, pid in data["holders"].items()},
-            munged=None if data["munged"] is None else int(data["munged"]),
-            created_run_munge=data["created_run_munge"] is True,
             isolated=[str(host) for host in data["isolated"]],
             read_only=[str(host) for host in data.get("read_only", [])],
             heartbeat_hidden=[str(host) for host in data.get("heartbeat_hidden", [])],
-            created_etc_slurm=data.get("created_etc_slurm") is True,
             ready=data["ready"] is True,
         )
 

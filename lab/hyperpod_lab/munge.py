@@ -3,8 +3,8 @@
 Every lab host binds its own directory onto /run/munge and runs its own munged there (see
 :func:`host_command`); they share the machine's key. The login host (the machine's own
 namespace, where client commands run) uses the machine's munged: if one already answers,
-the lab uses it and leaves it alone; otherwise the lab starts its own (as the munge user,
-with its PID, seed and log files under the lab's root) and stops it at teardown.
+the lab uses it and leaves it alone; otherwise the first lab up starts one (as the munge user)
+and the last lab down stops it (:mod:`hyperpod_lab.machine`).
 """
 
 from __future__ import annotations
@@ -45,10 +45,9 @@ def ensure_key() -> None:
     KEY.chmod(0o600)
 
 
-def start(lab_dir: Path) -> tuple[int, bool]:
-    """Start munged; return its PID and whether the lab created /run/munge for it."""
+def start(lab_dir: Path) -> int:
+    """Start the machine's munged with its files in ``lab_dir``; return its PID."""
     ensure_key()
-    created_run_dir = not RUN_DIR.exists()
     for directory, mode in ((RUN_DIR, 0o755), (lab_dir, 0o700)):
         directory.mkdir(mode=mode, parents=True, exist_ok=True)
         shutil.chown(directory, MUNGE_USER, MUNGE_USER)
@@ -66,8 +65,8 @@ def start(lab_dir: Path) -> tuple[int, bool]:
     try:
         wait_until(lambda: True if answers() else None, timeout=10, what="munged to answer")
     except LabError:
-        raise LabError("munged did not start; see munged.log under the lab's munge directory") from None
-    return pid, created_run_dir
+        raise LabError(f"munged did not start; see {lab_dir / 'munged.log'}") from None
+    return pid
 
 
 def prepare_run_dir(run_dir: Path) -> None:

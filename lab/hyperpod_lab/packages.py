@@ -53,7 +53,8 @@ def ensure_packages(packages: tuple[str, ...] = REQUIRED_PACKAGES) -> list[str]:
     env = {**os.environ, **_APT_ENV}
     for argv in (
         ["apt-get", "update"],
-        ["apt-get", "install", "-y", "--no-install-recommends", *missing],
+        # Waits for another apt-get (an operator's, or Docker's install beside make test's).
+        ["apt-get", "install", "-y", "-o", "DPkg::Lock::Timeout=300", "--no-install-recommends", *missing],
     ):
         done = subprocess.run(
             argv, env=env, capture_output=True, text=True, check=False, timeout=_APT_TIMEOUT_SECONDS

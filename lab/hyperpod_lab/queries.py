@@ -37,7 +37,9 @@ class LabQueries(LabHosts):
     def log(self, host: str, daemon: str = "slurmctld") -> str:
         self.topology.host(host)
         try:
-            return self.paths.log(host, daemon).read_text(errors="replace")
+            # Bytes, decoded as they are: a carriage return in a line (a user's text, issue 35) is
+            # text, as the probe reads it, not a line break (read_text's universal newlines).
+            return self.paths.log(host, daemon).read_bytes().decode(errors="replace")
         except FileNotFoundError:
             return ""
 

@@ -3,38 +3,45 @@ from what the lab's network namespaces hold, so it also cleans up after a failed
 
 from __future__ import annotations
 
-import contextlib
+import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
 
 from hyperpod_ha.observability import logger
-from hyperpod_lab import accounting_db, munge, network
-from hyperpod_lab.hosts import SLURM_ETC, LabHosts
+from hyperpod_lab import accounting_db, machine, network
+from hyperpod_lab.hosts import LabHosts
 from hyperpod_lab.lab_state import read_state
 from hyperpod_lab.processes import (
     LabError,
     cmdline,
     command_name,
     kill_all,
+    run,
     running_pids,
-    terminate,
 )
+from hyperpod_lab.releases import BUILD_ROOT
+from hyperpod_lab.topology import PREFIX, Topology
 
 # Any of these running means a lab (or a piece of one) is still there.
 _SLURM_PROGRAMS = frozenset({"slurmdbd", "slurmctld", "slurmd", "slurmstepd"})
-_MUNGED_GRACE_SECONDS = 2.0
+# Every lab's namespaces: hplab-ctl1 (slot 0), hplab3-ctl1 (slot 3), ...
+_LAB_NETNS = re.compile(rf"^{PREFIX}[0-9]*-")
+# Where the lab's Slurm daemons come from: its builds, or Debian's packages (22.05).
+_DEBIAN_SLURM_DIRS = (Path("/usr/sbin"), Path("/usr/bin"))
 
 
 class LabTeardown(LabHosts):
     def down(self) -> list[str]:
-        """Stop everything the lab started and remove everything it created. Idempotent."""
+        """Stop everything the lab started and remove everything it created. Idempotent.
+        Another lab of the machine (another slot) is left as it is."""
         started = time.monotonic()
         state = read_state(self.topology.root)
         removed: list[str] = []
         pids: set[int] = set()
-        for netns in network.namespaces():
+        for netns in network.namespaces(self.topology):
             pids.update(network.namespace_pids(netns))
         if state is not None:
             # Daemons run in the hosts' namespaces; a holder outlives a deleted namespace.
@@ -42,23 +49,17 @@ class LabTeardown(LabHosts):
         # Nothing of the lab survives teardown, so a graceful stop buys nothing; killing a
         # host's holder (PID 1 of its PID namespace) also ends whatever else runs there.
         removed += [f"process {pid}" for pid in kill_all(pids)]
-        if state is not None and state.munged is not None and command_name(state.munged) == "munged":
-            terminate([state.munged], _MUNGED_GRACE_SECONDS)
-            removed.append(f"munged {state.munged}")
-            if state.created_run_munge:
-                shutil.rmtree(munge.RUN_DIR, ignore_errors=True)
-        if state is not None and state.created_etc_slurm:
-            with contextlib.suppress(OSError):
-                SLURM_ETC.rmdir()  # only if still empty: the lab's mount point, nothing else
-        removed += network.destroy()
+        removed += network.destroy(self.topology)
         errors = []
         try:
-            removed += accounting_db.drop(self.admin)
+            removed += accounting_db.drop(self.admin, self.topology)
         except LabError as exc:
             errors.append(exc.reason)
         if self.topology.root.exists():
             shutil.rmtree(self.topology.root)
             removed.append(f"directory {self.topology.root}")
+        with machine.machine_lock():
+            removed += machine.release(self.topology)
         logger.info(
             "lab down", extra={"seconds": round(time.monotonic() - started, 2), "removed": len(removed)}
         )
@@ -67,26 +68,46 @@ class LabTeardown(LabHosts):
         return removed
 
     def leftovers(self) -> list[str]:
-        """Anything of a lab that exists now (empty after :meth:`down`)."""
-        found = [f"netns {name}" for name in network.namespaces()]
-        found += [f"link {name}" for name in network.links()]
-        found += accounting_db.leftovers(self.admin)
+        """Anything of this lab that exists now (empty after :meth:`down`), and what the labs
+        share on the machine when no other lab is up."""
+        found = [f"netns {name}" for name in network.namespaces(self.topology)]
+        found += [f"link {name}" for name in network.links(self.topology)]
+        found += accounting_db.leftovers(self.admin, self.topology)
         if self.topology.root.exists():
             found.append(f"directory {self.topology.root}")
-        found += [f"process {pid} {name}" for pid, name in lab_processes(self.topology.root)]
+        found += [f"process {pid} {name}" for pid, name in lab_processes(self.topology)]
+        if not machine.other_labs(self.topology) and machine.MUNGE_DIR.exists():
+            found.append(f"directory {machine.MUNGE_DIR}")
         return found
 
 
-def lab_processes(root: Path) -> list[tuple[int, str]]:
-    """Processes (not zombies) that belong to a lab: in a lab namespace, naming its root, or Slurm's."""
-    in_lab_netns = set()
-    for netns in network.namespaces():
-        in_lab_netns.update(network.namespace_pids(netns))
+def lab_processes(topology: Topology) -> list[tuple[int, str]]:
+    """Processes (not zombies) that belong to the lab: in its namespaces, naming its root, or
+    a Slurm daemon of the lab's builds or Debian's outside every other lab's namespaces (one
+    that escaped its host). A process that is only named like one (a test's stand-in) is not."""
+    ours: set[int] = set()
+    theirs: set[int] = set()
+    for netns in _all_lab_namespaces():
+        (ours if netns.startswith(f"{topology.prefix}-") else theirs).update(network.namespace_pids(netns))
+    root = str(topology.root)
     found = []
     for pid in running_pids():
         name = command_name(pid) or "?"
-        if pid != os.getpid() and (
-            pid in in_lab_netns or str(root) in cmdline(pid) or name in _SLURM_PROGRAMS
-        ):
+        if pid == os.getpid() or pid in theirs:
+            continue
+        if pid in ours or root in cmdline(pid) or (name in _SLURM_PROGRAMS and _slurm_binary(pid)):
             found.append((pid, name))
     return found
+
+
+def _slurm_binary(pid: int) -> bool:
+    try:
+        executable = Path(os.readlink(f"/proc/{pid}/exe"))
+    except OSError:
+        return False
+    return executable.is_relative_to(BUILD_ROOT) or executable.parent in _DEBIAN_SLURM_DIRS
+
+
+def _all_lab_namespaces() -> list[str]:
+    listed = run(["ip", "-json", "netns", "list"]).stdout.strip()
+    return [entry["name"] for entry in json.loads(listed or "[]") if _LAB_NETNS.match(entry["name"])]

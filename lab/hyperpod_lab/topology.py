@@ -9,15 +9,21 @@ the machine starts with ``hplab`` so teardown can find leftovers even without it
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 PREFIX = "hplab"
-BRIDGE = f"{PREFIX}-br"
 DEFAULT_ROOT = Path("/srv/hplab")
 DEFAULT_NETWORK = "10.214.0.0/24"
+# Several labs can run on one machine at once, each in its own slot: slot 0 is the lab of the
+# names above; slot N's names carry N (``hplabN-ctl1``, ``/srv/hplabN``, ``10.214.N.0/24``,
+# ``hplabN_acct_db``), so no name, address, file or database of one lab is another's. The
+# lab tests run one lab per test worker; a process's default slot is this variable's.
+SLOT_ENV = "HYPERPOD_LAB_SLOT"
+MAX_SLOT = 15
 
 CLUSTER_NAME = "lab"
 # A HyperPod cluster id is the last segment of the cluster ARN; the lab's is fixed.
@@ -27,8 +33,6 @@ CONTROLLER_GROUP = "controller-machine"
 WORKER_GROUP = "worker-group-1"
 
 SLURMCTLD_TIMEOUT_SECONDS = 10
-DB_NAME = f"{PREFIX}_acct_db"
-DB_USER = f"{PREFIX}_slurm"
 
 MAX_CONTROLLERS = 3
 MAX_NODES = 2
@@ -58,6 +62,7 @@ class Host:
     role: Role
     index: int  # 1-based within its role; ctl1 is the first SlurmctldHost (the primary)
     address: str
+    prefix: str = PREFIX  # the lab's name prefix (its slot's)
 
     @property
     def group(self) -> str:
@@ -82,12 +87,12 @@ class Host:
 
     @property
     def netns(self) -> str:
-        return f"{PREFIX}-{self.name}"
+        return f"{self.prefix}-{self.name}"
 
     @property
     def veth(self) -> str:
         """The bridge side of the host's link (the namespace side is ``eth0``)."""
-        return f"{PREFIX}-{self.name}"
+        return f"{self.prefix}-{self.name}"
 
 
 @dataclass(frozen=True)
@@ -151,10 +156,6 @@ class LabPaths:
         """Put first on the PATH of commands run on lab hosts (the systemctl stand-in)."""
         return self.root / "bin"
 
-    @property
-    def munge_dir(self) -> Path:
-        return self.root / "munge"
-
     def host_munge_run(self, host: str) -> Path:
         """Bound onto the host's /run/munge: each host has its own munged, as an instance does
         (one munged for every node would see a step's launch credential once per node, a replay)."""
@@ -186,17 +187,47 @@ class LabPaths:
         return self.host_dir(host) / "log" / f"{what}.out"
 
 
+def current_slot() -> int:
+    """This process's lab slot: ``$HYPERPOD_LAB_SLOT``, else 0."""
+    text = os.environ.get(SLOT_ENV, "").strip() or "0"
+    if not text.isdigit() or not 0 <= int(text) <= MAX_SLOT:
+        raise LabConfigError(f"{SLOT_ENV} must be a number 0..{MAX_SLOT}, got {text[:20]!r}")
+    return int(text)
+
+
+def slot_prefix(slot: int) -> str:
+    return PREFIX if slot == 0 else f"{PREFIX}{slot}"
+
+
+def slot_root(slot: int) -> Path:
+    return DEFAULT_ROOT if slot == 0 else DEFAULT_ROOT.with_name(slot_prefix(slot))
+
+
+def slot_network(slot: int) -> str:
+    return DEFAULT_NETWORK if slot == 0 else f"10.214.{slot}.0/24"
+
+
 @dataclass(frozen=True)
 class Topology:
-    """How many controllers and compute nodes, on which private network, under which root."""
+    """How many controllers and compute nodes, on which private network, under which root.
+
+    ``slot``: which of the machine's labs this is (default: this process's,
+    :func:`current_slot`); an empty ``network`` or ``root`` is the slot's own."""
 
     controllers: int = 2
     nodes: int = 2
-    network: str = DEFAULT_NETWORK
-    root: Path = DEFAULT_ROOT
+    network: str = ""
+    root: Path = Path()
     slurm: str = DEFAULT_SLURM
+    slot: int = field(default_factory=current_slot)
 
     def __post_init__(self) -> None:
+        if not 0 <= self.slot <= MAX_SLOT:
+            raise LabConfigError(f"slot must be 0..{MAX_SLOT}, got {self.slot}")
+        if not self.network:
+            object.__setattr__(self, "network", slot_network(self.slot))
+        if self.root == Path():
+            object.__setattr__(self, "root", slot_root(self.slot))
         if self.slurm not in SLURM_SERIES:
             raise LabConfigError(f"slurm must be one of {', '.join(SLURM_SERIES)}, got {self.slurm[:20]!r}")
         if not 2 <= self.controllers <= MAX_CONTROLLERS:
@@ -211,6 +242,23 @@ class Topology:
             raise LabConfigError("network must be a private IPv4 network of at least 64 addresses")
         if not self.root.is_absolute() or self.root == Path("/"):
             raise LabConfigError("root must be an absolute directory other than /")
+
+    @property
+    def prefix(self) -> str:
+        """What every name the lab gives on the machine starts with (namespaces, links)."""
+        return slot_prefix(self.slot)
+
+    @property
+    def bridge(self) -> str:
+        return f"{self.prefix}-br"
+
+    @property
+    def db_name(self) -> str:
+        return f"{self.prefix}_acct_db"
+
+    @property
+    def db_user(self) -> str:
+        return f"{self.prefix}_slurm"
 
     @property
     def ip_network(self) -> ipaddress.IPv4Network:
@@ -229,13 +277,16 @@ class Topology:
     def controller_hosts(self) -> tuple[Host, ...]:
         net = self.ip_network
         return tuple(
-            Host(f"ctl{i}", "controller", i, str(net[10 + i])) for i in range(1, self.controllers + 1)
+            Host(f"ctl{i}", "controller", i, str(net[10 + i]), self.prefix)
+            for i in range(1, self.controllers + 1)
         )
 
     @property
     def compute_hosts(self) -> tuple[Host, ...]:
         net = self.ip_network
-        return tuple(Host(f"node{i}", "compute", i, str(net[20 + i])) for i in range(1, self.nodes + 1))
+        return tuple(
+            Host(f"node{i}", "compute", i, str(net[20 + i]), self.prefix) for i in range(1, self.nodes + 1)
+        )
 
     @property
     def hosts(self) -> tuple[Host, ...]:
@@ -271,6 +322,7 @@ class Topology:
             "network": self.network,
             "root": str(self.root),
             "slurm": self.slurm,
+            "slot": self.slot,
         }
 
     @classmethod
@@ -282,4 +334,6 @@ class Topology:
             root=Path(str(data["root"])),
             # A state file from before the lab ran several releases is a 22.05 lab.
             slurm=str(data.get("slurm", "22.05")),
+            # A state file from before labs had slots is slot 0's.
+            slot=int(data.get("slot", 0)),
         )

@@ -344,7 +344,7 @@ def test_a_lease_item_this_code_did_not_write_starts_nothing_and_is_left_alone(
     with pytest.raises(FunctionError) as raised:
         embedded_held.stack.invoke("ControllerStatusFunction", sample("sns_controller_on_primary.json"))
     assert raised.value.error_type == "LeaseItemRejected"
-    assert "kind is not a run, a drill or a restore" in raised.value.error_message
+    assert "kind is not a run, a drill, a restore or a roll-out" in raised.value.error_message
     assert embedded_held.executions() == []
     assert (
         ddb.get_item(TableName=table, Key=state_table.key(state_table.lease_key("ml-cluster")))["Item"]

@@ -18,6 +18,7 @@ from hyperpod_ha.drill.lease import DrillLease
 from hyperpod_ha.lease import Lease, lease_id_for_rollout
 from hyperpod_ha.rotation.errors import ClusterBusy, RolloutRefused
 from hyperpod_ha.rotation.lease import SLACK_SECONDS, Invocation, RolloutLease
+from hyperpod_ha.rotation.secret import TESTED
 from tests.fakes.rotation_service import RotationService, stages, value
 from tests.functions.rotation_rig import CONTEXT, NEW, OLD, Rig, discovered, rotation_rig
 
@@ -57,6 +58,10 @@ def pending_rotation(app: Rig, monkeypatch: pytest.MonkeyPatch) -> dict[str, str
         ClientRequestToken=token,
         SecretString=json.dumps(NEW, separators=(",", ":")),
         VersionStages=["AWSPENDING"],
+    )
+    # As testSecret leaves it: finishSecret promotes only a version whose test passed.
+    boto3.client("secretsmanager").update_secret_version_stage(
+        SecretId=app.arn, VersionStage=TESTED, MoveToVersionId=token
     )
     return {"Step": "finishSecret", "SecretId": app.arn, "ClientRequestToken": token}
 
@@ -114,7 +119,7 @@ def test_finish_changes_nothing_while_the_cluster_is_held(
         app.lambda_handler(event, CONTEXT)
 
     # Secrets Manager retries the rotation: until then AWSCURRENT has not moved.
-    assert stages(app.arn)[event["ClientRequestToken"]] == ["AWSPENDING"]
+    assert stages(app.arn)[event["ClientRequestToken"]] == ["AWSPENDING", TESTED]
     assert value(app.arn) == OLD
     assert app.runner.requests == []
     assert held(app) == holder

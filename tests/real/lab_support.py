@@ -20,7 +20,6 @@ from hyperpod_lab.packages import ensure_packages
 from hyperpod_lab.preflight import missing_prerequisite
 from hyperpod_lab.processes import command_name
 from hyperpod_lab.releases import release
-from hyperpod_lab.topology import DB_NAME, PREFIX
 
 DOCUMENT = "AWS-StartNonInteractiveCommand"
 # The Slurm release the lab runs: 24.11 (HyperPod's) unless CI's smaller 22.05 run asks.
@@ -77,13 +76,14 @@ def netns() -> list[str]:
     return [line.split()[0] for line in listed.splitlines() if line.strip()]
 
 
-def lab_databases() -> list[str]:
+def lab_databases(topology: Topology) -> list[str]:
     connection = AdminConnection().connect()
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SHOW DATABASES LIKE %s", (DB_NAME,))
+            cursor.execute("SHOW DATABASES LIKE %s", (topology.db_name,))
             found = [row[0] for row in cursor.fetchall()]
-            cursor.execute("SELECT user FROM mysql.user WHERE user LIKE %s", (f"{PREFIX}%",))
+            user = topology.db_user.replace("_", "\\_")
+            cursor.execute("SELECT user FROM mysql.user WHERE user LIKE %s", (f"{user}%",))
             return found + [row[0] for row in cursor.fetchall()]
     finally:
         connection.close()

@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 
 def test_targets_resolve_to_lab_hosts() -> None:
-    topology = Topology(controllers=3, nodes=1)
+    topology = Topology(controllers=3, nodes=1, slot=0)
     ctl3 = topology.host("ctl3")
 
     assert topology.resolve_target(ctl3.target) == ctl3
@@ -52,7 +52,7 @@ def test_passwords_slurmdbd_conf_cannot_carry_are_refused_without_echo(password:
 
 
 def test_slurm_conf_names_every_controller_in_order_and_a_local_slurmdbd() -> None:
-    text = slurm_conf(Topology(controllers=3, nodes=2))
+    text = slurm_conf(Topology(controllers=3, nodes=2, slot=0))
 
     assert [line for line in text.splitlines() if line.startswith("SlurmctldHost=")] == [
         "SlurmctldHost=ctl1(10.214.0.11)",

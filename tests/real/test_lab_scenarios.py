@@ -39,27 +39,23 @@ pytestmark = [pytest.mark.lab, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# In the order they run: "back" follows "failover" as an operator's drill would; the
-# three-controller ones last (the lab is rebuilt with a third controller for them).
-ORDER = (
-    "failover",
-    "back",
-    "hung-primary",
+# Three groups of about equal length (about 4.5 min each on 24.11), each a test class: make test
+# runs several labs at once, one per test worker, and gives each worker whole classes
+# (``--dist loadscope``; conftest.py). The tests reading a scenario's result are in its class,
+# after it; the three-controller scenarios share one (one rebuild of the lab with a third one).
+# "back" follows "failover" as an operator's drill would.
+FIRST = ("failover", "back", "hung-primary", "isolated-primary", "forged-log")
+SECOND = (
     "both-down",
     "silent-failure",
     "slurmdbd-down",
-    "isolated-primary",
     "state-unwritable",
-    "forged-log",
     "standby-refuses",
     "conf-drift",
     "notifications-off",
     "standby-killed",
-    "failover-3",
-    "second-failover",
-    "back-3",
-    "standby-killed-3",
 )
+THREE = ("failover-3", "second-failover", "back-3", "standby-killed-3")
 
 
 @pytest.fixture(scope="module")
@@ -91,10 +87,9 @@ def _explain(result: LabScenarioResult) -> str:
     )
 
 
-@pytest.mark.parametrize("name", ORDER)
-def test_scenario_ends_with_its_expected_verdict(
-    lab: Lab, scenario: Callable[[str], LabScenarioResult], name: str
-) -> None:
+def check_scenario(lab: Lab, scenario: Callable[[str], LabScenarioResult], name: str) -> None:
+    """The scenario ends with its expected verdict, one snapshot, an incident when not verified,
+    and the lab repaired."""
     needs = LAB_SCENARIOS[name].min_slurm
     if needs and needs > SLURM:
         pytest.skip(f"{name} shows only on Slurm {needs} and newer")
@@ -118,128 +113,194 @@ def test_scenario_ends_with_its_expected_verdict(
     assert baseline_problems(lab_for(LAB_SCENARIOS[name], lab)) == []
 
 
-def test_failover_is_measured_against_slurmctld_timeout(
-    lab: Lab, scenario: Callable[[str], LabScenarioResult]
-) -> None:
-    result = scenario("failover")
-    data = result.to_json()
+class TestFirstScenarios:
+    """Failover, back, hung-primary, isolated-primary and a user's text in the log, with the tests
+    reading them, and the rotation."""
 
-    assert result.passed, _explain(result)
-    assert result.verdict == "FAILED_OVER"
-    # The backup waits SlurmctldTimeout from its last answered ping (a few seconds before
-    # the kill at most), then takes over; the run follows within seconds.
-    assert data["takeover_seconds"] >= SLURMCTLD_TIMEOUT_SECONDS / 2
-    assert data["takeover_seconds"] <= data["fault_to_verdict_seconds"] <= 90
-    assert data["fault_to_first_verdict_seconds"] <= data["fault_to_verdict_seconds"]
-    assert any(
-        e["what"] == "fault to verdict" and f"SlurmctldTimeout {SLURMCTLD_TIMEOUT_SECONDS} s" in e["detail"]
-        for e in data["timeline"]
-    )
-    notified = [e["detail"] for e in data["timeline"] if e["what"] == "lifecycle script publishes"]
-    assert notified == [f"Slurm Controller is ON, ({lab.topology.host('ctl2').address}, Primary Node)"]
+    @pytest.mark.parametrize("name", FIRST)
+    def test_scenario_ends_with_its_expected_verdict(
+        self, lab: Lab, scenario: Callable[[str], LabScenarioResult], name: str
+    ) -> None:
+        check_scenario(lab, scenario, name)
+
+    def test_failover_is_measured_against_slurmctld_timeout(
+        self, lab: Lab, scenario: Callable[[str], LabScenarioResult]
+    ) -> None:
+        result = scenario("failover")
+        data = result.to_json()
+
+        assert result.passed, _explain(result)
+        assert result.verdict == "FAILED_OVER"
+        # The backup waits SlurmctldTimeout from its last answered ping (a few seconds before
+        # the kill at most), then takes over; the run follows within seconds.
+        assert data["takeover_seconds"] >= SLURMCTLD_TIMEOUT_SECONDS / 2
+        assert data["takeover_seconds"] <= data["fault_to_verdict_seconds"] <= 90
+        assert data["fault_to_first_verdict_seconds"] <= data["fault_to_verdict_seconds"]
+        assert any(
+            e["what"] == "fault to verdict"
+            and f"SlurmctldTimeout {SLURMCTLD_TIMEOUT_SECONDS} s" in e["detail"]
+            for e in data["timeline"]
+        )
+        notified = [e["detail"] for e in data["timeline"] if e["what"] == "lifecycle script publishes"]
+        assert notified == [f"Slurm Controller is ON, ({lab.topology.host('ctl2').address}, Primary Node)"]
+
+    def test_hung_primary_is_taken_over_but_not_verified(
+        self, scenario: Callable[[str], LabScenarioResult]
+    ) -> None:
+        result = scenario("hung-primary")
+        data = result.to_json()
+
+        assert result.passed, _explain(result)
+        assert data["takeover_seconds"] >= SLURMCTLD_TIMEOUT_SECONDS / 2
+        assert (
+            data["fault_to_verdict_seconds"]
+            >= data["fault_to_first_verdict_seconds"]
+            > data["takeover_seconds"]
+        )
+        verdicts = [e["detail"] for e in data["timeline"] if e["what"].strip() == "verdict"]
+        # It does not converge: checks go on until SlurmctldTimeout plus the margin after the
+        # trigger (ctl2's ON message) or MaxAttempts (3). How many fit depends on how long each check
+        # waits on the stopped ctl1 (11-16 s here): a third one started 2.7 s before that time in a
+        # 25.11 run, and an earlier 25.11 run had two.
+        assert 2 <= len(verdicts) <= 3
+        assert all(v.startswith("DEGRADED") and "ctl2 is active" in v for v in verdicts)
+        assert "Socket timed out" in verdicts[-1]
+
+    def test_isolated_primary_is_neither_healthy_nor_failed_over(
+        self,
+        scenario: Callable[[str], LabScenarioResult],
+    ) -> None:
+        result = scenario("isolated-primary")
+
+        assert result.passed, _explain(result)
+        assert result.verdict not in VERIFIED
+        assert [c.name for c in result.checks if c.passed] == [
+            "the heartbeat stays fresh, written by ctl1",
+            "ctl2 did not take over",
+        ]
+
+    def test_rotation_rolls_out_keeps_accounting_and_never_shows_the_password(
+        self, lab: Lab, capfd: pytest.CaptureFixture[str]
+    ) -> None:
+        result = run_lab("rotation", ROOT, lab=lab)
+        data = result.to_json()
+        output = capfd.readouterr()
+
+        assert result.passed, _explain(result)
+        rotation: dict[str, Any] = data["rotation"]
+        assert rotation["current_user"] != rotation["previous_user"]
+        user = lab.topology.db_user
+        assert {rotation["current_user"], rotation["previous_user"]} == {user, f"{user}_clone"}
+        assert rotation["rollout"]["complete"] is True
+        assert [c["outcome"] for c in rotation["rollout"]["controllers"]] == ["updated", "updated"]
+        assert [s["step"] for s in rotation["steps"]] == [
+            "createSecret",
+            "setSecret",
+            "testSecret",
+            "finishSecret",
+        ]
+        assert rotation["jobs"]["states"] == {
+            rotation["jobs"]["before"]: "COMPLETED",
+            rotation["jobs"]["after"]: "COMPLETED",
+        }
+        assert rotation["accounting"]["longest_without_any_slurmdbd_seconds"] <= 1.0
+        passwords = set()
+        for name in ("ctl1", "ctl2"):
+            conf = (lab.paths.host_etc(name) / "slurmdbd.conf").read_text()
+            assert f"StorageUser={rotation['current_user']}\n" in conf
+            passwords |= {
+                line.split("=", 1)[1] for line in conf.splitlines() if line.startswith("StoragePass=")
+            }
+        assert len(passwords) == 1
+        password = passwords.pop()
+        assert password not in json.dumps(data)
+        assert password not in output.out
+        assert password not in output.err
+        assert not lab.paths.node_secret_dir.exists()  # the node's secret file is gone
+
+    def test_a_users_text_in_slurmctlds_log_leaves_the_cluster_healthy(
+        self,
+        scenario: Callable[[str], LabScenarioResult],
+    ) -> None:
+        # Issue 35: `sbatch -p "slurmctld running in background mode"` made a watchdog tick DOWN.
+        result = scenario("forged-log")
+
+        assert result.passed, _explain(result)
+        assert result.verdict == "HEALTHY"
+        assert [c.name for c in result.checks if c.passed] == [
+            "the watchdog's ticks after the fault found the cluster verified and started nothing",
+            "ctl1's slurmctld logged every forged partition",
+            "ctl1's last role line is still primary",
+        ]
+        assert result.to_json()["incidents"] == []
 
 
-def test_a_silent_failure_is_found_by_the_watchdog_within_one_period(
-    scenario: Callable[[str], LabScenarioResult],
-) -> None:
-    result = scenario("silent-failure")
-    data = result.to_json()
+class TestSecondScenarios:
+    """The two-controller scenarios of losses and drift, with the tests reading them."""
 
-    assert result.passed, _explain(result)
-    assert result.verdict == "DOWN"
-    # Nothing was published: the run was started by the watchdog's tick, within one period.
-    assert [e for e in data["timeline"] if e["what"] == "lifecycle script publishes"] == []
-    assert 0 <= data["fault_to_watchdog_tick_seconds"] <= data["watchdog_period_seconds"]
-    ticks = [e["detail"] for e in data["timeline"] if e["what"].startswith("watchdog tick")]
-    assert ticks[-1] == "DOWN: started"
-    assert all(detail == "HEALTHY: verified" for detail in ticks[:-1])
-    assert len(data["execution_results"]) == 1
-    assert len(data["incidents"]) == 1
+    @pytest.mark.parametrize("name", SECOND)
+    def test_scenario_ends_with_its_expected_verdict(
+        self, lab: Lab, scenario: Callable[[str], LabScenarioResult], name: str
+    ) -> None:
+        check_scenario(lab, scenario, name)
 
+    def test_a_silent_failure_is_found_by_the_watchdog_within_one_period(
+        self,
+        scenario: Callable[[str], LabScenarioResult],
+    ) -> None:
+        result = scenario("silent-failure")
+        data = result.to_json()
 
-def test_hung_primary_is_taken_over_but_not_verified(scenario: Callable[[str], LabScenarioResult]) -> None:
-    result = scenario("hung-primary")
-    data = result.to_json()
+        assert result.passed, _explain(result)
+        assert result.verdict == "DOWN"
+        # Nothing was published: the run was started by the watchdog's tick, within one period.
+        assert [e for e in data["timeline"] if e["what"] == "lifecycle script publishes"] == []
+        assert 0 <= data["fault_to_watchdog_tick_seconds"] <= data["watchdog_period_seconds"]
+        ticks = [e["detail"] for e in data["timeline"] if e["what"].startswith("watchdog tick")]
+        assert ticks[-1] == "DOWN: started"
+        assert all(detail == "HEALTHY: verified" for detail in ticks[:-1])
+        assert len(data["execution_results"]) == 1
+        assert len(data["incidents"]) == 1
 
-    assert result.passed, _explain(result)
-    assert data["takeover_seconds"] >= SLURMCTLD_TIMEOUT_SECONDS / 2
-    assert (
-        data["fault_to_verdict_seconds"] >= data["fault_to_first_verdict_seconds"] > data["takeover_seconds"]
-    )
-    verdicts = [e["detail"] for e in data["timeline"] if e["what"].strip() == "verdict"]
-    # It does not converge: checks go on until SlurmctldTimeout plus the margin after the
-    # trigger (ctl2's ON message) or MaxAttempts (3). How many fit depends on how long each check
-    # waits on the stopped ctl1 (11-16 s here): a third one started 2.7 s before that time in a
-    # 25.11 run, and an earlier 25.11 run had two.
-    assert 2 <= len(verdicts) <= 3
-    assert all(v.startswith("DEGRADED") and "ctl2 is active" in v for v in verdicts)
-    assert "Socket timed out" in verdicts[-1]
+    def test_standby_refusal_is_the_verdicts_reason(
+        self, scenario: Callable[[str], LabScenarioResult]
+    ) -> None:
+        if SLURM < "24.11":
+            pytest.skip("only Slurm 24.11 refuses a takeover it cannot check")
+        result = scenario("standby-refuses")
+        data = result.to_json()
 
-
-def test_rotation_rolls_out_keeps_accounting_and_never_shows_the_password(
-    lab: Lab, capfd: pytest.CaptureFixture[str]
-) -> None:
-    result = run_lab("rotation", ROOT, lab=lab)
-    data = result.to_json()
-    output = capfd.readouterr()
-
-    assert result.passed, _explain(result)
-    rotation: dict[str, Any] = data["rotation"]
-    assert rotation["current_user"] != rotation["previous_user"]
-    assert {rotation["current_user"], rotation["previous_user"]} == {"hplab_slurm", "hplab_slurm_clone"}
-    assert rotation["rollout"]["complete"] is True
-    assert [c["outcome"] for c in rotation["rollout"]["controllers"]] == ["updated", "updated"]
-    assert [s["step"] for s in rotation["steps"]] == [
-        "createSecret",
-        "setSecret",
-        "testSecret",
-        "finishSecret",
-    ]
-    assert rotation["jobs"]["states"] == {
-        rotation["jobs"]["before"]: "COMPLETED",
-        rotation["jobs"]["after"]: "COMPLETED",
-    }
-    assert rotation["accounting"]["longest_without_any_slurmdbd_seconds"] <= 1.0
-    passwords = set()
-    for name in ("ctl1", "ctl2"):
-        conf = (lab.paths.host_etc(name) / "slurmdbd.conf").read_text()
-        assert f"StorageUser={rotation['current_user']}\n" in conf
-        passwords |= {line.split("=", 1)[1] for line in conf.splitlines() if line.startswith("StoragePass=")}
-    assert len(passwords) == 1
-    password = passwords.pop()
-    assert password not in json.dumps(data)
-    assert password not in output.out
-    assert password not in output.err
-    assert not lab.paths.node_secret_dir.exists()  # the node's secret file is gone
+        assert result.passed, _explain(result)
+        assert result.verdict == "DOWN"
+        verdicts = [e["detail"] for e in data["timeline"] if e["what"].strip() == "verdict"]
+        assert verdicts
+        assert all(
+            "ctl2 refuses to take over" in v and "heartbeat file could not be read" in v for v in verdicts
+        ), verdicts
 
 
-def test_isolated_primary_is_neither_healthy_nor_failed_over(
-    scenario: Callable[[str], LabScenarioResult],
-) -> None:
-    result = scenario("isolated-primary")
+class TestThreeControllerScenarios:
+    """Three controllers (the lab rebuilt with a third once)."""
 
-    assert result.passed, _explain(result)
-    assert result.verdict not in VERIFIED
-    assert [c.name for c in result.checks if c.passed] == [
-        "the heartbeat stays fresh, written by ctl1",
-        "ctl2 did not take over",
-    ]
+    @pytest.mark.parametrize("name", THREE)
+    def test_scenario_ends_with_its_expected_verdict(
+        self, lab: Lab, scenario: Callable[[str], LabScenarioResult], name: str
+    ) -> None:
+        check_scenario(lab, scenario, name)
 
+    def test_second_backup_takes_over_when_the_first_fails_too(
+        self, lab: Lab, scenario: Callable[[str], LabScenarioResult]
+    ) -> None:
+        result = scenario("second-failover")
+        data = result.to_json()
 
-def test_a_users_text_in_slurmctlds_log_leaves_the_cluster_healthy(
-    scenario: Callable[[str], LabScenarioResult],
-) -> None:
-    # Issue 35: `sbatch -p "slurmctld running in background mode"` made a watchdog tick DOWN.
-    result = scenario("forged-log")
-
-    assert result.passed, _explain(result)
-    assert result.verdict == "HEALTHY"
-    assert [c.name for c in result.checks if c.passed] == [
-        "the watchdog's ticks after the fault found the cluster verified and started nothing",
-        "ctl1's slurmctld logged every forged partition",
-        "ctl1's last role line is still primary",
-    ]
-    assert result.to_json()["incidents"] == []
+        assert result.passed, _explain(result)
+        # ctl3 serves: the failover worked; no standby is left, which the redundancy says.
+        assert (result.verdict, result.redundancy) == ("FAILED_OVER", "none")
+        assert data["takeover_seconds"] >= SLURMCTLD_TIMEOUT_SECONDS / 2
+        notified = [e["detail"] for e in data["timeline"] if e["what"] == "lifecycle script publishes"]
+        ctl3 = lab_for(LAB_SCENARIOS["second-failover"], lab).topology.host("ctl3")
+        assert notified == [f"Slurm Controller is ON, ({ctl3.address}, Primary Node)"]
 
 
 def test_unknown_scenarios_are_refused() -> None:
@@ -291,32 +352,3 @@ def test_the_agent_fills_in_a_session_documents_parameters() -> None:
 def test_the_agent_refuses_what_ssm_would(parameters: dict[str, list[str]]) -> None:
     with pytest.raises(DocumentParametersRejected):
         agent_command_line(CommandRequest("ctl1", "own-doc", 10, parameters), _Documents(ROLLOUT_LIKE))
-
-
-def test_standby_refusal_is_the_verdicts_reason(scenario: Callable[[str], LabScenarioResult]) -> None:
-    if SLURM < "24.11":
-        pytest.skip("only Slurm 24.11 refuses a takeover it cannot check")
-    result = scenario("standby-refuses")
-    data = result.to_json()
-
-    assert result.passed, _explain(result)
-    assert result.verdict == "DOWN"
-    verdicts = [e["detail"] for e in data["timeline"] if e["what"].strip() == "verdict"]
-    assert verdicts
-    assert all(
-        "ctl2 refuses to take over" in v and "heartbeat file could not be read" in v for v in verdicts
-    ), verdicts
-
-
-def test_second_backup_takes_over_when_the_first_fails_too(
-    scenario: Callable[[str], LabScenarioResult],
-) -> None:
-    result = scenario("second-failover")
-    data = result.to_json()
-
-    assert result.passed, _explain(result)
-    # ctl3 serves: the failover worked; no standby is left, which the redundancy says.
-    assert (result.verdict, result.redundancy) == ("FAILED_OVER", "none")
-    assert data["takeover_seconds"] >= SLURMCTLD_TIMEOUT_SECONDS / 2
-    notified = [e["detail"] for e in data["timeline"] if e["what"] == "lifecycle script publishes"]
-    assert notified == ["Slurm Controller is ON, (10.214.0.13, Primary Node)"]

@@ -82,7 +82,11 @@ def add_lab_parser(commands: Any) -> None:
     status.add_argument("--json", action="store_true")
     down = sub.add_parser("down", help="remove the lab and everything it made")
     for command in (up, fault, verify, chaos, status, down):
-        command.add_argument("--root", type=Path, default=Path("/srv/hplab"), help="the lab's directory")
+        command.add_argument(
+            "--root",
+            type=Path,
+            help="the lab's directory (default: /srv/hplab, or /srv/hplabN with HYPERPOD_LAB_SLOT=N)",
+        )
 
 
 def run_lab_command(args: argparse.Namespace) -> int:
@@ -97,7 +101,7 @@ def run_lab_command(args: argparse.Namespace) -> int:
         if args.lab_command == "up":
             # Checked before anything starts: a bad option changes nothing.
             topology = Topology(
-                controllers=args.controllers, nodes=args.nodes, root=args.root, slurm=args.slurm
+                controllers=args.controllers, nodes=args.nodes, root=args.root or Path(), slurm=args.slurm
             )
             with lab_lock():
                 lab = Lab(topology)

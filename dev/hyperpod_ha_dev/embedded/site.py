@@ -30,7 +30,7 @@ def embedded_aws() -> Iterator[None]:
     """An in-process AWS (moto) with the real handlers answering Lambda invocations."""
     from moto import mock_aws
 
-    from hyperpod_ha_dev.embedded import delivery, sfn_integration
+    from hyperpod_ha_dev.embedded import definition_cache, delivery, sfn_integration
 
     # moto's interpreter logs every state's internals at WARNING; keep our output readable.
     logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
@@ -38,7 +38,12 @@ def embedded_aws() -> Iterator[None]:
         # Never a real account or another endpoint, whatever the shell says.
         os.environ.pop("AWS_ENDPOINT_URL", None)
         os.environ.pop("AWS_PROFILE", None)
-        with mock_aws(config=MOTO_CONFIG), delivery.patched(), sfn_integration.patched():
+        with (
+            mock_aws(config=MOTO_CONFIG),
+            delivery.patched(),
+            sfn_integration.patched(),
+            definition_cache.patched(),
+        ):
             yield
 
 

@@ -1,4 +1,6 @@
-"""One lab per machine: every run, and the lab tests, hold ``/tmp/hyperpod-lab.lock``."""
+"""One user of a lab at a time: every run, and the lab tests, hold the lab's lock,
+``/tmp/hyperpod-lab.lock`` for slot 0's lab, ``/tmp/hyperpod-lab-<slot>.lock`` for another slot's
+(labs of different slots share nothing, so each has its own)."""
 
 from __future__ import annotations
 
@@ -11,14 +13,19 @@ from pathlib import Path
 from typing import IO, Final
 
 from hyperpod_ha.observability import logger
+from hyperpod_lab.topology import current_slot
 
 LOCK_PATH: Final = Path(tempfile.gettempdir()) / "hyperpod-lab.lock"
 
 
+def lock_path(slot: int) -> Path:
+    return LOCK_PATH if slot == 0 else LOCK_PATH.with_name(f"hyperpod-lab-{slot}.lock")
+
+
 class _LabLock:
-    """``flock`` on :data:`LOCK_PATH`, re-entrant within this process: the test module holds
-    it for all its scenarios, and each scenario takes it again (a second ``flock`` on another
-    descriptor of the same process would wait for itself)."""
+    """``flock`` on this process's slot's :func:`lock_path`, re-entrant within this process: the
+    test module holds it for all its scenarios, and each scenario takes it again (a second
+    ``flock`` on another descriptor of the same process would wait for itself)."""
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
@@ -29,11 +36,12 @@ class _LabLock:
     def held(self) -> Iterator[None]:
         with self._guard:
             if self._depth == 0:
-                handle = LOCK_PATH.open("w")
+                path = lock_path(current_slot())
+                handle = path.open("w")
                 try:
                     fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
-                    logger.info("waiting for the lab lock", extra={"lock": str(LOCK_PATH)})
+                    logger.info("waiting for the lab lock", extra={"lock": str(path)})
                     fcntl.flock(handle, fcntl.LOCK_EX)
                 self._handle = handle
             self._depth += 1
@@ -51,5 +59,5 @@ _lab_lock = _LabLock()
 
 
 def lab_lock() -> contextlib.AbstractContextManager[None]:
-    """Hold the machine's lab lock (re-entrant within this process)."""
+    """Hold this process's slot's lab lock (re-entrant within this process)."""
     return _lab_lock.held()

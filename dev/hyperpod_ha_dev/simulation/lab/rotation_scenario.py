@@ -28,7 +28,6 @@ from hyperpod_ha_dev.simulation.lab.progress import Drill
 from hyperpod_ha_dev.simulation.lab.scenario import LabScenario
 from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT
 from hyperpod_lab import Lab
-from hyperpod_lab.topology import DB_NAME
 
 ACCOUNTED_SECONDS: Final = 30.0
 # Where the lab's controllers keep slurmdbd.conf (HyperPod: /opt/slurm/etc/slurmdbd.conf).
@@ -82,7 +81,9 @@ def prepare_accounting_user(lab: Lab, user: str) -> None:
                 if "localhost" not in hosts:
                     raise LabScenarioError(f"the lab's database user {user} does not exist")
                 cursor.execute("RENAME USER %s@'localhost' TO %s@'%%'", (user, user))
-            cursor.execute(f"GRANT ALL PRIVILEGES ON `{DB_NAME}`.* TO %s@'%%' WITH GRANT OPTION", (user,))
+            cursor.execute(
+                f"GRANT ALL PRIVILEGES ON `{lab.topology.db_name}`.* TO %s@'%%' WITH GRANT OPTION", (user,)
+            )
             cursor.execute("GRANT CREATE USER ON *.* TO %s@'%%' WITH GRANT OPTION", (user,))
     finally:
         connection.close()

@@ -51,7 +51,8 @@ class Step:
     name: str
     argv: Sequence[str]
     needs: tuple[str, ...] = ()
-    # Niceness: the CPU-bound steps yield to the lab's, which wait on the clock.
+    # Niceness: the CPU-bound steps (one level, so none starves another's tests that run a
+    # probe against the clock) yield to the lab's, whose daemons and checks wait on the clock.
     nice: int = 0
     env: Mapping[str, str] = field(default_factory=dict)
     # A root-only step run as another user: skipped, with the command that runs it.
@@ -131,13 +132,13 @@ def steps(*, check_only: bool, as_root: bool) -> list[Step]:
             "slurm-24.11",
             [python, "-m", "hyperpod_lab", "prepare", "--slurm", "24.11"],
             needs=("packages",),
-            nice=10,
+            nice=5,
         ),
         Step(
             "slurm-25.11",
             [python, "-m", "hyperpod_lab", "prepare", "--slurm", "25.11"],
             needs=("slurm-24.11",),
-            nice=10,
+            nice=5,
         ),
         dataclasses.replace(non_lab, needs=("packages",)),
         Step("container", [*PYTEST, "-q", "-m", "container"], needs=("packages",), nice=5),

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha_dev.alarms import alarms
-from hyperpod_ha_dev.cfn import TemplateError, find_in_map, load_template, parse_template
-from hyperpod_ha_dev.dashboard import WIDGETS, Widget, dashboard_resource, ours, places
-from hyperpod_ha_dev.settings_checks import DRILL, RESTORE, SETTINGS_CHECKS, VERIFICATION, number
-from hyperpod_ha_dev.template_tail import MARKER, hand_written, tail
+from hyperpod_ha_stack.alarms import alarms
+from hyperpod_ha_stack.dashboard import WIDGETS, Widget, dashboard_resource, ours, places
+from hyperpod_ha_stack.settings_checks import DRILL, RESTORE, SETTINGS_CHECKS, VERIFICATION, number
+from hyperpod_ha_stack.template import TemplateError, find_in_map, load_template, parse_template
+from hyperpod_ha_stack.template_tail import MARKER, hand_written, tail
 from tests.conftest import ROOT
 
 TEXT = (ROOT / "template.yaml").read_text()

@@ -10,10 +10,10 @@ from typing import Any
 import cfnlint.api
 import pytest
 
-from hyperpod_ha_dev.cfn import load_template, with_mappings
-from hyperpod_ha_dev.command_documents import COMMAND_DOCUMENTS
-from hyperpod_ha_dev.documents import NODE_COMMANDS
-from hyperpod_ha_dev.generate import stale
+from hyperpod_ha_stack.command_documents import COMMAND_DOCUMENTS
+from hyperpod_ha_stack.documents import NODE_COMMANDS
+from hyperpod_ha_stack.generate import stale
+from hyperpod_ha_stack.template import load_template, with_mappings
 from tests.conftest import EVENTS, ROOT
 
 TEMPLATE = load_template(ROOT / "template.yaml")
@@ -88,7 +88,7 @@ def test_the_whole_template_passes_cfn_lint() -> None:
 
 def test_the_generated_parts_are_current() -> None:
     """template.yaml's end and the settings checks are what their descriptions make."""
-    assert stale(ROOT) == [], "run `make probe-document`"
+    assert stale(ROOT) == [], "run `make generate`"
 
 
 @pytest.mark.parametrize("key", sorted(NODE_COMMANDS))

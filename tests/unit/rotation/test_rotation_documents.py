@@ -22,7 +22,8 @@ from hyperpod_ha.rotation.rollout_document import (
     secret_arn_pattern,
     session_document,
 )
-from hyperpod_ha_dev.cfn import Context, Resolver, load_template, with_mappings
+from hyperpod_ha_dev.cfn import Context, Resolver
+from hyperpod_ha_stack.template import load_template, with_mappings
 from tests.fakes.rollout_nodes import DOCUMENT, SECRET_ARN
 
 
@@ -109,7 +110,7 @@ def test_the_template_document_is_the_one_this_code_builds(root: Path) -> None:
     document = template["Resources"]["SlurmdbdRolloutDocument"]["Properties"]
     assert document["DocumentType"] == "Session"
     content = with_mappings(template, document["Content"])
-    assert content["properties"] == session_document()["properties"], "run `make probe-document`"
+    assert content["properties"] == session_document()["properties"], "run `make generate`"
     # SSM refuses a session whose parameters the document does not declare, and a document
     # whose command names parameters it does not declare.
     parameters = dict(content["parameters"])

@@ -4,7 +4,7 @@
 and the slurmdbd roll-out travel in Command documents of this stack rather than in
 ``AWS-RunShellScript`` (which would let the functions run anything as root). Each document is
 generated whole here, its command read from ``NodeCommands`` like the Session documents'
-(``hyperpod_ha_dev.documents``); ``make probe-document`` writes them into the generated end of
+(``hyperpod_ha_stack.documents``); ``make generate`` writes them into the generated end of
 template.yaml and a test fails when they differ.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hyperpod_ha.probe import probe_command
-from hyperpod_ha_dev.documents import NODE_COMMANDS, command_of
+from hyperpod_ha_stack.documents import NODE_COMMANDS, command_of
 
 # The probe's own deadline is 90 s; the agent stops the script after this, whatever happens.
 PROBE_TIMEOUT_SECONDS = "120"

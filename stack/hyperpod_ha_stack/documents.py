@@ -3,7 +3,7 @@
 CloudFormation cannot read a file, so each node script travels in the template as one command
 line (the script compressed and base64-encoded). They sit in the generated ``Mappings`` at the
 end of template.yaml; each document reads its own with ``!FindInMap [NodeCommands, <Name>,
-Command]``. ``make probe-document`` writes them (``hyperpod_ha_dev.template_tail``); a test fails
+Command]``. ``make generate`` writes them (``hyperpod_ha_stack.template_tail``); a test fails
 when they differ.
 """
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from hyperpod_ha_stack.alarms import alarms
+from hyperpod_ha_stack.command_documents import COMMAND_DOCUMENTS, command_document_resource
 from hyperpod_ha_stack.dashboard import WIDGETS, Widget, dashboard_resource, ours, places
 from hyperpod_ha_stack.settings_checks import DRILL, RESTORE, SETTINGS_CHECKS, VERIFICATION, number
 from hyperpod_ha_stack.template import TemplateError, find_in_map, load_template, parse_template
@@ -65,6 +66,20 @@ def test_a_widget_added_to_the_description_takes_the_next_place() -> None:
 
 
 STACK_ALARMS = alarms(parse_template(hand_written(TEXT))["Resources"])
+
+
+def test_the_generated_part_reads_back_as_what_its_writers_make() -> None:
+    """One block a resource, in the hand-written part's YAML: what CloudFormation reads is the
+    writers' value itself."""
+    resources = TEMPLATE["Resources"]
+    for alarm in STACK_ALARMS:
+        assert resources[alarm.logical_id] == alarm.resource()
+    assert resources["Dashboard"] == dashboard_resource(STACK_ALARMS)
+    for logical_id in COMMAND_DOCUMENTS:
+        assert resources[logical_id] == command_document_resource(logical_id)
+    # The one long line left: the comma-separated ids NoticeFunction reads from its environment.
+    lines = [line for line in TEXT.partition(MARKER)[2].splitlines() if "LogicalIds:" not in line]
+    assert max(len(line) for line in lines if " Command: " not in line) < 300
 
 
 def _body(resource: dict[str, Any], **conditions: bool) -> dict[str, Any]:

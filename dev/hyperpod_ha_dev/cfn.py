@@ -3,11 +3,13 @@
 template is read with ``hyperpod_ha_stack.template``.
 
 Only what this project's template uses is resolved: Ref, Fn::GetAtt, Fn::Sub, Fn::If, Fn::Join,
-Fn::Select, Fn::Split, Fn::FindInMap, conditions and pseudo parameters; others stay unresolved.
+Fn::Select, Fn::Split, Fn::FindInMap, Fn::Base64, conditions and pseudo parameters; others stay
+unresolved.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -58,6 +60,7 @@ class Resolver:
             "Fn::Select": lambda arg: self.resolve(arg[1])[int(self.resolve(arg[0]))],
             "Fn::Split": lambda arg: str(self.resolve(arg[1])).split(arg[0]),
             "Fn::FindInMap": lambda arg: find_in_map(self._template, [self.resolve(key) for key in arg]),
+            "Fn::Base64": lambda arg: base64.b64encode(str(self.resolve(arg)).encode()).decode("ascii"),
         }
 
     def _ref(self, name: str) -> Any:

@@ -1,21 +1,55 @@
-"""The commands the stack's SSM documents run on a node, as template.yaml's ``NodeCommands``.
+"""The scripts the stack's SSM documents run on a node, as template.yaml's ``NodeScripts``, and
+each document's command.
 
-CloudFormation cannot read a file, so each node script travels in the template as one command
-line (the script compressed and base64-encoded). They sit in the generated ``Mappings`` at the
-end of template.yaml; each document reads its own with ``!FindInMap [NodeCommands, <Name>,
-Command]``. ``make generate`` writes them (``hyperpod_ha_stack.template_tail``); a test fails
-when they differ.
+A node script's source is its file in the runtime package (``probe/controller_probe.sh``, ...),
+which ships in the layer too. CloudFormation cannot read a file, so the generated ``Mappings`` at
+the end of template.yaml hold each script as text; a document's command is the line the runtime
+package builds (``hyperpod_ha.node_scripts``: the script base64-encoded, decoded on the node), with
+the encoding left to CloudFormation: ``!Sub [<the line>, {Script: Fn::Base64: !FindInMap
+[NodeScripts, <Key>, Script]}]``. ``make generate`` writes the scripts
+(``hyperpod_ha_stack.template_tail``); a test fails when they, or a document's command, differ.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from hyperpod_ha.drill.node import accounting_command, jobs_command, takeover_command
+from hyperpod_ha.node_scripts import node_script
 from hyperpod_ha.probe import probe_command
 from hyperpod_ha.restore.node import restore_command
 
-MAPPING = "NodeCommands"
+MAPPING = "NodeScripts"
+# What a command names its script by in its Fn::Sub.
+VARIABLE = "Script"
+
+
+@dataclass(frozen=True)
+class NodeScript:
+    """A script run on a node: the package it sits in, and its file name there."""
+
+    package: str
+    name: str
+
+    def text(self) -> str:
+        return node_script(self.package, self.name)
+
+    @property
+    def path(self) -> str:
+        """Where it is in the repository."""
+        return "layers/" + self.package.replace(".", "/") + "/" + self.name
+
+
+# NodeScripts key -> the script.
+NODE_SCRIPTS: dict[str, NodeScript] = {
+    "ControllerProbe": NodeScript("hyperpod_ha.probe", "controller_probe.sh"),
+    "SlurmdbdRollout": NodeScript("hyperpod_ha.rotation", "slurmdbd_credentials.py"),
+    "FailoverDrill": NodeScript("hyperpod_ha.drill", "drill_node.sh"),
+    "RestoreSlurmctld": NodeScript("hyperpod_ha.restore", "restore_node.sh"),
+}
 
 
 def _rollout_command() -> str:
@@ -24,22 +58,29 @@ def _rollout_command() -> str:
     return node_command()
 
 
-# NodeCommands key -> the command. The Session document of a key is "<key>Document".
-NODE_COMMANDS: dict[str, Callable[[], str]] = {
-    "ControllerProbe": probe_command,
-    "SlurmdbdRollout": _rollout_command,
-    "FailoverDrillTakeover": takeover_command,
-    "FailoverDrillJobs": jobs_command,
-    "FailoverDrillAccounting": accounting_command,
-    "RestoreSlurmctld": restore_command,
+# Session document "<key>Document" -> the command the runtime package builds, and its script.
+NODE_COMMANDS: dict[str, tuple[Callable[[], str], str]] = {
+    "ControllerProbe": (probe_command, "ControllerProbe"),
+    "SlurmdbdRollout": (_rollout_command, "SlurmdbdRollout"),
+    "FailoverDrillTakeover": (takeover_command, "FailoverDrill"),
+    "FailoverDrillJobs": (jobs_command, "FailoverDrill"),
+    "FailoverDrillAccounting": (accounting_command, "FailoverDrill"),
+    "RestoreSlurmctld": (restore_command, "RestoreSlurmctld"),
 }
 
 
-def command_of(key: str) -> dict[str, list[str]]:
-    """The template's reference to the command of ``key``."""
-    return {"Fn::FindInMap": [MAPPING, key, "Command"]}
+def command_of(key: str) -> dict[str, Any]:
+    """The template's form of the command of ``key``: the runtime's command line with its
+    script's base64 left to CloudFormation's ``Fn::Base64`` of the script's text."""
+    build, script = NODE_COMMANDS[key]
+    command = build()
+    encoded = base64.b64encode(NODE_SCRIPTS[script].text().encode("utf-8")).decode("ascii")
+    if command.count(encoded) != 1 or "${" in command:
+        raise ValueError(f"the command of {key} does not carry {script} once, base64-encoded")
+    line = command.replace(encoded, "${" + VARIABLE + "}")
+    return {"Fn::Sub": [line, {VARIABLE: {"Fn::Base64": {"Fn::FindInMap": [MAPPING, script, VARIABLE]}}}]}
 
 
-def node_commands() -> dict[str, dict[str, str]]:
-    """The ``NodeCommands`` mapping: one ``Command`` per key."""
-    return {key: {"Command": build()} for key, build in NODE_COMMANDS.items()}
+def node_scripts() -> dict[str, dict[str, str]]:
+    """The ``NodeScripts`` mapping: one ``Script`` (its text) per key."""
+    return {key: {VARIABLE: script.text()} for key, script in NODE_SCRIPTS.items()}

@@ -7,6 +7,8 @@ and the ``hyperpod-ha`` command read the whole file with it. Resolving what need
 
 from __future__ import annotations
 
+import base64
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -40,12 +42,28 @@ def find_in_map(template: Mapping[str, Any], argument: list[Any]) -> Any:
         raise TemplateError(f"Fn::FindInMap {argument} names no value in Mappings") from None
 
 
-def with_mappings(template: Mapping[str, Any], value: Any) -> Any:
-    """``value`` with every ``Fn::FindInMap`` replaced by the mapping's value, the rest as it is."""
+def with_fixed_values(template: Mapping[str, Any], value: Any) -> Any:
+    """``value`` with what the template fixes by itself evaluated as CloudFormation does:
+    ``Fn::FindInMap``, ``Fn::Base64`` of text, and ``Fn::Sub`` of its own variables only (a node
+    command is one: the script from ``NodeScripts``, encoded). The rest stays as it is."""
     if isinstance(value, list):
-        return [with_mappings(template, item) for item in value]
+        return [with_fixed_values(template, item) for item in value]
     if not isinstance(value, dict):
         return value
     if list(value) == ["Fn::FindInMap"]:
         return find_in_map(template, value["Fn::FindInMap"])
-    return {key: with_mappings(template, item) for key, item in value.items()}
+    fixed = {key: with_fixed_values(template, item) for key, item in value.items()}
+    if list(fixed) == ["Fn::Base64"] and isinstance(fixed["Fn::Base64"], str):
+        return base64.b64encode(fixed["Fn::Base64"].encode("utf-8")).decode("ascii")
+    if list(fixed) == ["Fn::Sub"] and isinstance(fixed["Fn::Sub"], list):
+        text, variables = fixed["Fn::Sub"]
+        names = {name for literal, name in _SUB_VARIABLE.findall(text) if not literal}
+        if all(isinstance(variables.get(name), str) for name in names):
+            return _SUB_VARIABLE.sub(
+                lambda m: "${" + m.group(2) + "}" if m.group(1) else variables[m.group(2)], text
+            )
+    return fixed
+
+
+# ${Name}, or ${!Name}: the text "${Name}" itself.
+_SUB_VARIABLE = re.compile(r"\$\{(!?)([^}]*)\}")

@@ -3,7 +3,7 @@
 Everything from ``MARKER`` to the end of the file is written here from the hand-written part
 above it and from the Python that describes it (``alarms``, ``dashboard``,
 ``command_documents``, ``documents``): one block a resource, written as the hand-written part
-is (``cfn_yaml``), then the ``Mappings`` holding the node scripts' command lines. ``make
+is (``cfn_yaml``), then the ``Mappings``: the node scripts as text, and the alarms' tables. ``make
 generate`` writes it; tests/unit/test_template.py fails when the file differs from what this
 module makes.
 """
@@ -23,7 +23,7 @@ from hyperpod_ha_stack.alarms import (
 from hyperpod_ha_stack.cfn_yaml import block
 from hyperpod_ha_stack.command_documents import COMMAND_DOCUMENTS, command_document_resource
 from hyperpod_ha_stack.dashboard import dashboard_resource
-from hyperpod_ha_stack.documents import MAPPING, node_commands
+from hyperpod_ha_stack.documents import MAPPING, NODE_SCRIPTS, node_scripts
 from hyperpod_ha_stack.template import parse_template
 
 MARKER = "  # ==== Generated: `make generate` writes all below (hyperpod_ha_stack.template_tail) ===="
@@ -42,6 +42,19 @@ def _blocks(comment: str, entries: dict[str, Any]) -> Iterator[str]:
     yield from (f"  # {line}\n" for line in comment.splitlines())
     for key, value in entries.items():
         yield block({key: value}, 1) + "\n"
+
+
+def _node_scripts() -> Iterator[str]:
+    """``NodeScripts``, each script under the name of its source."""
+    yield from (
+        "  # The scripts the SSM documents run on a node (hyperpod_ha_stack.documents), as text: a\n",
+        "  # document's command carries its script base64-encoded (Fn::Base64), decoded on the node.\n",
+        f"  {MAPPING}:\n",
+    )
+    for key, script in node_scripts().items():
+        yield f"    # {NODE_SCRIPTS[key].path}\n"
+        yield block({key: script}, 2)
+    yield "\n"
 
 
 def tail(template: str) -> str:
@@ -63,11 +76,7 @@ def tail(template: str) -> str:
             {name: command_document_resource(name) for name in COMMAND_DOCUMENTS},
         ),
         "Mappings:\n",
-        *_blocks(
-            "The command line each SSM document runs on a node (hyperpod_ha_stack.documents): its script,\n"
-            "compressed and base64-encoded.",
-            {MAPPING: node_commands()},
-        ),
+        *_node_scripts(),
         *_blocks(
             "NoStandbyReadyAlarm's period for each WatchdogRateMinutes (hyperpod_ha_stack.alarms).",
             {READY_STANDBYS_PERIODS: ready_standbys_periods()},

@@ -77,9 +77,9 @@ def test_the_generated_part_reads_back_as_what_its_writers_make() -> None:
     assert resources["Dashboard"] == dashboard_resource(STACK_ALARMS)
     for logical_id in COMMAND_DOCUMENTS:
         assert resources[logical_id] == command_document_resource(logical_id)
-    # The one long line left: the comma-separated ids NoticeFunction reads from its environment.
-    lines = [line for line in TEXT.partition(MARKER)[2].splitlines() if "LogicalIds:" not in line]
-    assert max(len(line) for line in lines if " Command: " not in line) < 300
+    # No resource on one line (the longest lines are the alarms' descriptions).
+    resources_text = TEXT.partition(MARKER)[2].partition("\nMappings:\n")[0]
+    assert max(len(line) for line in resources_text.splitlines()) < 300
 
 
 def _body(resource: dict[str, Any], **conditions: bool) -> dict[str, Any]:
@@ -129,9 +129,11 @@ def test_the_dashboard_is_named_for_its_cluster_and_region_within_cloudwatch_s_r
 
 
 def test_a_find_in_map_to_nothing_is_a_template_error() -> None:
-    assert find_in_map(TEMPLATE, ["NodeCommands", "ControllerProbe", "Command"]).startswith("bash -c ")
+    assert find_in_map(TEMPLATE, ["NodeScripts", "ControllerProbe", "Script"]).startswith(
+        "#!/usr/bin/env bash\n"
+    )
     with pytest.raises(TemplateError, match="names no value"):
-        find_in_map(TEMPLATE, ["NodeCommands", "Nothing", "Command"])
+        find_in_map(TEMPLATE, ["NodeScripts", "Nothing", "Script"])
 
 
 @pytest.mark.parametrize("check", SETTINGS_CHECKS, ids=lambda c: c.definition)

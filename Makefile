@@ -19,7 +19,7 @@ export SAM_CLI_TELEMETRY := 0
 LOCAL_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
 ARCH ?= arm64
 
-.PHONY: help venv demo test check test-timing test-container test-lab test-lab-long lint checkov unit build local-build local-image bench probe-document lab-prepare lab-up lab-down clean
+.PHONY: help venv demo test check test-timing test-container test-lab test-lab-long lint checkov unit build local-build local-image bench generate lab-prepare lab-up lab-down clean
 
 help:
 	@echo "make demo            the failover scenario end to end on the embedded stack"
@@ -33,9 +33,9 @@ help:
 	@echo "make local-build     sam build for this machine's architecture, for sam local"
 	@echo "make local-image     the local Lambda base image hyperpod-ha/lambda-python:3.13 (root, Docker)"
 	@echo "make bench           cold start, package size, event storm, hostile input, workflow cost"
-	@echo "make probe-document  write the generated parts: template.yaml's end (alarms, dashboard, node"
-	@echo "                     commands), the state machines' settings checks and docs/messages.md"
-	@echo "                     (hyperpod_ha_dev.generate)"
+	@echo "make generate        write the generated parts: template.yaml's end (alarms, dashboard, Run"
+	@echo "                     Command documents, node scripts), the state machines' settings checks and"
+	@echo "                     docs/messages.md (stack/hyperpod_ha_stack; a test fails until it is run)"
 	@echo "make lab-prepare     the lab's packages, and Slurm 24.11 and 25.11 built once (root)"
 	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces; Slurm 24.11)"
 	@echo "make test-lab        the lab tests: all on 24.11, a smaller set on 25.11 (root)"
@@ -149,8 +149,9 @@ local-image: venv
 bench: venv build
 	$(BIN)/python -m bench
 
-probe-document: venv
-	$(BIN)/python -m hyperpod_ha_dev.generate
+# Every generated part of what is deployed, from its description (stack/hyperpod_ha_stack).
+generate: venv
+	$(BIN)/python -m hyperpod_ha_stack.generate
 
 lab-up: venv
 	$(BIN)/python -m hyperpod_lab up

@@ -86,7 +86,7 @@ def _services_missing() -> str | None:
 
 
 def default_margin_seconds() -> int:
-    from hyperpod_ha_dev.cfn import load_template
+    from hyperpod_ha_stack.template import load_template
 
     parameters = load_template(ROOT / "template.yaml")["Parameters"]
     return int(parameters["ConvergenceMarginSeconds"]["Default"])

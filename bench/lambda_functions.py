@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench import REGION
-from hyperpod_ha_dev.cfn import Context, Resolver, evaluate_conditions, load_template
+from hyperpod_ha_dev.cfn import Context, Resolver, evaluate_conditions
 from hyperpod_ha_dev.embedded.function_spec import function_spec, run_properties
 from hyperpod_ha_dev.embedded.sam import translate
+from hyperpod_ha_stack.template import load_template
 
 ACCOUNT: Final = "123456789012"
 STACK: Final = "hyperpod-ha-bench"

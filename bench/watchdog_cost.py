@@ -70,7 +70,7 @@ DYNAMODB_WRITES: Final = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 
 
 def default_rate_minutes(root: Path = ROOT) -> int:
-    from hyperpod_ha_dev.cfn import load_template
+    from hyperpod_ha_stack.template import load_template
 
     return int(load_template(root / "template.yaml")["Parameters"]["WatchdogRateMinutes"]["Default"])
 

@@ -1,10 +1,10 @@
 """hyperpod-ha's development tools: the embedded stack (moto, in process), the simulation, the
-``hyperpod-ha`` command and the writers of the generated parts (template.yaml's end, the settings checks).
+``hyperpod-ha`` command and ``configure``. What is deployed is written by ``hyperpod_ha_stack``.
 
-Nothing here ships to Lambda. It may import the runtime package ``hyperpod_ha`` and the lab
-``hyperpod_lab``; neither of them may import it. What it reads ships with it as package data:
-the captures of real Slurm output (``captures/``) and, through ``project/``, the template, the
-functions and the state machines."""
+Nothing here ships to Lambda. It may import the runtime package ``hyperpod_ha``, the writers of
+the stack ``hyperpod_ha_stack`` and the lab ``hyperpod_lab``; none of them may import it. What it
+reads ships with it as package data: the captures of real Slurm output (``captures/``) and,
+through ``project/``, the template, the functions and the state machines."""
 
 from __future__ import annotations
 

@@ -1,59 +1,23 @@
-"""Reading ``template.yaml`` (SAM's reader), and resolving a template's
-values outside moto: against a deployed stack (``hyperpod-ha invoke --stack-name``), with
-placeholders (``bench``), or to check what the embedded stack created.
+"""Resolving a template's values outside moto: against a deployed stack (``hyperpod-ha invoke
+--stack-name``), with placeholders (``bench``), or to check what the embedded stack created. The
+template is read with ``hyperpod_ha_stack.template``.
 
 Only what this project's template uses is resolved: Ref, Fn::GetAtt, Fn::Sub, Fn::If, Fn::Join,
-Fn::Select, Fn::Split, Fn::FindInMap, conditions and pseudo parameters; others stay unresolved.
+Fn::Select, Fn::Split, Fn::FindInMap, Fn::Base64, conditions and pseudo parameters; others stay
+unresolved.
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from hyperpod_ha_stack.template import TemplateError, find_in_map
+
 NO_VALUE = object()
-
-
-class TemplateError(ValueError):
-    """A template, or a stack created from it, has something these tools cannot follow."""
-
-
-def load_template(path: Path) -> dict[str, Any]:
-    return parse_template(path.read_text(), str(path))
-
-
-def parse_template(text: str, source: str = "the template") -> dict[str, Any]:
-    """A template as SAM's own reader reads it: CloudFormation's tags as intrinsic functions."""
-    from samtranslator.yaml_helper import yaml_parse
-
-    loaded = yaml_parse(text)
-    if not isinstance(loaded, dict) or "Resources" not in loaded:
-        raise TemplateError(f"{source} is not a CloudFormation template")
-    return loaded
-
-
-def find_in_map(template: Mapping[str, Any], argument: list[Any]) -> Any:
-    """``Fn::FindInMap`` with its keys resolved (the generated node commands are read with literal
-    keys); a key is text, as CloudFormation's ``Ref`` gives a Number parameter."""
-    name, top, second = argument
-    try:
-        return template["Mappings"][name][str(top)][str(second)]
-    except (KeyError, TypeError):
-        raise TemplateError(f"Fn::FindInMap {argument} names no value in Mappings") from None
-
-
-def with_mappings(template: Mapping[str, Any], value: Any) -> Any:
-    """``value`` with every ``Fn::FindInMap`` replaced by the mapping's value, the rest as it is."""
-    if isinstance(value, list):
-        return [with_mappings(template, item) for item in value]
-    if not isinstance(value, dict):
-        return value
-    if list(value) == ["Fn::FindInMap"]:
-        return find_in_map(template, value["Fn::FindInMap"])
-    return {key: with_mappings(template, item) for key, item in value.items()}
 
 
 @dataclass(frozen=True)
@@ -96,6 +60,7 @@ class Resolver:
             "Fn::Select": lambda arg: self.resolve(arg[1])[int(self.resolve(arg[0]))],
             "Fn::Split": lambda arg: str(self.resolve(arg[1])).split(arg[0]),
             "Fn::FindInMap": lambda arg: find_in_map(self._template, [self.resolve(key) for key in arg]),
+            "Fn::Base64": lambda arg: base64.b64encode(str(self.resolve(arg)).encode()).decode("ascii"),
         }
 
     def _ref(self, name: str) -> Any:

@@ -2,7 +2,7 @@
 headline a subject, a first line and an OpsItem's title say, and what on-call looks at first.
 
 A new incident kind or notice is one row here, and one sample in
-``hyperpod_ha_dev.message_samples`` (which writes docs/messages.md; a test fails until it has
+``hyperpod_ha_stack.message_samples`` (which writes docs/messages.md; a test fails until it has
 one). The severity is OpsCenter's scale, which message attributes carry too: ``"1"`` critical
 .. ``"4"`` low. A row without one takes the verdict's (a drill that left the cluster DOWN is as
 severe as DOWN).

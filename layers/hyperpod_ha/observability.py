@@ -23,7 +23,7 @@ Handler = TypeVar("Handler", bound=Callable[..., Any])
 # The service every log line and metric carries: each function's POWERTOOLS_SERVICE_NAME
 # (template.yaml's Globals; tests/unit/test_generated.py checks), what a process that is no
 # function (the CLI, the lab) calls itself, and the ``service`` dimension the generated alarms
-# and dashboard read (hyperpod_ha_dev.alarms, hyperpod_ha_dev.dashboard).
+# and dashboard read (hyperpod_ha_stack.alarms, hyperpod_ha_stack.dashboard).
 SERVICE: Final = "hyperpod-ha"
 
 

@@ -15,10 +15,10 @@ import pytest
 import yaml
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha_dev.cfn import TemplateError
 from hyperpod_ha_dev.embedded import shims
 from hyperpod_ha_dev.embedded.site import embedded_aws
 from hyperpod_ha_dev.embedded.stack import EmbeddedStack, create_stack
+from hyperpod_ha_stack.template import TemplateError
 from tests.conftest import ROOT
 
 TINY: dict[str, Any] = {

@@ -14,7 +14,7 @@ import pytest
 from moto import mock_aws
 
 from hyperpod_ha import topic_messages
-from hyperpod_ha_dev.message_samples import FILTER_POLICIES, SAMPLES
+from hyperpod_ha_stack.message_samples import FILTER_POLICIES, SAMPLES
 from tests.conftest import ROOT, subscribed_inbox
 
 RAW_ALARM = json.dumps({"AlarmName": "hyperpod-ha.NoticeErrorsAlarm", "NewStateValue": "ALARM"})

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.notices.function import OWN_ALARMS
-from hyperpod_ha_dev.alarms import NOTICE_PATH
-from hyperpod_ha_dev.cfn import find_in_map, load_template
+from hyperpod_ha_stack.alarms import NOTICE_PATH
+from hyperpod_ha_stack.template import find_in_map, load_template
 from tests.conftest import ROOT
 
 TEMPLATE = load_template(ROOT / "template.yaml")

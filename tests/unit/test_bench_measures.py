@@ -17,7 +17,7 @@ from bench.import_time import ImportLine, parse_importtime, top_imports
 from bench.lambda_functions import layer_ids, placeholder_parameters, template_functions
 from bench.package_size import extension_architectures, runtime_provided, zipped_size
 from bench.stats import NoSamples, at_most, human_bytes, median, median_ratio, ratio
-from hyperpod_ha_dev.cfn import load_template
+from hyperpod_ha_stack.template import load_template
 
 # --- stats ---------------------------------------------------------------------------------
 

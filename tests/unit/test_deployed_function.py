@@ -8,8 +8,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from hyperpod_ha_dev.cfn import TemplateError
 from hyperpod_ha_dev.cli import deployed
+from hyperpod_ha_stack.template import TemplateError
 from tests.conftest import ROOT
 
 STACK_ID = "arn:aws:cloudformation:eu-west-1:111122223333:stack/hyperpod-ha/0f1e2d3c"

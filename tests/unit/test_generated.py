@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha_dev.alarms import alarms
-from hyperpod_ha_dev.cfn import TemplateError, find_in_map, load_template, parse_template
-from hyperpod_ha_dev.dashboard import WIDGETS, Widget, dashboard_resource, ours, places
-from hyperpod_ha_dev.settings_checks import DRILL, RESTORE, SETTINGS_CHECKS, VERIFICATION, number
-from hyperpod_ha_dev.template_tail import MARKER, hand_written, tail
+from hyperpod_ha_stack.alarms import alarms
+from hyperpod_ha_stack.command_documents import COMMAND_DOCUMENTS, command_document_resource
+from hyperpod_ha_stack.dashboard import WIDGETS, Widget, dashboard_resource, ours, places
+from hyperpod_ha_stack.settings_checks import DRILL, RESTORE, SETTINGS_CHECKS, VERIFICATION, number
+from hyperpod_ha_stack.template import TemplateError, find_in_map, load_template, parse_template
+from hyperpod_ha_stack.template_tail import MARKER, hand_written, tail
 from tests.conftest import ROOT
 
 TEXT = (ROOT / "template.yaml").read_text()
@@ -67,6 +68,20 @@ def test_a_widget_added_to_the_description_takes_the_next_place() -> None:
 STACK_ALARMS = alarms(parse_template(hand_written(TEXT))["Resources"])
 
 
+def test_the_generated_part_reads_back_as_what_its_writers_make() -> None:
+    """One block a resource, in the hand-written part's YAML: what CloudFormation reads is the
+    writers' value itself."""
+    resources = TEMPLATE["Resources"]
+    for alarm in STACK_ALARMS:
+        assert resources[alarm.logical_id] == alarm.resource()
+    assert resources["Dashboard"] == dashboard_resource(STACK_ALARMS)
+    for logical_id in COMMAND_DOCUMENTS:
+        assert resources[logical_id] == command_document_resource(logical_id)
+    # No resource on one line (the longest lines are the alarms' descriptions).
+    resources_text = TEXT.partition(MARKER)[2].partition("\nMappings:\n")[0]
+    assert max(len(line) for line in resources_text.splitlines()) < 300
+
+
 def _body(resource: dict[str, Any], **conditions: bool) -> dict[str, Any]:
     """The dashboard's body as CloudFormation fills it in, the ARNs and names left as their names."""
     text, variables = resource["Properties"]["DashboardBody"]["Fn::Sub"]
@@ -114,9 +129,11 @@ def test_the_dashboard_is_named_for_its_cluster_and_region_within_cloudwatch_s_r
 
 
 def test_a_find_in_map_to_nothing_is_a_template_error() -> None:
-    assert find_in_map(TEMPLATE, ["NodeCommands", "ControllerProbe", "Command"]).startswith("bash -c ")
+    assert find_in_map(TEMPLATE, ["NodeScripts", "ControllerProbe", "Script"]).startswith(
+        "#!/usr/bin/env bash\n"
+    )
     with pytest.raises(TemplateError, match="names no value"):
-        find_in_map(TEMPLATE, ["NodeCommands", "Nothing", "Command"])
+        find_in_map(TEMPLATE, ["NodeScripts", "Nothing", "Script"])
 
 
 @pytest.mark.parametrize("check", SETTINGS_CHECKS, ids=lambda c: c.definition)

@@ -124,7 +124,7 @@ def test_send_command_keeps_its_tag_condition_whatever_the_cluster_id(cluster_id
 def test_the_notice_function_tells_exactly_the_alarms_created_and_the_rule_passes_them(watchdog: str) -> None:
     from moto.events.models import EventPattern
 
-    from hyperpod_ha_dev.alarms import NOTICE_PATH
+    from hyperpod_ha_stack.alarms import NOTICE_PATH
 
     resources = deployed(WatchdogRateMinutes=watchdog)
     created = {name for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}

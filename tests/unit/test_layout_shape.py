@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hyperpod_ha_dev.cfn import load_template
+from hyperpod_ha_stack.template import load_template
 from tests.unit.test_layout import FUNCTIONS, ROOT, RUNTIME, imported_modules, python_files
 
 # The one form of functions/<name>/app.py; only the docstring and, for a function that counts
@@ -185,8 +185,9 @@ UNIT = ROOT / "tests" / "unit"
 
 def misplaced_unit_tests(unit: Path, runtime: Path) -> list[str]:
     """Where ``unit`` does not mirror the runtime package: a feature without its folder of tests,
-    a test of one feature (and no development tool) outside that folder, a module that is neither
-    a test nor in a ``cases/`` folder (case tables and helpers; test doubles are tests/fakes)."""
+    a test of one feature (and no development tool or writer of the stack) outside that folder, a
+    module that is neither a test nor in a ``cases/`` folder (case tables and helpers; test
+    doubles are tests/fakes)."""
     features = sorted(path.name for path in runtime.iterdir() if (path / "__init__.py").exists())
     found = [f"{feature}/: no tests" for feature in features if not list((unit / feature).glob("test_*.py"))]
     for path in python_files(unit):
@@ -200,7 +201,7 @@ def misplaced_unit_tests(unit: Path, runtime: Path) -> list[str]:
         used = {
             part[1] for part in parts if part[0] == "hyperpod_ha" and len(part) > 1 and part[1] in features
         }
-        tools = any(name.startswith("hyperpod_ha_dev") for name in imported)
+        tools = any(name.startswith(("hyperpod_ha_dev", "hyperpod_ha_stack")) for name in imported)
         # A test named for a shared top-level module (test_lease.py) stays at the top.
         shared = (runtime / f"{path.stem.removeprefix('test_')}.py").exists()
         if len(relative.parts) == 1 and len(used) == 1 and not tools and not shared:

@@ -9,8 +9,8 @@ import pytest
 
 from hyperpod_ha import message_kinds
 from hyperpod_ha.topic_messages import check_form
-from hyperpod_ha_dev import message_samples, messages_page
-from hyperpod_ha_dev.generate import stale
+from hyperpod_ha_stack import message_samples, messages_page
+from hyperpod_ha_stack.generate import stale
 from tests.conftest import ROOT
 
 
@@ -31,7 +31,7 @@ def test_each_event_has_a_sample() -> None:
 
 
 def test_the_page_is_current_and_shows_every_sample() -> None:
-    assert ROOT / "docs" / "messages.md" not in stale(ROOT), "run `make probe-document`"
+    assert ROOT / "docs" / "messages.md" not in stale(ROOT), "run `make generate`"
     page = (ROOT / "docs" / "messages.md").read_text()
     assert page == messages_page.page()
     for policy in message_samples.FILTER_POLICIES.values():

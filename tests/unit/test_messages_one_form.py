@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperpod_ha.notices.function import OWN_ALARMS
-from hyperpod_ha_dev.cfn import load_template
+from hyperpod_ha_stack.template import load_template
 from tests.unit.test_layout import DEV, FUNCTIONS, ROOT, RUNTIME, python_files
 
 TOPIC = {"Ref": "NotificationTopic"}

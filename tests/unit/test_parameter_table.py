@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hyperpod_ha_dev.cfn import load_template
+from hyperpod_ha_stack.template import load_template
 
 ROOT = Path(__file__).resolve().parents[2]
 REQUIRED = "**required**"

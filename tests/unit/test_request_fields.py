@@ -8,7 +8,7 @@ import pytest
 
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.request_fields import is_cluster_name, text_field
-from hyperpod_ha_dev.cfn import load_template
+from hyperpod_ha_stack.template import load_template
 from tests.conftest import ROOT
 
 

@@ -10,10 +10,10 @@ from typing import Any
 import cfnlint.api
 import pytest
 
-from hyperpod_ha_dev.cfn import load_template, with_mappings
-from hyperpod_ha_dev.command_documents import COMMAND_DOCUMENTS
-from hyperpod_ha_dev.documents import NODE_COMMANDS
-from hyperpod_ha_dev.generate import stale
+from hyperpod_ha_stack.command_documents import COMMAND_DOCUMENTS
+from hyperpod_ha_stack.documents import NODE_COMMANDS, NODE_SCRIPTS, command_of
+from hyperpod_ha_stack.generate import stale
+from hyperpod_ha_stack.template import load_template, with_fixed_values
 from tests.conftest import EVENTS, ROOT
 
 TEMPLATE = load_template(ROOT / "template.yaml")
@@ -88,16 +88,25 @@ def test_the_whole_template_passes_cfn_lint() -> None:
 
 def test_the_generated_parts_are_current() -> None:
     """template.yaml's end and the settings checks are what their descriptions make."""
-    assert stale(ROOT) == [], "run `make probe-document`"
+    assert stale(ROOT) == [], "run `make generate`"
 
 
 @pytest.mark.parametrize("key", sorted(NODE_COMMANDS))
 def test_each_session_document_runs_its_current_command(key: str) -> None:
+    """The hand-written command is the runtime's line with the script's text encoded by
+    CloudFormation: what reaches the node is that line, byte for byte."""
     document = TEMPLATE["Resources"][f"{key}Document"]["Properties"]
     assert document["DocumentType"] == "Session"
     commands = document["Content"]["properties"]["linux"]["commands"]
-    assert commands == {"Fn::FindInMap": ["NodeCommands", key, "Command"]}
-    assert with_mappings(TEMPLATE, commands) == NODE_COMMANDS[key]()
+    assert commands == command_of(key)
+    build, _ = NODE_COMMANDS[key]
+    assert with_fixed_values(TEMPLATE, commands) == build()
+
+
+@pytest.mark.parametrize("key", sorted(NODE_SCRIPTS))
+def test_the_template_holds_each_node_script_as_its_source_file_is(key: str) -> None:
+    source = ROOT / NODE_SCRIPTS[key].path
+    assert TEMPLATE["Mappings"]["NodeScripts"][key]["Script"] == source.read_text(), "run `make generate`"
 
 
 @pytest.mark.parametrize("logical_id", sorted(FUNCTIONS))
@@ -193,7 +202,7 @@ def test_every_queue_table_and_topic_is_encrypted() -> None:
 def test_the_command_documents_hold_the_current_probe_and_roll_out(logical_id: str) -> None:
     build, _ = COMMAND_DOCUMENTS[logical_id]
     content = TEMPLATE["Resources"][logical_id]["Properties"]["Content"]
-    assert with_mappings(TEMPLATE, content) == build()
+    assert with_fixed_values(TEMPLATE, content) == build()
 
 
 @pytest.mark.parametrize("logical_id", ["HealthCheckFunction", "FailoverDrillFunction", "WatchdogFunction"])

@@ -8,11 +8,12 @@ from typing import Any
 
 import boto3
 
-from hyperpod_ha_dev.cfn import Context, Resolver, TemplateError, evaluate_conditions
+from hyperpod_ha_dev.cfn import Context, Resolver, evaluate_conditions
 from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 from hyperpod_ha_dev.embedded.function_spec import function_spec, run_properties
 from hyperpod_ha_dev.embedded.functions import FunctionSpec
 from hyperpod_ha_dev.embedded.sam import translate
+from hyperpod_ha_stack.template import TemplateError
 
 # GetAtt <resource>.Arn from the physical id, by type (what the template's functions use).
 _ARN_FORMATS = {

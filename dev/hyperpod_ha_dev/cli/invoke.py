@@ -36,7 +36,7 @@ def read_event(path: Path) -> Any:
 
 
 def template_functions(root: Path) -> list[str]:
-    from hyperpod_ha_dev.cfn import load_template
+    from hyperpod_ha_stack.template import load_template
 
     resources = load_template(root / "template.yaml").get("Resources", {})
     return sorted(name for name, r in resources.items() if r.get("Type") == "AWS::Serverless::Function")

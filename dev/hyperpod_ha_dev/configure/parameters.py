@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha_dev.cfn import load_template
+from hyperpod_ha_stack.template import load_template
 
 # A value longer than CloudFormation's own limit for a parameter value is not one.
 MAX_VALUE_CHARS = 4096

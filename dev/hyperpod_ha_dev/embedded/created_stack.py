@@ -13,9 +13,9 @@ from typing import Any
 
 import boto3
 
-from hyperpod_ha_dev.cfn import TemplateError
 from hyperpod_ha_dev.embedded import delivery
 from hyperpod_ha_dev.embedded.functions import FunctionSpec, invoke
+from hyperpod_ha_stack.template import TemplateError
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from typing import Any
 
 import boto3
 
-from hyperpod_ha_dev.cfn import TemplateError
 from hyperpod_ha_dev.configure.parameters import parameter_specs, validate
 from hyperpod_ha_dev.embedded import delivery, shims
 from hyperpod_ha_dev.embedded.account import ACCOUNT, REGION
@@ -21,6 +20,7 @@ from hyperpod_ha_dev.embedded.created_stack import EmbeddedStack, Physical
 from hyperpod_ha_dev.embedded.function_spec import function_spec, parameter_text, zip_sources
 from hyperpod_ha_dev.embedded.functions import FunctionSpec, new_containers
 from hyperpod_ha_dev.embedded.sam import PACKAGED_BUCKET, local_code, translate
+from hyperpod_ha_stack.template import TemplateError
 
 __all__ = ["ACCOUNT", "REGION", "EmbeddedStack", "create_stack", "function_spec"]
 

@@ -4,7 +4,7 @@ The script (``drill_node.sh``) travels base64-encoded inside each document's fix
 as the probe does. ``FailoverDrillTakeoverDocument`` takes only the controller index;
 ``FailoverDrillJobsDocument`` only ``list``/``submit`` and job ids, each matched by a narrow
 ``allowedPattern``; ``FailoverDrillAccountingDocument`` takes nothing (it registers the active
-controller with slurmdbd again when none is). ``make probe-document`` writes them into
+controller with slurmdbd again when none is). ``make generate`` writes them into
 template.yaml.
 """
 

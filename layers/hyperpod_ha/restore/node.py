@@ -2,7 +2,7 @@
 what its output says.
 
 The script travels base64-encoded inside the Session document's fixed command, as the probe
-and the drill's do; ``make probe-document`` writes it into template.yaml's ``NodeCommands``.
+and the drill's do; ``make generate`` writes it into template.yaml's ``NodeScripts``.
 """
 
 from __future__ import annotations

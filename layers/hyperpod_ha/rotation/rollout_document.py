@@ -1,14 +1,14 @@
 """The roll-out's SSM documents: the node script they carry and the parameters they admit.
 
-The document carries the script (:mod:`.slurmdbd_credentials`, gzip + base64, so the SSM
-agent's shell-like splitting has nothing to misread) and takes only non-secret parameters:
-the node script fetches AWSCURRENT itself with the node's instance role.
+The document carries the script (:mod:`.slurmdbd_credentials`, base64-encoded as the other node
+scripts are, so the SSM agent's shell-like splitting has nothing to misread; not compressed, so
+that template.yaml holds it as text and CloudFormation encodes it) and takes only non-secret
+parameters: the node script fetches AWSCURRENT itself with the node's instance role.
 """
 
 from __future__ import annotations
 
 import base64
-import gzip
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -63,14 +63,13 @@ def secret_arn_pattern(secret_arn: str) -> str:
 
 
 def _encoded_script() -> str:
-    # mtime=0: the same script always gives the same document (template drift is testable).
-    return base64.b64encode(gzip.compress(NODE_SCRIPT.read_bytes(), mtime=0)).decode("ascii")
+    return base64.b64encode(NODE_SCRIPT.read_bytes()).decode("ascii")
 
 
 def node_command() -> str:
     """The one command line both documents run (``{{ name }}`` is SSM's parameter syntax)."""
     arguments = " ".join(f"{{{{ {name} }}}}" for name in DOCUMENT_PARAMETERS)
-    return f'/bin/sh -c "echo {_encoded_script()} | base64 -d | gzip -dc | python3 - {arguments}"'
+    return f'/bin/sh -c "echo {_encoded_script()} | base64 -d | python3 - {arguments}"'
 
 
 class DocumentParametersInvalid(InputRejected):

@@ -10,7 +10,7 @@ from hyperpod_ha.controllers.function import DiscoverControllersFunctionSettings
 from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT, HEALTH_CHECK_DEADLINE_SECONDS, ProbeSettings
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.watchdog.function import PROBE_DEADLINE_SECONDS as WATCHDOG_PROBE_DEADLINE_SECONDS
-from hyperpod_ha_dev.cfn import load_template
+from hyperpod_ha_stack.template import load_template
 from tests.conftest import ROOT
 
 DISCOVERY = {"CLUSTER_NAME": "ml-cluster", "CONTROLLER_GROUP": "controller-machine"}

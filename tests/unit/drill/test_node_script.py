@@ -14,8 +14,8 @@ import pytest
 
 from hyperpod_ha.commands import CommandRequest
 from hyperpod_ha.drill.node import jobs_parameters, parse_node_output, takeover_parameters
-from hyperpod_ha_dev.cfn import load_template, with_mappings
 from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
+from hyperpod_ha_stack.template import load_template, with_fixed_values
 from tests.conftest import ROOT
 from tests.fakes.slurmctld_processes import AS_ROOT, OTHER_USER, SlurmctldProcesses
 
@@ -27,7 +27,7 @@ class TemplateDocuments:
 
     def get_document(self, Name: str) -> dict[str, Any]:
         content = TEMPLATE["Resources"][Name]["Properties"]["Content"]
-        return {"Content": json.dumps(with_mappings(TEMPLATE, content))}
+        return {"Content": json.dumps(with_fixed_values(TEMPLATE, content))}
 
 
 def run(node: Path, document: str, parameters: dict[str, list[str]], **env: str) -> tuple[str, list[str]]:

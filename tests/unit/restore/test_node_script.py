@@ -16,8 +16,8 @@ import pytest
 from hyperpod_ha.commands import CommandRequest
 from hyperpod_ha.restore.errors import RestoreCommandFailed
 from hyperpod_ha.restore.node import parse_restore_output
-from hyperpod_ha_dev.cfn import load_template, with_mappings
 from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
+from hyperpod_ha_stack.template import load_template, with_fixed_values
 from tests.conftest import ROOT
 from tests.fakes.slurmctld_processes import AS_ROOT, OTHER_USER, SlurmctldProcesses
 
@@ -30,7 +30,7 @@ class TemplateDocuments:
 
     def get_document(self, Name: str) -> dict[str, Any]:
         content = TEMPLATE["Resources"][Name]["Properties"]["Content"]
-        return {"Content": json.dumps(with_mappings(TEMPLATE, content))}
+        return {"Content": json.dumps(with_fixed_values(TEMPLATE, content))}
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ def test_unreachable_minutes_at_its_bounds_are_read_in_seconds(minutes: str, sec
 
 def test_the_templates_bounds_are_the_settings() -> None:
     from hyperpod_ha.restore import settings
-    from hyperpod_ha_dev.cfn import load_template
+    from hyperpod_ha_stack.template import load_template
     from tests.conftest import ROOT
 
     parameter = load_template(ROOT / "template.yaml")["Parameters"]["RestoreUnreachableMinutes"]

@@ -4,7 +4,6 @@ parameters they admit, and the template's copy (the roll-out itself: test_rotati
 from __future__ import annotations
 
 import base64
-import gzip
 import re
 from pathlib import Path
 
@@ -22,14 +21,15 @@ from hyperpod_ha.rotation.rollout_document import (
     secret_arn_pattern,
     session_document,
 )
-from hyperpod_ha_dev.cfn import Context, Resolver, load_template, with_mappings
+from hyperpod_ha_dev.cfn import Context, Resolver
+from hyperpod_ha_stack.template import load_template, with_fixed_values
 from tests.fakes.rollout_nodes import DOCUMENT, SECRET_ARN
 
 
 def _decoded(command: str) -> bytes:
-    encoded = re.search(r"echo ([A-Za-z0-9+/=]+) \| base64 -d \| gzip -dc \| python3 - ", command)
+    encoded = re.search(r"echo ([A-Za-z0-9+/=]+) \| base64 -d \| python3 - ", command)
     assert encoded is not None
-    return gzip.decompress(base64.b64decode(encoded.group(1)))
+    return base64.b64decode(encoded.group(1))
 
 
 def test_both_documents_carry_exactly_the_node_script() -> None:
@@ -108,8 +108,8 @@ def test_the_template_document_is_the_one_this_code_builds(root: Path) -> None:
     template = load_template(root / "template.yaml")
     document = template["Resources"]["SlurmdbdRolloutDocument"]["Properties"]
     assert document["DocumentType"] == "Session"
-    content = with_mappings(template, document["Content"])
-    assert content["properties"] == session_document()["properties"], "run `make probe-document`"
+    content = with_fixed_values(template, document["Content"])
+    assert content["properties"] == session_document()["properties"], "run `make generate`"
     # SSM refuses a session whose parameters the document does not declare, and a document
     # whose command names parameters it does not declare.
     parameters = dict(content["parameters"])

@@ -3,9 +3,9 @@
 ``SendCommand`` runs Command documents only, so with ``CommandTransport=run-command`` the probe
 and the slurmdbd roll-out travel in Command documents of this stack rather than in
 ``AWS-RunShellScript`` (which would let the functions run anything as root). Each document is
-generated whole here, its command read from ``NodeCommands`` like the Session documents'
-(``hyperpod_ha_dev.documents``); ``make probe-document`` writes them into the generated end of
-template.yaml and a test fails when they differ.
+generated whole here, its command written as the Session document's, its script read from
+``NodeScripts`` (``hyperpod_ha_stack.documents``); ``make generate`` writes them into the
+generated end of template.yaml and a test fails when they differ.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hyperpod_ha.probe import probe_command
-from hyperpod_ha_dev.documents import NODE_COMMANDS, command_of
+from hyperpod_ha_stack.documents import NODE_COMMANDS, command_of
 
 # The probe's own deadline is 90 s; the agent stops the script after this, whatever happens.
 PROBE_TIMEOUT_SECONDS = "120"
@@ -62,7 +62,8 @@ def rollout_command_document() -> dict[str, Any]:
     return {**document, "parameters": {**document["parameters"], "secretId": secret}}
 
 
-# Command document logical id -> (its Content as the node receives it, its NodeCommands key).
+# Command document logical id -> (its Content as the node receives it, the key of its command,
+# the same as its Session document's: hyperpod_ha_stack.documents.NODE_COMMANDS).
 COMMAND_DOCUMENTS: dict[str, tuple[Callable[[], dict[str, Any]], str]] = {
     "ControllerProbeCommandDocument": (probe_command_document, "ControllerProbe"),
     "SlurmdbdRolloutCommandDocument": (rollout_command_document, "SlurmdbdRollout"),
@@ -70,13 +71,14 @@ COMMAND_DOCUMENTS: dict[str, tuple[Callable[[], dict[str, Any]], str]] = {
 
 
 def command_document_resource(logical_id: str) -> dict[str, Any]:
-    """The resource, its one command read from ``NodeCommands`` (the same line as the Session
-    document's, kept once in the template)."""
+    """The resource, its one command written as the Session document's (its script read from
+    ``NodeScripts``, kept once in the template)."""
     build, key = COMMAND_DOCUMENTS[logical_id]
     content = build()
+    command, _ = NODE_COMMANDS[key]
     for step in content["mainSteps"]:
-        if step["inputs"]["runCommand"] != [NODE_COMMANDS[key]()]:
-            raise ValueError(f"{logical_id} runs something other than NodeCommands.{key}")
+        if step["inputs"]["runCommand"] != [command()]:
+            raise ValueError(f"{logical_id} runs something other than the command of {key}")
         step["inputs"]["runCommand"] = [command_of(key)]
     return {
         "Type": "AWS::SSM::Document",

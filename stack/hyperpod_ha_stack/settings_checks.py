@@ -1,7 +1,7 @@
 """The state machines' "Check the settings": one table of the request's fields and bounds.
 
 Step Functions has no include, so each definition keeps its own Choice state; both are written
-from the table below by ``make probe-document`` and a test fails when a definition differs.
+from the table below by ``make generate`` and a test fails when a definition differs.
 A request that fails the check ends in "Reject the settings" (``InvalidRequest``, the cause
 below) before anything is checked or a lease is touched.
 """

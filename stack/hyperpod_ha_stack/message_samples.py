@@ -1,5 +1,5 @@
 """One sample of every message kind, made by the real builders with fixed inputs (docs/messages.md
-is written from them by :mod:`hyperpod_ha_dev.messages_page`; ``tests/unit/test_message_samples.py``
+is written from them by :mod:`hyperpod_ha_stack.messages_page`; ``tests/unit/test_message_samples.py``
 fails while a kind of :mod:`hyperpod_ha.message_kinds` has no sample). The subscription filter
 policies the page shows are :data:`FILTER_POLICIES`, checked against the messages really sent by
 ``tests/functions/test_filter_policies.py``."""
@@ -23,7 +23,7 @@ from hyperpod_ha.notices.aws_events import AlarmChange, RotationEvent
 from hyperpod_ha.notices.messages import Stack
 from hyperpod_ha.rotation.rollout_incident import rollout_failed
 from hyperpod_ha.topic_messages import TopicMessage
-from hyperpod_ha_dev.sample_inputs import (
+from hyperpod_ha_stack.sample_inputs import (
     CLUSTER,
     CLUSTER_ARN,
     DOWN_REASONS,

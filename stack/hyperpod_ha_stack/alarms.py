@@ -2,7 +2,7 @@
 
 The functions and dead-letter queues are read from template.yaml's hand-written part, so a new
 function gets its Errors and Throttles alarms (and a new queue its depth alarm) from
-``make probe-document``; a test fails until it is run. Every alarm fires on any datum above 0
+``make generate``; a test fails until it is run. Every alarm fires on any datum above 0
 in five minutes. NoticeFunction tells people of each change (an EventBridge rule matches the
 stack's alarms, so the message has the one form and its attributes); only the notice path's own
 alarms (:data:`NOTICE_PATH`) publish to the topic themselves, and tell it again when OK.
@@ -208,7 +208,7 @@ def function_alarms(function: str, condition: str | None) -> tuple[Alarm, Alarm]
 
 def queue_alarm(queue: str, condition: str | None) -> Alarm:
     if queue not in QUEUE_HOLDS:
-        raise ValueError(f"say what {queue} holds in hyperpod_ha_dev.alarms.QUEUE_HOLDS")
+        raise ValueError(f"say what {queue} holds in hyperpod_ha_stack.alarms.QUEUE_HOLDS")
     return Alarm(
         f"{queue}Alarm",
         f"Messages in {queue} ({QUEUE_HOLDS[queue]}).",
@@ -239,7 +239,7 @@ def told_alarms(stack_alarms: list[Alarm]) -> dict[str, dict[str, str]]:
     created then, but the notice path's own; an alarm of another condition stops the writer."""
     conditions = {alarm.condition for alarm in stack_alarms} - {None, "WatchdogEnabled"}
     if conditions:
-        raise ValueError(f"say in hyperpod_ha_dev.alarms.told_alarms which alarms {conditions} create")
+        raise ValueError(f"say in hyperpod_ha_stack.alarms.told_alarms which alarms {conditions} create")
     told = [alarm for alarm in stack_alarms if alarm.logical_id not in NOTICE_PATH]
     return {
         key: {"LogicalIds": ",".join(a.logical_id for a in told if a.condition in (None, condition))}

@@ -1,5 +1,5 @@
-"""docs/messages.md, written by ``make probe-document`` from the samples of
-:mod:`hyperpod_ha_dev.message_samples` (``tests/unit/test_message_samples.py`` fails while it is
+"""docs/messages.md, written by ``make generate`` from the samples of
+:mod:`hyperpod_ha_stack.message_samples` (``tests/unit/test_message_samples.py`` fails while it is
 stale): the one form, the attributes, the filter policies, the kinds, and every sample."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from hyperpod_ha import message_kinds
-from hyperpod_ha_dev.message_samples import FILTER_POLICIES, SAMPLES
+from hyperpod_ha_stack.message_samples import FILTER_POLICIES, SAMPLES
 
 
 def page() -> str:
@@ -15,7 +15,7 @@ def page() -> str:
     lines = [
         "# What on-call receives",
         "",
-        "<!-- Written by `make probe-document` (dev/hyperpod_ha_dev/messages_page.py) from the samples of",
+        "<!-- Written by `make generate` (stack/hyperpod_ha_stack/messages_page.py) from the samples of",
         "     message_samples.py, made by the real message builders: do not edit by hand. -->",
         "",
         "Every message hyperpod-ha publishes to its notification topic (the stack's output",
@@ -101,5 +101,5 @@ def page() -> str:
 
 
 def written(_current: str) -> str:
-    """What ``make probe-document`` writes to docs/messages.md, whatever it held."""
+    """What ``make generate`` writes to docs/messages.md, whatever it held."""
     return page()

@@ -2,7 +2,7 @@
 
 A widget is a title and its metrics (or, for the alarm widget, the stack's alarms); the layout
 follows from the order, left to right in rows 24 units wide. Adding a widget is adding a line to
-``WIDGETS`` and running ``make probe-document`` (a test fails until then;
+``WIDGETS`` and running ``make generate`` (a test fails until then;
 ``tests/functions/test_dashboard.py`` checks that every metric of ours is one the functions
 emit, with the same dimensions). The body is a ``Fn::Sub``: ``${AWS::Region}``,
 ``${ClusterName}``, ``${<Queue>.QueueName}`` and ``${<Alarm>.Arn}`` are filled in at deploy
@@ -53,7 +53,7 @@ def queue_depth(queue: str, label: str) -> Metric:
 
 
 class AlarmLike(Protocol):
-    """What the alarm widget needs of :class:`hyperpod_ha_dev.alarms.Alarm`."""
+    """What the alarm widget needs of :class:`hyperpod_ha_stack.alarms.Alarm`."""
 
     @property
     def logical_id(self) -> str: ...
@@ -196,7 +196,7 @@ def _arns_after_comma(alarms: Sequence[AlarmLike], condition: str) -> str:
 
 
 def dashboard_resource(alarms: Sequence[AlarmLike]) -> dict[str, Any]:
-    """The dashboard for the stack's ``alarms`` (hyperpod_ha_dev.alarms.alarms)."""
+    """The dashboard for the stack's ``alarms`` (hyperpod_ha_stack.alarms.alarms)."""
     if not any(a.condition is None for a in alarms):
         raise ValueError("the alarm widget needs an alarm that always exists before the conditional ones")
     widgets = [w.body(x, y, alarms) for w, (x, y) in zip(WIDGETS, places(WIDGETS), strict=True)]

@@ -1,4 +1,4 @@
-"""``make probe-document``: write every generated part of the repository from its description.
+"""``make generate``: write every generated part of the repository from its description.
 
 The generated end of template.yaml (``template_tail``: alarms, dashboard, Run Command documents,
 node commands), the state machines' "Check the settings" states (``settings_checks``) and the
@@ -13,9 +13,9 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from hyperpod_ha_dev import messages_page
-from hyperpod_ha_dev.settings_checks import SETTINGS_CHECKS
-from hyperpod_ha_dev.template_tail import with_tail
+from hyperpod_ha_stack import messages_page
+from hyperpod_ha_stack.settings_checks import SETTINGS_CHECKS
+from hyperpod_ha_stack.template_tail import with_tail
 
 
 def generated_files(root: Path) -> dict[Path, Callable[[str], str]]:
@@ -44,7 +44,7 @@ def main() -> None:
     if arguments.check:
         out_of_date = stale(arguments.root)
         for path in out_of_date:
-            print(f"{path} is not current: run `make probe-document`", file=sys.stderr)
+            print(f"{path} is not current: run `make generate`", file=sys.stderr)
         sys.exit(1 if out_of_date else 0)
     for path, make in generated_files(arguments.root).items():
         path.parent.mkdir(exist_ok=True)

@@ -42,7 +42,11 @@ LAB_2511_TESTS = (
 # while its scenario's workflow runs. 24.11 takes slots 1-3, 25.11 slot 4; slot 0 is the
 # operator's (`hyperpod-ha lab up`), left alone.
 LAB_WORKERS = 3
-_SUMMARY = re.compile(r"=+ (?P<counts>[^=]*\b(?:passed|failed|error)[^=]*) in [0-9.]+s")
+# pytest's last line: "3037 passed, 2 skipped in 687.86s (0:11:27)", in "=" rules without -q.
+_SUMMARY = re.compile(
+    r"^(?:=+ )?(?P<counts>[0-9]+ (?:passed|failed|errors?|skipped|deselected)\b[^=\n]*?) in [0-9.]+s",
+    re.MULTILINE,
+)
 _COVERAGE_TOTAL = re.compile(r"^TOTAL\s+\d+\s+\d+\s+(?P<percent>[0-9.]+)%", re.MULTILINE)
 
 

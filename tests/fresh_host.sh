@@ -25,10 +25,14 @@ users="${FRESH_HOST_USERS:-slurm munge}"
 # Directories Slurm, munge and the lab leave behind (Debian's packages, the lab's own build).
 dirs="/etc/slurm /etc/slurm-llnl /etc/munge /run/munge /var/lib/slurm /var/log/slurm
   /var/spool/slurm /var/spool/slurmctld /var/spool/slurmd /var/lib/munge /var/log/munge
-  /srv/hplab /srv/hplab[0-9]* /run/hyperpod-lab-munge /opt/hyperpod-lab ${FRESH_HOST_DIRS:-}"
+  /srv/hplab /srv/hplab[0-9]* /run/hyperpod-lab-munge ${FRESH_HOST_DIRS:-}"
 for dir in $dirs; do
   if [[ -d $dir ]]; then mount -t tmpfs -o size=1m,mode=755 fresh-host "$dir"; fi
 done
+# make test builds Slurm there while this suite runs: hidden even when it does not exist yet
+# (made empty on the host, as the build would), so what appears in it later stays unseen.
+mkdir -p /opt/hyperpod-lab
+mount -t tmpfs -o size=1m,mode=755 fresh-host /opt/hyperpod-lab
 
 # Every program the Slurm and munge packages put on the PATH becomes a non-executable file.
 packages=$(dpkg-query -W -f='${Package} ${Status}\n' 2>/dev/null |

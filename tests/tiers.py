@@ -16,6 +16,7 @@ As another user than root, the steps that need root are named and skipped, as be
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -41,7 +42,11 @@ LAB_2511_TESTS = (
 # while its scenario's workflow runs. 24.11 takes slots 1-3, 25.11 slot 4; slot 0 is the
 # operator's (`hyperpod-ha lab up`), left alone.
 LAB_WORKERS = 3
-_SUMMARY = re.compile(r"=+ (?P<counts>[^=]*\b(?:passed|failed|error)[^=]*) in [0-9.]+s")
+# pytest's last line: "3037 passed, 2 skipped in 687.86s (0:11:27)", in "=" rules without -q.
+_SUMMARY = re.compile(
+    r"^(?:=+ )?(?P<counts>[0-9]+ (?:passed|failed|errors?|skipped|deselected)\b[^=\n]*?) in [0-9.]+s",
+    re.MULTILINE,
+)
 _COVERAGE_TOTAL = re.compile(r"^TOTAL\s+\d+\s+\d+\s+(?P<percent>[0-9.]+)%", re.MULTILINE)
 
 
@@ -50,7 +55,8 @@ class Step:
     name: str
     argv: Sequence[str]
     needs: tuple[str, ...] = ()
-    # Niceness: the CPU-bound steps yield to the lab's, which wait on the clock.
+    # Niceness: the CPU-bound steps (one level, so none starves another's tests that run a
+    # probe against the clock) yield to the lab's, whose daemons and checks wait on the clock.
     nice: int = 0
     env: Mapping[str, str] = field(default_factory=dict)
     # A root-only step run as another user: skipped, with the command that runs it.
@@ -115,22 +121,31 @@ def steps(*, check_only: bool, as_root: bool) -> list[Step]:
     lab = [*PYTEST, "-n", str(LAB_WORKERS), "--dist", "loadscope", "-q"]
     return [
         lint,
-        Step("container-runtime", [str(ROOT / ".ci" / "container-runtime"), "install"]),
-        # After Docker's packages: one apt-get at a time.
+        # Every package first, one apt-get after the other: the suite outside the lab then starts
+        # on a machine that changes no more under it (tests/fresh_host.sh hides what is there).
+        Step(
+            "packages",
+            [
+                "sh",
+                "-c",
+                f"{ROOT / '.ci' / 'container-runtime'} install && "
+                f"{python} -m hyperpod_lab prepare --slurm 24.11 --packages-only",
+            ],
+        ),
         Step(
             "slurm-24.11",
             [python, "-m", "hyperpod_lab", "prepare", "--slurm", "24.11"],
-            needs=("container-runtime",),
-            nice=10,
+            needs=("packages",),
+            nice=5,
         ),
         Step(
             "slurm-25.11",
             [python, "-m", "hyperpod_lab", "prepare", "--slurm", "25.11"],
             needs=("slurm-24.11",),
-            nice=10,
+            nice=5,
         ),
-        non_lab,
-        Step("container", [*PYTEST, "-q", "-m", "container"], needs=("container-runtime",), nice=5),
+        dataclasses.replace(non_lab, needs=("packages",)),
+        Step("container", [*PYTEST, "-q", "-m", "container"], needs=("packages",), nice=5),
         Step(
             "lab-24.11",
             [*lab, "-m", "lab and not lab_long"],

@@ -27,12 +27,15 @@ from hyperpod_lab.topology import DEFAULT_SLURM, SLOT_ENV, LabConfigError, Topol
 PASSWORD_ENV = "HYPERPOD_LAB_DB_PASSWORD"  # noqa: S105 (a variable name, not a password)
 
 
-def prepare(chosen: SlurmRelease, source: Path | None = None, sha256: str | None = None) -> dict[str, object]:
-    """What a machine needs before the lab of ``chosen`` can come up: its packages, its build."""
+def prepare(
+    chosen: SlurmRelease, source: Path | None = None, sha256: str | None = None, *, build_it: bool = True
+) -> dict[str, object]:
+    """What a machine needs before the lab of ``chosen`` can come up: its packages, its build
+    (``build_it`` False: the packages only)."""
     started = time.monotonic()
     installed = ensure_packages(chosen.packages)
     installed_at = time.monotonic()
-    build = ensure_built(chosen.series, source=source, sha256=sha256) if chosen.built else None
+    build = ensure_built(chosen.series, source=source, sha256=sha256) if chosen.built and build_it else None
     return {
         "slurm": chosen.series,
         "installed_packages": installed,
@@ -63,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         "prepare", help="install the packages of a Slurm release's lab and build it if needed (reused)"
     )
     preparing.add_argument("--slurm", default=DEFAULT_SLURM, help="24.11, 25.11 or 22.05")
+    preparing.add_argument("--packages-only", action="store_true", help="install the packages; build nothing")
     for command in (up, preparing):
         command.add_argument(
             "--slurm-source",
@@ -95,7 +99,9 @@ def main(argv: list[str] | None = None) -> int:
                 **lab.status(),
             }
         elif args.command == "prepare":
-            result = prepare(release(args.slurm), args.slurm_source, args.sha256)
+            result = prepare(
+                release(args.slurm), args.slurm_source, args.sha256, build_it=not args.packages_only
+            )
         elif args.command == "down":
             lab = Lab(root=args.root)
             result = {"removed": lab.down(), "leftovers": lab.leftovers()}

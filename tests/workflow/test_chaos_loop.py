@@ -113,7 +113,9 @@ def test_the_loop_counts_a_fault_the_ticks_find_and_passes_after_the_heal(
     assert fault["detection_seconds"] is not None
     assert fault["detection_seconds"] >= 0
     assert data["published"] == 1
-    assert data["runs_started"] >= 2  # the fault's run and the recovery tick's run
+    # The fault's run, and the recovery tick's own run, unless the fault's run was still checking
+    # when the heal came (a loaded machine: the tick joins it, and it ends HEALTHY itself).
+    assert data["runs_started"] >= 1
     assert data["incidents_opened"] >= 1
     assert data["incidents_open_at_end"] == 0, data["incidents"]
     assert data["duplicate_ops_items"] == 0

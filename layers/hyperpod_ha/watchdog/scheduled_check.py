@@ -8,12 +8,14 @@ standby ready: nothing else happens (no Standard workflow execution). Not verifi
 verification workflow is started through the cluster's lease like any other trigger, so one run
 and one incident follow. The watchdog remembers that; its first verified tick afterwards starts
 one more run, whose verified verdict resolves the incident even when the recovery published
-nothing either. Verified with a standby not ready: a run starts too when ``RestoreRedundancy``
-is not ``off`` and the restore's planner would act now (:mod:`.restore_start`), so that its
-verdict starts the restore. Each tick first records since when each controller has been
-unreachable through SSM (:mod:`.unreachable_nodes`: the restore's reboot waits on it). Whatever
-the verdict, the tick then weighs the cluster's redundancy (:mod:`.redundancy_loss`): no ready
-standby for ``RedundancyGraceMinutes`` opens the ``redundancy-lost`` incident.
+nothing either (a tick that only joins a run still going keeps that memory: the run it joined
+was started before the recovery and may yet end on the failure). Verified with a standby not
+ready: a run starts too when ``RestoreRedundancy`` is not ``off`` and the restore's planner
+would act now (:mod:`.restore_start`), so that its verdict starts the restore. Each tick first
+records since when each controller has been unreachable through SSM (:mod:`.unreachable_nodes`:
+the restore's reboot waits on it). Whatever the verdict, the tick then weighs the cluster's
+redundancy (:mod:`.redundancy_loss`): no ready standby for ``RedundancyGraceMinutes`` opens the
+``redundancy-lost`` incident.
 """
 
 from __future__ import annotations
@@ -76,7 +78,10 @@ class Watchdog:
             # Recovered: a verified run is what resolves the incident the failure opened.
             reason = f"watchdog: {verdict.name.value} again after a failure it found"
             decision = self.runs.start_or_join(self.cluster, self._trigger(tick, verdict), reason)
-            self.found.forget(self.cluster)
+            # Joined: the run was started before the recovery and may still end on the failure it
+            # saw (and open the incident then); the next verified tick tries again.
+            if decision.outcome != "joined":
+                self.found.forget(self.cluster)
             return TickResult(decision.outcome, verdict, len(reports), decision.execution_arn, recovery=True)
         decision = self.runs.start_or_join(
             self.cluster, self._trigger(tick, verdict), _reason(verdict, reports)

@@ -63,6 +63,18 @@ def _reasons(event: Mapping[str, Any]) -> tuple[tuple[str, ...], int]:
     return kept, max(len(reasons) - MAX_REASONS, 0)
 
 
+def _reason_codes(event: Mapping[str, Any], reasons: tuple[str, ...]) -> tuple[str, ...]:
+    """The verdict's reason codes, one per kept reason (``()`` when the request gives none)."""
+    codes = event.get("reason_codes")
+    if codes is None:
+        return ()
+    if not isinstance(codes, list) or not all(isinstance(c, str) and _KIND.match(c) for c in codes):
+        raise InvalidIncidentRequest("reason_codes must be a list of codes (letters, digits, '_', '.', '-')")
+    if len(codes[:MAX_REASONS]) != len(reasons):
+        raise InvalidIncidentRequest("reason_codes must give one code per reason")
+    return tuple(codes[:MAX_REASONS])
+
+
 def _evidence(event: Mapping[str, Any]) -> Mapping[str, Any]:
     evidence = event.get("evidence") or {}
     if isinstance(evidence, list):
@@ -166,6 +178,8 @@ class ResolveRequest:
     evidence: Mapping[str, Any] = field(default_factory=dict)
     trigger: RunTrigger | None = None
     reasons_left_off: int = 0
+    # The verdict's reason codes, one per reason (hyperpod_ha.verdict.reasons); () when not given.
+    reason_codes: tuple[str, ...] = ()
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> ResolveRequest:
@@ -183,6 +197,7 @@ class ResolveRequest:
             evidence=redact(_evidence(event)),
             trigger=_trigger(event),
             reasons_left_off=left_off,
+            reason_codes=_reason_codes(event, reasons),
         )
 
     def to_event(self) -> dict[str, Any]:
@@ -196,6 +211,8 @@ class ResolveRequest:
             "reasons": list(self.reasons),
             "evidence": dict(self.evidence),
         }
+        if self.reason_codes:
+            event["reason_codes"] = list(self.reason_codes)
         if self.kinds is not None:
             event["kinds"] = sorted(self.kinds)
         if self.trigger is not None:

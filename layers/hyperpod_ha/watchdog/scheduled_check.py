@@ -141,11 +141,11 @@ class Watchdog:
         return Trigger(
             source="watchdog",
             id=tick.id,
-            summary={"verdict": verdict.name.value, "reasons": list(verdict.reasons[:3])},
+            summary={"verdict": verdict.name.value, "reasons": verdict.texts[:3]},
             time=tick.scheduled_time,
         )
 
 
 def _reason(verdict: Verdict, reports: Sequence[ControllerReport]) -> str:
-    first = verdict.reasons[0] if verdict.reasons else f"{len(reports)} controllers checked"
+    first = verdict.texts[0] if verdict.reasons else f"{len(reports)} controllers checked"
     return f"watchdog: {verdict.name.value} ({first[:200]})"

@@ -61,7 +61,8 @@ class TickResult:
             "outcome": self.outcome,
             "recovery": self.recovery,
             "verdict": self.verdict.name.value,
-            "reasons": list(self.verdict.reasons),  # every one (the verdict bounds them)
+            "reasons": self.verdict.texts,  # every one (the verdict bounds them)
+            "reason_codes": self.verdict.codes,
             "controllers": self.controllers,
             "execution_arn": self.execution_arn,
             "redundancy": self.verdict.redundancy,

@@ -66,6 +66,7 @@ class LabVerification:
             "verdict": self.result.verdict,
             "active_controller": self.verdict_output.get("active_controller"),
             "reasons": list(self.verdict_output.get("reasons", [])),
+            "reason_codes": list(self.verdict_output.get("reason_codes", [])),
             # What is left for the next failover (hyperpod_ha.verdict.redundancy).
             "redundancy": self.verdict_output.get("redundancy"),
             "standbys": list(self.verdict_output.get("standbys") or []),

@@ -14,9 +14,9 @@ import pytest
 from hyperpod_ha import state_table
 from hyperpod_ha.lease import Lease
 from hyperpod_ha.request_fields import CUT_MARK, MAX_ID_CHARS, MAX_TEXT_CHARS
-from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.settings import RunSettings
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha_dev.embedded.functions import FunctionError
 from tests.conftest import EVENTS, Embedded, subscribed_inbox
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hyperpod_ha.human_time import utc_text
 from hyperpod_ha.ingestion import notices
 from hyperpod_ha.ingestion.cluster_event_metadata import metadata_of
 from hyperpod_ha.ingestion.event_metadata_triage import EventMetadataTriage
@@ -27,10 +28,9 @@ from hyperpod_ha.ingestion.hyperpod_events import (
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.ingestion.worker_failures import WorkerFailures
 from hyperpod_ha.observability import logger
-from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
 from hyperpod_ha.topic_publisher import TopicPublisher
-from hyperpod_ha.verdict import trigger_time
+from hyperpod_ha.trigger import Trigger
 
 
 @dataclass(frozen=True)
@@ -154,7 +154,7 @@ class NodeEventTriage:
             source="eventbridge",
             id=event.event_id,
             summary={"kind": type(event).__name__, **summary},
-            time=trigger_time(event.time),
+            time=utc_text(event.time),
         )
         decision = self.runs.start_or_join(event.cluster_name, trigger, reason)
         return self._result(event, decision.outcome, execution_arn=decision.execution_arn)

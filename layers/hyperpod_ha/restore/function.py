@@ -70,9 +70,9 @@ class RestoreRedundancyFunction:
         from hyperpod_ha.controllers.discovery import discover_controllers
         from hyperpod_ha.restore.reboot import reboot_node
         from hyperpod_ha.restore.secret_versions import rollout_in_progress
-        from hyperpod_ha.runs.models import Trigger
         from hyperpod_ha.runs.verification_runs import VerificationRuns
         from hyperpod_ha.topic_messages import publish
+        from hyperpod_ha.trigger import Trigger
 
         dynamodb, sns = boto3.client("dynamodb"), boto3.client("sns")
         sagemaker = cache(lambda: boto3.client("sagemaker"))

@@ -21,7 +21,6 @@ from hyperpod_ha.verdict.convergence import (
     MAX_WAIT_SECONDS,
     next_step,
     parse_time,
-    trigger_time,
 )
 from hyperpod_ha.verdict.decision import decide
 from hyperpod_ha.verdict.evaluation import evaluate
@@ -77,5 +76,4 @@ __all__ = [
     "next_step",
     "parse_time",
     "reports_from_json",
-    "trigger_time",
 ]

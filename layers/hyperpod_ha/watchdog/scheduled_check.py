@@ -28,8 +28,8 @@ from botocore.exceptions import ClientError
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport
 from hyperpod_ha.observability import logger
-from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha.verdict import Verdict, VerdictPolicy, evaluate
 from hyperpod_ha.watchdog.controller_checks import check_every_controller
 from hyperpod_ha.watchdog.found_failures import FoundFailures

@@ -88,8 +88,8 @@ def test_the_open_request_names_the_active_controller_and_the_action_that_restor
         "ctl1: slurmctld not running: to restore it, run `sudo systemctl start slurmctld` on ctl1 "
         "(aws ssm start-session --target sagemaker-cluster:abc_controller-i-01)"
     )
-    assert request.trigger is not None
-    assert request.trigger.source == "watchdog"
+    assert request.run_start is not None
+    assert request.run_start.trigger.source == "watchdog"
 
 
 STOPPED_RESTORE = {

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from hyperpod_ha.runs.models import Trigger
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha_dev.embedded.site import SiteController
 from hyperpod_ha_dev.simulation.engine import ScenarioResult, embedded_run
 from hyperpod_ha_dev.simulation.lab.lock import lab_lock

@@ -130,7 +130,7 @@ def test_the_updates_on_off_burst_joins_the_one_run_that_verifies_after_it() -> 
         for index in range(6):
             run.notify(ON if index % 2 else OFF)
         back = json.loads((EVENTS / "eventbridge_cluster_state_in_service.json").read_text())
-        (back_in_service,) = run.stack.invoke("NodeEventFunction", back)["records"]
+        (back_in_service,) = run.stack.invoke("HyperPodEventFunction", back)["records"]
         outcomes = [
             record["outcome"]
             for d in delivery.deliveries

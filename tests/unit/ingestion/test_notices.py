@@ -1,4 +1,4 @@
-"""NodeEventFunction's notices in the one form: many workers unhealthy (the window as a time people
+"""HyperPodEventFunction's notices in the one form: many workers unhealthy (the window as a time people
 read, not epoch seconds), the cluster Failed, an accounting database change reverted."""
 
 from __future__ import annotations

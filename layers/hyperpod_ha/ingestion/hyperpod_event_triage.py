@@ -34,7 +34,7 @@ from hyperpod_ha.trigger import Trigger
 
 
 @dataclass(frozen=True)
-class NodeEventTriage:
+class HyperPodEventTriage:
     """Decides what one HyperPod EventBridge event means for this cluster."""
 
     cluster: str

@@ -15,7 +15,7 @@ from hyperpod_ha.drill.summary import summary
 from hyperpod_ha.incidents import OpenRequest, ResolveRequest
 from hyperpod_ha.incidents import messages as incident_messages
 from hyperpod_ha.incidents.messages import ResolvedIncident
-from hyperpod_ha.ingestion import notices
+from hyperpod_ha.ingestion import hyperpod_notices
 from hyperpod_ha.ingestion.cluster_event_metadata import DatabaseConfiguration
 from hyperpod_ha.ingestion.hyperpod_events import ClusterEvent, ClusterStateChange, NodeHealthEvent
 from hyperpod_ha.notices import messages as notice_messages
@@ -222,14 +222,14 @@ def workers() -> TopicMessage:
         "7c2d5e8f", CLUSTER, CLUSTER_ARN, "i-0f0f0f0f0f0f00006", "Unhealthy", "GPU XID error", "Replace",
         "2026-12-01T09:59:20Z",
     )  # fmt: skip
-    return notices.workers_unhealthy(event, 6, int(NOW) - 420, 600, REGION, NOW)
+    return hyperpod_notices.workers_unhealthy(event, 6, int(NOW) - 420, 600, REGION, NOW)
 
 
 def cluster_failed() -> TopicMessage:
     event = ClusterStateChange(
         "3e4f5a6b", CLUSTER, CLUSTER_ARN, "Failed", "Lifecycle script failed", "2026-12-01T09:58:00Z"
     )
-    return notices.cluster_status(event, REGION, NOW)
+    return hyperpod_notices.cluster_status(event, REGION, NOW)
 
 
 def database_reverted() -> TopicMessage:
@@ -237,7 +237,7 @@ def database_reverted() -> TopicMessage:
         "e-4c2e", CLUSTER, CLUSTER_ARN, "Warn", "Cluster", "", None, None, "2026-12-01T09:57:00Z"
     )
     database = DatabaseConfiguration("Reverted", "No action needed", "The new endpoint did not answer")
-    return notices.accounting_database_change(event, database, "reverted", REGION, NOW)
+    return hyperpod_notices.accounting_database_change(event, database, "reverted", REGION, NOW)
 
 
 def drill() -> TopicMessage:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hyperpod_ha.human_time import utc_text
-from hyperpod_ha.ingestion import notices
+from hyperpod_ha.ingestion import hyperpod_notices
 from hyperpod_ha.ingestion.cluster_event_metadata import metadata_of
 from hyperpod_ha.ingestion.event_metadata_triage import EventMetadataTriage
 from hyperpod_ha.ingestion.hyperpod_events import (
@@ -109,7 +109,7 @@ class HyperPodEventTriage:
         tally = self.workers.record_unhealthy(event.cluster_name, event.instance_id)
         if tally.outcome != "threshold-crossed":
             return self._result(event, "counted", unhealthy_workers=tally.unhealthy, group=group)
-        message = notices.workers_unhealthy(
+        message = hyperpod_notices.workers_unhealthy(
             event,
             tally.unhealthy,
             tally.window_start,
@@ -132,7 +132,7 @@ class HyperPodEventTriage:
             return self._verify(event, reason, {"status": event.status})
         if not event.alarming:
             return self._result(event, "ignored", reason=f"cluster status {event.status}")
-        message = notices.cluster_status(event, self.region, self.clock())
+        message = hyperpod_notices.cluster_status(event, self.region, self.clock())
         sent = self.publisher.publish_once(event.cluster_name, event.event_id, message, int(self.clock()))
         return self._result(event, "notified" if sent else "duplicate")
 

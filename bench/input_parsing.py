@@ -2,7 +2,7 @@
 
 What the two ingestion handlers do with a payload before any AWS call that matters: the SNS
 record through the envelope checks and :func:`parse_controller_notification`, the
-EventBridge event through ``NodeEventTriage.handle`` (for another cluster, so a parsed event
+EventBridge event through ``HyperPodEventTriage.handle`` (for another cluster, so a parsed event
 stops before any lookup), and for a rejected one the dead-letter message built and handed to
 SQS (:class:`RejectedInputs` with an in-process stand-in for the SQS client, so the network
 is not in the figure). The JSON decoding of the Lambda runtime
@@ -30,8 +30,8 @@ from typing import Any, Final
 
 from bench import node_text_parsing
 from bench.stats import at_most, median
+from hyperpod_ha.ingestion.hyperpod_event_triage import HyperPodEventTriage
 from hyperpod_ha.ingestion.hyperpod_events import NODE_HEALTH, SOURCE
-from hyperpod_ha.ingestion.node_event_triage import NodeEventTriage
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.ingestion.sns_records import check_sns_record, sns_records
 from hyperpod_ha.notifications import (
@@ -191,9 +191,9 @@ def handle_sns(event: dict[str, Any], rejected: RejectedInputs) -> list[str]:
 
 
 def handle_eventbridge(event: dict[str, Any], rejected: RejectedInputs) -> list[str]:
-    """NodeEventFunction's triage itself, for another cluster: a parsed event stops at the
+    """HyperPodEventFunction's triage itself, for another cluster: a parsed event stops at the
     cluster check (no lookups, no run), a rejected one goes to the dead-letter stand-in."""
-    triage = NodeEventTriage(
+    triage = HyperPodEventTriage(
         cluster="bench-other-cluster",
         controller_group="controller-machine",
         runs=None,  # type: ignore[arg-type]

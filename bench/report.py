@@ -91,7 +91,7 @@ def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any
 
 
 def checks(node: Any, path: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Every check in ``node``, with its path (``functions.NodeEventFunction.cold_start``)."""
+    """Every check in ``node``, with its path (``functions.HyperPodEventFunction.cold_start``)."""
     if isinstance(node, Mapping):
         if "met" in node:
             yield path, node

@@ -243,7 +243,8 @@ def measure(
         try:
             with counting_dynamodb_writes() as counter, quiet_stdout():
                 storm_started = time.time()
-                node = run_phase(lambda event: stack.invoke("NodeEventFunction", event), node_plan, counter)
+                invoke = stack.invoke
+                node = run_phase(lambda event: invoke("HyperPodEventFunction", event), node_plan, counter)
                 storm_ended = time.time()
                 sns = run_phase(
                     lambda event: stack.invoke("ControllerStatusFunction", event), notification_plan, counter

@@ -19,8 +19,8 @@ from hyperpod_ha.observability import logger
 from hyperpod_lab.lab import Lab
 from hyperpod_lab.packages import PackageInstallError, ensure_packages
 from hyperpod_lab.processes import LabError
-from hyperpod_lab.releases import SlurmRelease, release
-from hyperpod_lab.slurm_source import SlurmSourceError, ensure_built
+from hyperpod_lab.releases import SlurmRelease, SlurmSourceError, release
+from hyperpod_lab.slurm_source import ensure_built
 from hyperpod_lab.slurm_tarball import DEFAULT_TARBALL, SOURCE_ENV
 from hyperpod_lab.topology import DEFAULT_SLURM, SLOT_ENV, LabConfigError, Topology
 

@@ -22,7 +22,8 @@ from hyperpod_lab.processes import (
     wait_until,
 )
 from hyperpod_lab.readiness import LabReadiness
-from hyperpod_lab.slurm_source import SlurmSourceError, ensure_built
+from hyperpod_lab.releases import SlurmSourceError
+from hyperpod_lab.slurm_source import ensure_built
 from hyperpod_lab.teardown import LabTeardown
 from hyperpod_lab.topology import (
     CLUSTER_NAME,

@@ -19,6 +19,31 @@ from hyperpod_lab.topology import DEFAULT_SLURM, LabConfigError
 BUILD_ROOT: Final = Path("/opt/hyperpod-lab")
 DEFAULT_SERIES: Final = DEFAULT_SLURM
 SYSTEM_PATH: Final = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# Written into a build's prefix once the build is whole (what it took, how long).
+MARKER: Final = ".hyperpod-lab-built"
+
+
+class SlurmSourceError(RuntimeError):
+    """Slurm could not be fetched or built. ``reason`` is safe to log."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def complete_build(prefix: Path) -> bool:
+    return (prefix / MARKER).is_file() and (prefix / "sbin" / "slurmctld").is_file()
+
+
+def installed_prefix(series: str, root: Path = BUILD_ROOT) -> Path | None:
+    """The newest complete build of ``series`` (e.g. ``24.11``) under ``root``, or None."""
+    found = []
+    for candidate in root.glob(f"slurm-{series}.*"):
+        if complete_build(candidate):
+            patch = candidate.name.rsplit(".", 1)[-1]
+            found.append((int(patch) if patch.isdigit() else -1, candidate))
+    return max(found)[1] if found else None
+
 
 # What every lab needs, whatever the Slurm: munge (one munged per host) and ip.
 _COMMON_PACKAGES: Final = ("munge", "iproute2")
@@ -63,8 +88,6 @@ class SlurmRelease:
         """Where the built release is installed (None for Debian's packages)."""
         if not self.built:
             return None
-        from hyperpod_lab.slurm_source import installed_prefix
-
         return installed_prefix(self.series)
 
     def path(self) -> str:

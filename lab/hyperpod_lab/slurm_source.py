@@ -27,7 +27,15 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
 
 from hyperpod_ha.observability import logger
-from hyperpod_lab.releases import BUILD_ROOT, SYSTEM_PATH, release
+from hyperpod_lab.releases import (
+    BUILD_ROOT,
+    MARKER,
+    SYSTEM_PATH,
+    SlurmSourceError,
+    complete_build,
+    installed_prefix,
+    release,
+)
 
 if TYPE_CHECKING:
     from hyperpod_lab.slurm_tarball import SlurmTarball
@@ -35,7 +43,6 @@ if TYPE_CHECKING:
 SOURCE_PACKAGE: Final = "slurm-wlm"
 SOURCE_SUITE: Final = "trixie"
 SYSCONFDIR: Final = "/etc/slurm"
-MARKER: Final = ".hyperpod-lab-built"
 APT_SOURCES: Final = (Path("/etc/apt/sources.list"), Path("/etc/apt/sources.list.d"))
 # Plugins the lab's configuration names: a build without one of them cannot run the lab.
 REQUIRED_PLUGINS: Final = (
@@ -51,24 +58,6 @@ REQUIRED_PLUGINS: Final = (
 _APT_TIMEOUT: Final = 600.0
 _BUILD_TIMEOUT: Final = 3600.0
 _ORIG = re.compile(r"slurm-wlm_(?P<version>(?P<series>\d+\.\d+)\.\d+)\.orig\.tar\.gz")
-
-
-class SlurmSourceError(RuntimeError):
-    """Slurm could not be fetched or built. ``reason`` is safe to log."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def installed_prefix(series: str, root: Path = BUILD_ROOT) -> Path | None:
-    """The newest complete build of ``series`` (e.g. ``24.11``) under ``root``, or None."""
-    found = []
-    for candidate in root.glob(f"slurm-{series}.*"):
-        if _complete(candidate):
-            patch = candidate.name.rsplit(".", 1)[-1]
-            found.append((int(patch) if patch.isdigit() else -1, candidate))
-    return max(found)[1] if found else None
 
 
 # --- the source entry -------------------------------------------------------------------
@@ -238,11 +227,7 @@ def _finished(series: str, root: Path, tarball: SlurmTarball | None) -> Path | N
     if tarball is None:
         return installed_prefix(series, root)
     prefix = root / f"slurm-{tarball.version}"
-    return prefix if _complete(prefix) else None
-
-
-def _complete(prefix: Path) -> bool:
-    return (prefix / MARKER).is_file() and (prefix / "sbin" / "slurmctld").is_file()
+    return prefix if complete_build(prefix) else None
 
 
 def build_seconds(prefix: Path) -> int | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from hyperpod_lab.slurm_source import SlurmSourceError
+from hyperpod_lab.releases import SlurmSourceError
 
 SOURCE_ENV: Final = "HYPERPOD_LAB_SLURM_SOURCE"
 DEFAULT_TARBALL_NAME: Final = "slurm-25.11.7.tar.gz"

@@ -1,7 +1,8 @@
 """Times as a person reads them: ``12 s``, ``3 min 5 s``, ``2 h 7 min``, ``1 d 20 h``.
 
 Two units at most, the larger first (a reader wants the size, not the last second); JSON
-and the state table keep plain seconds. Used where an operator reads a reason, an incident
+and the state table keep plain seconds, or a moment as ISO 8601 UTC text (:func:`iso_utc`,
+:func:`utc_text`). Used where an operator reads a reason, an incident
 or a command's output.
 """
 
@@ -68,3 +69,9 @@ def iso_utc(epoch: float | None) -> str:
     if epoch is None:
         return ""
     return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def utc_text(value: object) -> str:
+    """``value`` (an ISO 8601 time or a datetime) as :func:`iso_utc` writes it, or ``""`` when it
+    is missing or unreadable: a trigger's time as a run's input carries it."""
+    return iso_utc(parse_utc(value))

@@ -26,13 +26,14 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Annotated, Any, Final, Literal, Protocol
+from typing import Annotated, Any, Final, Literal
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from hyperpod_ha.environment import Integer
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.request_fields import MAX_TEXT_CHARS
+from hyperpod_ha.trigger import Trigger
 
 HolderKind = Literal["run", "drill", "restore", "rollout"]
 HOLDER_KINDS: Final[frozenset[str]] = frozenset({"run", "drill", "restore", "rollout"})
@@ -56,18 +57,7 @@ class LeaseItemRejected(InputRejected):
     written. Nothing is taken, joined or started on it."""
 
 
-class LeaseTrigger(Protocol):
-    """What asked for a run, as far as its lease is concerned (``runs.models.Trigger``)."""
-
-    @property
-    def source(self) -> str: ...
-    @property
-    def id(self) -> str: ...
-    @property
-    def key(self) -> str: ...
-
-
-def lease_id_for_trigger(trigger: LeaseTrigger) -> str:
+def lease_id_for_trigger(trigger: Trigger) -> str:
     """The same for every delivery of one trigger; an operator's request without an id is new
     each time."""
     if trigger.source == "operator" and not trigger.id:

@@ -16,19 +16,12 @@ from typing import Any, Final
 from hyperpod_ha.human_time import ago_at, iso_utc, parse_utc
 from hyperpod_ha.request_fields import MAX_ID_CHARS, bounded_text
 from hyperpod_ha.topic_messages import Cuttable
+from hyperpod_ha.trigger import Trigger
 
 # A cluster has a handful of controllers; evidence with more entries lists the first ones.
 MAX_CONTROLLERS: Final = 16
 _NAME_LIMIT: Final = 128
 HYPERPOD_TARGET_PREFIX: Final = "sagemaker-cluster:"
-
-_SOURCES: Final = {
-    "sns": "the controller status notification (SNS message {id})",
-    "eventbridge": "a HyperPod event (EventBridge event {id})",
-    "watchdog": "the watchdog's scheduled check ({id})",
-    "operator": "an operator's request ({id})",
-    "rotation": "the roll-out of the rotated database secret ({id})",
-}
 
 
 def _text(value: object, limit: int = _NAME_LIMIT) -> str | None:
@@ -36,44 +29,34 @@ def _text(value: object, limit: int = _NAME_LIMIT) -> str | None:
 
 
 @dataclass(frozen=True)
-class RunTrigger:
-    """What started a verification run (its input's ``trigger``), and the run's own start."""
+class RunStart:
+    """How a run began, as its messages tell it: its trigger, its own start and its reason."""
 
-    source: str
-    id: str
-    time: float | None  # the trigger's own time (epoch seconds), when it said one
+    trigger: Trigger
     started_at: float | None = None
     reason: str = ""
 
     @classmethod
-    def from_json(cls, value: object, started_at: object = None, reason: object = None) -> RunTrigger | None:
-        """The trigger of a run's input; ``None`` when there is none (a direct request)."""
-        if not isinstance(value, Mapping):
+    def from_json(cls, trigger: object, started_at: object = None, reason: object = None) -> RunStart | None:
+        """A run input's ``trigger`` (each field bounded), start and reason; ``None`` when there is
+        no trigger (a direct request)."""
+        found = Trigger.from_json(trigger)
+        if found is None:
             return None
-        return cls(
-            source=_text(value.get("source"), 32) or "unknown",
-            id=_text(value.get("id"), MAX_ID_CHARS) or "",
-            time=parse_utc(value.get("time")),
-            started_at=parse_utc(started_at),
-            reason=_text(reason, 512) or "",
-        )
+        return cls(found, parse_utc(started_at), _text(reason, 512) or "")
 
     def to_event(self) -> dict[str, Any]:
         """The request fields :meth:`from_json` reads back: ``trigger``, ``started_at``, ``run_reason``."""
+        trigger = self.trigger
         return {
-            "trigger": {"source": self.source, "id": self.id, "time": iso_utc(self.time)},
+            "trigger": {"source": trigger.source, "id": trigger.id, "time": trigger.time},
             "started_at": iso_utc(self.started_at),
             "run_reason": self.reason,
         }
 
     def describe(self, now: float) -> str:
         """``the watchdog's scheduled check (tick-1), 3 min ago (2026-12-01 10:01 UTC)``."""
-        ident = self.id or "no id"
-        # Only our own templates are formatted: the source is outside text (braces and all).
-        template = _SOURCES.get(self.source)
-        what = template.format(id=ident) if template else f"{self.source} ({ident})"
-        when = self.time if self.time is not None else self.started_at
-        return f"{what}, {ago_at(when, now)}" if when is not None else what
+        return self.trigger.describe(now, self.started_at)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ THROTTLED: dict[str, str] = {"WatchdogFunction": ", so some ticks were not check
 # Dead-letter queue -> what its messages are (a queue without a line here stops the writer).
 QUEUE_HOLDS: dict[str, str] = {
     "ControllerStatusDeadLetterQueue": "notifications rejected or never handled",
-    "NodeEventDeadLetterQueue": "HyperPod events rejected or never handled",
+    "HyperPodEventDeadLetterQueue": "HyperPod events rejected or never handled",
     "AbandonedRunDeadLetterQueue": "Step Functions status changes never handled, a lease may stay held",
     "RotationDeadLetterQueue": "rotation invocations never handled",
     "WatchdogDeadLetterQueue": "failed ticks, so a silent failure may go unseen",

@@ -153,7 +153,7 @@ WIDGETS: tuple[Widget, ...] = (
     AlarmWidget("Alarm states (every alarm of the stack)", (), width=ROW),
     Widget(
         "Verification runs started and joined",
-        ours("NotificationsStarted", "NotificationsJoined", "NodeEventsStarted", "NodeEventsJoined"),
+        ours("NotificationsStarted", "NotificationsJoined", "HyperPodEventsStarted", "HyperPodEventsJoined"),
     ),
     Widget("Failover drills", ours("DrillsCompleted", "DrillsRefused", "DrillsFailed"), stacked=True),
     Widget(
@@ -166,7 +166,7 @@ WIDGETS: tuple[Widget, ...] = (
         "Dead-letter queue depth",
         (
             queue_depth("ControllerStatusDeadLetterQueue", "controller status DLQ"),
-            queue_depth("NodeEventDeadLetterQueue", "node event DLQ"),
+            queue_depth("HyperPodEventDeadLetterQueue", "node event DLQ"),
         ),
         stat="Maximum",
     ),

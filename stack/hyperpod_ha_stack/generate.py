@@ -2,7 +2,8 @@
 
 The generated end of template.yaml (``template_tail``: alarms, dashboard, Run Command documents,
 node commands), the state machines' "Check the settings" states (``settings_checks``) and the
-sample of every message on the notification topic (docs/messages.md, ``messages_page``). With
+sample of every message on the notification topic (docs/messages.md, ``messages_page``) and the
+table of a verdict's reason codes (docs/reasons.md, ``reasons_page``). With
 ``--check`` nothing is written and the exit status says whether everything is current.
 """
 
@@ -13,7 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from hyperpod_ha_stack import messages_page
+from hyperpod_ha_stack import messages_page, reasons_page
 from hyperpod_ha_stack.settings_checks import SETTINGS_CHECKS
 from hyperpod_ha_stack.template_tail import with_tail
 
@@ -24,6 +25,7 @@ def generated_files(root: Path) -> dict[Path, Callable[[str], str]]:
     for check in SETTINGS_CHECKS:
         files[root / "statemachine" / check.definition] = check.written
     files[root / "docs" / "messages.md"] = messages_page.written
+    files[root / "docs" / "reasons.md"] = reasons_page.written
     return files
 
 

@@ -15,7 +15,7 @@ from hyperpod_ha.drill.summary import summary
 from hyperpod_ha.incidents import OpenRequest, ResolveRequest
 from hyperpod_ha.incidents import messages as incident_messages
 from hyperpod_ha.incidents.messages import ResolvedIncident
-from hyperpod_ha.ingestion import notices
+from hyperpod_ha.ingestion import hyperpod_notices
 from hyperpod_ha.ingestion.cluster_event_metadata import DatabaseConfiguration
 from hyperpod_ha.ingestion.hyperpod_events import ClusterEvent, ClusterStateChange, NodeHealthEvent
 from hyperpod_ha.notices import messages as notice_messages
@@ -23,6 +23,7 @@ from hyperpod_ha.notices.aws_events import AlarmChange, RotationEvent
 from hyperpod_ha.notices.messages import Stack
 from hyperpod_ha.rotation.rollout_incident import rollout_failed
 from hyperpod_ha.topic_messages import TopicMessage
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 from hyperpod_ha_stack.sample_inputs import (
     CLUSTER,
     CLUSTER_ARN,
@@ -146,9 +147,16 @@ def database_revert_failed() -> TopicMessage:
 
 
 _NO_STANDBY: Final = (
-    "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",
-    "no standby is ready: one more failure stops the cluster (ctl2 is active; ctl1: slurmctld not running)",
-    "ctl1 (the configured primary): slurmctld not running",
+    (
+        ReasonCode.BACKUP_TOOK_OVER,
+        "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",
+    ),
+    (
+        ReasonCode.NO_READY_STANDBY,
+        "no standby is ready: one more failure stops the cluster "
+        "(ctl2 is active; ctl1: slurmctld not running)",
+    ),
+    (ReasonCode.STANDBY_DOWN, "ctl1 (the configured primary): slurmctld not running"),
 )
 
 
@@ -159,7 +167,7 @@ def redundancy_lost() -> TopicMessage:
 
     verdict = Verdict(
         FAILED_OVER,
-        _NO_STANDBY,
+        tuple(Reason(code, text) for code, text in _NO_STANDBY),
         "ctl2",
         "ctl1",
         WELL_EVIDENCE,
@@ -183,13 +191,15 @@ def drill_not_verified() -> TopicMessage:
     return incident_messages.opened(request, opened_incident(request), REGION, NOW)
 
 
-def _resolve(verdict: str, reasons: list[str]) -> ResolveRequest:
+def _resolve(verdict: str, reasons: list[Reason]) -> ResolveRequest:
     event = {"cluster": CLUSTER, "verdict": verdict, "execution_id": EXECUTION, "evidence": WELL_EVIDENCE}
-    return ResolveRequest.from_event({**event, "reasons": reasons, **trigger_fields("sns", "9d1e0f3a-6b2c")})
+    told = {"reasons": [r.text for r in reasons], "reason_codes": [r.code.value for r in reasons]}
+    return ResolveRequest.from_event({**event, **told, **trigger_fields("sns", "9d1e0f3a-6b2c")})
 
 
 def recovered() -> TopicMessage:
-    request = _resolve("FAILED_OVER", ["ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat"])
+    took_over = "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat"
+    request = _resolve("FAILED_OVER", [Reason(ReasonCode.BACKUP_TOOK_OVER, took_over)])
     item = ResolvedIncident(
         OPS_ITEM, "DOWN", "1", console_links.ops_item_console_url(OPS_ITEM, REGION), NOW - 900
     )
@@ -197,17 +207,13 @@ def recovered() -> TopicMessage:
 
 
 def verified() -> TopicMessage:
-    request = _resolve(
-        "HEALTHY", ["ctl1 (configured primary) is active: writes the heartbeat (last beat 2 s ago)"]
-    )
+    active = "ctl1 (configured primary) is active: writes the heartbeat (last beat 2 s ago)"
+    request = _resolve("HEALTHY", [Reason(ReasonCode.PRIMARY_ACTIVE, active)])
     return incident_messages.verified(request, run_links().execution, REGION, NOW)
 
 
 def verified_no_standby() -> TopicMessage:
-    request = _resolve(
-        "FAILED_OVER",
-        list(_NO_STANDBY),
-    )
+    request = _resolve("FAILED_OVER", [Reason(code, text) for code, text in _NO_STANDBY])
     return incident_messages.verified(request, run_links().execution, REGION, NOW)
 
 
@@ -216,14 +222,14 @@ def workers() -> TopicMessage:
         "7c2d5e8f", CLUSTER, CLUSTER_ARN, "i-0f0f0f0f0f0f00006", "Unhealthy", "GPU XID error", "Replace",
         "2026-12-01T09:59:20Z",
     )  # fmt: skip
-    return notices.workers_unhealthy(event, 6, int(NOW) - 420, 600, REGION, NOW)
+    return hyperpod_notices.workers_unhealthy(event, 6, int(NOW) - 420, 600, REGION, NOW)
 
 
 def cluster_failed() -> TopicMessage:
     event = ClusterStateChange(
         "3e4f5a6b", CLUSTER, CLUSTER_ARN, "Failed", "Lifecycle script failed", "2026-12-01T09:58:00Z"
     )
-    return notices.cluster_status(event, REGION, NOW)
+    return hyperpod_notices.cluster_status(event, REGION, NOW)
 
 
 def database_reverted() -> TopicMessage:
@@ -231,7 +237,7 @@ def database_reverted() -> TopicMessage:
         "e-4c2e", CLUSTER, CLUSTER_ARN, "Warn", "Cluster", "", None, None, "2026-12-01T09:57:00Z"
     )
     database = DatabaseConfiguration("Reverted", "No action needed", "The new endpoint did not answer")
-    return notices.accounting_database_change(event, database, "reverted", REGION, NOW)
+    return hyperpod_notices.accounting_database_change(event, database, "reverted", REGION, NOW)
 
 
 def drill() -> TopicMessage:

@@ -126,7 +126,7 @@ def test_start_lambda_runs_the_state_machines_functions(
     ("function", "sample", "reason"),
     [
         ("ControllerStatusFunction", "sns_malformed.json", "ON|OFF"),
-        ("NodeEventFunction", "eventbridge_malformed.json", "HealthSummary"),
+        ("HyperPodEventFunction", "eventbridge_malformed.json", "HealthSummary"),
     ],
 )
 def test_malformed_samples_are_rejected_with_their_reason(
@@ -140,7 +140,7 @@ def test_malformed_samples_are_rejected_with_their_reason(
     queue = (
         "ControllerStatusDeadLetterQueueUrl"
         if function == "ControllerStatusFunction"
-        else "NodeEventDeadLetterQueueUrl"
+        else "HyperPodEventDeadLetterQueueUrl"
     )
     sqs = stand_in.client("sqs")
     url = sqs.get_queue_url(QueueName=stand_in_queue_name(stand_in, queue))["QueueUrl"]
@@ -150,7 +150,8 @@ def test_malformed_samples_are_rejected_with_their_reason(
 
 def stand_in_queue_name(stand_in: StandIn, output: str) -> str:
     env = json.loads(stand_in.env_vars.read_text())
-    function = "ControllerStatusFunction" if output.startswith("ControllerStatus") else "NodeEventFunction"
+    controller = output.startswith("ControllerStatus")
+    function = "ControllerStatusFunction" if controller else "HyperPodEventFunction"
     return str(env[function]["REJECTED_QUEUE_URL"].rsplit("/", 1)[-1])
 
 
@@ -192,10 +193,10 @@ def test_the_abandoned_run_sample(built: Path, stand_in: StandIn) -> None:
     ("function", "sample", "outcomes"),
     [
         ("ControllerStatusFunction", "sns_controller_off_backup.json", {"started", "joined"}),
-        ("NodeEventFunction", "eventbridge_node_health_controller.json", {"started", "joined"}),
-        ("NodeEventFunction", "eventbridge_cluster_event_error.json", {"started", "joined"}),
-        ("NodeEventFunction", "eventbridge_cluster_state_failed.json", {"notified"}),
-        ("NodeEventFunction", "eventbridge_node_health_worker.json", {"counted"}),
+        ("HyperPodEventFunction", "eventbridge_node_health_controller.json", {"started", "joined"}),
+        ("HyperPodEventFunction", "eventbridge_cluster_event_error.json", {"started", "joined"}),
+        ("HyperPodEventFunction", "eventbridge_cluster_state_failed.json", {"notified"}),
+        ("HyperPodEventFunction", "eventbridge_node_health_worker.json", {"counted"}),
     ],
 )
 def test_the_other_samples_through_start_lambda(

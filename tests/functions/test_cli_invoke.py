@@ -57,7 +57,7 @@ def test_embedded_invoke_without_verbose_prints_only_the_result() -> None:
 
 def test_embedded_invoke_of_bad_input_returns_the_rejection() -> None:
     done = run_cli(
-        "invoke", "NodeEventFunction", "--event", "events/eventbridge_malformed.json", "--embedded"
+        "invoke", "HyperPodEventFunction", "--event", "events/eventbridge_malformed.json", "--embedded"
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["records"][0]["outcome"] == "rejected"

@@ -62,6 +62,7 @@ def test_simulate_json_is_one_document_and_nothing_else() -> None:
     assert done.returncode == 0, done.stderr
     data = one_json_document(done.stdout)
     assert (data["scenario"], data["verdict"]) == ("failover", "FAILED_OVER")
+    assert data["reason_codes"][0] == "backup-took-over"
     assert data["reasons"][0].startswith("ctl2 (SlurmctldHost[1]) took over from ctl1")
     assert done.stderr == ""
 

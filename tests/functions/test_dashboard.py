@@ -46,8 +46,8 @@ def run_every_emitting_path(embedded: Embedded, use_transport: UseTransport) -> 
     last = {"reports": [], "attempt": 1, "max_attempts": 1, "started_at": "2026-12-04T09:00:00+00:00"}
     stack.invoke("EvaluateVerdictFunction", {**last, "trigger": {"time": "2026-12-04T09:00:00+00:00"}})
     node_event = json.loads((EVENTS / "eventbridge_node_health_controller.json").read_text())
-    stack.invoke("NodeEventFunction", node_event)  # started
-    stack.invoke("NodeEventFunction", {**node_event, "id": "another-event"})  # joined
+    stack.invoke("HyperPodEventFunction", node_event)  # started
+    stack.invoke("HyperPodEventFunction", {**node_event, "id": "another-event"})  # joined
     release_lease(embedded)
     first = sns_event()
     stack.invoke("ControllerStatusFunction", first)  # started
@@ -126,7 +126,7 @@ def test_every_dashboard_metric_is_emitted_with_its_namespace_and_dimensions(
 def test_the_queue_widgets_name_the_stack_s_dead_letter_queues(embedded_held: Embedded) -> None:
     queues = {m[3] for m in dashboard_metrics(embedded_held) if m[0] == "AWS/SQS"}
     urls = boto3.client("sqs").list_queues()["QueueUrls"]
-    ours = ("ControllerStatusDeadLetterQueue", "NodeEventDeadLetterQueue")
+    ours = ("ControllerStatusDeadLetterQueue", "HyperPodEventDeadLetterQueue")
     assert queues == {url.rsplit("/", 1)[-1] for url in urls if url.endswith(ours)}
 
 

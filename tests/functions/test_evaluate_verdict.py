@@ -119,6 +119,7 @@ def test_healthy(app: ModuleType) -> None:
         "ctl1",
     )
     assert out["attempt"] == 1
+    assert out["reason_codes"][0] == "primary-active"
     assert out["reasons"][0].startswith("ctl1 (configured primary) is active")
     assert set(out["evidence"]) == {"ctl1", "ctl2"}
     assert out["evidence"]["ctl2"]["logged_role"] == "standby"
@@ -164,7 +165,11 @@ def test_a_caught_health_check_error_is_never_verified(app: ModuleType) -> None:
     )
     assert out["verdict"] == "DEGRADED"
     assert out["verified"] is False
-    assert any("health check failed: Lambda.Unknown" in reason for reason in out["reasons"])
+    given = zip(out["reason_codes"], out["reasons"], strict=True)
+    assert any(
+        code == "check-gave-no-evidence" and "health check failed: Lambda.Unknown" in text
+        for code, text in given
+    )
 
 
 def test_no_reports_is_unknown(app: ModuleType) -> None:
@@ -199,7 +204,8 @@ def test_an_expected_file_system_type_for_state(monkeypatch: pytest.MonkeyPatch)
     app = load_function_module("evaluate_verdict", fresh=True)  # settings are read once per container
     out = invoke(app, {"reports": reports})
     assert out["verdict"] == "DEGRADED"
-    assert "ctl1: StateSaveLocation is on lustre, expected nfs4" in out["reasons"]
+    said = dict(zip(out["reasons"], out["reason_codes"], strict=True))
+    assert said["ctl1: StateSaveLocation is on lustre, expected nfs4"] == "state-save-filesystem"
 
 
 def test_the_settings_default_when_missing_and_name_a_malformed_variable() -> None:

@@ -32,7 +32,7 @@ from tests.conftest import HELD_RUNS, Embedded, _embedded
 REJECTS: dict[str, tuple[type[Exception], ...]] = {
     "AbandonedRunFunction": (AbandonedRunRejected,),
     "ControllerStatusFunction": (),
-    "NodeEventFunction": (),
+    "HyperPodEventFunction": (),
     "DiscoverControllersFunction": (ClusterRequestInvalid,),
     "EvaluateVerdictFunction": (VerdictInputError, ConvergenceInputError),
     "HealthCheckFunction": (ControllerInputError,),

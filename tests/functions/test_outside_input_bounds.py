@@ -14,9 +14,9 @@ import pytest
 from hyperpod_ha import state_table
 from hyperpod_ha.lease import Lease
 from hyperpod_ha.request_fields import CUT_MARK, MAX_ID_CHARS, MAX_TEXT_CHARS
-from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.settings import RunSettings
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha_dev.embedded.functions import FunctionError
 from tests.conftest import EVENTS, Embedded, subscribed_inbox
 
@@ -92,7 +92,7 @@ def test_an_event_of_another_account_or_region_is_rejected_and_acts_on_nothing(
             del event[key]
         else:
             event[key] = value
-        record = only_record(embedded_held.stack.invoke("NodeEventFunction", event))
+        record = only_record(embedded_held.stack.invoke("HyperPodEventFunction", event))
         assert record["outcome"] == "rejected"
         assert record["reason"] == f"{key} is not this stack's {key}"
     assert embedded_held.executions() == []
@@ -122,13 +122,13 @@ def test_an_event_id_at_ten_times_its_bound_is_rejected_and_starts_nothing(
     for key in path[:-1]:
         place = place[key]
     place[path[-1]] = LONG_ID
-    record = only_record(embedded_held.stack.invoke("NodeEventFunction", event))
+    record = only_record(embedded_held.stack.invoke("HyperPodEventFunction", event))
     assert record["outcome"] == "rejected"
     assert f"longer than {MAX_ID_CHARS} characters" in record["reason"]
     assert embedded_held.executions() == []
     assert lease(embedded_held) is None
     kept = boto3.client("sqs").receive_message(
-        QueueUrl=embedded_held.stack.outputs["NodeEventDeadLetterQueueUrl"], MaxNumberOfMessages=10
+        QueueUrl=embedded_held.stack.outputs["HyperPodEventDeadLetterQueueUrl"], MaxNumberOfMessages=10
     )["Messages"]
     assert len(kept) == 1
     assert len(kept[0]["Body"].encode()) <= 256 * 1024
@@ -149,7 +149,7 @@ def test_free_text_at_ten_times_its_bound_starts_a_run_with_an_excerpt(
     for key in path[:-1]:
         place = place[key]
     place[path[-1]] = LONG_TEXT
-    record = only_record(embedded_held.stack.invoke("NodeEventFunction", event))
+    record = only_record(embedded_held.stack.invoke("HyperPodEventFunction", event))
     assert record["outcome"] == "started"
     (run,) = run_inputs(embedded_held)
     assert len(run["reason"]) == MAX_TEXT_CHARS
@@ -165,7 +165,7 @@ def test_a_cluster_failed_message_at_ten_times_its_bound_is_published_as_an_exce
     inbox = subscribed_inbox(embedded_held.stack.outputs["NotificationTopicArn"], name="bounds-inbox")
     event = sample("eventbridge_cluster_state_failed.json")
     event["detail"]["FailureMessage"] = "f" * (10 * 256 * 1024)  # ten times SNS's whole limit
-    record = only_record(embedded_held.stack.invoke("NodeEventFunction", event))
+    record = only_record(embedded_held.stack.invoke("HyperPodEventFunction", event))
     assert record["outcome"] == "notified"
     (message,) = boto3.client("sqs").receive_message(QueueUrl=inbox, MaxNumberOfMessages=10)["Messages"]
     body = json.loads(message["Body"])["Message"]

@@ -13,7 +13,7 @@ from typing import Any
 import boto3
 import pytest
 
-from hyperpod_ha import state_table, unreachable_record
+from hyperpod_ha import state_table
 from hyperpod_ha.commands import CommandResult
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.lease import Lease
@@ -333,7 +333,7 @@ def unreachable_for_the_minutes(embedded: Embedded, instance_id: str) -> None:
     """The watchdog's record: ``instance_id`` unreachable for RestoreUnreachableMinutes (15)."""
     aged = int(time.time()) - 15 * 60 - 1
     table = embedded.stack.ref("StateTable")
-    unreachable_record.mark_unreachable(
+    state_table.mark_unreachable(
         boto3.client("dynamodb"), table, "ml-cluster", instance_id, aged, aged + 3600
     )
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 import boto3
 import pytest
 
-from hyperpod_ha import unreachable_record
+from hyperpod_ha import state_table
 from hyperpod_ha_dev.simulation.engine import simulated_run
 from hyperpod_ha_dev.simulation.scenarios import CTL2_INSTANCE, PRIMARY, SCENARIOS, STANDBY, UNREACHABLE
 from tests.conftest import ROOT
@@ -25,16 +25,14 @@ def test_the_first_time_is_kept_and_a_reached_node_is_forgotten() -> None:
         dynamodb, table = boto3.client("dynamodb"), run.stack.ref("StateTable")
         first = run.stack.tick()
         since = first["unreachable"][CTL2_INSTANCE]
-        assert unreachable_record.unreachable_since(dynamodb, table, "ml-cluster", time.time()) == {
+        assert state_table.unreachable_since(dynamodb, table, "ml-cluster", time.time()) == {
             CTL2_INSTANCE: since
         }
         # A later tick keeps the first time (backdated here: ticks a second apart would not tell).
-        unreachable_record.forget_unreachable(dynamodb, table, "ml-cluster", CTL2_INSTANCE, since)
-        unreachable_record.mark_unreachable(
-            dynamodb, table, "ml-cluster", CTL2_INSTANCE, since - 600, since + 3600
-        )
+        state_table.forget_unreachable(dynamodb, table, "ml-cluster", CTL2_INSTANCE, since)
+        state_table.mark_unreachable(dynamodb, table, "ml-cluster", CTL2_INSTANCE, since - 600, since + 3600)
         assert run.stack.tick()["unreachable"] == {CTL2_INSTANCE: since - 600}
         reached = run.stack.tick()
         assert reached["unreachable"] == {}
         assert reached["standbys"] == ["ctl2"]
-        assert unreachable_record.unreachable_since(dynamodb, table, "ml-cluster", time.time()) == {}
+        assert state_table.unreachable_since(dynamodb, table, "ml-cluster", time.time()) == {}

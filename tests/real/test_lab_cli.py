@@ -62,6 +62,7 @@ def test_an_operator_session(lab: Lab, capfd: pytest.CaptureFixture[str]) -> Non
         "verdict",
         "active_controller",
         "reasons",
+        "reason_codes",
         "redundancy",
         "standbys",
         "slurm_version",
@@ -77,7 +78,7 @@ def test_an_operator_session(lab: Lab, capfd: pytest.CaptureFixture[str]) -> Non
         assert result["verdict"] == "DOWN"
         assert result["active_controller"] is None
         assert result["redundancy"] == "unknown"  # no active controller: nothing to count beside it
-        assert result["reasons"][0] == "no controller is active"
+        assert result["reason_codes"][:2] == ["no-active-controller", "takeover-refused"]
         assert result["reasons"][1].startswith("ctl2 refuses to take over")
         assert "heartbeat file could not be read" in result["reasons"][1]
         assert len(result["incidents"]) == 1

@@ -179,7 +179,7 @@ def test_the_abandoned_run_rule_matches_every_state_machine_that_holds_the_lease
     assert variables["RESTORE_STATE_MACHINE_ARN"] == {"Ref": "RedundancyRestoreStateMachine"}
 
 
-@pytest.mark.parametrize("logical_id", ["ControllerStatusFunction", "NodeEventFunction"])
+@pytest.mark.parametrize("logical_id", ["ControllerStatusFunction", "HyperPodEventFunction"])
 def test_functions_reachable_from_outside_have_reserved_concurrency(logical_id: str) -> None:
     reserved = FUNCTIONS[logical_id]["Properties"]["ReservedConcurrentExecutions"]
     assert reserved == {"Ref": "IngestionReservedConcurrency"}

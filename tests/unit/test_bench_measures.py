@@ -99,7 +99,7 @@ def test_every_template_function_is_measured_with_its_environment() -> None:
         assert all(isinstance(value, str) for value in function.environment.values())
         assert function.environment["POWERTOOLS_SERVICE_NAME"] == "hyperpod-ha"  # Globals merged
         assert function.module == "app"
-    node_event = functions["NodeEventFunction"].environment
+    node_event = functions["HyperPodEventFunction"].environment
     assert node_event["NOTIFICATION_TOPIC_ARN"].startswith("arn:aws:sns:us-east-1:")
     assert node_event["STATE_TABLE"].endswith("-StateTable")
     assert layer_ids(ROOT) == ["HyperpodHaLayer"]

@@ -83,13 +83,13 @@ def _results() -> dict[str, Any]:
         "rounds": 7,
         "baseline": {"wall_ms_median": 200.0},
         "functions": {
-            "NodeEventFunction": at_most(1.2, 1.3, wall_ms_median=240.0),
+            "HyperPodEventFunction": at_most(1.2, 1.3, wall_ms_median=240.0),
             "IncidentFunction": at_most(1.6, 1.3, "compile the layer", wall_ms_median=320.0),
         },
     }
     package = {
         "functions": {
-            "NodeEventFunction": at_most(2100, 102400, unit="bytes zipped"),
+            "HyperPodEventFunction": at_most(2100, 102400, unit="bytes zipped"),
             "IncidentFunction": {"error": "functions/incident is not built"},
         },
         "layers": {
@@ -118,7 +118,7 @@ def _results() -> dict[str, Any]:
 def test_results_put_each_function_s_figures_together() -> None:
     results = _results()
 
-    node = results["functions"]["NodeEventFunction"]
+    node = results["functions"]["HyperPodEventFunction"]
     assert node["cold_start_ratio"] == 1.2
     assert node["cold_start"]["met"] is True
     assert node["package"]["value"] == 2100
@@ -135,13 +135,13 @@ def test_every_missed_target_is_listed() -> None:
 
 def test_a_check_that_contradicts_its_numbers_is_a_problem() -> None:
     results = _results()
-    results["functions"]["NodeEventFunction"]["cold_start"]["met"] = False
+    results["functions"]["HyperPodEventFunction"]["cold_start"]["met"] = False
     del results["lab_verdict"]
     results["layers"]["HyperpodHaLayer"].pop("target")
 
     assert problems(results) == [
         "section lab_verdict is missing",
-        "functions.NodeEventFunction.cold_start: met does not follow from value and target",
+        "functions.HyperPodEventFunction.cold_start: met does not follow from value and target",
         "layers.HyperpodHaLayer: check without target",
     ]
 
@@ -149,7 +149,7 @@ def test_a_check_that_contradicts_its_numbers_is_a_problem() -> None:
 def test_the_table_shows_figures_misses_and_skips() -> None:
     table = format_table(_results())
 
-    assert "NodeEventFunction                1.20     240    yes     2.1 KiB    yes" in table
+    assert "HyperPodEventFunction            1.20     240    yes     2.1 KiB    yes" in table
     assert "IncidentFunction                 1.60     320 MISSED   error" in table
     assert "Layer HyperpodHaLayer: 8.2 MiB unzipped (target 15.0 MiB) yes" in table
     assert "Workflow cost: skipped: simulation not available" in table

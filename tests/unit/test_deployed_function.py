@@ -88,6 +88,6 @@ def test_the_environment_comes_from_the_stacks_parameters_and_resources(cloudfor
 
 
 def test_a_resource_missing_from_the_stack_is_a_clear_error(cloudformation: Stubber) -> None:
-    # This stack lacks NodeEventFunction's topic and queue (and the function itself).
+    # This stack lacks HyperPodEventFunction's topic and queue (and the function itself).
     with pytest.raises(TemplateError, match="is not a resource of stack hyperpod-ha"):
-        deployed.deployed_function(ROOT, "NodeEventFunction", "hyperpod-ha")
+        deployed.deployed_function(ROOT, "HyperPodEventFunction", "hyperpod-ha")

@@ -101,7 +101,7 @@ def test_the_dashboard_body_is_json_with_only_the_deploy_time_names_to_fill_in()
         "AWS::Region",
         "ClusterName",
         "ControllerStatusDeadLetterQueue.QueueName",
-        "NodeEventDeadLetterQueue.QueueName",
+        "HyperPodEventDeadLetterQueue.QueueName",
         *(f"{alarm.logical_id}.Arn" for alarm in STACK_ALARMS),
     }
 

@@ -15,14 +15,8 @@ from hyperpod_ha_dev.cli.lab import FAULT_NAMES
 from hyperpod_lab import Lab, LabConfigError, Topology
 from hyperpod_lab.crash_loop import CRASH_LINE
 from hyperpod_lab.faults import FAULTS, LabFaultError, check, clear, last_fault
-from hyperpod_lab.releases import RELEASES, SYSTEM_PATH, release
-from hyperpod_lab.slurm_source import (
-    MARKER,
-    SlurmSourceError,
-    debian_entry,
-    installed_prefix,
-    source_entry,
-)
+from hyperpod_lab.releases import MARKER, RELEASES, SYSTEM_PATH, SlurmSourceError, installed_prefix, release
+from hyperpod_lab.slurm_source import debian_entry, source_entry
 
 
 def test_the_commands_help_names_every_fault() -> None:

@@ -19,8 +19,8 @@ import pytest
 from hyperpod_ha.observability import logger
 from hyperpod_lab import slurm_source
 from hyperpod_lab.__main__ import main
-from hyperpod_lab.releases import release
-from hyperpod_lab.slurm_source import MARKER, REQUIRED_PLUGINS, SYSCONFDIR, ensure_built, installed_prefix
+from hyperpod_lab.releases import MARKER, SlurmSourceError, installed_prefix, release
+from hyperpod_lab.slurm_source import REQUIRED_PLUGINS, SYSCONFDIR, ensure_built
 from hyperpod_lab.slurm_tarball import (
     DEFAULT_TARBALL,
     SOURCE_ENV,
@@ -240,7 +240,7 @@ def test_a_failed_configure_leaves_no_finished_build(tmp_path: Path, monkeypatch
     write_sums(tarball)
     root = tmp_path / "opt"
 
-    with pytest.raises(slurm_source.SlurmSourceError, match=r"./configure --prefix=.* failed \(rc=2\); see"):
+    with pytest.raises(SlurmSourceError, match=r"./configure --prefix=.* failed \(rc=2\); see"):
         ensure_built("25.11", root, source=tarball)
     assert installed_prefix("25.11", root) is None
 

@@ -33,7 +33,8 @@ ALLOWED = {
     "stack": {"hyperpod_ha_stack", "hyperpod_ha"},
     "dev": {"hyperpod_ha_dev", "hyperpod_ha_stack", "hyperpod_ha", "hyperpod_lab"},
 }
-MODULE_LINES = 400
+# A module ends where its role ends; the cap only catches one that grew past any single role.
+MODULE_LINES = 600
 HANDLER_LINES = 45
 
 
@@ -161,6 +162,7 @@ def test_no_modules_import_each_other_in_a_circle(tmp_path: Path) -> None:
     assert module_circles({"hyperpod_ha": RUNTIME}) == []
     assert module_circles({"hyperpod_ha_dev": DEV}) == []  # the embedded stack's too, since issue 23
     assert module_circles({"hyperpod_ha_stack": STACK}) == []
+    assert module_circles({"hyperpod_lab": LAB}) == []
     (tmp_path / "status.py").write_text("from pkg.drill import stack_for_cluster\n")
     (tmp_path / "drill.py").write_text("def start():\n    from pkg.status import cluster_status\n")
     (tmp_path / "text.py").write_text("from pkg.status import render\n")

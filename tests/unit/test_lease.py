@@ -22,7 +22,7 @@ from hyperpod_ha.lease import (
     lease_id_for_trigger,
 )
 from hyperpod_ha.request_fields import MAX_TEXT_CHARS
-from hyperpod_ha.runs.models import Trigger
+from hyperpod_ha.trigger import Trigger
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "lease_items"
 DRILL_ARN = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-drill:drill-1"

@@ -7,7 +7,7 @@ from hyperpod_ha import message_kinds
 from hyperpod_ha.message_sections import (
     MAX_CONTROLLERS,
     ControllerLine,
-    RunTrigger,
+    RunStart,
     controller_lines,
     controllers_of,
     facts,
@@ -18,38 +18,31 @@ from hyperpod_ha.request_fields import MAX_ID_CHARS
 NOW = 1_796_119_200.0  # 2026-12-01 10:00 UTC
 
 
-def test_a_trigger_reads_as_its_source_id_and_time() -> None:
-    trigger = RunTrigger.from_json({"source": "sns", "id": "m-1", "time": "2026-11-29T14:00:00Z"}, None, "ON")
-    assert trigger is not None
-    assert trigger.describe(NOW) == (
+def test_a_runs_start_reads_as_its_trigger_and_keeps_its_reason() -> None:
+    start = RunStart.from_json({"source": "sns", "id": "m-1", "time": "2026-11-29T14:00:00Z"}, None, "ON")
+    assert start is not None
+    assert start.describe(NOW) == (
         "the controller status notification (SNS message m-1), 1 d 20 h ago (2026-11-29 14:00 UTC)"
     )
-    assert trigger.reason == "ON"
+    assert start.reason == "ON"
+    assert RunStart.from_json("not a trigger") is None
 
 
 def test_a_trigger_without_a_time_reads_as_the_runs_start() -> None:
-    trigger = RunTrigger.from_json({"source": "operator", "id": "", "time": ""}, "2026-12-01T09:59:00Z")
-    assert trigger is not None
-    assert trigger.describe(NOW) == "an operator's request (no id), 1 min ago (2026-12-01 09:59 UTC)"
-    assert RunTrigger.from_json("not a trigger") is None
+    start = RunStart.from_json({"source": "operator", "id": "", "time": ""}, "2026-12-01T09:59:00Z")
+    assert start is not None
+    assert start.describe(NOW) == "an operator's request (no id), 1 min ago (2026-12-01 09:59 UTC)"
 
 
-def test_an_unknown_source_is_told_as_it_is_braces_and_all() -> None:
-    trigger = RunTrigger.from_json({"source": "{0}{x}", "id": "{y}", "time": ""})
-    assert trigger is not None
-    assert trigger.describe(NOW) == "{0}{x} ({y})"
-
-
-def test_a_triggers_fields_are_bounded() -> None:
-    trigger = RunTrigger.from_json(
-        {"source": "x" * 500, "id": "i" * 5000, "time": "t" * 5000}, None, "r" * 9000
-    )
-    assert trigger is not None
-    assert len(trigger.source) <= 32
-    assert len(trigger.id) <= MAX_ID_CHARS
-    assert trigger.time is None
-    assert len(trigger.reason) <= 512
-    assert RunTrigger.from_json(trigger.to_event()["trigger"], None, trigger.reason) == trigger
+def test_a_runs_start_is_bounded_and_reads_back() -> None:
+    start = RunStart.from_json({"source": "x" * 500, "id": "i" * 5000, "time": "t" * 5000}, None, "r" * 9000)
+    assert start is not None
+    assert len(start.trigger.source) <= 32
+    assert len(start.trigger.id) <= MAX_ID_CHARS
+    assert start.trigger.time == ""
+    assert len(start.reason) <= 512
+    event = start.to_event()
+    assert RunStart.from_json(event["trigger"], event["started_at"], event["run_reason"]) == start
 
 
 def test_controllers_are_the_evidence_entries_with_an_instance_id() -> None:

@@ -14,9 +14,9 @@ from moto import mock_aws
 from hyperpod_ha import state_table
 from hyperpod_ha.drill.lease import DrillLease
 from hyperpod_ha.lease import Lease, LeaseItemRejected, lease_id_for_drill
-from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.settings import RunSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.trigger import Trigger
 from tests.unit.test_lease import DRILL_ARN, TAKEN_AT, recorded
 
 

@@ -301,7 +301,7 @@ def test_outputs_name_the_resources_operators_need() -> None:
         "StateTableName",
         "IdempotencyTableName",
         "ControllerStatusDeadLetterQueueUrl",
-        "NodeEventDeadLetterQueueUrl",
+        "HyperPodEventDeadLetterQueueUrl",
     } <= set(TEMPLATE["Outputs"])
 
 

@@ -106,12 +106,13 @@ def test_an_update_defers_the_incident_until_a_check_after_it_still_fails(
     result = run.finish(replace(SCENARIOS["both-down"], parameters={}))
     steps = verdicts(run)
     assert steps[0]["next"] == "wait-for-maintenance"
+    assert steps[0]["reason_codes"][0] == "maintenance-in-progress"
     assert steps[0]["reasons"][0].startswith("maintenance in progress: cluster SystemUpdating")
     assert steps[-1]["next"] == "not-verified"
     # The checks after the update had their own convergence window, counted from its end.
     assert steps[-1]["maintenance"]["ended_at"] > steps[0]["maintenance"]["since"]
     assert steps[-1]["converged_by"] > steps[-1]["maintenance"]["ended_at"]
-    assert any(r.startswith("maintenance seen from") for r in steps[-1]["reasons"])
+    assert "maintenance-ended" in steps[-1]["reason_codes"]
     assert result.verdict == "DOWN"
     (incident,) = result.incidents
     item = boto3.client("ssm").get_ops_item(OpsItemId=incident["ops_item_id"])["OpsItem"]
@@ -129,7 +130,7 @@ def test_the_updates_on_off_burst_joins_the_one_run_that_verifies_after_it() -> 
         for index in range(6):
             run.notify(ON if index % 2 else OFF)
         back = json.loads((EVENTS / "eventbridge_cluster_state_in_service.json").read_text())
-        (back_in_service,) = run.stack.invoke("NodeEventFunction", back)["records"]
+        (back_in_service,) = run.stack.invoke("HyperPodEventFunction", back)["records"]
         outcomes = [
             record["outcome"]
             for d in delivery.deliveries

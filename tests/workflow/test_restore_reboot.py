@@ -14,7 +14,7 @@ from dataclasses import replace
 import boto3
 import pytest
 
-from hyperpod_ha import unreachable_record
+from hyperpod_ha import state_table
 from hyperpod_ha_dev.simulation.engine import EmbeddedRun
 from hyperpod_ha_dev.simulation.restore import RestoreResult, UnreachableUntilRebooted, run_restore
 from hyperpod_ha_dev.simulation.scenarios import CTL2_INSTANCE, SCENARIOS
@@ -33,14 +33,13 @@ def tick_then_age(run: EmbeddedRun) -> None:
     assert tick["verdict"] == "HEALTHY"  # ctl1 serves: verified, no verification run
     assert list(tick["unreachable"]) == [CTL2_INSTANCE]
     dynamodb, table = boto3.client("dynamodb"), run.stack.ref("StateTable")
-    recorded = unreachable_record.unreachable_since(dynamodb, table, "ml-cluster", time.time())
+    recorded = state_table.unreachable_since(dynamodb, table, "ml-cluster", time.time())
     assert recorded == tick["unreachable"]
     since = recorded[CTL2_INSTANCE]
-    unreachable_record.forget_unreachable(dynamodb, table, "ml-cluster", CTL2_INSTANCE, since)
+    state_table.forget_unreachable(dynamodb, table, "ml-cluster", CTL2_INSTANCE, since)
     aged = int(time.time()) - MINUTES * 60 - 1
     assert (
-        unreachable_record.mark_unreachable(dynamodb, table, "ml-cluster", CTL2_INSTANCE, aged, aged + 3600)
-        == aged
+        state_table.mark_unreachable(dynamodb, table, "ml-cluster", CTL2_INSTANCE, aged, aged + 3600) == aged
     )
 
 

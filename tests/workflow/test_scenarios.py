@@ -51,7 +51,8 @@ def test_the_duplicate_storm_starts_one_run_and_joins_the_rest() -> None:
 def test_a_failover_that_just_happened_reads_as_just_logged() -> None:
     # The captures are days old; the scenario moves them to its own time.
     result = run_scenario(SCENARIOS["failover"], ROOT)
-    (took_over,) = [r for r in result.reasons if "took over from ctl1" in r]
+    given = zip(result.reason_codes, result.reasons, strict=True)
+    (took_over,) = [text for code, text in given if code == "backup-took-over"]
     age = took_over.split("logged 'Running as primary controller' ", 1)[1].split(" ago", 1)[0]
     number, unit = age.split(" ")
     assert unit == "s", took_over
@@ -63,6 +64,7 @@ def test_every_reason_of_the_verdict_is_kept() -> None:
     result = run_scenario(SCENARIOS["both-down"], ROOT)
     assert len(result.reasons) >= 4
     assert any(r.startswith("ctl2: ") for r in result.reasons)
+    assert len(result.reason_codes) == len(result.reasons)
     (last,) = [e for e in result.timeline if e.what.strip() == "verdict"][-1:]
     assert last.reasons == result.reasons
     assert all(r in last.detail for r in result.reasons)
@@ -74,7 +76,6 @@ def test_a_failover_with_no_standby_left_says_so_and_status_keeps_its_redundancy
     import boto3
 
     from hyperpod_ha.status_records import StatusRecords
-    from hyperpod_ha.verdict.redundancy import NO_STANDBY
     from hyperpod_ha_dev.simulation.engine import EmbeddedRun
 
     kept: dict[str, object] = {}
@@ -86,9 +87,9 @@ def test_a_failover_with_no_standby_left_says_so_and_status_keeps_its_redundancy
     result = run_scenario(SCENARIOS["failover"], ROOT, after=status)
     assert result.verdict == "FAILED_OVER"
     assert result.incidents == []
-    (lost,) = [r for r in result.reasons if r.startswith(NO_STANDBY)]
-    assert result.reasons[1] == lost
-    assert "(ctl2 is active; ctl1: slurmctld not running)" in lost
+    assert result.reason_codes.count("no-ready-standby") == 1
+    assert result.reason_codes[1] == "no-ready-standby"
+    assert "(ctl2 is active; ctl1: slurmctld not running)" in result.reasons[1]
     assert (kept["redundancy"], kept["standbys"], kept["not_ready"]) == (
         "none",
         [],

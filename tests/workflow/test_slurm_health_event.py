@@ -34,7 +34,7 @@ def test_an_unhealthy_slurmdbd_event_puts_hyperpods_reason_in_the_verdict() -> N
     scenario = SCENARIOS["slurmdbd-down"]
     raw = json.loads((EVENTS / "eventbridge_slurmdbd_unhealthy_warn.json").read_text())
     with simulated_run(scenario, ROOT) as run:
-        (record,) = run.stack.invoke("NodeEventFunction", raw)["records"]
+        (record,) = run.stack.invoke("HyperPodEventFunction", raw)["records"]
         assert record["outcome"] == "started"
         result = run.finish(scenario)
         verdict = final_verdict(run.stack)
@@ -43,5 +43,6 @@ def test_an_unhealthy_slurmdbd_event_puts_hyperpods_reason_in_the_verdict() -> N
     assert result.verdict == "DEGRADED"
     assert verdict["verdict"] == "DEGRADED"
     assert TOLD in verdict["reasons"]
+    assert verdict["reason_codes"][verdict["reasons"].index(TOLD)] == "hyperpod-reported"
     assert len(verdict["reasons"]) > 1  # the rules' own reasons are still there
     assert TOLD in item["Description"]

@@ -1,4 +1,4 @@
-"""``hyperpod-ha local up|down``: the stack's local stand-in for ``sam local`` (see ``embedded.standin``).
+"""``hyperpod-ha local up|down``: the stack's local stand-in for ``sam local`` (see ``simulation.standin``).
 
 ``up`` starts the stand-in in its own process (its own session, so the shell that ran ``up``
 may go away), waits until the stack is created, writes the ``--env-vars`` file with the
@@ -54,7 +54,7 @@ def state_dir(root: Path) -> Path:
 def run_local(args: argparse.Namespace) -> int:
     root = project_root()
     if args.local_command == "serve":
-        from hyperpod_ha_dev.embedded.standin import serve
+        from hyperpod_ha_dev.simulation.standin import serve
 
         serve(root, args.state, args.scenario, args.lambda_endpoint, args.port)
         return 0

@@ -19,9 +19,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hyperpod_ha.runs.models import RunDecision, Trigger
+from hyperpod_ha.runs.models import RunDecision
 from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha_dev.cli import project_root, result_stream
 from hyperpod_ha_dev.cli.aws import use_deployed_account
 from hyperpod_ha_dev.cli.cluster_stack import deployed_stack

@@ -74,6 +74,7 @@ class ScenarioResult:
     lease_released: bool
     timeline: list[TimelineEntry] = field(default_factory=list)
     reasons: tuple[str, ...] = ()  # the last verdict's
+    reason_codes: tuple[str, ...] = ()  # their codes, in the same order
     # The last verdict's redundancy (full, reduced, none, unknown) and ready standbys.
     redundancy: str | None = None
     standbys: tuple[str, ...] = ()
@@ -86,7 +87,7 @@ class ScenarioResult:
             and len(self.snapshots) == self.scenario.expect_snapshots
             and len(self.executions) == self.scenario.expect_executions
             and self.lease_released
-            and all(any(part in r for r in self.reasons) for part in self.scenario.expect_reasons)
+            and set(self.scenario.expect_codes) <= set(self.reason_codes)
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -106,6 +107,7 @@ class ScenarioResult:
             },
             "passed": self.passed,
             "reasons": list(self.reasons),
+            "reason_codes": list(self.reason_codes),
             "redundancy": self.redundancy,
             "standbys": list(self.standbys),
             "timeline": [timeline_json(e) for e in self.timeline],
@@ -304,6 +306,7 @@ def _collect(scenario: Scenario, stack: EmbeddedStack, started: float) -> Scenar
         lease_released=_lease_released(stack),
         timeline=timeline,
         reasons=reasons,
+        reason_codes=tuple(str(code) for code in last.get("reason_codes") or ()),
         redundancy=str(last["redundancy"]) if last.get("redundancy") else None,
         standbys=tuple(str(s) for s in last.get("standbys") or ()),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from hyperpod_ha.verdict.reasons import ReasonCode
 from hyperpod_ha_dev.simulation.fake_controller import ControllerIdentity, ControllerState
 
 CTL1 = ControllerIdentity("ctl1", "10.214.0.11")
@@ -109,7 +110,7 @@ class Scenario:
     trigger: TriggerKind = "notification"
     node_events: int = 0
     parameters: dict[str, int] = field(default_factory=dict)
-    expect_reasons: tuple[str, ...] = ()  # each one part of some reason of the final verdict
+    expect_codes: tuple[ReasonCode, ...] = ()  # each one a code of the final verdict's reasons
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -199,10 +200,10 @@ SCENARIOS: dict[str, Scenario] = {
             "Slurm Controller is ON, (10.214.0.11, Primary Node)",
             "DEGRADED",
             1,
-            expect_reasons=(
-                "slurm.conf on ctl2 is a local copy",
-                "slurm.conf differs between controllers",
-                "SlurmctldTimeout differs between controllers: 10 s on ctl1; 20 s on ctl2",
+            expect_codes=(
+                ReasonCode.SLURM_CONF_LOCAL_COPY,
+                ReasonCode.SLURM_CONF_DIFFERS,
+                ReasonCode.SLURMCTLD_TIMEOUT_DIFFERS,
             ),
         ),
         Scenario(
@@ -213,9 +214,7 @@ SCENARIOS: dict[str, Scenario] = {
             "Slurm Controller is ON, (10.214.0.11, Primary Node)",
             "DEGRADED",
             1,
-            expect_reasons=(
-                "controller status notifications are off on ctl1: the failover topic will stay silent",
-            ),
+            expect_codes=(ReasonCode.NOTIFICATIONS_OFF,),
         ),
         Scenario(
             "drift-programs",
@@ -225,7 +224,7 @@ SCENARIOS: dict[str, Scenario] = {
             "Slurm Controller is ON, (10.214.0.11, Primary Node)",
             "DEGRADED",
             1,
-            expect_reasons=("is not executable on ctl2: the failover topic will stay silent when ctl2",),
+            expect_codes=(ReasonCode.NOTIFICATION_PROGRAM_BROKEN,),
         ),
         Scenario(
             "drift-version",
@@ -235,9 +234,7 @@ SCENARIOS: dict[str, Scenario] = {
             "Slurm Controller is ON, (10.214.0.11, Primary Node)",
             "DEGRADED",
             1,
-            expect_reasons=(
-                "the Slurm version differs between controllers: 22.05.8 on ctl1; 24.11.5 on ctl2",
-            ),
+            expect_codes=(ReasonCode.SLURM_VERSION_DIFFERS,),
         ),
         Scenario(
             "drift-controllers",
@@ -247,11 +244,7 @@ SCENARIOS: dict[str, Scenario] = {
             "Slurm Controller is ON, (10.214.0.11, Primary Node)",
             "DEGRADED",
             1,
-            expect_reasons=(
-                "the SlurmctldHost list differs between controllers: "
-                "ctl1(10.214.0.11) ctl2(10.214.0.12) on ctl1; ctl2(10.214.0.12) ctl1(10.214.0.11) on ctl2",
-                "StateSaveLocation differs between controllers",
-            ),
+            expect_codes=(ReasonCode.SLURMCTLD_HOSTS_DIFFER, ReasonCode.STATE_SAVE_LOCATION_DIFFERS),
         ),
         Scenario(
             "drift-after-failover",
@@ -261,7 +254,7 @@ SCENARIOS: dict[str, Scenario] = {
             "Slurm Controller is ON, (10.214.0.12, Primary Node)",
             "DEGRADED",
             1,
-            expect_reasons=("slurm.conf on ctl2 is a local copy",),
+            expect_codes=(ReasonCode.SLURM_CONF_LOCAL_COPY,),
         ),
         Scenario(
             "silent-failure",

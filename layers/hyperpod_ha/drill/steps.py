@@ -25,9 +25,10 @@ from hyperpod_ha.drill.report import build_report
 from hyperpod_ha.drill.summary import summary
 from hyperpod_ha.incidents import Incidents, OpenRequest
 from hyperpod_ha.lease import lease_id_for_drill
-from hyperpod_ha.message_sections import RunTrigger
+from hyperpod_ha.message_sections import RunStart
 from hyperpod_ha.request_fields import text_field
 from hyperpod_ha.status_records import StatusRecords, controllers_record
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha.verdict import reports_from_json
 
 KIND_DRILL_NOT_VERIFIED = "drill-not-verified"
@@ -216,7 +217,7 @@ def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
                 reasons=tuple(reasons) or ("the drill left the cluster not verified",),
                 # The controllers it moved control between, and what started it, for the message.
                 evidence={c["name"]: c for c in (report["from_controller"], report["to_controller"]) if c},
-                trigger=RunTrigger("operator", execution_id, None, report["started_at"], "failover drill"),
+                run_start=RunStart(Trigger("operator", execution_id), report["started_at"], "failover drill"),
             )
         )
         report["incident"] = opened.to_json()

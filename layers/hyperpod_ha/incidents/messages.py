@@ -24,14 +24,15 @@ _MEANING = {
     "HEALTHY": "the configured primary controller is active and serves",
     "FAILED_OVER": "a backup controller took over and serves; the old primary is not active",
 }
-# How a verdict's reason starts when no standby is ready (hyperpod_ha.verdict.redundancy's
-# NO_STANDBY; incidents imports no feature, a unit test keeps the two equal).
-NO_STANDBY = "no standby is ready: one more failure stops the cluster"
+# The code of a verdict's reason that no standby is ready (hyperpod_ha.verdict.reasons'
+# NO_READY_STANDBY; incidents imports no feature, a unit test keeps the two equal).
+NO_READY_STANDBY = "no-ready-standby"
 
 
 def _no_standby(request: ResolveRequest) -> str | None:
     """The verdict's reason that no standby is ready, if it gave one."""
-    return next((r for r in request.reasons if r.startswith(NO_STANDBY)), None)
+    given = zip(request.reason_codes, request.reasons, strict=False)
+    return next((text for code, text in given if code == NO_READY_STANDBY), None)
 
 
 _SEVERITY_SCALE = " (1 critical .. 4 low)"
@@ -59,7 +60,8 @@ class ResolvedIncident:
 
 
 def headline(request: OpenRequest) -> str:
-    """``DOWN: no Slurm controller is active``; DEGRADED says its first problem (what, on whom)."""
+    """``DOWN: no Slurm controller is active``; DEGRADED says its problem (what, on whom): the
+    verdict's most severe reason (hyperpod_ha.verdict.reasons)."""
     row = message_kinds.kind(request.kind)
     if request.kind == "DEGRADED" and request.problem:
         return f"DEGRADED: {request.problem}"
@@ -108,8 +110,8 @@ def _incident_message(
             ("Problem", request.kind if request.kind != request.verdict else None),
             ("Severity", incident.severity + _SEVERITY_SCALE),
             ("Detected", utc_minute(now)),
-            ("Triggered by", request.trigger.describe(now) if request.trigger else None),
-            ("Run reason", request.trigger.reason if request.trigger else None),
+            ("Triggered by", request.run_start.describe(now) if request.run_start else None),
+            ("Run reason", request.run_start.reason if request.run_start else None),
             ("Run", request.execution_id),
             ("OpsItem", f"{incident.ops_item_id} ({state})" if incident.ops_item_id else None),
             ("Snapshot", snapshot_summary(request.snapshot)),
@@ -203,8 +205,8 @@ def _well(request: ResolveRequest, now: float, first: str) -> list[str | Cuttabl
                 ("Cluster", request.cluster),
                 ("Verdict", request.verdict),
                 ("Checked", utc_minute(now)),
-                ("Triggered by", request.trigger.describe(now) if request.trigger else None),
-                ("Run reason", request.trigger.reason if request.trigger else None),
+                ("Triggered by", request.run_start.describe(now) if request.run_start else None),
+                ("Run reason", request.run_start.reason if request.run_start else None),
                 ("Run", request.execution_id),
                 ("Snapshot", snapshot_summary(request.snapshot)),
             ]

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from hyperpod_ha.incidents.errors import InvalidIncidentRequest
 from hyperpod_ha.incidents.keys import KINDS_NOT_RESOLVED_BY_DEFAULT
 from hyperpod_ha.incidents.limits import bounded_chars
-from hyperpod_ha.message_sections import RunTrigger
+from hyperpod_ha.message_sections import RunStart
 from hyperpod_ha.redaction import redact, scrub_text
 from hyperpod_ha.request_fields import bounded_id, bounded_text, is_cluster_name, text_field
 from hyperpod_ha.topic_messages import Links
@@ -63,6 +63,18 @@ def _reasons(event: Mapping[str, Any]) -> tuple[tuple[str, ...], int]:
     return kept, max(len(reasons) - MAX_REASONS, 0)
 
 
+def _reason_codes(event: Mapping[str, Any], reasons: tuple[str, ...]) -> tuple[str, ...]:
+    """The verdict's reason codes, one per kept reason (``()`` when the request gives none)."""
+    codes = event.get("reason_codes")
+    if codes is None:
+        return ()
+    if not isinstance(codes, list) or not all(isinstance(c, str) and _KIND.match(c) for c in codes):
+        raise InvalidIncidentRequest("reason_codes must be a list of codes (letters, digits, '_', '.', '-')")
+    if len(codes[:MAX_REASONS]) != len(reasons):
+        raise InvalidIncidentRequest("reason_codes must give one code per reason")
+    return tuple(codes[:MAX_REASONS])
+
+
 def _evidence(event: Mapping[str, Any]) -> Mapping[str, Any]:
     evidence = event.get("evidence") or {}
     if isinstance(evidence, list):
@@ -72,9 +84,9 @@ def _evidence(event: Mapping[str, Any]) -> Mapping[str, Any]:
     return evidence
 
 
-def _trigger(event: Mapping[str, Any]) -> RunTrigger | None:
-    """What started the run (its input's trigger, start and reason), each field bounded."""
-    return RunTrigger.from_json(event.get("trigger"), event.get("started_at"), event.get("run_reason"))
+def _run_start(event: Mapping[str, Any]) -> RunStart | None:
+    """How the run began (its input's trigger, start and reason), each field bounded."""
+    return RunStart.from_json(event.get("trigger"), event.get("started_at"), event.get("run_reason"))
 
 
 def _snapshot(event: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -120,7 +132,7 @@ class OpenRequest:
     # The run's snapshot (SnapshotStateFunction's result), when the workflow took one.
     snapshot: Mapping[str, Any] | None = None
     # What started the run, for the message ("triggered by ..."); None for a direct request.
-    trigger: RunTrigger | None = None
+    run_start: RunStart | None = None
     # The verdict's one-line problem (DEGRADED: what is unhealthy, on whom).
     problem: str = ""
     reasons_left_off: int = 0
@@ -147,7 +159,7 @@ class OpenRequest:
             else None,
             cluster_arn=_cluster_arn(event, evidence),
             snapshot=_snapshot(event),
-            trigger=_trigger(event),
+            run_start=_run_start(event),
             problem=scrub_text(_text(event, "problem", required=False, limit=1024)),
             reasons_left_off=left_off,
         )
@@ -164,8 +176,10 @@ class ResolveRequest:
     # What the message says beside the verdict: why the cluster is well, its controllers, the trigger.
     reasons: tuple[str, ...] = ()
     evidence: Mapping[str, Any] = field(default_factory=dict)
-    trigger: RunTrigger | None = None
+    run_start: RunStart | None = None
     reasons_left_off: int = 0
+    # The verdict's reason codes, one per reason (hyperpod_ha.verdict.reasons); () when not given.
+    reason_codes: tuple[str, ...] = ()
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> ResolveRequest:
@@ -181,8 +195,9 @@ class ResolveRequest:
             snapshot=_snapshot(event),
             reasons=reasons,
             evidence=redact(_evidence(event)),
-            trigger=_trigger(event),
+            run_start=_run_start(event),
             reasons_left_off=left_off,
+            reason_codes=_reason_codes(event, reasons),
         )
 
     def to_event(self) -> dict[str, Any]:
@@ -196,10 +211,12 @@ class ResolveRequest:
             "reasons": list(self.reasons),
             "evidence": dict(self.evidence),
         }
+        if self.reason_codes:
+            event["reason_codes"] = list(self.reason_codes)
         if self.kinds is not None:
             event["kinds"] = sorted(self.kinds)
-        if self.trigger is not None:
-            event.update(self.trigger.to_event())
+        if self.run_start is not None:
+            event.update(self.run_start.to_event())
         return event
 
     def covers(self, kind: str | None) -> bool:

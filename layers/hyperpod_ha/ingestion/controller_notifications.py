@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from hyperpod_ha.human_time import utc_text
 from hyperpod_ha.notifications import ControllerNotification
 from hyperpod_ha.observability import logger
-from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import VerificationRuns
-from hyperpod_ha.verdict import trigger_time
+from hyperpod_ha.trigger import Trigger
 
 
 def controller_notification_record(
@@ -28,7 +28,7 @@ def controller_notification_record(
             "role": notification.role,
             "timestamp": timestamp,
         },
-        time=trigger_time(timestamp),
+        time=utc_text(timestamp),
     )
     reason = f"slurmctld {notification.status} on {notification.address} ({notification.role} script)"
     decision = runs.start_or_join(cluster, trigger, reason)

@@ -1,7 +1,7 @@
 """The incident of an external accounting database change HyperPod could not revert
 (``DatabaseConfiguration.RollbackStatus: RevertFailed``), opened through IncidentFunction.
 
-NodeEventFunction asks IncidentFunction (one ``lambda:InvokeFunction`` grant) instead of
+HyperPodEventFunction asks IncidentFunction (one ``lambda:InvokeFunction`` grant) instead of
 writing OpsItems itself: the OpsCenter, Incident Manager and topic grants, the redaction and
 the de-duplication stay in one function."""
 

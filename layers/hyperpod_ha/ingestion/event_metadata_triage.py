@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hyperpod_ha.ingestion import notices
+from hyperpod_ha.ingestion import hyperpod_notices
 from hyperpod_ha.ingestion.cluster_event_metadata import (
     KNOWN_ROLLBACK_STATUSES,
     KNOWN_SLURM_HEALTH_REASONS,
@@ -26,11 +26,6 @@ from hyperpod_ha.topic_publisher import TopicPublisher
 # (event, reason, trigger summary) -> the triage's result
 Verify = Callable[[ClusterEvent, str, dict[str, Any]], dict[str, Any]]
 Result = Callable[..., dict[str, Any]]
-
-
-def no_record(cluster: str, event_id: str) -> EventMetadata | None:
-    """Without a SageMaker client: the envelope's metadata is all there is."""
-    return None
 
 
 @dataclass(frozen=True)
@@ -103,6 +98,8 @@ class EventMetadataTriage:
                 ops_item_created=opened.get("created"),
             )
         outcome = "reverted" if status == "Reverted" else "not applicable"
-        message = notices.accounting_database_change(event, database, outcome, self.region, self.clock())
+        message = hyperpod_notices.accounting_database_change(
+            event, database, outcome, self.region, self.clock()
+        )
         sent = self.publisher.publish_once(event.cluster_name, event.event_id, message, int(self.clock()))
         return result(event, "notified" if sent else "duplicate", rollback_status=status)

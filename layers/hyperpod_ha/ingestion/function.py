@@ -2,7 +2,7 @@
 
 - ControllerStatusFunction: each SNS record checked and parsed, then the cluster's verification
   run started or joined, once per SNS MessageId (SNS delivers at least once).
-- NodeEventFunction: one HyperPod EventBridge event triaged (a verification run, a worker
+- HyperPodEventFunction: one HyperPod EventBridge event triaged (a verification run, a worker
   counted, a notice), or kept on the dead-letter queue when it is not one.
 """
 
@@ -18,8 +18,8 @@ from hyperpod_ha.ingestion.cluster_event_records import ClusterEventRecords
 from hyperpod_ha.ingestion.controller_notifications import controller_notification_record
 from hyperpod_ha.ingestion.database_incidents import IncidentFunctionClient
 from hyperpod_ha.ingestion.event_metadata_triage import EventMetadataTriage
+from hyperpod_ha.ingestion.hyperpod_event_triage import HyperPodEventTriage
 from hyperpod_ha.ingestion.instance_groups import InstanceGroups
-from hyperpod_ha.ingestion.node_event_triage import NodeEventTriage
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.ingestion.settings import MassFailurePolicy
 from hyperpod_ha.ingestion.sns_records import check_sns_record, sns_records
@@ -132,8 +132,8 @@ class ControllerStatusFunction:
 
 
 @dataclass(frozen=True)
-class NodeEventFunctionSettings(Settings):
-    """NodeEventFunction's environment."""
+class HyperPodEventFunctionSettings(Settings):
+    """HyperPodEventFunction's environment."""
 
     cluster: Annotated[str, Text("CLUSTER_NAME")]
     controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
@@ -152,12 +152,12 @@ class NodeEventFunctionSettings(Settings):
 
 
 @dataclass(frozen=True)
-class NodeEventFunction:
-    triage: NodeEventTriage
+class HyperPodEventFunction:
+    triage: HyperPodEventTriage
     rejected: RejectedInputs
 
     @classmethod
-    def from_settings(cls, settings: NodeEventFunctionSettings) -> NodeEventFunction:
+    def from_settings(cls, settings: HyperPodEventFunctionSettings) -> HyperPodEventFunction:
         import boto3
 
         dynamodb = boto3.client("dynamodb")
@@ -166,7 +166,7 @@ class NodeEventFunction:
         publisher = TopicPublisher(
             boto3.client("sns"), settings.topic_arn, dynamodb, table, NOTICE_TTL_SECONDS
         )
-        triage = NodeEventTriage(
+        triage = HyperPodEventTriage(
             cluster=settings.cluster,
             controller_group=settings.controller_group,
             runs=VerificationRuns.from_settings(settings.verification, dynamodb),
@@ -191,7 +191,7 @@ class NodeEventFunction:
     def handle(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         result = self.triage.handle(event, self.rejected)
         metrics.add_metric(
-            name=f"NodeEvents{result['outcome'].replace('-', ' ').title().replace(' ', '')}",
+            name=f"HyperPodEvents{result['outcome'].replace('-', ' ').title().replace(' ', '')}",
             unit="Count",
             value=1,
         )

@@ -66,13 +66,13 @@ class RestoreRedundancyFunction:
     def from_settings(cls, settings: RestoreRedundancyFunctionSettings) -> RestoreRedundancyFunction:
         import boto3
 
-        from hyperpod_ha import state_table, unreachable_record
+        from hyperpod_ha import state_table
         from hyperpod_ha.controllers.discovery import discover_controllers
         from hyperpod_ha.restore.reboot import reboot_node
         from hyperpod_ha.restore.secret_versions import rollout_in_progress
-        from hyperpod_ha.runs.models import Trigger
         from hyperpod_ha.runs.verification_runs import VerificationRuns
         from hyperpod_ha.topic_messages import publish
+        from hyperpod_ha.trigger import Trigger
 
         dynamodb, sns = boto3.client("dynamodb"), boto3.client("sns")
         sagemaker = cache(lambda: boto3.client("sagemaker"))
@@ -115,11 +115,11 @@ class RestoreRedundancyFunction:
                 lease=lambda: state_table.read_lease(dynamodb, table, cluster),
                 controllers=lambda: discover_controllers(sagemaker(), cluster, settings.controller_group),
                 region=settings.incidents.region,
-                unreachable_since=lambda: unreachable_record.unreachable_since(
+                unreachable_since=lambda: state_table.unreachable_since(
                     dynamodb, table, cluster, time.time()
                 ),
                 reboot=lambda node: reboot_node(sagemaker(), cluster, node),
-                restart_unreachable=lambda node, now: unreachable_record.restart_unreachable(
+                restart_unreachable=lambda node, now: state_table.restart_unreachable(
                     dynamodb, table, cluster, node, now
                 ),
             )

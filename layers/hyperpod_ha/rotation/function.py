@@ -118,8 +118,8 @@ def aws_collaborators(settings: RotateDbSecretFunctionSettings) -> Collaborators
 
     def verify_after(lease_id: str, joined: int) -> str:
         from hyperpod_ha.human_time import iso_utc
-        from hyperpod_ha.runs.models import Trigger
         from hyperpod_ha.runs.verification_runs import VerificationRuns
+        from hyperpod_ha.trigger import Trigger
 
         runs = VerificationRuns.from_settings(settings.verification, dynamodb())
         # One run per roll-out: a retry joins or finds the same run.

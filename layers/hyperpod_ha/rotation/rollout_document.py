@@ -93,19 +93,6 @@ def render_node_command(parameters: Mapping[str, list[str]]) -> str:
     return rendered
 
 
-def session_document() -> dict[str, Any]:
-    """Content of the Session document (StartSession: HyperPod targets)."""
-    return {
-        "schemaVersion": "1.0",
-        "description": "hyperpod-ha: point slurmdbd at the database secret's AWSCURRENT credentials",
-        "sessionType": "NonInteractiveCommands",
-        "parameters": DOCUMENT_PARAMETERS,
-        "properties": {
-            "linux": {"commands": node_command(), "runAsElevated": True, "separateOutputStream": True}
-        },
-    }
-
-
 def command_document() -> dict[str, Any]:
     """Content of the Command document (SendCommand: EC2 and hybrid managed instances)."""
     return {

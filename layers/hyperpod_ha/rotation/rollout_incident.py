@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from hyperpod_ha.incidents import OpenRequest
-from hyperpod_ha.message_sections import RunTrigger
+from hyperpod_ha.message_sections import RunStart
 from hyperpod_ha.redaction import redact, scrub_text
+from hyperpod_ha.trigger import Trigger
 
 
 def rollout_failed(cluster: str, secret_arn: str, controller: dict[str, Any], reason: str) -> OpenRequest:
@@ -27,5 +28,5 @@ def rollout_failed(cluster: str, secret_arn: str, controller: dict[str, Any], re
         ),
         # Keyed by its name: the message lists it as a controller (instance id, address, target).
         evidence=redact({str(name): controller}),
-        trigger=RunTrigger("rotation", secret_arn, None, None, "slurmdbd credential roll-out"),
+        run_start=RunStart(Trigger("rotation", secret_arn), None, "slurmdbd credential roll-out"),
     )

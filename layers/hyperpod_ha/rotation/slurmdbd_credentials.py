@@ -179,12 +179,7 @@ def read_conf(path: str) -> str:
         raise NodeFailure("rewrite", f"cannot read {path}: {error.strerror}") from None
 
 
-def write_atomically(path: str, text: str, owner: str) -> None:
-    """Replace ``path`` (the file a symlink points at, if it is one) in one rename."""
-    _replace(os.path.realpath(path), text, owner)
-
-
-def _replace(real: str, text: str, owner: str) -> None:
+def replace_file(real: str, text: str, owner: str) -> None:
     """Put a new file at ``real`` in one rename; a symlink there is replaced, never followed."""
     try:
         account = pwd.getpwnam(owner)
@@ -238,7 +233,7 @@ def scrub_backup(conf: str, username: str, password: str, owner: str) -> str:
             raise NodeFailure("rewrite", f"cannot remove {backup}: {error.strerror}") from None
         return "removed"
     text, _, _ = rewrite_conf(read_conf(backup), username, password)
-    _replace(backup, text, owner)
+    replace_file(backup, text, owner)
     return "rewritten"
 
 
@@ -287,7 +282,7 @@ def apply(secret_id: str, conf_path: str, owner: str, verify_seconds: int) -> di
     username, password = credentials_from(fetch_secret(secret_id))
     original = read_conf(conf)
     updated, previous_user, password_changed = rewrite_conf(original, username, password)
-    _replace(conf, updated, owner)
+    replace_file(conf, updated, owner)
     backup = scrub_backup(conf, username, password, owner)
     _progress(f"{conf_path} rewritten for user {username} (backup {backup}); restarting {SERVICE}")
     try:
@@ -317,7 +312,7 @@ def apply(secret_id: str, conf_path: str, owner: str, verify_seconds: int) -> di
 def _restore(conf: str, original: str, owner: str, verify_seconds: int) -> bool:
     """The configuration before the roll-out put back; True when slurmdbd answers again."""
     try:
-        _replace(conf, original, owner)
+        replace_file(conf, original, owner)
         restart()
         wait_until_answering(verify_seconds)
     except NodeFailure as failure:

@@ -16,7 +16,7 @@ from typing import Any
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.human_time import iso_utc
 from hyperpod_ha.json_input import load_json
-from hyperpod_ha.message_sections import RunTrigger
+from hyperpod_ha.message_sections import RunStart
 from hyperpod_ha.request_fields import MAX_ID_CHARS, bounded_text
 
 ABANDONED_STATUSES = frozenset({"ABORTED", "TIMED_OUT", "FAILED"})
@@ -35,8 +35,8 @@ class AbandonedRun:
     cluster: str
     lease_id: str
     reason: str
-    # What started the run (its input's trigger, its start), for the incident's message.
-    trigger: RunTrigger | None = None
+    # How the run began (its input's trigger, its start), for the incident's message.
+    run_start: RunStart | None = None
 
 
 # Step Functions' execution input is at most 256 KiB; a run's own is far smaller.
@@ -85,7 +85,7 @@ def parse_abandoned_run(
         cluster=cluster,
         lease_id=lease_id,
         reason=reason,
-        trigger=RunTrigger.from_json(run_input.get("trigger") or {"source": "operator"}, started_at, reason),
+        run_start=RunStart.from_json(run_input.get("trigger") or {"source": "operator"}, started_at, reason),
     )
 
 

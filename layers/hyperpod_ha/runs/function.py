@@ -101,7 +101,7 @@ class AbandonedRunFunction:
                 kind=kind,
                 execution_id=run.execution_arn,
                 reasons=reasons,
-                trigger=run.trigger,
+                run_start=run.run_start,
             )
         )
         logger.warning(

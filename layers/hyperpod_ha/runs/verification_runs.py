@@ -21,9 +21,10 @@ from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.lease import Lease, lease_id_for_trigger
 from hyperpod_ha.request_fields import MAX_TEXT_CHARS, bounded_id, bounded_text
-from hyperpod_ha.runs.models import RunDecision, Trigger
+from hyperpod_ha.runs.models import RunDecision
 from hyperpod_ha.runs.naming import execution_arn, execution_name, holder_execution_arn
 from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
+from hyperpod_ha.trigger import Trigger
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -150,12 +151,7 @@ class VerificationRuns:
         run_input = {
             "cluster": cluster,
             "reason": reason,
-            "trigger": {
-                "source": trigger.source,
-                "id": trigger.id,
-                "time": trigger.time,
-                "summary": dict(trigger.summary),
-            },
+            "trigger": trigger.to_json(),
             "lease_id": lease_id,
             "dry_run": self.settings.dry_run,
             "settle_seconds": self.settings.settle_seconds,

@@ -4,7 +4,8 @@ run checks again before that verdict is final. Pure logic, no AWS calls: it impo
 ``hyperpod_ha.controllers`` (the reports), ``hyperpod_ha.slurm``, ``hyperpod_ha.errors``,
 ``hyperpod_ha.redaction``, ``hyperpod_ha.human_time`` and ``hyperpod_ha.environment`` (and
 ``function``, EvaluateVerdictFunction, ``hyperpod_ha.observability``). ``models`` holds the
-results; ``settings`` the policy a verdict is judged by; ``inputs`` decodes the workflow's JSON;
+results; ``reasons`` every reason's code, severity and meaning (a reason is a code and its
+text); ``settings`` the policy a verdict is judged by; ``inputs`` decodes the workflow's JSON;
 ``observation`` is the cluster as the reports show it (each controller an
 ``ObservedController``), which the rules read, one module per concern (``activity``: who is
 active; ``takeover``: why no backup took over; ``accounting``, ``state_save``, ``scheduling``,
@@ -20,7 +21,6 @@ from hyperpod_ha.verdict.convergence import (
     MAX_WAIT_SECONDS,
     next_step,
     parse_time,
-    trigger_time,
 )
 from hyperpod_ha.verdict.decision import decide
 from hyperpod_ha.verdict.evaluation import evaluate
@@ -76,5 +76,4 @@ __all__ = [
     "next_step",
     "parse_time",
     "reports_from_json",
-    "trigger_time",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from hyperpod_ha.verdict.observation import Findings, Observation, ObservedController
+from hyperpod_ha.verdict.reasons import ReasonCode
 
 # The reason a verdict gives when slurmdbd answers but names no controller.
 NO_REGISTERED_CONTROLLER: Final = "no controller is registered with slurmdbd (ControlHost empty)"
@@ -21,24 +22,32 @@ def accounting_findings(seen: Observation, active: ObservedController) -> Findin
         queued = f"; {queue} accounting records wait in slurmctld's DBD agent queue" if queue else ""
         # Whose: each controller asks its own slurmdbd (AccountingStorageHost=localhost on HyperPod).
         if len(down) == len([d for _, d in views if d.reachable is not None]):
-            found.problems.append(f"slurmdbd does not answer from {where}: {error}{queued}")
+            found.problem(
+                ReasonCode.SLURMDBD_NOT_ANSWERING, f"slurmdbd does not answer from {where}: {error}{queued}"
+            )
         else:
-            found.problems.append(f"slurmdbd does not answer from {where}: {error}")
+            found.problem(
+                ReasonCode.SLURMDBD_NOT_ANSWERING, f"slurmdbd does not answer from {where}: {error}"
+            )
     registered = next((d for r, d in views if d.reachable and r is active.checked), None) or next(
         (d for _, d in views if d.reachable), None
     )
     if registered is None:
         return found
     if registered.registered_host is None:
-        found.problems.append(registered.error or NO_REGISTERED_CONTROLLER)
+        found.problem(ReasonCode.SLURMDBD_NO_CONTROLLER, registered.error or NO_REGISTERED_CONTROLLER)
         return found
     holder = _controller_at(seen, registered.registered_host)
     if holder is None:
-        found.notes.append(f"slurmdbd has {registered.registered_host} registered as the controller")
+        found.note(
+            ReasonCode.SLURMDBD_REGISTERED_HOST,
+            f"slurmdbd has {registered.registered_host} registered as the controller",
+        )
     elif holder is not active:
-        found.problems.append(
+        found.problem(
+            ReasonCode.SLURMDBD_OTHER_CONTROLLER,
             f"slurmdbd has {holder.key} ({registered.registered_host}) registered as the controller, "
-            f"but {active.key} is active"
+            f"but {active.key} is active",
         )
     return found
 

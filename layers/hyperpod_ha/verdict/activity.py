@@ -10,6 +10,7 @@ from __future__ import annotations
 from hyperpod_ha.human_time import ago
 from hyperpod_ha.verdict.observation import Observation, ObservedController
 from hyperpod_ha.verdict.phrases import role_phrase
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 
 
 def claims_active(seen: Observation, controller: ObservedController) -> bool:
@@ -73,11 +74,15 @@ def why_active(seen: Observation, controller: ObservedController) -> str:
     return ", ".join(parts) or "no direct evidence"
 
 
-def split_brain_reasons(seen: Observation, active: list[ObservedController]) -> list[str]:
-    reasons = [f"{len(active)} controllers act as the active one"]
-    reasons += [f"{c.key} is active: {why_active(seen, c)}" for c in active]
+def split_brain_reasons(seen: Observation, active: list[ObservedController]) -> list[Reason]:
+    reasons = [Reason(ReasonCode.SEVERAL_ACTIVE, f"{len(active)} controllers act as the active one")]
+    reasons += [
+        Reason(ReasonCode.ACTIVE_CONTROLLER, f"{c.key} is active: {why_active(seen, c)}") for c in active
+    ]
     writers = sorted({b.writer for b in seen.beats if b.age <= seen.fresh_seconds})
     if len(writers) > 1:
         names = " and ".join(seen.name(w) for w in writers)
-        reasons.append(f"heartbeat written by {names} within moments")
+        reasons.append(
+            Reason(ReasonCode.HEARTBEAT_SEVERAL_WRITERS, f"heartbeat written by {names} within moments")
+        )
     return reasons + list(seen.conflicts)

@@ -30,18 +30,6 @@ def parse_time(text: str, what: str) -> dt.datetime:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
 
 
-def trigger_time(text: object) -> str:
-    """The trigger's own time as the execution input carries it: ISO 8601 UTC, or "" when the
-    trigger's time is missing or unreadable (the run's start is used then)."""
-    if not isinstance(text, str) or not text:
-        return ""
-    try:
-        parsed = parse_time(text, "trigger time")
-    except ConvergenceInputError:
-        return ""
-    return parsed.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def next_step(
     verdict: str,
     *,

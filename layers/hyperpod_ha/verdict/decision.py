@@ -24,6 +24,7 @@ from hyperpod_ha.verdict.models import (
     NextStep,
 )
 from hyperpod_ha.verdict.observation import configured_timeout
+from hyperpod_ha.verdict.reasons import codes, texts
 from hyperpod_ha.verdict.settings import VerdictPolicy
 
 
@@ -34,7 +35,9 @@ def decide(request: VerdictRequest, policy: VerdictPolicy, now: dt.datetime | No
     result = verdict.to_json()
     # The rules judge the controllers' evidence only; what the trigger's source reported
     # (HyperPod's slurmdbd health) is told beside their reasons, never weighed by them.
-    result["reasons"] = [*result["reasons"], *(r for r in request.reported if r not in result["reasons"])]
+    told = {reason.text for reason in verdict.reasons}
+    reasons = [*verdict.reasons, *(r for r in request.reported if r.text not in told)]
+    result.update(reasons=texts(reasons), reason_codes=codes(reasons))
     counters = request.counters
     if counters is None:
         return result
@@ -42,7 +45,8 @@ def decide(request: VerdictRequest, policy: VerdictPolicy, now: dt.datetime | No
     timeout = configured_timeout(request.reports)
     plan = maintenance.plan(request.maintenance, now) if request.maintenance else None
     if plan is not None:
-        result["reasons"] = [*plan.notes(), *result["reasons"]]
+        reasons = [*plan.notes(), *reasons]
+        result.update(reasons=texts(reasons), reason_codes=codes(reasons))
         result["maintenance"] = plan.to_json()
         if plan.waiting or plan.expired:
             final: Next = "verified" if verdict.name in VERIFIED else "not-verified"

@@ -14,18 +14,23 @@ from hyperpod_ha.verdict.drift import drift_problems
 from hyperpod_ha.verdict.models import DEGRADED, FAILED_OVER, HEALTHY, VerdictName
 from hyperpod_ha.verdict.observation import Findings, Observation, ObservedController
 from hyperpod_ha.verdict.phrases import why_unchecked
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 from hyperpod_ha.verdict.scheduling import scheduling_findings
 from hyperpod_ha.verdict.standbys import standby_findings
 from hyperpod_ha.verdict.state_save import heartbeat_findings, state_save_findings
 
 
-def one_active(seen: Observation, active: ObservedController) -> tuple[VerdictName, list[str]]:
+def one_active(seen: Observation, active: ObservedController) -> tuple[VerdictName, list[Reason]]:
     found = Findings(problems=list(seen.conflicts))
     if active.index is None:
-        found.problems.append(f"{active.key} acts as the active controller but is no SlurmctldHost line")
+        found.problem(
+            ReasonCode.ACTIVE_NOT_A_SLURMCTLD_HOST,
+            f"{active.key} acts as the active controller but is no SlurmctldHost line",
+        )
     if active.checked is None:
-        found.problems.append(
-            f"the active controller {active.key} could not be checked ({why_unchecked(active.report)})"
+        found.problem(
+            ReasonCode.ACTIVE_NOT_CHECKED,
+            f"the active controller {active.key} could not be checked ({why_unchecked(active.report)})",
         )
     found.extend(accounting_findings(seen, active))
     found.extend(state_save_findings(seen))
@@ -36,11 +41,16 @@ def one_active(seen: Observation, active: ObservedController) -> tuple[VerdictNa
     found.problems += drift_problems(seen, active)
     why = why_active(seen, active)
     if found.problems:
-        return DEGRADED, [f"{active.key} is active: {why}", *found.problems, *found.notes]
+        return DEGRADED, [
+            Reason(ReasonCode.ACTIVE_CONTROLLER, f"{active.key} is active: {why}"),
+            *found.problems,
+            *found.notes,
+        ]
     if active.index == 0:
-        return HEALTHY, [f"{active.key} (configured primary) is active: {why}", *found.notes]
+        primary = Reason(ReasonCode.PRIMARY_ACTIVE, f"{active.key} (configured primary) is active: {why}")
+        return HEALTHY, [primary, *found.notes]
     took_over = f"{active.key} (SlurmctldHost[{active.index}]) took over from {seen.name(0)}: {why}"
-    return FAILED_OVER, [took_over, *found.notes]
+    return FAILED_OVER, [Reason(ReasonCode.BACKUP_TOOK_OVER, took_over), *found.notes]
 
 
 def _unmapped_findings(seen: Observation, active: ObservedController) -> Findings:
@@ -49,9 +59,13 @@ def _unmapped_findings(seen: Observation, active: ObservedController) -> Finding
         if controller is active:
             continue
         if controller.checked is not None:
-            found.notes.append(f"{controller.key} is not one of the SlurmctldHost lines")
+            found.note(
+                ReasonCode.NOT_A_SLURMCTLD_HOST, f"{controller.key} is not one of the SlurmctldHost lines"
+            )
         else:
             # A check that gave nothing (and names no controller) may hide any of them.
             why = controller.report.reason if controller.report else "no report"
-            found.problems.append(f"the check of {controller.key} gave no evidence: {why}")
+            found.problem(
+                ReasonCode.CHECK_GAVE_NO_EVIDENCE, f"the check of {controller.key} gave no evidence: {why}"
+            )
     return found

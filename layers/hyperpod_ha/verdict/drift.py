@@ -17,6 +17,7 @@ from typing import Final
 
 from hyperpod_ha.controllers.models import ControllerReport, FailoverConfigEvidence
 from hyperpod_ha.verdict.observation import Observation, ObservedController
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 
 # The reason when a controller would publish nothing on the failover topic (both programs unset).
 NOTIFICATIONS_OFF: Final = (
@@ -29,26 +30,26 @@ _STATES: Final = {"missing": "does not exist", "not_executable": "is not executa
 Checked = Sequence[tuple[ObservedController, ControllerReport]]
 
 
-def drift_problems(seen: Observation, active: ObservedController | None) -> list[str]:
+def drift_problems(seen: Observation, active: ObservedController | None) -> list[Reason]:
     """Every drift between and on the checked controllers, each naming the controller(s)."""
     checked = [(c, c.checked) for c in seen.everyone if c.checked is not None]
-    problems: list[str] = []
+    problems: list[Reason] = []
     for controller, report in checked:
         problems += _notifications(controller, report.failover, controller is active)
     problems += _local_copies(seen, checked)
     compared = _COMPARED
     if len({r.state_save.fstype for _, r in checked if r.state_save.fstype}) > 1:
         compared = compared[:-1]  # other file system types: the StateSaveLocation rule says so
-    for what, value, shown in compared:
+    for code, what, value, shown in compared:
         differs = _differs(what, {c.key: value(r) for c, r in checked}, shown)
         if differs:
-            problems.append(differs)
+            problems.append(Reason(code, differs))
     return problems
 
 
 def _notifications(
     controller: ObservedController, failover: FailoverConfigEvidence, active: bool
-) -> list[str]:
+) -> list[Reason]:
     """Programs not set (in the running configuration, for the active one, and in its slurm.conf)
     or set to a file that is missing or not executable."""
     key = controller.key
@@ -65,26 +66,27 @@ def _notifications(
     for missing, seen_in in unset.items():
         places = " or ".join(seen_in)
         if len(missing) == 2:
-            problems.append(f"{NOTIFICATIONS_OFF.format(key)} (no {_ON} or {_OFF} in {places})")
+            text = f"{NOTIFICATIONS_OFF.format(key)} (no {_ON} or {_OFF} in {places})"
+            problems.append(Reason(ReasonCode.NOTIFICATIONS_OFF, text))
         else:
             (name,) = missing
-            problems.append(
-                f"{name} is not set in {places}: the failover topic will not hear when {key} {_WHEN[name]}"
-            )
+            text = f"{name} is not set in {places}: the failover topic will not hear when {key} {_WHEN[name]}"
+            problems.append(Reason(ReasonCode.NOTIFICATION_PROGRAM_UNSET, text))
     broken: dict[tuple[str, str, str], None] = {}
     for _, on, off in views:
         for name, program in ((_ON, on), (_OFF, off)):
             if program.path and program.state in _STATES:
                 broken[(name, program.path, program.state)] = None
     for name, path, state in broken:
-        problems.append(
+        text = (
             f"{name} {path} {_STATES[state]} on {key}: the failover topic will stay silent "
             f"when {key} {_WHEN[name]}"
         )
+        problems.append(Reason(ReasonCode.NOTIFICATION_PROGRAM_BROKEN, text))
     return problems
 
 
-def _local_copies(seen: Observation, checked: Checked) -> list[str]:
+def _local_copies(seen: Observation, checked: Checked) -> list[Reason]:
     linked = [c.key for c, r in checked if r.failover.conf_link is True]
     shared = {r.failover.conf_resolved for _, r in checked if r.failover.conf_link is True}
     strategy = seen.config_strategy
@@ -106,7 +108,12 @@ def _local_copies(seen: Observation, checked: Checked) -> list[str]:
             )
         else:
             continue
-        problems.append(f"slurm.conf on {controller.key} is a local copy: {why}{agent}")
+        problems.append(
+            Reason(
+                ReasonCode.SLURM_CONF_LOCAL_COPY,
+                f"slurm.conf on {controller.key} is a local copy: {why}{agent}",
+            )
+        )
     return problems
 
 
@@ -153,12 +160,23 @@ def _as_is(value: str) -> str:
 
 
 # What is compared between the controllers, as each one's own slurm.conf, binary and mount say,
-# and how a value reads in the reason.
-_COMPARED: Final[tuple[tuple[str, Callable[[ControllerReport], str | None], Callable[[str], str]], ...]] = (
-    ("slurm.conf", lambda r: r.failover.conf_sha256, lambda sha: f"sha256 {sha[:12]}"),
-    ("the Slurm version", lambda r: r.failover.version, _as_is),
-    ("the SlurmctldHost list", _hosts, _as_is),
-    ("SlurmctldTimeout", _timeout, _as_is),
-    ("StateSaveLocation", lambda r: r.failover.state_save_location, _as_is),
-    ("StateSaveLocation's file system", _state_device, _as_is),
+# the reason's code and how a value reads in it.
+_Compared = tuple[ReasonCode, str, Callable[[ControllerReport], str | None], Callable[[str], str]]
+_COMPARED: Final[tuple[_Compared, ...]] = (
+    (
+        ReasonCode.SLURM_CONF_DIFFERS,
+        "slurm.conf",
+        lambda r: r.failover.conf_sha256,
+        lambda sha: f"sha256 {sha[:12]}",
+    ),
+    (ReasonCode.SLURM_VERSION_DIFFERS, "the Slurm version", lambda r: r.failover.version, _as_is),
+    (ReasonCode.SLURMCTLD_HOSTS_DIFFER, "the SlurmctldHost list", _hosts, _as_is),
+    (ReasonCode.SLURMCTLD_TIMEOUT_DIFFERS, "SlurmctldTimeout", _timeout, _as_is),
+    (
+        ReasonCode.STATE_SAVE_LOCATION_DIFFERS,
+        "StateSaveLocation",
+        lambda r: r.failover.state_save_location,
+        _as_is,
+    ),
+    (ReasonCode.STATE_SAVE_DEVICE_DIFFERS, "StateSaveLocation's file system", _state_device, _as_is),
 )

@@ -23,6 +23,7 @@ from hyperpod_ha.verdict.models import (
 )
 from hyperpod_ha.verdict.observation import Observation, ObservedController, observe
 from hyperpod_ha.verdict.phrases import describe
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode, most_severe
 from hyperpod_ha.verdict.redundancy import redundancy
 from hyperpod_ha.verdict.settings import VerdictPolicy
 from hyperpod_ha.verdict.takeover import down_reasons
@@ -39,8 +40,8 @@ def evaluate(
     ``SlurmConfigStrategy``, told where a controller's slurm.conf is a local copy)."""
     seen = observe(reports[:MAX_REPORTS], policy or VerdictPolicy(), config_strategy)
     name, reasons, active = _judge(seen)
-    # one_active's DEGRADED reasons: "<x> is active: ...", then its problems, then its notes.
-    problem = excerpt(reasons[1]) if name is DEGRADED and len(reasons) > 1 else None
+    # DEGRADED's headline: its most severe problem, wherever the rules put it.
+    problem = most_severe(reasons) if name is DEGRADED else None
     left = redundancy(seen, active[0] if len(active) == 1 else None)
     if left.level == "none" and reasons:
         # Said right after who is active: a verified failover with nothing left to fail over to.
@@ -48,23 +49,24 @@ def evaluate(
         reasons.insert(at, left.lost_reason())
     return Verdict(
         name=name,
-        reasons=tuple(excerpt(reason) for reason in dict.fromkeys(reasons))[:MAX_REASONS],
+        reasons=tuple(Reason(r.code, excerpt(r.text)) for r in dict.fromkeys(reasons))[:MAX_REASONS],
         active_controller=active[0].key if len(active) == 1 else None,
         configured_primary=seen.hosts[0].name if seen.hosts else None,
         evidence=evidence(seen, {c.key for c in active}),
         attempt=attempt,
-        problem=problem,
+        problem=excerpt(problem.text) if problem else None,
         redundancy=left.level,
         standbys=left.standbys,
         not_ready=left.not_ready,
     )
 
 
-def _judge(seen: Observation) -> tuple[VerdictName, list[str], list[ObservedController]]:
+def _judge(seen: Observation) -> tuple[VerdictName, list[Reason], list[ObservedController]]:
     """The verdict, its reasons and the controllers taken as active."""
     if not seen.checked:
-        reasons = ["no controller could be checked"]
-        reasons += [describe(seen, c) for c in seen.everyone if c.report is not None]
+        reasons = [Reason(ReasonCode.NO_CONTROLLER_CHECKED, "no controller could be checked")]
+        state = ReasonCode.CONTROLLER_STATE
+        reasons += [Reason(state, describe(seen, c)) for c in seen.everyone if c.report is not None]
         return UNKNOWN, reasons, []
     active = active_controllers(seen)
     # Drift never hides a worse verdict: beside DOWN and SPLIT_BRAIN it is only told.

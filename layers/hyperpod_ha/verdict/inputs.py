@@ -21,6 +21,7 @@ from hyperpod_ha.redaction import scrub_text
 from hyperpod_ha.slurm import TEXT_LIMIT, excerpt
 from hyperpod_ha.verdict.maintenance import MaintenanceWait
 from hyperpod_ha.verdict.models import MAX_REPORTS, ConvergenceInputError, VerdictInputError
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 
 
 def reports_from_json(items: object) -> list[ControllerReport]:
@@ -84,7 +85,7 @@ _STRATEGY: Final = re.compile(r"[A-Za-z]{1,32}")
 REPORTED_LIMIT = 200
 
 
-def reported_by_trigger(event: Mapping[str, Any]) -> tuple[str, ...]:
+def reported_by_trigger(event: Mapping[str, Any]) -> tuple[Reason, ...]:
     """What the trigger's source reported (``trigger.summary.reported``), bounded and scrubbed;
     ``()`` when there is none or it is not text."""
     trigger = event.get("trigger")
@@ -92,7 +93,7 @@ def reported_by_trigger(event: Mapping[str, Any]) -> tuple[str, ...]:
     reported = summary.get("reported") if isinstance(summary, Mapping) else None
     if not isinstance(reported, str) or not reported.strip():
         return ()
-    return (excerpt(scrub_text(reported.strip()[:REPORTED_LIMIT])),)
+    return (Reason(ReasonCode.HYPERPOD_REPORTED, excerpt(scrub_text(reported.strip()[:REPORTED_LIMIT]))),)
 
 
 def config_strategy(event: Mapping[str, Any]) -> str | None:
@@ -108,7 +109,7 @@ class VerdictRequest:
     reports: list[ControllerReport]
     attempt: int | None
     counters: Counters | None  # None: a single check, no loop
-    reported: tuple[str, ...] = ()  # the trigger's source's own words
+    reported: tuple[Reason, ...] = ()  # the trigger's source's own words
     config_strategy: str | None = None  # the cluster's SlurmConfigStrategy, when discovery read one
     maintenance: MaintenanceWait | None = None  # None: not told (a single check)
 

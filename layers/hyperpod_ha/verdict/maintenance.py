@@ -23,6 +23,7 @@ from hyperpod_ha.controllers.maintenance import Maintenance
 from hyperpod_ha.human_time import duration
 from hyperpod_ha.verdict.convergence import parse_time
 from hyperpod_ha.verdict.models import ConvergenceInputError
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode, texts
 
 # The request's bounds (the workflow's settings check says the same, settings_checks.py).
 MAX_WAIT_MINUTES: Final = 1440
@@ -98,24 +99,26 @@ class MaintenancePlan:
     def waiting(self) -> bool:
         return self.wait_seconds > 0
 
-    def notes(self) -> list[str]:
+    def notes(self) -> list[Reason]:
         """The reasons this plan adds before the verdict's own."""
         if self.expired:
             since = _human(self.since) if self.since else "the first check"
-            return [
+            text = (
                 f"maintenance did not end within {duration(self.bound_seconds)} ({self.seen.describe()}, "
                 f"seen since {since}): the incident is no longer deferred"
-            ]
+            )
+            return [Reason(ReasonCode.MAINTENANCE_OVERDUE, text)]
         if self.seen.in_progress:
             deferred = (
                 "incident deferred until it ends" if self.bound_seconds else "MaintenanceWaitMinutes is 0"
             )
-            return [f"{self.seen.describe()} ({deferred})"]
+            return [Reason(ReasonCode.MAINTENANCE_IN_PROGRESS, f"{self.seen.describe()} ({deferred})")]
         if self.since and self.ended_at:
-            return [
+            text = (
                 f"maintenance seen from {_human(self.since)} until {_human(self.ended_at)}; "
                 "this verdict comes from the checks after it"
-            ]
+            )
+            return [Reason(ReasonCode.MAINTENANCE_ENDED, text)]
         return []
 
     def to_json(self) -> dict[str, Any]:
@@ -127,7 +130,7 @@ class MaintenancePlan:
             "expired": self.expired,
             # DynamoDB's number as text: the workflow writes it into the lease as it is.
             "lease_until": str(self.lease_until),
-            "note": "; ".join(self.notes())[:1024],
+            "note": "; ".join(texts(self.notes()))[:1024],
         }
 
 

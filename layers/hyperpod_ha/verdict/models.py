@@ -10,6 +10,7 @@ from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from hyperpod_ha.errors import InputRejected
+from hyperpod_ha.verdict.reasons import Reason, codes, texts
 
 
 class VerdictName(StrEnum):
@@ -68,12 +69,12 @@ class ConvergenceInputError(InputRejected):
 @dataclass(frozen=True)
 class Verdict:
     name: VerdictName
-    reasons: tuple[str, ...]
+    reasons: tuple[Reason, ...]
     active_controller: str | None
     configured_primary: str | None
     evidence: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     attempt: int | None = None
-    # DEGRADED: the first thing that is not right, on whom (a message's headline); else None.
+    # DEGRADED: its most severe problem's text, on whom (a message's headline); else None.
     problem: str | None = None
     # What is left for the next failover (verdict.redundancy): full, reduced, none or unknown,
     # the ready standbys' names, and why each other configured controller is not one.
@@ -85,11 +86,22 @@ class Verdict:
     def verified(self) -> bool:
         return self.name in VERIFIED
 
+    @property
+    def texts(self) -> list[str]:
+        """The reasons as on-call reads them."""
+        return texts(self.reasons)
+
+    @property
+    def codes(self) -> list[str]:
+        """The reasons' codes, in the same order (what tests and checks match)."""
+        return codes(self.reasons)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "verdict": self.name.value,
             "verified": self.verified,
-            "reasons": list(self.reasons),
+            "reasons": self.texts,
+            "reason_codes": self.codes,
             "active_controller": self.active_controller,
             "configured_primary": self.configured_primary,
             "evidence": {key: dict(value) for key, value in self.evidence.items()},

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from hyperpod_ha.controllers.evidence import controller_position
 from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.slurm import ControllerHost
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 from hyperpod_ha.verdict.settings import VerdictPolicy
 
 # Who answered ping in whose eyes: controller position -> [(reporter's position, answers)].
@@ -44,8 +45,14 @@ class Beat:
 class Findings:
     """What a rule finds: problems make a serving cluster DEGRADED, notes only explain."""
 
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    problems: list[Reason] = field(default_factory=list)
+    notes: list[Reason] = field(default_factory=list)
+
+    def problem(self, code: ReasonCode, text: str) -> None:
+        self.problems.append(Reason(code, text))
+
+    def note(self, code: ReasonCode, text: str) -> None:
+        self.notes.append(Reason(code, text))
 
     def extend(self, other: Findings) -> None:
         self.problems += other.problems
@@ -65,7 +72,7 @@ class Observation:
     beats: tuple[Beat, ...]
     last_beat: Beat | None
     fresh_beat: Beat | None  # the last beat, if no backup would have taken over since
-    conflicts: tuple[str, ...]
+    conflicts: tuple[Reason, ...]
     # DescribeCluster's Orchestrator.Slurm.SlurmConfigStrategy: HyperPod's agent writes slurm.conf.
     config_strategy: str | None = None
 
@@ -114,7 +121,7 @@ def observe(
     reports: Sequence[ControllerReport], policy: VerdictPolicy, config_strategy: str | None = None
 ) -> Observation:
     checked = tuple(r for r in reports if r.checked)
-    conflicts: list[str] = []
+    conflicts: list[Reason] = []
     hosts = _configured_hosts(checked)
     controllers, unmapped = _map_reports(reports, hosts, conflicts)
     timeout = configured_timeout(checked)
@@ -164,7 +171,7 @@ def _index_of(hosts: Sequence[ControllerHost], report: ControllerReport) -> int 
 
 
 def _map_reports(
-    reports: Sequence[ControllerReport], hosts: Sequence[ControllerHost], conflicts: list[str]
+    reports: Sequence[ControllerReport], hosts: Sequence[ControllerHost], conflicts: list[Reason]
 ) -> tuple[dict[int, ObservedController], tuple[ObservedController, ...]]:
     names = {h.index: h.name for h in hosts}
     slots: dict[int, ControllerReport | None] = dict.fromkeys(names)
@@ -181,7 +188,10 @@ def _map_reports(
             slots[index] = report  # a checked report beats one that says nothing
         elif report.checked:
             conflicts.append(
-                f"two checked nodes map to {names[index]}: {held.instance_id}, {report.instance_id}"
+                Reason(
+                    ReasonCode.TWO_NODES_ONE_CONTROLLER,
+                    f"two checked nodes map to {names[index]}: {held.instance_id}, {report.instance_id}",
+                )
             )
     controllers = {
         index: ObservedController(key=names[index], index=index, report=report)

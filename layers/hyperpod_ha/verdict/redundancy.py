@@ -21,6 +21,7 @@ from typing import Final, Literal
 from hyperpod_ha.verdict.activity import hung
 from hyperpod_ha.verdict.observation import Observation, ObservedController
 from hyperpod_ha.verdict.phrases import why_unchecked
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 from hyperpod_ha.verdict.takeover import refusal
 
 Level = Literal["full", "reduced", "none", "unknown"]
@@ -49,11 +50,11 @@ class Redundancy:
     not_ready: Mapping[str, str] = field(default_factory=dict)
     active: str | None = None
 
-    def lost_reason(self) -> str:
+    def lost_reason(self) -> Reason:
         """A verdict's reason when no standby is ready: who is active, why the others are not."""
         others = "; ".join(f"{name}: {why}" for name, why in self.not_ready.items())
         active = f" ({self.active} is active" + (f"; {others})" if others else ")")
-        return NO_STANDBY + (active if self.active else "")
+        return Reason(ReasonCode.NO_READY_STANDBY, NO_STANDBY + (active if self.active else ""))
 
 
 def redundancy(seen: Observation, active: ObservedController | None) -> Redundancy:

@@ -13,6 +13,7 @@ from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.verdict.activity import hung
 from hyperpod_ha.verdict.observation import Findings, Observation, ObservedController
 from hyperpod_ha.verdict.phrases import describe, why_unchecked
+from hyperpod_ha.verdict.reasons import ReasonCode
 from hyperpod_ha.verdict.takeover import fatal, refusal
 
 
@@ -28,8 +29,9 @@ def standby_findings(seen: Observation, active: ObservedController) -> Findings:
             found.extend(_unchecked(seen, other, old_primary))
             continue
         if active.index is not None and seen.seen_by(index, active.index) is False:
-            found.problems.append(
-                f"{other.key} cannot reach the active controller {active.key} (ping says DOWN)"
+            found.problem(
+                ReasonCode.STANDBY_CANNOT_REACH_ACTIVE,
+                f"{other.key} cannot reach the active controller {active.key} (ping says DOWN)",
             )
         found.extend(_checked(seen, other, report, active, old_primary))
     return found
@@ -47,19 +49,24 @@ def _checked(
         what = "stopped" if report.slurmctld.stopped else "running but not answering"
         text = f"{other.key}: slurmctld {what} (process state {report.slurmctld.process_state or '?'})"
         if old_primary:
-            found.notes.append(f"{text}: the old primary asks for control back when it answers again")
+            found.note(
+                ReasonCode.STANDBY_DOWN,
+                f"{text}: the old primary asks for control back when it answers again",
+            )
         else:
-            found.notes.append(text)
+            found.note(ReasonCode.STANDBY_DOWN, text)
     elif report.slurmctld.running is not True:
         died = fatal(report)
         why = f": {died}" if died else ""
         if old_primary:
-            found.notes.append(f"{other.key} (the configured primary): slurmctld not running{why}")
+            found.note(
+                ReasonCode.STANDBY_DOWN, f"{other.key} (the configured primary): slurmctld not running{why}"
+            )
         else:
-            found.notes.append(f"standby {other.key}: slurmctld not running{why}")
+            found.note(ReasonCode.STANDBY_DOWN, f"standby {other.key}: slurmctld not running{why}")
     elif report.role.logged not in (None, "standby"):
         # Starting, stopping or taking over while another controller is active: in flux.
-        found.problems.append(f"{describe(seen, other)} while {active.key} is active")
+        found.problem(ReasonCode.STANDBY_IN_FLUX, f"{describe(seen, other)} while {active.key} is active")
     elif (refused := refusal(seen, other)) is not None:
         # It would not take over now: the failover the cluster counts on is not there.
         found.problems.append(refused)
@@ -68,9 +75,12 @@ def _checked(
         and active.index is not None
         and seen.seen_by(active.index, other.index) is False
     ):
-        found.problems.append(f"standby {other.key} does not answer ping from {active.key}")
+        found.problem(
+            ReasonCode.STANDBY_NOT_ANSWERING_PING,
+            f"standby {other.key} does not answer ping from {active.key}",
+        )
     else:
-        found.notes.append(f"{describe(seen, other)} (standby)")
+        found.note(ReasonCode.CONTROLLER_STATE, f"{describe(seen, other)} (standby)")
     return found
 
 
@@ -79,9 +89,12 @@ def _unchecked(seen: Observation, other: ObservedController, old_primary: bool) 
     why = why_unchecked(other.report)
     up = seen.responding(other.index) if other.index is not None else None
     if up:
-        found.notes.append(f"{other.key} could not be checked ({why}) but answers ping")
+        found.note(ReasonCode.STANDBY_UNCHECKED, f"{other.key} could not be checked ({why}) but answers ping")
     elif old_primary:
-        found.notes.append(f"{other.key} (the configured primary) is not active: {why}")
+        found.note(ReasonCode.STANDBY_DOWN, f"{other.key} (the configured primary) is not active: {why}")
     else:
-        found.notes.append(f"standby {other.key} could not be checked ({why}) and does not answer ping")
+        found.note(
+            ReasonCode.STANDBY_DOWN,
+            f"standby {other.key} could not be checked ({why}) and does not answer ping",
+        )
     return found

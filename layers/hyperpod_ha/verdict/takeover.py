@@ -14,9 +14,10 @@ from hyperpod_ha.human_time import ago
 from hyperpod_ha.verdict.activity import hung
 from hyperpod_ha.verdict.observation import Observation, ObservedController
 from hyperpod_ha.verdict.phrases import describe, why_unchecked
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 
 
-def refusal(seen: Observation, controller: ObservedController) -> str | None:
+def refusal(seen: Observation, controller: ObservedController) -> Reason | None:
     """A running standby's current reason for not taking over (Slurm 24.11 logs one
     every SlurmctldTimeout/3 s while it lasts, and a wait for the heartbeat every second):
     one older than SlurmctldTimeout plus the slack is over."""
@@ -28,11 +29,15 @@ def refusal(seen: Observation, controller: ObservedController) -> str | None:
         return None
     when = f" ({ago(age)})" if age is not None else ""
     if report.role.refusal == "waiting_for_heartbeat":
-        return (
+        return Reason(
+            ReasonCode.TAKEOVER_WAITS_FOR_HEARTBEAT,
             f"{controller.key} waits for the heartbeat file to exist{when}: "
-            "it cannot take over until it reads it"
+            "it cannot take over until it reads it",
         )
-    return f"{controller.key} refuses to take over{when}: {report.role.refusal_message}"
+    return Reason(
+        ReasonCode.TAKEOVER_REFUSED,
+        f"{controller.key} refuses to take over{when}: {report.role.refusal_message}",
+    )
 
 
 def fatal(report: ControllerReport) -> str | None:
@@ -44,41 +49,49 @@ def fatal(report: ControllerReport) -> str | None:
     return f"its slurmctld exited on a fatal error{when}: {report.role.fatal_message}"
 
 
-def down_reasons(seen: Observation) -> list[str]:
+def down_reasons(seen: Observation) -> list[Reason]:
     """The reasons of a cluster with no active controller."""
     everyone = seen.everyone
-    reasons = ["no controller is active"]
+    reasons = [Reason(ReasonCode.NO_ACTIVE_CONTROLLER, "no controller is active")]
     # The standby's own words first: Slurm 24.11 says why it does not take over.
     reasons += [refused for c in everyone if (refused := refusal(seen, c)) is not None]
     # A backup that took over and died at once (Slurm 25.11 without a state file) says why.
-    reasons += [f"{c.key}: {died}" for c in everyone if c.checked and (died := fatal(c.checked)) is not None]
+    reasons += [
+        Reason(ReasonCode.SLURMCTLD_FATAL, f"{c.key}: {died}")
+        for c in everyone
+        if c.checked and (died := fatal(c.checked)) is not None
+    ]
     reasons.append(_heartbeat_reason(seen))
-    reasons += [describe(seen, c) for c in everyone]
+    reasons += [Reason(ReasonCode.CONTROLLER_STATE, describe(seen, c)) for c in everyone]
     return reasons + list(seen.conflicts)
 
 
-def _heartbeat_reason(seen: Observation) -> str:
+def _heartbeat_reason(seen: Observation) -> Reason:
     beat = seen.fresh_beat
     if beat is not None and beat.writer in seen.controllers:
         writer = seen.controllers[beat.writer]
         if writer.checked is None:
-            return (
+            return Reason(
+                ReasonCode.HEARTBEAT_HOLDER_UNREACHABLE,
                 f"{writer.key} writes the heartbeat (last beat {ago(beat.age)}) but no checked "
                 f"controller reaches it ({why_unchecked(writer.report)}): network partition? "
-                "The backups do not take over while its heartbeat stays fresh"
+                "The backups do not take over while its heartbeat stays fresh",
             )
         if hung(seen, writer):
-            return (
+            return Reason(
+                ReasonCode.HEARTBEAT_HOLDER_HUNG,
                 f"{writer.key} still holds the heartbeat (last beat {ago(beat.age)}) but its slurmctld "
-                f"does not answer: a backup takes over after SlurmctldTimeout ({seen.timeout} s)"
+                f"does not answer: a backup takes over after SlurmctldTimeout ({seen.timeout} s)",
             )
-        return (
+        return Reason(
+            ReasonCode.HEARTBEAT_WRITER_NOT_ACTIVE,
             f"heartbeat written {ago(beat.age)} by {writer.key}, which is not active: "
-            f"a backup takes over after SlurmctldTimeout ({seen.timeout} s)"
+            f"a backup takes over after SlurmctldTimeout ({seen.timeout} s)",
         )
     if seen.last_beat is not None:
-        return (
+        return Reason(
+            ReasonCode.HEARTBEAT_NOT_WRITTEN,
             f"nobody writes the heartbeat: last beat {ago(seen.last_beat.age)} "
-            f"by {seen.name(seen.last_beat.writer)}"
+            f"by {seen.name(seen.last_beat.writer)}",
         )
-    return "the heartbeat could not be read on any controller"
+    return Reason(ReasonCode.HEARTBEAT_UNREADABLE, "the heartbeat could not be read on any controller")

@@ -145,7 +145,7 @@ def open_request(
         "verdict": "",
         "execution_id": _execution_id(tick),
         "problem": f"{lost}; {active}",
-        "reasons": [lost, active, *restored, *restore_lines(verdict), *verdict.reasons],
+        "reasons": [lost, active, *restored, *restore_lines(verdict), *verdict.texts],
         "evidence": {key: dict(value) for key, value in verdict.evidence.items()},
         "trigger": _trigger(tick),
     }
@@ -160,7 +160,7 @@ def resolve_request(cluster: str, tick: Tick, verdict: Verdict) -> dict[str, Any
         "verdict": verdict.name.value,
         "kinds": [KIND_REDUNDANCY_LOST],
         "execution_id": _execution_id(tick),
-        "reasons": [f"ready standby again: {ready} (redundancy {verdict.redundancy})", *verdict.reasons],
+        "reasons": [f"ready standby again: {ready} (redundancy {verdict.redundancy})", *verdict.texts],
         "evidence": {key: dict(value) for key, value in verdict.evidence.items()},
         "trigger": _trigger(tick),
     }

@@ -28,8 +28,8 @@ from botocore.exceptions import ClientError
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport
 from hyperpod_ha.observability import logger
-from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import VerificationRuns
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha.verdict import Verdict, VerdictPolicy, evaluate
 from hyperpod_ha.watchdog.controller_checks import check_every_controller
 from hyperpod_ha.watchdog.found_failures import FoundFailures
@@ -141,11 +141,11 @@ class Watchdog:
         return Trigger(
             source="watchdog",
             id=tick.id,
-            summary={"verdict": verdict.name.value, "reasons": list(verdict.reasons[:3])},
+            summary={"verdict": verdict.name.value, "reasons": verdict.texts[:3]},
             time=tick.scheduled_time,
         )
 
 
 def _reason(verdict: Verdict, reports: Sequence[ControllerReport]) -> str:
-    first = verdict.reasons[0] if verdict.reasons else f"{len(reports)} controllers checked"
+    first = verdict.texts[0] if verdict.reasons else f"{len(reports)} controllers checked"
     return f"watchdog: {verdict.name.value} ({first[:200]})"

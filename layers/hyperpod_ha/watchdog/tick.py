@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha.verdict import Verdict, trigger_time
+from hyperpod_ha.human_time import utc_text
+from hyperpod_ha.verdict import Verdict
 
 # The schedule's Input names its source; Scheduler fills in the context attributes.
 TICK_SOURCE: Final = "hyperpod-ha.watchdog"
@@ -35,7 +36,7 @@ def parse_tick(event: object) -> Tick:
     tick_id = event.get("tick_id")
     if not isinstance(tick_id, str) or not _TICK_ID.match(tick_id) or tick_id.startswith("<"):
         raise TickRejected("tick_id is missing or not an id (is the schedule's Input templated?)")
-    scheduled = trigger_time(event.get("scheduled_time"))
+    scheduled = utc_text(event.get("scheduled_time"))
     if not scheduled:
         raise TickRejected("scheduled_time is missing or not an ISO 8601 time")
     return Tick(tick_id, scheduled)
@@ -61,7 +62,8 @@ class TickResult:
             "outcome": self.outcome,
             "recovery": self.recovery,
             "verdict": self.verdict.name.value,
-            "reasons": list(self.verdict.reasons),  # every one (the verdict bounds them)
+            "reasons": self.verdict.texts,  # every one (the verdict bounds them)
+            "reason_codes": self.verdict.codes,
             "controllers": self.controllers,
             "execution_arn": self.execution_arn,
             "redundancy": self.verdict.redundancy,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from hyperpod_ha import unreachable_record
+from hyperpod_ha import state_table
 from hyperpod_ha.controllers.models import ControllerReport, ReportStatus
 
 if TYPE_CHECKING:
@@ -40,15 +40,15 @@ class UnreachableNodes:
         """Record this tick's reports; since when each unreachable node has been unreachable. A
         record no tick wrote for a while (the watchdog was off) is forgotten first: its nodes
         may have recovered unseen, so their wait starts again now."""
-        kept, ticked_at = unreachable_record.read_unreachable(self.dynamodb, self.table, self.cluster)
-        forget_all = unreachable_record.stale(ticked_at, now)
+        kept, ticked_at = state_table.read_unreachable(self.dynamodb, self.table, self.cluster)
+        forget_all = state_table.unreachable_stale(ticked_at, now)
         unreached = unreachable_nodes(reports)
         for node, when in kept.items():
             if forget_all or node not in unreached:
-                unreachable_record.forget_unreachable(self.dynamodb, self.table, self.cluster, node, when)
+                state_table.forget_unreachable(self.dynamodb, self.table, self.cluster, node, when)
         # Written on every tick (the first time is kept): the restore believes a fresh record only.
         return {
-            node: unreachable_record.mark_unreachable(
+            node: state_table.mark_unreachable(
                 self.dynamodb, self.table, self.cluster, node, int(now), int(now) + _KEPT_SECONDS
             )
             for node in sorted(unreached)

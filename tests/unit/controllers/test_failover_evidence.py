@@ -13,6 +13,7 @@ from hyperpod_ha.controllers.check import report_from_result
 from hyperpod_ha.controllers.models import Controller, ControllerReport, ProgramEvidence
 from hyperpod_ha.verdict import DEGRADED, FAILED_OVER, HEALTHY, evaluate
 from hyperpod_ha.verdict.drift import NOTIFICATIONS_OFF
+from hyperpod_ha.verdict.reasons import ReasonCode
 from tests.unit.controllers.cases.probe_outputs import NODE, capture, probe_text, result, section
 
 SHARED = "/srv/hplab/shared/etc/slurm.conf"
@@ -113,13 +114,15 @@ def test_captured_conf_drift_on_ctl2_is_degraded_naming_it() -> None:
 
     assert verdict.name is DEGRADED
     assert verdict.active_controller == "ctl1"
-    reasons = "\n".join(verdict.reasons)
-    assert (
+    said = {reason.code: reason.text for reason in verdict.reasons}
+    assert said[ReasonCode.SLURM_CONF_LOCAL_COPY] == (
         "slurm.conf on ctl2 is a local copy: /etc/slurm/slurm.conf is a file, not a link to the shared copy "
         "as on ctl1; HyperPod's cluster agent also writes slurm.conf (SlurmConfigStrategy Overwrite)"
-    ) in reasons
-    assert "slurm.conf differs between controllers: sha256 " in reasons
-    assert "SlurmctldTimeout differs between controllers: 10 s on ctl1; 20 s on ctl2" in reasons
+    )
+    assert said[ReasonCode.SLURM_CONF_DIFFERS].startswith("slurm.conf differs between controllers: sha256 ")
+    assert said[ReasonCode.SLURMCTLD_TIMEOUT_DIFFERS] == (
+        "SlurmctldTimeout differs between controllers: 10 s on ctl1; 20 s on ctl2"
+    )
     assert verdict.evidence["ctl2"]["slurm_conf_link"] is False
     assert verdict.evidence["ctl1"]["slurm_conf_link"] is True
 
@@ -132,12 +135,13 @@ def test_captured_onprog_off_on_ctl1_is_degraded_naming_it() -> None:
     verdict = evaluate(reports)
 
     assert verdict.name is DEGRADED
-    assert (
+    (off,) = [r.text for r in verdict.reasons if r.code is ReasonCode.NOTIFICATIONS_OFF]
+    # ctl2's own slurm.conf names the programs (it would publish once it takes over): only ctl1's.
+    assert off == (
         NOTIFICATIONS_OFF.format("ctl1") + " (no SlurmctldPrimaryOnProg or SlurmctldPrimaryOffProg in the "
         "running configuration or ctl1's slurm.conf)"
-    ) in verdict.reasons
-    assert any(r.startswith("slurm.conf on ctl1 is a local copy") for r in verdict.reasons)
-    # ctl2's own slurm.conf names the programs: it would publish once it takes over.
-    assert not any("off on ctl2" in r for r in verdict.reasons)
+    )
+    (local,) = [r.text for r in verdict.reasons if r.code is ReasonCode.SLURM_CONF_LOCAL_COPY]
+    assert local.startswith("slurm.conf on ctl1 is a local copy")
     assert verdict.evidence["ctl1"]["on_prog"] == "not set"
     assert verdict.evidence["ctl2"]["on_prog"] == "executable"

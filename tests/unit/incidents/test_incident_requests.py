@@ -14,6 +14,7 @@ from hyperpod_ha.incidents import (
     OpenRequest,
     ResolveRequest,
 )
+from hyperpod_ha.incidents.messages import verified
 from hyperpod_ha.incidents.ops_item import ops_item_request
 from tests.unit.incidents.cases.incident_world import (
     open_event,
@@ -76,3 +77,42 @@ def test_resolve_request_kinds() -> None:
         ResolveRequest.from_event(
             {"cluster": "c1", "verdict": "HEALTHY", "execution_id": "e", "kinds": "DOWN"}
         )
+
+
+def test_a_resolve_request_names_no_ready_standby_by_its_code_not_its_words() -> None:
+    lost = "no standby is ready: one more failure stops the cluster (ctl2 is active)"
+    event = {
+        "cluster": "c1",
+        "verdict": "FAILED_OVER",
+        "execution_id": "e",
+        "reasons": ["ctl2 took over", lost],
+    }
+    coded = ResolveRequest.from_event({**event, "reason_codes": ["backup-took-over", "no-ready-standby"]})
+    assert coded.reason_codes == ("backup-took-over", "no-ready-standby")
+    assert ResolveRequest.from_event(coded.to_event()) == coded
+    said = verified(coded, None, "us-east-1", 0.0)
+    assert said.subject.endswith("verified FAILED_OVER, no standby ready (sev 4)")
+    # The same words without the code are only a reason among the others.
+    assert (
+        "no standby ready" not in verified(ResolveRequest.from_event(event), None, "us-east-1", 0.0).subject
+    )
+
+
+@pytest.mark.parametrize(
+    ("codes", "message"),
+    [
+        ("no-ready-standby", "reason_codes must be a list"),
+        (["no ready standby", "x"], "reason_codes must be a list"),
+        (["no-ready-standby"], "one code per reason"),
+    ],
+)
+def test_bad_reason_codes_are_rejected(codes: object, message: str) -> None:
+    event = {
+        "cluster": "c1",
+        "verdict": "HEALTHY",
+        "execution_id": "e",
+        "reasons": ["a", "b"],
+        "reason_codes": codes,
+    }
+    with pytest.raises(InvalidIncidentRequest, match=message):
+        ResolveRequest.from_event(event)

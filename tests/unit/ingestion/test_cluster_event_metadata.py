@@ -25,6 +25,7 @@ from hyperpod_ha.ingestion.cluster_event_metadata import (
 from hyperpod_ha.ingestion.cluster_event_records import ClusterEventRecords
 from hyperpod_ha.ingestion.hyperpod_events import EventRejected
 from hyperpod_ha.verdict.inputs import REPORTED_LIMIT, reported_by_trigger
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 
 EVENT_ID = "5b0e1a52-6f3c-4d8e-9a71-2c4b8d0e6f11"
 
@@ -207,14 +208,16 @@ def test_an_id_that_is_not_hyperpods_is_not_looked_up() -> None:
 
 def test_the_verdict_request_carries_what_the_trigger_reported() -> None:
     trigger = {"trigger": {"summary": {"reported": "HyperPod reported slurmdbd Unhealthy (DbUnreachable)"}}}
-    assert reported_by_trigger(trigger) == ("HyperPod reported slurmdbd Unhealthy (DbUnreachable)",)
+    assert reported_by_trigger(trigger) == (
+        Reason(ReasonCode.HYPERPOD_REPORTED, "HyperPod reported slurmdbd Unhealthy (DbUnreachable)"),
+    )
     assert reported_by_trigger({"trigger": {"summary": {}}}) == ()
     assert reported_by_trigger({"trigger": {"summary": {"reported": 5}}}) == ()
     assert reported_by_trigger({}) == ()
     (long,) = reported_by_trigger({"trigger": {"summary": {"reported": "x" * 5000 + " token=abc"}}})
-    assert len(long) <= REPORTED_LIMIT
+    assert len(long.text) <= REPORTED_LIMIT
     (secret,) = reported_by_trigger({"trigger": {"summary": {"reported": "failed password=abc123"}}})
-    assert "abc123" not in secret
+    assert "abc123" not in secret.text
 
 
 def test_the_verdict_tells_what_hyperpod_reported_beside_its_own_reasons() -> None:
@@ -229,3 +232,4 @@ def test_the_verdict_tells_what_hyperpod_reported_beside_its_own_reasons() -> No
     # The rules' verdict is unchanged: HyperPod's words are told, not weighed.
     assert reported["verdict"] == plain["verdict"]
     assert reported["reasons"] == [*plain["reasons"], told]
+    assert reported["reason_codes"] == [*plain["reason_codes"], "hyperpod-reported"]

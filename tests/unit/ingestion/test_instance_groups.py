@@ -1,4 +1,4 @@
-"""The instance group of a node, as NodeEventFunction looks it up: once per node, and None for
+"""The instance group of a node, as HyperPodEventFunction looks it up: once per node, and None for
 a node that left the cluster."""
 
 from __future__ import annotations

@@ -109,8 +109,8 @@ def test_an_alarm_back_to_ok_resolves_with_the_same_severity() -> None:
     ("logical_id", "hint"),
     [
         (
-            "NodeEventThrottlesAlarm",
-            "NodeEventFunction, its log: `aws logs tail /aws/lambda/hyperpod-ha-NodeEventFunction",
+            "HyperPodEventThrottlesAlarm",
+            "HyperPodEventFunction, its log: `aws logs tail /aws/lambda/hyperpod-ha-HyperPodEventFunction",
         ),
         ("WatchdogDeadLetterQueueAlarm", "the messages in WatchdogDeadLetterQueue"),
         (

@@ -19,7 +19,6 @@ from hyperpod_ha.rotation.rollout_document import (
     node_command,
     render_node_command,
     secret_arn_pattern,
-    session_document,
 )
 from hyperpod_ha_dev.cfn import Context, Resolver
 from hyperpod_ha_stack.template import load_template, with_fixed_values
@@ -34,14 +33,11 @@ def _decoded(command: str) -> bytes:
 
 def test_both_documents_carry_exactly_the_node_script() -> None:
     script = Path(slurmdbd_credentials.__file__).read_bytes()
-    session = session_document()
-    assert session["sessionType"] == "NonInteractiveCommands"
-    assert session["properties"]["linux"]["runAsElevated"] is True
-    assert _decoded(session["properties"]["linux"]["commands"]) == script
+    assert _decoded(node_command()) == script
     (step,) = command_document()["mainSteps"]
     assert step["inputs"]["runCommand"] == [node_command()]
     assert node_command().endswith('python3 - {{ secretId }} {{ confPath }} {{ owner }} {{ verifySeconds }}"')
-    assert session_document() == session  # deterministic: the template can be checked for drift
+    assert node_command() == node_command()  # deterministic: the template can be checked for drift
 
 
 def test_rendering_fills_defaults_and_enforces_the_allowed_patterns() -> None:
@@ -109,7 +105,9 @@ def test_the_template_document_is_the_one_this_code_builds(root: Path) -> None:
     document = template["Resources"]["SlurmdbdRolloutDocument"]["Properties"]
     assert document["DocumentType"] == "Session"
     content = with_fixed_values(template, document["Content"])
-    assert content["properties"] == session_document()["properties"], "run `make generate`"
+    assert content["sessionType"] == "NonInteractiveCommands"
+    linux = {"commands": node_command(), "runAsElevated": True, "separateOutputStream": True}
+    assert content["properties"] == {"linux": linux}, "run `make generate`"
     # SSM refuses a session whose parameters the document does not declare, and a document
     # whose command names parameters it does not declare.
     parameters = dict(content["parameters"])

@@ -96,9 +96,10 @@ def test_the_file_is_replaced_with_mode_600_and_the_owner(tmp_path: Path) -> Non
     target.parent.mkdir()
     target.write_text("old\n")
     target.chmod(0o644)
-    link = tmp_path / "link.conf"
+    link = tmp_path / "slurm" / "slurmdbd.conf"
+    link.parent.mkdir()
     link.symlink_to(target)
-    node.write_atomically(str(link), "new\n", ME)
+    node.replace_file(node.conf_file(str(link)), "new\n", ME)
     assert link.is_symlink(), "the symlink itself stays; the file it points at is replaced"
     assert target.read_text() == "new\n"
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
@@ -110,7 +111,7 @@ def test_an_unknown_owner_leaves_the_file_alone(tmp_path: Path) -> None:
     target = tmp_path / "slurmdbd.conf"
     target.write_text("old\n")
     with pytest.raises(node.NodeFailure, match="no user"):
-        node.write_atomically(str(target), "new\n", "no-such-user-here")
+        node.replace_file(str(target), "new\n", "no-such-user-here")
     assert target.read_text() == "old\n"
 
 

@@ -1,4 +1,4 @@
-"""The settings objects of ControllerStatusFunction, NodeEventFunction, WatchdogFunction and
+"""The settings objects of ControllerStatusFunction, HyperPodEventFunction, WatchdogFunction and
 AbandonedRunFunction: read from the template's variables, defaults the template's, and a
 missing or malformed variable named in the error."""
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.errors import ConfigurationError
-from hyperpod_ha.ingestion.function import ControllerStatusFunctionSettings, NodeEventFunctionSettings
+from hyperpod_ha.ingestion.function import ControllerStatusFunctionSettings, HyperPodEventFunctionSettings
 from hyperpod_ha.runs.function import AbandonedRunFunctionSettings
 from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
 from hyperpod_ha.watchdog.function import WatchdogFunctionSettings
@@ -30,7 +30,7 @@ BASE = {
 }
 SETTINGS: list[Any] = [
     ControllerStatusFunctionSettings,
-    NodeEventFunctionSettings,
+    HyperPodEventFunctionSettings,
     WatchdogFunctionSettings,
     AbandonedRunFunctionSettings,
 ]
@@ -55,12 +55,12 @@ def test_each_function_reads_its_variables(settings: Any) -> None:
     assert read.verification == VerificationRunsSettings("state", BASE["STATE_MACHINE_ARN"], RunSettings())
 
 
-def test_the_node_event_function_reads_the_mass_failure_policy() -> None:
-    read = NodeEventFunctionSettings.from_environment(
+def test_the_hyperpod_event_function_reads_the_mass_failure_policy() -> None:
+    read = HyperPodEventFunctionSettings.from_environment(
         {**BASE, "MASS_FAILURE_THRESHOLD": "7", "MASS_FAILURE_WINDOW_MINUTES": "2"}
     )
     assert (read.mass_failure.threshold, read.mass_failure.window_seconds) == (7, 120)
-    assert NodeEventFunctionSettings.from_environment(BASE).mass_failure.window_seconds == 600
+    assert HyperPodEventFunctionSettings.from_environment(BASE).mass_failure.window_seconds == 600
 
 
 def test_the_watchdogs_defaults() -> None:
@@ -73,9 +73,9 @@ def test_the_watchdogs_defaults() -> None:
     [
         (ControllerStatusFunctionSettings, "IDEMPOTENCY_TABLE"),
         (ControllerStatusFunctionSettings, "REJECTED_QUEUE_URL"),
-        (NodeEventFunctionSettings, "NOTIFICATION_TOPIC_ARN"),
-        (NodeEventFunctionSettings, "CONTROLLER_GROUP"),
-        (NodeEventFunctionSettings, "INCIDENT_FUNCTION_ARN"),
+        (HyperPodEventFunctionSettings, "NOTIFICATION_TOPIC_ARN"),
+        (HyperPodEventFunctionSettings, "CONTROLLER_GROUP"),
+        (HyperPodEventFunctionSettings, "INCIDENT_FUNCTION_ARN"),
         (WatchdogFunctionSettings, "PROBE_DOCUMENT"),
         (WatchdogFunctionSettings, "CLUSTER_NAME"),
         (AbandonedRunFunctionSettings, "STATE_MACHINE_ARN"),
@@ -92,13 +92,13 @@ def test_a_missing_variable_is_named(settings: Any, missing: str) -> None:
     [
         (ControllerStatusFunctionSettings, "MAX_ATTEMPTS", "many", "MAX_ATTEMPTS is not an integer"),
         (
-            NodeEventFunctionSettings,
+            HyperPodEventFunctionSettings,
             "MASS_FAILURE_WINDOW_MINUTES",
             "ten",
             "MASS_FAILURE_WINDOW_MINUTES is not an integer",
         ),
         (
-            NodeEventFunctionSettings,
+            HyperPodEventFunctionSettings,
             "MASS_FAILURE_WINDOW_MINUTES",
             "0",
             "MASS_FAILURE_WINDOW_MINUTES must be at least 1",

@@ -20,6 +20,7 @@ from hyperpod_ha.slurm import (
     parse_show_config,
 )
 from hyperpod_ha.verdict import DOWN, FAILED_OVER, HEALTHY
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 from hyperpod_ha_dev import CAPTURES
 from tests.unit.verdict.cases.verdict_probes import Probe, verdict_of
 
@@ -200,11 +201,14 @@ def test_verdicts_on_the_captures(release: Release) -> None:
     )
 
     assert down.name is DOWN
-    assert any(r.startswith("ctl2 refuses to take over") and "could not be read" in r for r in down.reasons)
+    (refused,) = [r.text for r in down.reasons if r.code is ReasonCode.TAKEOVER_REFUSED]
+    assert refused.startswith("ctl2 refuses to take over")
+    assert "could not be read" in refused
     assert healthy.name is HEALTHY
     assert failed_over.name is FAILED_OVER
     assert failed_over.active_controller == "ctl2"
-    assert failed_over.reasons[0].startswith(
+    assert failed_over.reasons[0].code is ReasonCode.BACKUP_TOOK_OVER
+    assert failed_over.reasons[0].text.startswith(
         "ctl2 (SlurmctldHost[1]) took over from ctl1: logged 'Running as primary controller' "
         f"{release.takeover_age} s ago"
     )
@@ -233,7 +237,10 @@ def test_25_11_s_backup_exits_taking_over_without_state_files() -> None:
 
     assert verdict.name is DOWN
     assert list(verdict.reasons[:2]) == [
-        "no controller is active",
-        f"ctl2: its slurmctld exited on a fatal error 25 s ago: {fatal.message}",
+        Reason(ReasonCode.NO_ACTIVE_CONTROLLER, "no controller is active"),
+        Reason(
+            ReasonCode.SLURMCTLD_FATAL,
+            f"ctl2: its slurmctld exited on a fatal error 25 s ago: {fatal.message}",
+        ),
     ]
     assert verdict.evidence["ctl2"]["slurmctld_fatal"] == fatal.message

@@ -7,13 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hyperpod_ha.human_time import utc_text
 from hyperpod_ha.verdict import (
     DEFAULT_SLURMCTLD_TIMEOUT,
     MAX_WAIT_SECONDS,
     ConvergenceInputError,
     NextStep,
     next_step,
-    trigger_time,
 )
 
 START = "2026-11-29T23:30:30.000Z"
@@ -126,11 +126,11 @@ def test_bad_input_is_a_typed_error(given: dict[str, Any]) -> None:
 
 
 def test_trigger_times_are_normalised_or_left_to_the_run_start() -> None:
-    assert trigger_time("2026-11-29T23:30:30.123Z") == "2026-11-29T23:30:30.123Z"
-    assert trigger_time("2026-11-30T00:30:30+01:00") == "2026-11-29T23:30:30.000Z"
-    assert trigger_time("") == ""
-    assert trigger_time("not a time") == ""
-    assert trigger_time(None) == ""
+    assert utc_text("2026-11-29T23:30:30.123Z") == "2026-11-29T23:30:30.123Z"
+    assert utc_text("2026-11-30T00:30:30+01:00") == "2026-11-29T23:30:30.000Z"
+    assert utc_text("") == ""
+    assert utc_text("not a time") == ""
+    assert utc_text(None) == ""
 
 
 @given(

@@ -12,6 +12,7 @@ import pytest
 from hyperpod_ha.controllers.maintenance import of
 from hyperpod_ha.verdict import ConvergenceInputError, VerdictPolicy, VerdictRequest, decide
 from hyperpod_ha.verdict.maintenance import MaintenanceWait, plan
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 
 T0 = dt.datetime(2026, 12, 3, 22, 10, 0, tzinfo=dt.UTC)
 START = "2026-12-03T22:10:00Z"
@@ -45,9 +46,10 @@ def test_the_first_sight_of_maintenance_waits_one_poll_and_keeps_the_lease_past_
     assert step.since == T0
     assert step.lease_until == int(T0.timestamp()) + 300 + 3600
     (note,) = step.notes()
-    assert note == (
+    assert note == Reason(
+        ReasonCode.MAINTENANCE_IN_PROGRESS,
         "maintenance in progress: cluster SystemUpdating; controller i-1 SystemUpdating "
-        "(incident deferred until it ends)"
+        "(incident deferred until it ends)",
     )
     assert step.to_json()["since"] == "2026-12-03T22:10:00Z"
     assert step.to_json()["lease_until"] == str(step.lease_until)
@@ -63,9 +65,10 @@ def test_past_the_bound_the_wait_has_expired_and_says_so() -> None:
     assert not step.waiting
     assert step.expired
     (note,) = step.notes()
-    assert note.startswith("maintenance did not end within 1 h 30 min (maintenance in progress: cluster")
-    assert "seen since 2026-12-03 22:10:00 UTC" in note
-    assert note.endswith("the incident is no longer deferred")
+    assert note.code is ReasonCode.MAINTENANCE_OVERDUE
+    assert note.text.startswith("maintenance did not end within 1 h 30 min (maintenance in progress: cluster")
+    assert "seen since 2026-12-03 22:10:00 UTC" in note.text
+    assert note.text.endswith("the incident is no longer deferred")
 
 
 def test_the_end_of_the_update_is_when_the_run_first_sees_it_ended() -> None:
@@ -77,9 +80,10 @@ def test_the_end_of_the_update_is_when_the_run_first_sees_it_ended() -> None:
     again = plan(wait(ENDED, since=START, ended_at="2026-12-03T22:30:00Z"), at(1300))
     assert again.ended_at == at(1200)
     (note,) = again.notes()
-    assert note == (
+    assert note == Reason(
+        ReasonCode.MAINTENANCE_ENDED,
         "maintenance seen from 2026-12-03 22:10:00 UTC until 2026-12-03 22:30:00 UTC; "
-        "this verdict comes from the checks after it"
+        "this verdict comes from the checks after it",
     )
 
 
@@ -105,7 +109,9 @@ def test_a_wait_of_zero_minutes_only_notes_the_maintenance() -> None:
     step = plan(wait(UPDATING, maintenance_wait_minutes=0), T0)
     assert not step.waiting
     assert not step.expired
-    assert step.notes()[0].endswith("(MaintenanceWaitMinutes is 0)")
+    (note,) = step.notes()
+    assert note.code is ReasonCode.MAINTENANCE_IN_PROGRESS
+    assert note.text.endswith("(MaintenanceWaitMinutes is 0)")
 
 
 @pytest.mark.parametrize(
@@ -159,6 +165,8 @@ def test_a_run_under_maintenance_waits_and_says_so_first() -> None:
         "wait-for-maintenance",
         300,
     )
+    assert result["reason_codes"][0] == "maintenance-in-progress"
+    assert len(result["reason_codes"]) == len(result["reasons"])
     assert result["reasons"][0].startswith("maintenance in progress: cluster SystemUpdating")
     assert result["maintenance"]["in_progress"] is True
     assert result["converged_by"] is None
@@ -175,6 +183,7 @@ def test_after_the_update_the_checks_get_a_convergence_window_from_its_end() -> 
 def test_past_the_bound_a_failing_verdict_is_final() -> None:
     result = run_step(UPDATING, at(5400), maintenance_wait={"since": START, "ended_at": ""})
     assert (result["next"], result["wait_seconds"]) == ("not-verified", 0)
+    assert result["reason_codes"][0] == "maintenance-overdue"
     assert result["reasons"][0].startswith("maintenance did not end within 1 h 30 min")
     assert result["maintenance"]["expired"] is True
 

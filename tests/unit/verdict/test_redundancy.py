@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hyperpod_ha.verdict import VERIFIED
+from hyperpod_ha.verdict.reasons import ReasonCode
 from hyperpod_ha.verdict.redundancy import LEVELS, NO_STANDBY
 from tests.unit.verdict.cases.verdict_cases_redundancy import (
     REDUNDANCY_CASES,
@@ -27,12 +28,13 @@ def test_redundancy(case: RedundancyCase) -> None:
     assert set(verdict.not_ready) == set(case.not_ready), verdict.not_ready
     for name, words in case.not_ready.items():
         assert words in verdict.not_ready[name]
-    said = [r for r in verdict.reasons if r.startswith(NO_STANDBY)]
+    said = [r for r in verdict.reasons if r.code is ReasonCode.NO_READY_STANDBY]
     assert bool(said) is (case.redundancy == "none"), verdict.reasons
     if said and verdict.name in VERIFIED:
         # Right after who is active, naming it.
         assert verdict.reasons[1] == said[0]
-        assert f"({verdict.active_controller} is active" in said[0]
+        assert said[0].text.startswith(NO_STANDBY)
+        assert f"({verdict.active_controller} is active" in said[0].text
     out = json.loads(json.dumps(verdict.to_json()))
     assert out["redundancy"] == case.redundancy
     assert out["standbys"] == list(case.standbys)
@@ -108,9 +110,3 @@ def test_any_standbys_give_one_consistent_answer(states: list[str]) -> None:
         assert verdict.redundancy in ("none", "unknown")
         unknown = any(s == "no role line" for s in states)
         assert verdict.redundancy == ("unknown" if unknown else "none")
-
-
-def test_the_messages_know_the_reason_by_the_same_words() -> None:
-    from hyperpod_ha.incidents import messages
-
-    assert messages.NO_STANDBY == NO_STANDBY

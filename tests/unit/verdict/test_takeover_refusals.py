@@ -17,6 +17,7 @@ from hyperpod_ha.controllers.models import RoleEvidence
 from hyperpod_ha.probe import probe_script
 from hyperpod_ha.slurm import parse_role_log
 from hyperpod_ha.verdict import DEGRADED, DOWN
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 from hyperpod_ha_dev import CAPTURES
 from tests.unit.verdict.cases.verdict_probes import CTL1_KILLED, Probe, verdict_of
 
@@ -136,8 +137,10 @@ def test_primary_killed_and_the_standby_refuses_is_down_saying_why() -> None:
 
     assert verdict.name is DOWN
     assert verdict.active_controller is None
-    assert verdict.reasons[0] == "no controller is active"
-    assert verdict.reasons[1] == f"ctl2 refuses to take over (3 s ago): {UNREADABLE}"
+    assert verdict.reasons[:2] == (
+        Reason(ReasonCode.NO_ACTIVE_CONTROLLER, "no controller is active"),
+        Reason(ReasonCode.TAKEOVER_REFUSED, f"ctl2 refuses to take over (3 s ago): {UNREADABLE}"),
+    )
     assert verdict.evidence["ctl2"]["takeover_refusal"] == "heartbeat_unreadable"
 
 
@@ -152,9 +155,9 @@ def test_a_standby_waiting_for_the_heartbeat_file_is_down_saying_why() -> None:
     verdict = verdict_of(CTL1_KILLED, waiting)
 
     assert verdict.name is DOWN
-    assert (
-        verdict.reasons[1]
-        == "ctl2 waits for the heartbeat file to exist (1 s ago): it cannot take over until it reads it"
+    assert verdict.reasons[1] == Reason(
+        ReasonCode.TAKEOVER_WAITS_FOR_HEARTBEAT,
+        "ctl2 waits for the heartbeat file to exist (1 s ago): it cannot take over until it reads it",
     )
 
 
@@ -165,7 +168,7 @@ def test_an_old_refusal_is_over() -> None:
     verdict = verdict_of(CTL1_KILLED, old)
 
     assert verdict.name is DOWN
-    assert not any("refuses" in reason for reason in verdict.reasons)
+    assert ReasonCode.TAKEOVER_REFUSED not in {reason.code for reason in verdict.reasons}
 
 
 def test_a_standby_that_would_refuse_beside_an_active_primary_is_degraded() -> None:
@@ -175,7 +178,10 @@ def test_a_standby_that_would_refuse_beside_an_active_primary_is_degraded() -> N
     verdict = verdict_of(Probe(), standby)
 
     assert verdict.name is DEGRADED
-    assert f"ctl2 refuses to take over (3 s ago): {UPDATING}" in verdict.reasons
+    assert (
+        Reason(ReasonCode.TAKEOVER_REFUSED, f"ctl2 refuses to take over (3 s ago): {UPDATING}")
+        in verdict.reasons
+    )
 
 
 def test_role_evidence_survives_json_with_a_refusal() -> None:
@@ -241,8 +247,13 @@ def test_a_backup_that_died_taking_over_is_down_in_its_own_words() -> None:
     verdict = verdict_of(CTL1_KILLED, died)
 
     assert verdict.name is DOWN
-    assert verdict.reasons[0] == "no controller is active"
-    assert verdict.reasons[1] == f"ctl2: its slurmctld exited on a fatal error 10 s ago: {NO_ASSOC_USAGE}"
+    assert verdict.reasons[:2] == (
+        Reason(ReasonCode.NO_ACTIVE_CONTROLLER, "no controller is active"),
+        Reason(
+            ReasonCode.SLURMCTLD_FATAL,
+            f"ctl2: its slurmctld exited on a fatal error 10 s ago: {NO_ASSOC_USAGE}",
+        ),
+    )
     assert verdict.evidence["ctl2"]["slurmctld_fatal"] == NO_ASSOC_USAGE
 
 
@@ -253,8 +264,12 @@ def test_a_standby_that_died_beside_an_active_primary_says_why() -> None:
 
     # A down standby lowers the redundancy (none left here); the reasons say why it is down.
     assert verdict.redundancy == "none"
-    assert "standby ctl2: slurmctld not running: its slurmctld exited on a fatal error 1 min ago: oops" in (
-        verdict.reasons
+    assert (
+        Reason(
+            ReasonCode.STANDBY_DOWN,
+            "standby ctl2: slurmctld not running: its slurmctld exited on a fatal error 1 min ago: oops",
+        )
+        in verdict.reasons
     )
 
 
@@ -264,5 +279,5 @@ def test_a_running_slurmctld_has_no_fatal_reason() -> None:
 
     verdict = verdict_of(Probe(), running)
 
-    assert not any("fatal" in reason for reason in verdict.reasons)
+    assert not any("fatal" in reason.text for reason in verdict.reasons)
     assert verdict.evidence["ctl2"]["slurmctld_fatal"] == "oops"

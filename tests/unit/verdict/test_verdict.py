@@ -25,6 +25,7 @@ from hyperpod_ha.verdict import (
     evaluate,
     reports_from_json,
 )
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 from tests.unit.verdict.cases.verdict_cases_degraded import DEGRADED_CASES
 from tests.unit.verdict.cases.verdict_cases_drift import DRIFT_CASES
 from tests.unit.verdict.cases.verdict_cases_takeover import TAKEOVER_CASES
@@ -47,8 +48,12 @@ def test_verdict(case: Case) -> None:
     assert verdict.name is case.verdict, verdict.reasons
     assert verdict.active_controller == case.active
     assert verdict.verified is (case.verdict in VERIFIED)
-    for expected in case.reasons:
-        assert any(expected in reason for reason in verdict.reasons), (expected, verdict.reasons)
+    for code, words in case.reasons:
+        assert any(r.code is code and words in r.text for r in verdict.reasons), (
+            code,
+            words,
+            verdict.reasons,
+        )
 
 
 def test_every_verdict_is_covered() -> None:
@@ -86,6 +91,7 @@ def test_verdict_json() -> None:
         "verdict",
         "verified",
         "reasons",
+        "reason_codes",
         "active_controller",
         "configured_primary",
         "evidence",
@@ -146,7 +152,8 @@ def test_reports_from_json_keep_bad_entries_as_unchecked() -> None:
     assert reports[2].reason == "health check failed: States.TaskFailed"
     verdict = evaluate(reports)
     assert verdict.name is DEGRADED  # checks that gave nothing may hide any controller
-    assert "the check of i-0bad gave no evidence: report unreadable" in " ".join(verdict.reasons)
+    unread = [r.text for r in verdict.reasons if r.code is ReasonCode.CHECK_GAVE_NO_EVIDENCE]
+    assert any(text.startswith("the check of i-0bad gave no evidence: report unreadable") for text in unread)
     with pytest.raises(VerdictInputError):
         reports_from_json({"reports": []})
 
@@ -156,7 +163,7 @@ def test_verdict_json_is_bounded() -> None:
     long = ControllerReport(instance_id="i-" + "x" * 300, status=ReportStatus.UNREACHABLE, reason="y" * 300)
     verdict = evaluate([*reports, long])
     assert len(verdict.reasons) <= 24
-    assert all(len(reason) <= 240 for reason in verdict.reasons)
+    assert all(len(reason.text) <= 240 for reason in verdict.reasons)
     assert len(json.dumps(verdict.to_json())) <= 32 * 1024
 
 
@@ -192,7 +199,7 @@ def test_degraded_names_what_is_unhealthy_and_on_whom() -> None:
     assert verdict.name == "DEGRADED"
     assert verdict.problem is not None
     assert verdict.problem.startswith("slurmdbd does not answer from ctl1, ctl2: ")
-    assert verdict.problem in verdict.reasons
+    assert Reason(ReasonCode.SLURMDBD_NOT_ANSWERING, verdict.problem) in verdict.reasons
     assert verdict.to_json()["problem"] == verdict.problem
     # Only DEGRADED has one: the other verdicts' headlines say what is wrong.
     assert evaluate([Probe().report(), STANDBY.report()]).problem is None

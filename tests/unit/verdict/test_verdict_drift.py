@@ -5,10 +5,12 @@ the reason of a local copy, and the strategy read from the workflow's input."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 import pytest
 
 from hyperpod_ha.verdict import DEGRADED, HEALTHY, VerdictPolicy, VerdictRequest, decide, evaluate
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 from tests.unit.verdict.cases.verdict_probes import (
     CTL1_KILLED,
     CTL2_TOOK_OVER,
@@ -21,11 +23,25 @@ from tests.unit.verdict.cases.verdict_probes import (
     verdict_of,
 )
 
-DRIFT_WORDS = ("differs between controllers", "local copy", "notifications are off", "is not set in", "Prog ")
+C = ReasonCode
+DRIFT = frozenset(
+    {
+        C.SLURM_CONF_LOCAL_COPY,
+        C.SLURM_CONF_DIFFERS,
+        C.SLURM_VERSION_DIFFERS,
+        C.SLURMCTLD_HOSTS_DIFFER,
+        C.SLURMCTLD_TIMEOUT_DIFFERS,
+        C.STATE_SAVE_LOCATION_DIFFERS,
+        C.STATE_SAVE_DEVICE_DIFFERS,
+        C.NOTIFICATIONS_OFF,
+        C.NOTIFICATION_PROGRAM_UNSET,
+        C.NOTIFICATION_PROGRAM_BROKEN,
+    }
+)
 
 
-def no_drift(reasons: tuple[str, ...]) -> bool:
-    return not any(word in reason for reason in reasons for word in DRIFT_WORDS)
+def no_drift(reasons: Iterable[Reason]) -> bool:
+    return not any(reason.code in DRIFT for reason in reasons)
 
 
 @pytest.mark.parametrize(
@@ -65,17 +81,23 @@ def test_every_drift_is_told_at_once() -> None:
     assert verdict.name is DEGRADED
     told = [r for r in verdict.reasons if not no_drift((r,))]
     assert len(told) == 5, verdict.reasons
-    assert all("ctl2" in reason for reason in told)
+    assert all("ctl2" in reason.text for reason in told)
 
 
 def test_the_config_strategy_is_told_with_a_local_copy() -> None:
     reports = [Probe().report(), dataclasses.replace(STANDBY, conf=Conf(link=False)).report()]
-    (local,) = [r for r in evaluate(reports, config_strategy="Managed").reasons if "local copy" in r]
+    (local,) = [
+        r.text
+        for r in evaluate(reports, config_strategy="Managed").reasons
+        if r.code is C.SLURM_CONF_LOCAL_COPY
+    ]
     assert local.endswith("; HyperPod's cluster agent also writes slurm.conf (SlurmConfigStrategy Managed)")
-    (plain,) = [r for r in evaluate(reports).reasons if "local copy" in r]
+    (plain,) = [r.text for r in evaluate(reports).reasons if r.code is C.SLURM_CONF_LOCAL_COPY]
     assert "SlurmConfigStrategy" not in plain
     # Only a local copy mentions it.
-    assert not any("SlurmConfigStrategy" in r for r in evaluate(reports[:1], config_strategy="Merge").reasons)
+    assert not any(
+        "SlurmConfigStrategy" in r.text for r in evaluate(reports[:1], config_strategy="Merge").reasons
+    )
 
 
 @pytest.mark.parametrize(
@@ -96,8 +118,9 @@ def test_the_workflow_passes_the_strategy_from_discovery(accounting: object, exp
         {"reports": [Probe().report().to_json(), local], "accounting": accounting}
     )
     assert request.config_strategy == expected
-    reasons = decide(request, VerdictPolicy())["reasons"]
-    (reason,) = [r for r in reasons if "local copy" in r]
+    result = decide(request, VerdictPolicy())
+    given = zip(result["reason_codes"], result["reasons"], strict=True)
+    (reason,) = [text for code, text in given if code == C.SLURM_CONF_LOCAL_COPY]
     assert ("SlurmConfigStrategy" in reason) is (expected is not None)
 
 
@@ -113,6 +136,10 @@ def test_hashes_are_compared_whole() -> None:
     verdict = verdict_of(Probe(), dataclasses.replace(STANDBY, conf=other))
     assert verdict.name is DEGRADED
     assert (
-        "slurm.conf differs between controllers: sha256 555555555555 on ctl1; sha256 555555555555 on ctl2"
-        in (verdict.reasons)
+        Reason(
+            C.SLURM_CONF_DIFFERS,
+            "slurm.conf differs between controllers: "
+            "sha256 555555555555 on ctl1; sha256 555555555555 on ctl2",
+        )
+        in verdict.reasons
     )

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport
-from hyperpod_ha.runs.models import Outcome, RunDecision, Trigger
+from hyperpod_ha.runs.models import Outcome, RunDecision
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha.watchdog.scheduled_check import Watchdog
 from hyperpod_ha.watchdog.tick import Tick
 from tests.unit.verdict.cases.verdict_probes import STANDBY, Probe, node

@@ -18,6 +18,7 @@ from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.incidents import OpenRequest, ResolveRequest
 from hyperpod_ha.incidents.keys import KIND_REDUNDANCY_LOST, KINDS_NOT_RESOLVED_BY_DEFAULT
 from hyperpod_ha.verdict import FAILED_OVER, HEALTHY, Verdict
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 from hyperpod_ha.watchdog import redundancy_loss
 from hyperpod_ha.watchdog.function import WatchdogFunctionSettings
 from hyperpod_ha.watchdog.redundancy_loss import (
@@ -64,7 +65,7 @@ def _lost() -> Verdict:
     }
     return Verdict(
         FAILED_OVER,
-        ("ctl2 (SlurmctldHost[1]) took over from ctl1",),
+        (Reason(ReasonCode.BACKUP_TOOK_OVER, "ctl2 (SlurmctldHost[1]) took over from ctl1"),),
         "ctl2",
         "ctl1",
         evidence,
@@ -87,8 +88,8 @@ def test_the_open_request_names_the_active_controller_and_the_action_that_restor
         "ctl1: slurmctld not running: to restore it, run `sudo systemctl start slurmctld` on ctl1 "
         "(aws ssm start-session --target sagemaker-cluster:abc_controller-i-01)"
     )
-    assert request.trigger is not None
-    assert request.trigger.source == "watchdog"
+    assert request.run_start is not None
+    assert request.run_start.trigger.source == "watchdog"
 
 
 STOPPED_RESTORE = {
@@ -123,7 +124,14 @@ def test_a_restore_before_the_loss_or_one_that_did_nothing_is_not_said(record: d
 
 
 def test_the_resolve_request_resolves_redundancy_lost_only() -> None:
-    healthy = Verdict(HEALTHY, ("ctl1 is active",), "ctl1", "ctl1", redundancy="full", standbys=("ctl2",))
+    healthy = Verdict(
+        HEALTHY,
+        (Reason(ReasonCode.PRIMARY_ACTIVE, "ctl1 is active"),),
+        "ctl1",
+        "ctl1",
+        redundancy="full",
+        standbys=("ctl2",),
+    )
     request = ResolveRequest.from_event(resolve_request("ml-cluster", TICK, healthy))
     assert request.kinds == frozenset({KIND_REDUNDANCY_LOST})
     assert request.covers(KIND_REDUNDANCY_LOST)

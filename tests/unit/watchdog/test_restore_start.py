@@ -17,7 +17,8 @@ from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.lease import Lease
 from hyperpod_ha.observability import metrics
 from hyperpod_ha.restore.settings import RestoreSettings
-from hyperpod_ha.runs.models import RunDecision, Trigger
+from hyperpod_ha.runs.models import RunDecision
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha.verdict import evaluate
 from hyperpod_ha.watchdog.function import WatchdogFunction, WatchdogFunctionSettings
 from hyperpod_ha.watchdog.restore_start import RestoreStart, holds

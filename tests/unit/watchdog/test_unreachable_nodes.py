@@ -13,7 +13,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha import unreachable_record
+from hyperpod_ha import state_table
 from hyperpod_ha.controllers.models import ReportStatus
 from hyperpod_ha.watchdog.unreachable_nodes import UnreachableNodes
 from tests.unit.verdict.cases.verdict_probes import Probe, Unreachable
@@ -37,7 +37,7 @@ def ddb() -> Iterator[Any]:
 
 
 def believed(ddb: Any, now: float) -> dict[str, int]:
-    return unreachable_record.unreachable_since(ddb, "state", CLUSTER, now)
+    return state_table.unreachable_since(ddb, "state", CLUSTER, now)
 
 
 def test_the_first_time_holds_and_a_node_no_longer_running_is_forgotten(ddb: Any) -> None:
@@ -50,15 +50,15 @@ def test_the_first_time_holds_and_a_node_no_longer_running_is_forgotten(ddb: Any
 
 
 def test_forgetting_keeps_a_newer_time_a_concurrent_tick_wrote(ddb: Any) -> None:
-    unreachable_record.mark_unreachable(ddb, "state", CLUSTER, CTL2.instance_id, NOW + 300, NOW + 9000)
-    unreachable_record.forget_unreachable(ddb, "state", CLUSTER, CTL2.instance_id, NOW)  # an older one
+    state_table.mark_unreachable(ddb, "state", CLUSTER, CTL2.instance_id, NOW + 300, NOW + 9000)
+    state_table.forget_unreachable(ddb, "state", CLUSTER, CTL2.instance_id, NOW)  # an older one
     assert believed(ddb, NOW + 300) == {CTL2.instance_id: NOW + 300}
 
 
 def test_a_stale_record_is_not_believed_and_the_watchdog_starts_the_wait_again(ddb: Any) -> None:
     nodes = UnreachableNodes(CLUSTER, ddb, "state")
     nodes.note([CTL2], NOW)
-    later = NOW + unreachable_record.STALE_SECONDS + 1  # no tick since: the watchdog was off
+    later = NOW + state_table.UNREACHABLE_STALE_SECONDS + 1  # no tick since: the watchdog was off
     assert believed(ddb, later) == {}
     assert nodes.note([CTL2], later) == {CTL2.instance_id: later}  # not the old time
     assert believed(ddb, later) == {CTL2.instance_id: later}
@@ -66,8 +66,8 @@ def test_a_stale_record_is_not_believed_and_the_watchdog_starts_the_wait_again(d
 
 def test_a_reboot_starts_the_wait_again_only_for_a_recorded_node(ddb: Any) -> None:
     UnreachableNodes(CLUSTER, ddb, "state").note([CTL2], NOW)
-    unreachable_record.restart_unreachable(ddb, "state", CLUSTER, CTL2.instance_id, NOW + 900)
-    unreachable_record.restart_unreachable(ddb, "state", CLUSTER, "i-0notrecorded00000", NOW + 900)
+    state_table.restart_unreachable(ddb, "state", CLUSTER, CTL2.instance_id, NOW + 900)
+    state_table.restart_unreachable(ddb, "state", CLUSTER, "i-0notrecorded00000", NOW + 900)
     assert believed(ddb, NOW + 900) == {CTL2.instance_id: NOW + 900}
 
 

@@ -20,14 +20,12 @@ from typing import Final
 from hyperpod_ha.controllers.check import NON_INTERACTIVE_DOCUMENT, check_controller
 from hyperpod_ha.controllers.models import Controller
 from hyperpod_ha.verdict import Verdict, evaluate
-from hyperpod_ha.verdict.drift import NOTIFICATIONS_OFF
+from hyperpod_ha.verdict.reasons import ReasonCode
 from hyperpod_ha_dev.simulation.engine import ScenarioResult
 from hyperpod_ha_dev.simulation.lab.progress import Drill
 from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS, LabScenario, Verify
 from hyperpod_lab import LabRunner
-from hyperpod_lab.conf_drift import DRIFTED_SLURMCTLD_TIMEOUT
 from hyperpod_lab.faults import check
-from hyperpod_lab.topology import SLURMCTLD_TIMEOUT_SECONDS
 
 PROBE_SECONDS: Final = 60.0
 
@@ -43,13 +41,14 @@ def _fault(fault: str, host: str) -> Callable[[Drill], None]:
     return inject
 
 
-def _named_then_healed(host: str, *expected: str) -> Verify:
+def _named_then_healed(host: str, *expected: ReasonCode) -> Verify:
     def verify(drill: Drill, result: ScenarioResult) -> None:
-        for part in expected:
+        given = list(zip(result.reason_codes, result.reasons, strict=False))
+        for code in expected:
             drill.check(
-                f"the verdict names it: {part!r}",
-                any(part in reason for reason in result.reasons),
-                "; ".join(result.reasons)[:400],
+                f"the verdict gives {code.value} naming {host}",
+                any(given_code == code and host in text for given_code, text in given),
+                "; ".join(f"{given_code}: {text}" for given_code, text in given)[:400],
             )
         found = check(drill.lab, "conf-shared", host)
         drill.note("heal", f"conf-shared on {host}: {found.apply(drill.lab, host)}")
@@ -57,7 +56,7 @@ def _named_then_healed(host: str, *expected: str) -> Verify:
         drill.check(
             f"after conf-shared on {host}, the probe and rules give HEALTHY",
             verdict.name.value == "HEALTHY",
-            f"{verdict.name.value}: {'; '.join(verdict.reasons)[:400]}",
+            f"{verdict.name.value}: {'; '.join(verdict.texts)[:400]}",
         )
 
     return verify
@@ -88,10 +87,9 @@ DRIFT_SCENARIOS: Final = (
         parameters=dict(PERSISTENT_FAULT_PARAMETERS),
         verify=_named_then_healed(
             "ctl2",
-            "slurm.conf on ctl2 is a local copy",
-            "slurm.conf differs between controllers",
-            f"SlurmctldTimeout differs between controllers: {SLURMCTLD_TIMEOUT_SECONDS} s on ctl1; "
-            f"{DRIFTED_SLURMCTLD_TIMEOUT} s on ctl2",
+            ReasonCode.SLURM_CONF_LOCAL_COPY,
+            ReasonCode.SLURM_CONF_DIFFERS,
+            ReasonCode.SLURMCTLD_TIMEOUT_DIFFERS,
         ),
         why=(
             "ctl1 serves, but ctl2 would take over with its own slurm.conf, a copy no longer shared that "
@@ -107,9 +105,8 @@ DRIFT_SCENARIOS: Final = (
         parameters=dict(PERSISTENT_FAULT_PARAMETERS),
         verify=_named_then_healed(
             "ctl1",
-            NOTIFICATIONS_OFF.format("ctl1"),
-            "in the running configuration or ctl1's slurm.conf",
-            "slurm.conf on ctl1 is a local copy",
+            ReasonCode.NOTIFICATIONS_OFF,
+            ReasonCode.SLURM_CONF_LOCAL_COPY,
         ),
         why=(
             "ctl1 serves, but it runs without the programs that publish to the failover topic: the next "

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.slurm import (
     parse_role_log,
 )
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha_dev.simulation.engine import EmbeddedRun
 from hyperpod_ha_dev.simulation.lab.operator_run import operator_runs
 from hyperpod_ha_dev.simulation.lab.polling import poll

@@ -164,6 +164,7 @@ def _result(
         lease_released=workflow.lease_released,
         timeline=sorted([*workflow.timeline, *drill.entries], key=lambda e: e.seconds),
         reasons=workflow.reasons,
+        reason_codes=workflow.reason_codes,
         redundancy=workflow.redundancy,
         standbys=workflow.standbys,
         lab_scenario=scenario,

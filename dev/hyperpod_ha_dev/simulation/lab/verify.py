@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from hyperpod_ha.runs.models import Trigger
+from hyperpod_ha.trigger import Trigger
 from hyperpod_ha_dev.embedded.site import SiteController
 from hyperpod_ha_dev.simulation.engine import ScenarioResult, embedded_run
 from hyperpod_ha_dev.simulation.lab.lock import lab_lock
@@ -66,6 +66,7 @@ class LabVerification:
             "verdict": self.result.verdict,
             "active_controller": self.verdict_output.get("active_controller"),
             "reasons": list(self.verdict_output.get("reasons", [])),
+            "reason_codes": list(self.verdict_output.get("reason_codes", [])),
             # What is left for the next failover (hyperpod_ha.verdict.redundancy).
             "redundancy": self.verdict_output.get("redundancy"),
             "standbys": list(self.verdict_output.get("standbys") or []),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from hyperpod_ha.verdict import DEGRADED, DOWN, SPLIT_BRAIN
+from hyperpod_ha.verdict.reasons import ReasonCode
 from tests.unit.verdict.cases.verdict_probes import (
     CONF,
     CTL1_KILLED,
@@ -34,8 +35,11 @@ DRIFT_CASES = [
         DEGRADED,
         "ctl1",
         (
-            OFF.format("ctl1") + " (no SlurmctldPrimaryOnProg or SlurmctldPrimaryOffProg in the running "
-            "configuration or ctl1's slurm.conf)",
+            (
+                ReasonCode.NOTIFICATIONS_OFF,
+                OFF.format("ctl1") + " (no SlurmctldPrimaryOnProg or SlurmctldPrimaryOffProg in the running "
+                "configuration or ctl1's slurm.conf)",
+            ),
         ),
     ),
     Case(
@@ -44,8 +48,11 @@ DRIFT_CASES = [
         DEGRADED,
         "ctl1",
         (
-            OFF.format("ctl1")
-            + " (no SlurmctldPrimaryOnProg or SlurmctldPrimaryOffProg in the running configuration)",
+            (
+                ReasonCode.NOTIFICATIONS_OFF,
+                OFF.format("ctl1")
+                + " (no SlurmctldPrimaryOnProg or SlurmctldPrimaryOffProg in the running configuration)",
+            ),
         ),
     ),
     Case(
@@ -54,8 +61,11 @@ DRIFT_CASES = [
         DEGRADED,
         "ctl1",
         (
-            OFF.format("ctl2")
-            + " (no SlurmctldPrimaryOnProg or SlurmctldPrimaryOffProg in ctl2's slurm.conf)",
+            (
+                ReasonCode.NOTIFICATIONS_OFF,
+                OFF.format("ctl2")
+                + " (no SlurmctldPrimaryOnProg or SlurmctldPrimaryOffProg in ctl2's slurm.conf)",
+            ),
         ),
     ),
     Case(
@@ -64,9 +74,15 @@ DRIFT_CASES = [
         DEGRADED,
         "ctl1",
         (
-            f"SlurmctldPrimaryOnProg {PROGRAMS['On']} does not exist on ctl2: the failover topic will stay "
-            "silent when ctl2 takes control",
-            f"SlurmctldPrimaryOffProg {PROGRAMS['Off']} does not exist on ctl2",
+            (
+                ReasonCode.NOTIFICATION_PROGRAM_BROKEN,
+                f"SlurmctldPrimaryOnProg {PROGRAMS['On']} does not exist on ctl2: "
+                "the failover topic will stay silent when ctl2 takes control",
+            ),
+            (
+                ReasonCode.NOTIFICATION_PROGRAM_BROKEN,
+                f"SlurmctldPrimaryOffProg {PROGRAMS['Off']} does not exist on ctl2",
+            ),
         ),
     ),
     Case(
@@ -74,7 +90,12 @@ DRIFT_CASES = [
         (Probe(conf=Conf(program_state="not_executable")), STANDBY),
         DEGRADED,
         "ctl1",
-        (f"SlurmctldPrimaryOnProg {PROGRAMS['On']} is not executable on ctl1",),
+        (
+            (
+                ReasonCode.NOTIFICATION_PROGRAM_BROKEN,
+                f"SlurmctldPrimaryOnProg {PROGRAMS['On']} is not executable on ctl1",
+            ),
+        ),
     ),
     Case(
         "slurm.conf a local copy on a standby (sed -i on the link), with another hash",
@@ -82,9 +103,16 @@ DRIFT_CASES = [
         DEGRADED,
         "ctl1",
         (
-            f"slurm.conf on ctl2 is a local copy: {CONF} is a file, not a link to the shared copy as on ctl1",
-            "slurm.conf differs between controllers: sha256 555555555555 on ctl1; "
-            "sha256 666666666666 on ctl2",
+            (
+                ReasonCode.SLURM_CONF_LOCAL_COPY,
+                f"slurm.conf on ctl2 is a local copy: {CONF} is a file, "
+                "not a link to the shared copy as on ctl1",
+            ),
+            (
+                ReasonCode.SLURM_CONF_DIFFERS,
+                "slurm.conf differs between controllers: sha256 555555555555 on ctl1; "
+                "sha256 666666666666 on ctl2",
+            ),
         ),
     ),
     Case(
@@ -93,8 +121,8 @@ DRIFT_CASES = [
         DEGRADED,
         "ctl1",
         (
-            "slurm.conf on ctl2 is a local copy: ",
-            "is on xfs /dev/nvme0n1p1, not on the shared file system of ",
+            (ReasonCode.SLURM_CONF_LOCAL_COPY, "slurm.conf on ctl2 is a local copy: "),
+            (ReasonCode.SLURM_CONF_LOCAL_COPY, "is on xfs /dev/nvme0n1p1, not on the shared file system of "),
         ),
     ),
     Case(
@@ -102,7 +130,12 @@ DRIFT_CASES = [
         (Probe(), standby(Conf(version="25.11.7"))),
         DEGRADED,
         "ctl1",
-        ("the Slurm version differs between controllers: 24.11.5 on ctl1; 25.11.7 on ctl2",),
+        (
+            (
+                ReasonCode.SLURM_VERSION_DIFFERS,
+                "the Slurm version differs between controllers: 24.11.5 on ctl1; 25.11.7 on ctl2",
+            ),
+        ),
     ),
     Case(
         "SlurmctldHost lists differ",
@@ -110,8 +143,11 @@ DRIFT_CASES = [
         DEGRADED,
         "ctl1",
         (
-            "the SlurmctldHost list differs between controllers: "
-            "ctl1(10.214.0.11) ctl2(10.214.0.12) on ctl1; ctl1(10.214.0.11) on ctl2",
+            (
+                ReasonCode.SLURMCTLD_HOSTS_DIFFER,
+                "the SlurmctldHost list differs between controllers: "
+                "ctl1(10.214.0.11) ctl2(10.214.0.12) on ctl1; ctl1(10.214.0.11) on ctl2",
+            ),
         ),
     ),
     Case(
@@ -119,14 +155,25 @@ DRIFT_CASES = [
         (Probe(), standby(Conf(timeout=120))),
         DEGRADED,
         "ctl1",
-        ("SlurmctldTimeout differs between controllers: 10 s on ctl1; 120 s on ctl2",),
+        (
+            (
+                ReasonCode.SLURMCTLD_TIMEOUT_DIFFERS,
+                "SlurmctldTimeout differs between controllers: 10 s on ctl1; 120 s on ctl2",
+            ),
+        ),
     ),
     Case(
         "StateSaveLocations differ",
         (Probe(), standby(Conf(state="/var/spool/slurmctld"))),
         DEGRADED,
         "ctl1",
-        (f"StateSaveLocation differs between controllers: {STATE} on ctl1; /var/spool/slurmctld on ctl2",),
+        (
+            (
+                ReasonCode.STATE_SAVE_LOCATION_DIFFERS,
+                f"StateSaveLocation differs between controllers: {STATE} on ctl1; "
+                "/var/spool/slurmctld on ctl2",
+            ),
+        ),
     ),
     Case(
         "StateSaveLocation on another file system of the same type",
@@ -134,8 +181,11 @@ DRIFT_CASES = [
         DEGRADED,
         "ctl1",
         (
-            "StateSaveLocation's file system differs between controllers: lustre fsx on ctl1; "
-            "lustre 10.0.0.9@tcp:/other on ctl2",
+            (
+                ReasonCode.STATE_SAVE_DEVICE_DIFFERS,
+                "StateSaveLocation's file system differs between controllers: lustre fsx on ctl1; "
+                "lustre 10.0.0.9@tcp:/other on ctl2",
+            ),
         ),
     ),
     Case(
@@ -143,14 +193,22 @@ DRIFT_CASES = [
         (CTL1_KILLED, dataclasses.replace(CTL2_TOOK_OVER, conf=Conf(link=False))),
         DEGRADED,
         "ctl2",
-        ("ctl2 is active", "slurm.conf on ctl2 is a local copy"),
+        (
+            (ReasonCode.ACTIVE_CONTROLLER, "ctl2 is active"),
+            (ReasonCode.SLURM_CONF_LOCAL_COPY, "slurm.conf on ctl2 is a local copy"),
+        ),
     ),
     Case(
         "three controllers: backup2's version differs",
         three_all_up(Conf(), Conf(), Conf(version="24.11.1")),
         DEGRADED,
         "ctl1",
-        ("the Slurm version differs between controllers: 24.11.5 on ctl1, ctl2; 24.11.1 on ctl3",),
+        (
+            (
+                ReasonCode.SLURM_VERSION_DIFFERS,
+                "the Slurm version differs between controllers: 24.11.5 on ctl1, ctl2; 24.11.1 on ctl3",
+            ),
+        ),
     ),
     Case(
         "drift beside DOWN: told, the verdict stays DOWN",
@@ -161,8 +219,11 @@ DRIFT_CASES = [
         DOWN,
         None,
         (
-            "ctl1 still holds the heartbeat",
-            "SlurmctldTimeout differs between controllers: 10 s on ctl1; 30 s on ctl2",
+            (ReasonCode.HEARTBEAT_HOLDER_HUNG, "ctl1 still holds the heartbeat"),
+            (
+                ReasonCode.SLURMCTLD_TIMEOUT_DIFFERS,
+                "SlurmctldTimeout differs between controllers: 10 s on ctl1; 30 s on ctl2",
+            ),
         ),
     ),
     Case(
@@ -170,6 +231,9 @@ DRIFT_CASES = [
         (Probe(heartbeat=(0, 0), conf=Conf(link=False)), CTL2_TOOK_OVER),
         SPLIT_BRAIN,
         None,
-        ("2 controllers act as the active one", "slurm.conf on ctl1 is a local copy"),
+        (
+            (ReasonCode.SEVERAL_ACTIVE, "2 controllers act as the active one"),
+            (ReasonCode.SLURM_CONF_LOCAL_COPY, "slurm.conf on ctl1 is a local copy"),
+        ),
     ),
 ]

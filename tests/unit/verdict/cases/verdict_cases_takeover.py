@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hyperpod_ha.verdict import DEGRADED, DOWN, FAILED_OVER, HEALTHY, SPLIT_BRAIN, UNKNOWN
+from hyperpod_ha.verdict.reasons import ReasonCode
 from tests.unit.verdict.cases.verdict_probes import (
     CTL1_KILLED,
     CTL2_TOOK_OVER,
@@ -21,9 +22,15 @@ TAKEOVER_CASES = [
         HEALTHY,
         "ctl1",
         (
-            "ctl1 (configured primary) is active: logged 'Running as primary controller'",
-            "writes the heartbeat",
-            "ctl2: slurmctld running, logged 'slurmctld running in background mode' (standby)",
+            (
+                ReasonCode.PRIMARY_ACTIVE,
+                "ctl1 (configured primary) is active: logged 'Running as primary controller'",
+            ),
+            (ReasonCode.PRIMARY_ACTIVE, "writes the heartbeat"),
+            (
+                ReasonCode.CONTROLLER_STATE,
+                "ctl2: slurmctld running, logged 'slurmctld running in background mode' (standby)",
+            ),
         ),
     ),
     Case(
@@ -32,8 +39,8 @@ TAKEOVER_CASES = [
         FAILED_OVER,
         "ctl2",
         (
-            "ctl2 (SlurmctldHost[1]) took over from ctl1",
-            "ctl1 (the configured primary): slurmctld not running",
+            (ReasonCode.BACKUP_TOOK_OVER, "ctl2 (SlurmctldHost[1]) took over from ctl1"),
+            (ReasonCode.STANDBY_DOWN, "ctl1 (the configured primary): slurmctld not running"),
         ),
     ),
     Case(
@@ -41,7 +48,7 @@ TAKEOVER_CASES = [
         (Probe(log=None), Probe(name="ctl2", log=None)),
         HEALTHY,
         "ctl1",
-        ("writes the heartbeat (last beat 1 s ago)",),
+        ((ReasonCode.PRIMARY_ACTIVE, "writes the heartbeat (last beat 1 s ago)"),),
     ),
     Case(
         "no role line anywhere: the heartbeat's writer index says ctl2 took over",
@@ -63,7 +70,12 @@ TAKEOVER_CASES = [
         ),
         FAILED_OVER,
         "ctl2",
-        ("ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",),
+        (
+            (
+                ReasonCode.BACKUP_TOOK_OVER,
+                "ctl2 (SlurmctldHost[1]) took over from ctl1: writes the heartbeat (last beat 2 s ago)",
+            ),
+        ),
     ),
     Case(
         "hung primary (stopped, ping DOWN), before SlurmctldTimeout: nobody is active yet",
@@ -79,8 +91,11 @@ TAKEOVER_CASES = [
         DOWN,
         None,
         (
-            "ctl1 still holds the heartbeat (last beat 8 s ago) but its slurmctld does not answer",
-            "SlurmctldTimeout (10 s)",
+            (
+                ReasonCode.HEARTBEAT_HOLDER_HUNG,
+                "ctl1 still holds the heartbeat (last beat 8 s ago) but its slurmctld does not answer",
+            ),
+            (ReasonCode.HEARTBEAT_HOLDER_HUNG, "SlurmctldTimeout (10 s)"),
         ),
     ),
     Case(
@@ -96,21 +111,30 @@ TAKEOVER_CASES = [
         ),
         DOWN,
         None,
-        ("ctl1 still holds the heartbeat",),
+        ((ReasonCode.HEARTBEAT_HOLDER_HUNG, "ctl1 still holds the heartbeat"),),
     ),
     Case(
         "hung primary, backup took over after SlurmctldTimeout",
         (Probe(slurmctld="T", ping=None, heartbeat=(1, 1), dbd="sacctmgr_cluster_ctl2.txt"), CTL2_TOOK_OVER),
         FAILED_OVER,
         "ctl2",
-        ("ctl1: slurmctld stopped (process state T): the old primary asks for control back",),
+        (
+            (
+                ReasonCode.STANDBY_DOWN,
+                "ctl1: slurmctld stopped (process state T): the old primary asks for control back",
+            ),
+        ),
     ),
     Case(
         "the old primary wakes up: both act as primary for a moment",
         (Probe(heartbeat=(0, 0)), CTL2_TOOK_OVER),
         SPLIT_BRAIN,
         None,
-        ("2 controllers act as the active one", "ctl1 is active", "ctl2 is active"),
+        (
+            (ReasonCode.SEVERAL_ACTIVE, "2 controllers act as the active one"),
+            (ReasonCode.ACTIVE_CONTROLLER, "ctl1 is active"),
+            (ReasonCode.ACTIVE_CONTROLLER, "ctl2 is active"),
+        ),
     ),
     Case(
         "the old primary took control back (05): ctl2 is standby again",
@@ -158,8 +182,11 @@ TAKEOVER_CASES = [
         DOWN,
         None,
         (
-            "ctl1 writes the heartbeat (last beat 1 s ago) but no checked controller reaches it",
-            "network partition?",
+            (
+                ReasonCode.HEARTBEAT_HOLDER_UNREACHABLE,
+                "ctl1 writes the heartbeat (last beat 1 s ago) but no checked controller reaches it",
+            ),
+            (ReasonCode.HEARTBEAT_HOLDER_UNREACHABLE, "network partition?"),
         ),
     ),
     Case(
@@ -180,9 +207,12 @@ TAKEOVER_CASES = [
         DEGRADED,
         "ctl1",
         (
-            "ctl2 cannot reach the active controller ctl1",
-            "ctl2: sinfo: slurm_load_partitions: Slurm backup controller in standby mode",
-            "standby ctl2 does not answer ping from ctl1",
+            (ReasonCode.STANDBY_CANNOT_REACH_ACTIVE, "ctl2 cannot reach the active controller ctl1"),
+            (
+                ReasonCode.SINFO_FAILS,
+                "ctl2: sinfo: slurm_load_partitions: Slurm backup controller in standby mode",
+            ),
+            (ReasonCode.STANDBY_NOT_ANSWERING_PING, "standby ctl2 does not answer ping from ctl1"),
         ),
     ),
     Case(
@@ -193,7 +223,7 @@ TAKEOVER_CASES = [
         ),
         SPLIT_BRAIN,
         None,
-        ("heartbeat written by ctl1 and ctl2 within moments",),
+        ((ReasonCode.HEARTBEAT_SEVERAL_WRITERS, "heartbeat written by ctl1 and ctl2 within moments"),),
     ),
     Case(
         "three controllers: primary active, backup1 and backup2 standby",
@@ -214,7 +244,10 @@ TAKEOVER_CASES = [
         ),
         HEALTHY,
         "ctl1",
-        ("ctl2: slurmctld running", "ctl3: slurmctld running"),
+        (
+            (ReasonCode.CONTROLLER_STATE, "ctl2: slurmctld running"),
+            (ReasonCode.CONTROLLER_STATE, "ctl3: slurmctld running"),
+        ),
     ),
     Case(
         "three controllers: backup2 took over, backup1 stays standby",
@@ -243,21 +276,26 @@ TAKEOVER_CASES = [
         ),
         FAILED_OVER,
         "ctl3",
-        ("ctl3 (SlurmctldHost[2]) took over from ctl1",),
+        ((ReasonCode.BACKUP_TOOK_OVER, "ctl3 (SlurmctldHost[2]) took over from ctl1"),),
     ),
     Case(
         "the old primary unreachable by SSM after the failover",
         (Unreachable("ctl1"), CTL2_TOOK_OVER),
         FAILED_OVER,
         "ctl2",
-        ("ctl1 (the configured primary) is not active: TargetUnreachable",),
+        ((ReasonCode.STANDBY_DOWN, "ctl1 (the configured primary) is not active: TargetUnreachable"),),
     ),
     Case(
         "the active primary unreachable by SSM: heartbeat and ping say it serves, but it is unchecked",
         (Unreachable("ctl1"), STANDBY),
         DEGRADED,
         "ctl1",
-        ("the active controller ctl1 could not be checked (TargetUnreachable",),
+        (
+            (
+                ReasonCode.ACTIVE_NOT_CHECKED,
+                "the active controller ctl1 could not be checked (TargetUnreachable",
+            ),
+        ),
     ),
     Case(
         "both controllers down (07)",
@@ -283,13 +321,19 @@ TAKEOVER_CASES = [
         ),
         DOWN,
         None,
-        ("no controller is active", "nobody writes the heartbeat: last beat 1 min ago by ctl1"),
+        (
+            (ReasonCode.NO_ACTIVE_CONTROLLER, "no controller is active"),
+            (ReasonCode.HEARTBEAT_NOT_WRITTEN, "nobody writes the heartbeat: last beat 1 min ago by ctl1"),
+        ),
     ),
     Case(
         "no controller could be checked",
         (Unreachable("ctl1"), Unreachable("ctl2")),
         UNKNOWN,
         None,
-        ("no controller could be checked", "ip-10-214-0-11: unreachable: TargetUnreachable"),
+        (
+            (ReasonCode.NO_CONTROLLER_CHECKED, "no controller could be checked"),
+            (ReasonCode.CONTROLLER_STATE, "ip-10-214-0-11: unreachable: TargetUnreachable"),
+        ),
     ),
 ]

@@ -14,6 +14,7 @@ from hyperpod_ha.controllers.check import check_controller, report_from_result
 from hyperpod_ha.controllers.models import Controller, ControllerReport
 from hyperpod_ha.slurm import ProbeSection, parse_show_config
 from hyperpod_ha.verdict import Verdict, VerdictName, VerdictPolicy, evaluate
+from hyperpod_ha.verdict.reasons import ReasonCode
 from hyperpod_ha_dev import CAPTURES
 from tests.fakes.probe_output import format_probe_output
 from tests.fakes.unreachable_runner import UnreachableRunner
@@ -263,7 +264,8 @@ class Case:
     controllers: tuple[Probe | Unreachable, ...]
     verdict: VerdictName
     active: str | None
-    reasons: tuple[str, ...] = ()  # each must appear in some reason
+    # Each: some reason has the code, and its text says these words.
+    reasons: tuple[tuple[ReasonCode, str], ...] = ()
     policy: VerdictPolicy | None = None
 
 

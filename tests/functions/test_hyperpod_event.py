@@ -1,4 +1,4 @@
-"""NodeEventFunction on the embedded stack: controllers verified, workers counted, storms tamed."""
+"""HyperPodEventFunction on the embedded stack: controllers verified, workers counted, storms tamed."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def worker_event(index: int, event_id: str) -> dict[str, Any]:
 
 
 def outcome(embedded: Embedded, raw: dict[str, Any]) -> dict[str, Any]:
-    (record,) = embedded.stack.invoke("NodeEventFunction", raw)["records"]
+    (record,) = embedded.stack.invoke("HyperPodEventFunction", raw)["records"]
     return record
 
 
@@ -140,7 +140,7 @@ def test_malformed_events_are_rejected_and_kept(watching: Embedded) -> None:
     record = outcome(watching, event("eventbridge_malformed.json"))
     assert record["outcome"] == "rejected"
     kept = boto3.client("sqs").receive_message(
-        QueueUrl=watching.stack.outputs["NodeEventDeadLetterQueueUrl"]
+        QueueUrl=watching.stack.outputs["HyperPodEventDeadLetterQueueUrl"]
     )["Messages"]
     assert json.loads(kept[0]["Body"])["id"] == "7c2d5e8f-1a2b-4c3d-9e8f-000000000005"
     assert watching.executions() == []

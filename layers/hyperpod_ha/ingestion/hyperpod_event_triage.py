@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hyperpod_ha.ingestion import notices
+from hyperpod_ha.human_time import utc_text
+from hyperpod_ha.ingestion import hyperpod_notices
 from hyperpod_ha.ingestion.cluster_event_metadata import metadata_of
 from hyperpod_ha.ingestion.event_metadata_triage import EventMetadataTriage
 from hyperpod_ha.ingestion.hyperpod_events import (
@@ -27,14 +28,13 @@ from hyperpod_ha.ingestion.hyperpod_events import (
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.ingestion.worker_failures import WorkerFailures
 from hyperpod_ha.observability import logger
-from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
 from hyperpod_ha.topic_publisher import TopicPublisher
-from hyperpod_ha.verdict import trigger_time
+from hyperpod_ha.trigger import Trigger
 
 
 @dataclass(frozen=True)
-class NodeEventTriage:
+class HyperPodEventTriage:
     """Decides what one HyperPod EventBridge event means for this cluster."""
 
     cluster: str
@@ -109,7 +109,7 @@ class NodeEventTriage:
         tally = self.workers.record_unhealthy(event.cluster_name, event.instance_id)
         if tally.outcome != "threshold-crossed":
             return self._result(event, "counted", unhealthy_workers=tally.unhealthy, group=group)
-        message = notices.workers_unhealthy(
+        message = hyperpod_notices.workers_unhealthy(
             event,
             tally.unhealthy,
             tally.window_start,
@@ -132,7 +132,7 @@ class NodeEventTriage:
             return self._verify(event, reason, {"status": event.status})
         if not event.alarming:
             return self._result(event, "ignored", reason=f"cluster status {event.status}")
-        message = notices.cluster_status(event, self.region, self.clock())
+        message = hyperpod_notices.cluster_status(event, self.region, self.clock())
         sent = self.publisher.publish_once(event.cluster_name, event.event_id, message, int(self.clock()))
         return self._result(event, "notified" if sent else "duplicate")
 
@@ -154,7 +154,7 @@ class NodeEventTriage:
             source="eventbridge",
             id=event.event_id,
             summary={"kind": type(event).__name__, **summary},
-            time=trigger_time(event.time),
+            time=utc_text(event.time),
         )
         decision = self.runs.start_or_join(event.cluster_name, trigger, reason)
         return self._result(event, decision.outcome, execution_arn=decision.execution_arn)

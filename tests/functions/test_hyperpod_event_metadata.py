@@ -1,4 +1,4 @@
-"""NodeEventFunction on the embedded stack: a cluster event's metadata (slurmdbd health, the
+"""HyperPodEventFunction on the embedded stack: a cluster event's metadata (slurmdbd health, the
 external accounting database) at any EventLevel; null metadata read again."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import boto3
 import pytest
 
 from tests.conftest import Embedded, subscribed_inbox
-from tests.functions.test_node_event import event, notices, outcome
+from tests.functions.test_hyperpod_event import event, notices, outcome
 
 pytestmark = pytest.mark.usefixtures("watching")
 
@@ -133,7 +133,7 @@ def test_a_malformed_record_read_again_is_rejected_and_kept(watching: Embedded) 
     assert record["outcome"] == "rejected"
     assert "Status" in record["reason"]
     kept = boto3.client("sqs").receive_message(
-        QueueUrl=watching.stack.outputs["NodeEventDeadLetterQueueUrl"]
+        QueueUrl=watching.stack.outputs["HyperPodEventDeadLetterQueueUrl"]
     )["Messages"]
     assert json.loads(kept[0]["Body"])["id"] == raw["id"]
     assert watching.executions() == []

@@ -1,7 +1,7 @@
-"""What NodeEventFunction tells people without a run: many workers unhealthy at once, the cluster
-Failed or RollingBack, an accounting database change HyperPod reverted (or had nothing to
-revert). Pure: the event, the clock and the region are passed in; the form is
-:mod:`hyperpod_ha.topic_messages`'."""
+"""The notices of HyperPod's events: what HyperPodEventFunction tells people without a run (many
+workers unhealthy at once, the cluster Failed or RollingBack, an accounting database change
+HyperPod reverted or had nothing to revert). Pure: the event, the clock and the region are
+passed in; the form is :mod:`hyperpod_ha.topic_messages`'."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NodeEventFunction: HyperPod EventBridge events -> verification runs, mass-failure and cluster notices."""
+"""HyperPodEventFunction: HyperPod's EventBridge events -> verification runs and notices."""
 
 from __future__ import annotations
 
@@ -10,17 +10,17 @@ from hyperpod_ha.observability import metrics, observed
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from hyperpod_ha.ingestion.function import NodeEventFunction
+    from hyperpod_ha.ingestion.function import HyperPodEventFunction
 
 
 @cache
-def _function() -> NodeEventFunction:
+def _function() -> HyperPodEventFunction:
     # On the first invocation, before its event: the feature's modules imported (INIT stays
     # small, see bench/cold_start.py), the settings read (a bad one fails every invocation,
     # naming it), the clients made.
-    from hyperpod_ha.ingestion.function import NodeEventFunction, NodeEventFunctionSettings
+    from hyperpod_ha.ingestion.function import HyperPodEventFunction, HyperPodEventFunctionSettings
 
-    return NodeEventFunction.from_settings(NodeEventFunctionSettings.from_environment())
+    return HyperPodEventFunction.from_settings(HyperPodEventFunctionSettings.from_environment())
 
 
 @observed

@@ -12,8 +12,8 @@ import pytest
 from moto import mock_aws
 
 from hyperpod_ha import state_table
-from hyperpod_ha.drill.lease import DrillLease
-from hyperpod_ha.lease import Lease, LeaseItemRejected, lease_id_for_drill
+from hyperpod_ha.acting.execution_lease import ExecutionLease
+from hyperpod_ha.lease import Lease, LeaseItemRejected
 from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.settings import RunSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
@@ -148,8 +148,8 @@ def test_runs_and_drills_write_the_items_the_code_before_wrote(ddb: Any) -> None
         assert runs.start_or_join("ml-cluster", Trigger("sns", message), "test").outcome == "joined"
     assert stored(ddb) == recorded("run_joined")
     assert runs.release("ml-cluster", "9ad3db36cd521f266ad8")
-    drill = DrillLease(ddb, "state", 3600, clock=lambda: float(TAKEN_AT))
-    assert drill.take("ml-cluster", lease_id_for_drill(DRILL_ARN), DRILL_ARN) is None
+    drill = ExecutionLease(ddb, "state", 3600, "drill", clock=lambda: float(TAKEN_AT))
+    assert drill.take("ml-cluster", DRILL_ARN) is None
     assert stored(ddb) == recorded("drill_taken")
 
 

@@ -107,10 +107,16 @@ def read_lease(ddb: DynamoDBClient, table: str, cluster: str) -> Lease | None:
 
 
 def put_lease(
-    ddb: DynamoDBClient, table: str, cluster: str, lease: Lease, retake: bool = False
+    ddb: DynamoDBClient,
+    table: str,
+    cluster: str,
+    lease: Lease,
+    retake: bool = False,
+    handed_by: str | None = None,
 ) -> Lease | None:
     """Write ``lease`` as the cluster's if the lease is free: never taken, expired when ``lease``
-    was taken, or (``retake``) already ``lease``'s own.
+    was taken, or (``retake``) already ``lease``'s own, or (``handed_by``, a run's lease id) held
+    by the run ``lease.handed_from`` names with that id, which hands it over.
 
     ``None`` when written; otherwise the holder's lease. DynamoDB deletes expired items
     lazily, so an expired lease counts as free."""
@@ -119,6 +125,10 @@ def put_lease(
     if retake:
         condition += " OR lease_id = :lease"
         values[":lease"] = lease.lease_id
+    if handed_by and lease.handed_from:
+        # Only a run's lease (a run's item has no kind), as its item names it now.
+        condition += " OR (lease_id = :handed_by AND execution_name = :run AND attribute_not_exists(kind))"
+        values.update({":handed_by": handed_by, ":run": lease.handed_from})
     holder = unless_condition_failed(
         ddb.put_item,
         TableName=table,

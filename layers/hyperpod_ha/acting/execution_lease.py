@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 from hyperpod_ha.controllers.models import ClusterControllers, Controller
@@ -22,6 +22,16 @@ from hyperpod_ha.state_table import put_lease, read_lease, release_lease
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@dataclass(frozen=True)
+class HandedLease:
+    """The run that hands the cluster's lease over (the verification run that found the
+    restore to do, before its snapshot): its lease's id and its execution's name."""
+
+    lease_id: str
+    run: str
+
 
 _LEASE_IDS: Final[dict[str, Callable[[str], str]]] = {
     "drill": lease_id_for_drill,
@@ -42,20 +52,26 @@ class ExecutionLease:
     def lease_id(self, execution_arn: str) -> str:
         return _LEASE_IDS[self.kind](execution_arn)
 
-    def take(self, cluster: str, execution_arn: str) -> Lease | None:
-        """``None`` when taken (now, or by this execution before: a retried step); otherwise the
-        holder's lease."""
+    def take(self, cluster: str, execution_arn: str, handed: HandedLease | None = None) -> Lease | None:
+        """``None`` when taken (now, or by this execution before: a retried step; or handed over
+        by the run ``handed`` names, while that run holds it); otherwise the holder's lease."""
         lease = Lease.for_execution(
             self.kind, self.lease_id(execution_arn), execution_arn, int(self.clock()), self.lease_seconds
         )
-        return put_lease(self.dynamodb, self.table, cluster, lease, retake=True)
+        if handed is not None:
+            lease = replace(lease, handed_from=handed.run)
+        by = handed.lease_id if handed is not None else None
+        return put_lease(self.dynamodb, self.table, cluster, lease, retake=True, handed_by=by)
 
-    def begin(self, cluster: str, execution_arn: str, refused: str = "") -> dict[str, Any]:
+    def begin(
+        self, cluster: str, execution_arn: str, refused: str = "", handed: HandedLease | None = None
+    ) -> dict[str, Any]:
         """The begin step: the lease taken, or not and who holds it (``refused`` starts the reason)."""
         lease_id = self.lease_id(execution_arn)
-        holder = self.take(cluster, execution_arn)
+        holder = self.take(cluster, execution_arn, handed)
         if holder is None:
-            return {"taken": True, "lease_id": lease_id, "reason": None}
+            taken: dict[str, Any] = {"taken": True, "lease_id": lease_id, "reason": None}
+            return {**taken, "handed_from": handed.run} if handed is not None else taken
         running = holder.execution_arn or holder.execution_name or "unknown"
         reason = f"{refused}a {holder.kind} holds the cluster now: {running}"
         return {"taken": False, "lease_id": lease_id, "reason": reason, "holder": running}

@@ -13,6 +13,7 @@ from functools import partial
 from typing import Any, Final
 
 from hyperpod_ha.acting import steps as acting_steps
+from hyperpod_ha.acting.execution_lease import HandedLease
 from hyperpod_ha.commands import SESSION_MANAGER
 from hyperpod_ha.controllers.maintenance import Maintenance
 from hyperpod_ha.controllers.models import RUNNING, ClusterControllers, Controller, ControllerReport
@@ -26,20 +27,50 @@ from hyperpod_ha.restore.node import restore_result
 from hyperpod_ha.restore.planner import RestoreInput, plan_restore
 from hyperpod_ha.restore.record import finish
 from hyperpod_ha.restore.settings import HOUR, RestoreMode
+from hyperpod_ha.runs.naming import execution_arn
 from hyperpod_ha.verdict import reports_from_json
 
 # The restore document is a Session document: Run Command would need a Command document.
 SUPPORTED_TRANSPORTS: Final = frozenset({SESSION_MANAGER, "simulated", "lab-agent"})
 MAX_CHECKS: Final = 30
+MAX_ARN_CHARS: Final = 2048  # an execution ARN: Step Functions' bound is 2,048 characters
+MAX_LEASE_ID_CHARS: Final = 64
 
 _text = partial(text_field, rejected=InvalidRestoreRequest)
 
 
 def begin(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
-    """Take the cluster's lease (kind ``restore``): one restore, run or drill at a time."""
+    """Take the cluster's lease (kind ``restore``): one restore, run or drill at a time. A
+    restore a verification run started before its snapshot takes that run's lease over, while
+    the run holds it (the request's ``handed_from``: the lease's id and the run's execution, one
+    of this stack's verification state machine)."""
     request = request_of(event, context)
-    taken = context.lease.begin(request.cluster, _text(event, "execution_id"), refused="not restored: ")
+    handed = handed_lease(event.get("request"), context.runs.settings.state_machine_arn)
+    execution_id = _text(event, "execution_id")
+    taken = context.lease.begin(request.cluster, execution_id, refused="not restored: ", handed=handed)
     return {**taken, "cluster": request.cluster} if taken["taken"] else taken
+
+
+def handed_lease(request: object, verification_arn: str) -> HandedLease | None:
+    """The run that hands its lease over, as the request names it; ``None`` when it names none."""
+    handed = request.get("handed_from") if isinstance(request, Mapping) else None
+    if handed is None:
+        return None
+    if not isinstance(handed, Mapping):
+        raise InvalidRestoreRequest("handed_from is not an object")
+    lease_id, execution = handed.get("lease_id"), handed.get("execution")
+    if (
+        not isinstance(lease_id, str)
+        or not isinstance(execution, str)
+        or len(execution) > MAX_ARN_CHARS
+        or len(lease_id) > MAX_LEASE_ID_CHARS
+    ):
+        raise InvalidRestoreRequest("handed_from needs the run's lease_id and execution")
+    run = execution.rsplit(":", 1)[-1]
+    if execution != execution_arn(verification_arn, run):
+        raise InvalidRestoreRequest("handed_from names no execution of this stack's verification runs")
+    # A run without a lease (an operator's) hands nothing: the restore takes a free lease.
+    return HandedLease(lease_id, run) if lease_id else None
 
 
 def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:

@@ -78,3 +78,27 @@ def test_a_step_acts_only_for_the_holder_and_on_a_controller_discovered_now(dyna
         own(drills, ARN, ("i-9", None))
     with pytest.raises(RestoreStepRefused, match="not the one discovery found"):
         own(drills, ARN, (CTL2.instance_id, "sagemaker-cluster:other_controller-machine-i-2"))
+
+
+def test_a_run_hands_its_lease_to_a_restore_and_to_no_other(dynamodb: object) -> None:
+    from hyperpod_ha.acting.execution_lease import HandedLease
+    from hyperpod_ha.lease import Lease
+    from hyperpod_ha.state_table import put_lease, read_lease
+
+    restore = ARN.replace("drills:drill-1", "restores:restore-1")
+    restores = ExecutionLease(dynamodb, TABLE, 60, "restore", clock=lambda: 1_000.0)  # type: ignore[arg-type]
+    run = Lease.for_run("run-lease", "sns:m-1", "run-1", 1_000, 3600)
+    assert put_lease(dynamodb, TABLE, "ml-cluster", run) is None  # type: ignore[arg-type]
+    # Not handed: the run holds it. Handed by another run, or with another id: refused too.
+    for handed in (None, HandedLease("run-lease", "run-2"), HandedLease("other", "run-1")):
+        holder = restores.take("ml-cluster", restore, handed)
+        assert holder is not None
+        assert holder.lease_id == "run-lease"
+    taken = restores.begin("ml-cluster", restore, handed=HandedLease("run-lease", "run-1"))
+    assert (taken["taken"], taken["handed_from"]) == (True, "run-1")
+    held = read_lease(dynamodb, TABLE, "ml-cluster")  # type: ignore[arg-type]
+    assert held is not None
+    assert (held.kind, held.execution_arn, held.handed_from) == ("restore", restore, "run-1")
+    # A drill's lease is no run's: it is never handed over, whatever the request says.
+    drills = ExecutionLease(dynamodb, TABLE, 60, "drill", clock=lambda: 1_000.0)  # type: ignore[arg-type]
+    assert drills.take("ml-cluster", ARN, HandedLease(held.lease_id, held.execution_name)) is not None

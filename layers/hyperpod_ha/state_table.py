@@ -147,19 +147,22 @@ JoinOutcome = Literal["joined", "already joined", "not held"]
 
 
 def join_lease(
-    ddb: DynamoDBClient, table: str, cluster: str, holder_lease: str, trigger_key: str, record: bool
+    ddb: DynamoDBClient, table: str, cluster: str, holder_lease: str, trigger_key: str
 ) -> JoinOutcome:
-    """Count ``trigger_key`` as joining the run of ``holder_lease`` (and keep its key when
-    ``record``): ``joined``; ``already joined`` when it had joined that run before; ``not held``
-    when ``holder_lease`` holds the lease no more (released, or taken since)."""
-    values: dict[str, object] = {":one": 1, ":lease": holder_lease, ":trigger": trigger_key}
-    if record:
-        values[":key"] = {trigger_key}
+    """Count ``trigger_key`` as joining the run of ``holder_lease`` and keep its key: ``joined``;
+    ``already joined`` when it had joined that run before; ``not held`` when ``holder_lease``
+    holds the lease no more (released, or taken since)."""
+    values: dict[str, object] = {
+        ":one": 1,
+        ":lease": holder_lease,
+        ":trigger": trigger_key,
+        ":key": {trigger_key},
+    }
     found = unless_condition_failed(
         ddb.update_item,
         TableName=table,
         Key=key(lease_key(cluster)),
-        UpdateExpression="ADD joined_count :one" + (", joined :key" if record else ""),
+        UpdateExpression="ADD joined_count :one, joined :key",
         ConditionExpression="lease_id = :lease AND NOT contains(joined, :trigger)",
         ExpressionAttributeValues=attribute_values(values),
     )

@@ -210,7 +210,7 @@ def test_a_trigger_that_joined_the_rollout_gets_its_verification_after_it(
         assert holder is not None
         assert holder.kind == "rollout"
         ddb = boto3.client("dynamodb")
-        assert state_table.join_lease(ddb, app.table, "lab", holder.lease_id, "sns:m-9", True) == "joined"
+        assert state_table.join_lease(ddb, app.table, "lab", holder.lease_id, "sns:m-9") == "joined"
         return run(request)
 
     monkeypatch.setattr(app.runner, "run", meanwhile)

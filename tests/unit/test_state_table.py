@@ -51,10 +51,10 @@ def test_a_lease_is_taken_once_until_it_expires(ddb: Any) -> None:
 
 def test_a_trigger_joins_once_and_only_the_holders_run(ddb: Any) -> None:
     state_table.put_lease(ddb, "state", "c", lease("a"))
-    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1", record=True) == "joined"
+    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1") == "joined"
     # Refused: the trigger joined a's run already; b holds no lease.
-    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1", record=True) == "already joined"
-    assert state_table.join_lease(ddb, "state", "c", "b", "sns:m-2", record=True) == "not held"
+    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1") == "already joined"
+    assert state_table.join_lease(ddb, "state", "c", "b", "sns:m-2") == "not held"
     held = state_table.read_lease(ddb, "state", "c")
     assert held is not None
     assert (held.lease_id, held.joined, held.joined_count) == ("a", {"sns:m-1"}, 1)
@@ -101,7 +101,7 @@ def test_a_join_after_the_lease_is_gone_finds_nothing(ddb: Any) -> None:
     state_table.put_lease(ddb, "state", "c", lease("a"))
     state_table.release_lease(ddb, "state", "c", "a")
     # Nobody holds the lease, so the caller takes it again.
-    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1", record=True) == "not held"
+    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1") == "not held"
 
 
 def test_a_write_that_fails_for_another_reason_is_raised(ddb: Any) -> None:

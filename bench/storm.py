@@ -144,15 +144,13 @@ def sns_writes_note(report: dict[str, Any], idempotency_table: str) -> str:
     idempotency = sum(writes["per_table"].get(idempotency_table, {}).values())
     rest = writes["calls"] - idempotency
     events = report["events"]
-    verdict = "missed" if not writes["met"] else "met"
+    verdict = "met" if writes["met"] else "missed"
     return (
-        f"Target {verdict} for SNS, by design: of {writes['value']} write calls per notification, "
-        f"{idempotency / events:.2f} go to the idempotency table (Powertools Idempotency writes each new "
-        "record twice, IN_PROGRESS then COMPLETED, and a redelivered MessageId costs one failed "
-        f"conditional PutItem) and {rest / events:.2f} to the state table (taking or joining the "
-        "cluster's lease). The idempotency record is what makes a redelivery answer 'duplicate' without "
-        "touching the lease; dropping it would save about two writes per notification but lean on the "
-        "lease's own de-duplication of joins, which records only the first 100 joined triggers."
+        f"Target {verdict} for SNS: of {writes['value']} write calls per notification, "
+        f"{idempotency / events:.2f} go to the idempotency table (one record per new MessageId, its "
+        "answer, written after the work: ingestion/notification_records.py; a redelivery is answered "
+        f"from it by a read) and {rest / events:.2f} to the state table (taking the cluster's lease, or "
+        "joining it: the lease records the first 100 joined triggers, later joins write nothing)."
     )
 
 

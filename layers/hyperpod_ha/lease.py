@@ -8,6 +8,10 @@ joined triggers' keys in ``joined``, for the run's evidence). A run waiting for 
 maintenance to end extends ``expires_at`` before each wait and says so in ``maintenance`` (the
 workflow writes both, "Hold the cluster during the maintenance").
 
+A run that finds a restore to do hands its lease to the restore before its snapshot (the
+restore's item names it in ``handed_from``): the restore need not wait for the snapshot, and
+one actor still holds the cluster.
+
 This module is the lease as a value: what it holds, how its id follows from what asked for it
 (so a redelivered trigger or a retried step never takes a second one), and its item's
 attributes, read and written through boto3's own DynamoDB type (de)serializer. The stored
@@ -98,6 +102,8 @@ class Lease:
     joined_count: int = 0
     joined: frozenset[str] = frozenset()
     maintenance: str = ""  # what a run waiting for maintenance saw last (the workflow's note)
+    # A restore's: the execution name of the run that handed it the cluster before its snapshot.
+    handed_from: str = ""
 
     @classmethod
     def for_run(cls, lease_id: str, trigger_key: str, execution_name: str, now: int, seconds: int) -> Lease:
@@ -136,9 +142,9 @@ class Lease:
 
     def __post_init__(self) -> None:
         # What an item must hold to be read back (from_item): a lease that breaks it is never written.
-        for name in ("lease_id", "trigger", "execution_name", "execution_arn", "maintenance"):
+        for name in ("lease_id", "trigger", "execution_name", "execution_arn", "maintenance", "handed_from"):
             value: str = getattr(self, name)
-            if not value and name not in ("execution_arn", "maintenance"):
+            if not value and name not in ("execution_arn", "maintenance", "handed_from"):
                 raise LeaseItemRejected(f"the lease's {name} is empty")
             if len(value) > _MAX_CHARS:
                 raise LeaseItemRejected(f"the lease's {name} is longer than {_MAX_CHARS} characters")
@@ -171,6 +177,8 @@ class Lease:
             plain["joined"] = self.joined
         if self.maintenance:
             plain["maintenance"] = self.maintenance
+        if self.handed_from:
+            plain["handed_from"] = self.handed_from
         return {name: _SERIALIZER.serialize(value) for name, value in plain.items()}
 
     @classmethod
@@ -192,6 +200,7 @@ class Lease:
             joined_count=plain.whole("joined_count", default=0),
             joined=plain.texts("joined"),
             maintenance=plain.text("maintenance", required=False),
+            handed_from=plain.text("handed_from", required=False),
         )
 
 

@@ -107,10 +107,16 @@ def read_lease(ddb: DynamoDBClient, table: str, cluster: str) -> Lease | None:
 
 
 def put_lease(
-    ddb: DynamoDBClient, table: str, cluster: str, lease: Lease, retake: bool = False
+    ddb: DynamoDBClient,
+    table: str,
+    cluster: str,
+    lease: Lease,
+    retake: bool = False,
+    handed_by: str | None = None,
 ) -> Lease | None:
     """Write ``lease`` as the cluster's if the lease is free: never taken, expired when ``lease``
-    was taken, or (``retake``) already ``lease``'s own.
+    was taken, or (``retake``) already ``lease``'s own, or (``handed_by``, a run's lease id) held
+    by the run ``lease.handed_from`` names with that id, which hands it over.
 
     ``None`` when written; otherwise the holder's lease. DynamoDB deletes expired items
     lazily, so an expired lease counts as free."""
@@ -119,6 +125,10 @@ def put_lease(
     if retake:
         condition += " OR lease_id = :lease"
         values[":lease"] = lease.lease_id
+    if handed_by and lease.handed_from:
+        # Only a run's lease (a run's item has no kind), as its item names it now.
+        condition += " OR (lease_id = :handed_by AND execution_name = :run AND attribute_not_exists(kind))"
+        values.update({":handed_by": handed_by, ":run": lease.handed_from})
     holder = unless_condition_failed(
         ddb.put_item,
         TableName=table,
@@ -137,19 +147,22 @@ JoinOutcome = Literal["joined", "already joined", "not held"]
 
 
 def join_lease(
-    ddb: DynamoDBClient, table: str, cluster: str, holder_lease: str, trigger_key: str, record: bool
+    ddb: DynamoDBClient, table: str, cluster: str, holder_lease: str, trigger_key: str
 ) -> JoinOutcome:
-    """Count ``trigger_key`` as joining the run of ``holder_lease`` (and keep its key when
-    ``record``): ``joined``; ``already joined`` when it had joined that run before; ``not held``
-    when ``holder_lease`` holds the lease no more (released, or taken since)."""
-    values: dict[str, object] = {":one": 1, ":lease": holder_lease, ":trigger": trigger_key}
-    if record:
-        values[":key"] = {trigger_key}
+    """Count ``trigger_key`` as joining the run of ``holder_lease`` and keep its key: ``joined``;
+    ``already joined`` when it had joined that run before; ``not held`` when ``holder_lease``
+    holds the lease no more (released, or taken since)."""
+    values: dict[str, object] = {
+        ":one": 1,
+        ":lease": holder_lease,
+        ":trigger": trigger_key,
+        ":key": {trigger_key},
+    }
     found = unless_condition_failed(
         ddb.update_item,
         TableName=table,
         Key=key(lease_key(cluster)),
-        UpdateExpression="ADD joined_count :one" + (", joined :key" if record else ""),
+        UpdateExpression="ADD joined_count :one, joined :key",
         ConditionExpression="lease_id = :lease AND NOT contains(joined, :trigger)",
         ExpressionAttributeValues=attribute_values(values),
     )

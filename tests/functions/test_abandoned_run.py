@@ -113,8 +113,7 @@ def test_a_failed_run_that_released_its_lease_is_left_alone(embedded: Embedded) 
 
 
 def test_a_stopped_drill_releases_its_lease_and_opens_a_drill_incident(embedded: Embedded) -> None:
-    from hyperpod_ha.drill.lease import DrillLease
-    from hyperpod_ha.lease import lease_id_for_drill
+    from hyperpod_ha.acting.execution_lease import ExecutionLease
 
     drills = str(embedded.stack.outputs["FailoverDrillStateMachineArn"])
     # A drill that stops at once (its settings are refused) gives a real execution and input;
@@ -132,11 +131,8 @@ def test_a_stopped_drill_releases_its_lease_and_opens_a_drill_incident(embedded:
         time.sleep(0.05)
     assert described["status"] == "FAILED"
     assert lease(embedded) is None
-    held = DrillLease(boto3.client("dynamodb"), embedded.stack.ref("StateTable"), 3600)
-    assert (
-        held.take("ml-cluster", lease_id_for_drill(execution["executionArn"]), execution["executionArn"])
-        is None
-    )
+    held = ExecutionLease(boto3.client("dynamodb"), embedded.stack.ref("StateTable"), 3600, "drill")
+    assert held.take("ml-cluster", execution["executionArn"]) is None
 
     put(aborted_event(execution, drills))
 

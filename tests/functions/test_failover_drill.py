@@ -163,7 +163,7 @@ def test_a_missing_setting_fails_the_first_step_naming_it(monkeypatch: pytest.Mo
 @pytest.fixture
 def runner(embedded: Embedded, use_transport: UseTransport) -> CannedRunner:
     """The drill documents' transport: records every command, answers that it worked."""
-    done = CommandResult("HYPERPOD_HA_DRILL_RESULT rc=0\n", "", 0, 1.0, "canned")
+    done = CommandResult("HYPERPOD_HA_RESULT rc=0\n", "", 0, 1.0, "canned")
     canned = CannedRunner(result=done, transport="canned")
     use_transport("canned", canned.factory)
     embedded.stack.override_environment("FailoverDrillFunction", COMMAND_TRANSPORT="canned")

@@ -219,7 +219,7 @@ def test_a_bad_mode_setting_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> 
 
 # --- issue 35, finding 2: a direct invoke of a step that acts ---------------------------------
 
-RESTORED = "before=stopped\naction=started\nanswers_ping=yes\nHYPERPOD_HA_RESTORE_RESULT rc=0\n"
+RESTORED = "before=stopped\naction=started\nanswers_ping=yes\nHYPERPOD_HA_RESULT rc=0\n"
 ALL = {"cluster": "ml-cluster", "mode": "all", "dry_run": False}
 
 

@@ -13,8 +13,8 @@ import boto3
 import pytest
 
 from hyperpod_ha import state_table
+from hyperpod_ha.acting.execution_lease import ExecutionLease
 from hyperpod_ha.commands import CommandRequest, CommandResult
-from hyperpod_ha.drill.lease import DrillLease
 from hyperpod_ha.lease import Lease, lease_id_for_rollout
 from hyperpod_ha.rotation.errors import ClusterBusy, RolloutRefused
 from hyperpod_ha.rotation.lease import SLACK_SECONDS, Invocation, RolloutLease
@@ -189,10 +189,10 @@ def test_a_crashed_rollout_frees_the_cluster_once_its_invocation_must_have_ended
     lease = RolloutLease(ddb, app.table, "lab", clock=lambda: now).take("req-1", invocation)
     assert lease.expires_at == now + 121 + SLACK_SECONDS
 
-    drills = DrillLease(ddb, app.table, 3600, clock=lambda: lease.expires_at)
-    assert drills.take("lab", "d1", DRILL) is not None  # still held at its last second
-    drills = DrillLease(ddb, app.table, 3600, clock=lambda: lease.expires_at + 1)
-    assert drills.take("lab", "d1", DRILL) is None  # then free
+    drills = ExecutionLease(ddb, app.table, 3600, "drill", clock=lambda: lease.expires_at)
+    assert drills.take("lab", DRILL) is not None  # still held at its last second
+    drills = ExecutionLease(ddb, app.table, 3600, "drill", clock=lambda: lease.expires_at + 1)
+    assert drills.take("lab", DRILL) is None  # then free
     assert held(app) is not None
     assert held(app).kind == "drill"  # type: ignore[union-attr]
 
@@ -210,7 +210,7 @@ def test_a_trigger_that_joined_the_rollout_gets_its_verification_after_it(
         assert holder is not None
         assert holder.kind == "rollout"
         ddb = boto3.client("dynamodb")
-        assert state_table.join_lease(ddb, app.table, "lab", holder.lease_id, "sns:m-9", True) == "joined"
+        assert state_table.join_lease(ddb, app.table, "lab", holder.lease_id, "sns:m-9") == "joined"
         return run(request)
 
     monkeypatch.setattr(app.runner, "run", meanwhile)

@@ -12,8 +12,8 @@ import pytest
 from moto import mock_aws
 
 from hyperpod_ha import state_table
-from hyperpod_ha.drill.lease import DrillLease
-from hyperpod_ha.lease import Lease, LeaseItemRejected, lease_id_for_drill
+from hyperpod_ha.acting.execution_lease import ExecutionLease
+from hyperpod_ha.lease import Lease, LeaseItemRejected
 from hyperpod_ha.runs.settings import RunSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
 from hyperpod_ha.trigger import Trigger
@@ -51,10 +51,10 @@ def test_a_lease_is_taken_once_until_it_expires(ddb: Any) -> None:
 
 def test_a_trigger_joins_once_and_only_the_holders_run(ddb: Any) -> None:
     state_table.put_lease(ddb, "state", "c", lease("a"))
-    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1", record=True) == "joined"
+    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1") == "joined"
     # Refused: the trigger joined a's run already; b holds no lease.
-    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1", record=True) == "already joined"
-    assert state_table.join_lease(ddb, "state", "c", "b", "sns:m-2", record=True) == "not held"
+    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1") == "already joined"
+    assert state_table.join_lease(ddb, "state", "c", "b", "sns:m-2") == "not held"
     held = state_table.read_lease(ddb, "state", "c")
     assert held is not None
     assert (held.lease_id, held.joined, held.joined_count) == ("a", {"sns:m-1"}, 1)
@@ -101,7 +101,7 @@ def test_a_join_after_the_lease_is_gone_finds_nothing(ddb: Any) -> None:
     state_table.put_lease(ddb, "state", "c", lease("a"))
     state_table.release_lease(ddb, "state", "c", "a")
     # Nobody holds the lease, so the caller takes it again.
-    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1", record=True) == "not held"
+    assert state_table.join_lease(ddb, "state", "c", "a", "sns:m-1") == "not held"
 
 
 def test_a_write_that_fails_for_another_reason_is_raised(ddb: Any) -> None:
@@ -148,8 +148,8 @@ def test_runs_and_drills_write_the_items_the_code_before_wrote(ddb: Any) -> None
         assert runs.start_or_join("ml-cluster", Trigger("sns", message), "test").outcome == "joined"
     assert stored(ddb) == recorded("run_joined")
     assert runs.release("ml-cluster", "9ad3db36cd521f266ad8")
-    drill = DrillLease(ddb, "state", 3600, clock=lambda: float(TAKEN_AT))
-    assert drill.take("ml-cluster", lease_id_for_drill(DRILL_ARN), DRILL_ARN) is None
+    drill = ExecutionLease(ddb, "state", 3600, "drill", clock=lambda: float(TAKEN_AT))
+    assert drill.take("ml-cluster", DRILL_ARN) is None
     assert stored(ddb) == recorded("drill_taken")
 
 

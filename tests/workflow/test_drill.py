@@ -189,7 +189,7 @@ def test_a_refused_drill_exits_3_and_status_shows_the_run_in_progress_and_incide
         run.stack.stop_running_executions()
     assert code == 3
     assert report["outcome"] == "refused"
-    assert report["reasons"][0].startswith("a verification run or drill holds the cluster now")
+    assert report["reasons"][0].startswith("a run holds the cluster now")
     assert seen["in_progress"]["kind"] == "verification"
     assert seen["in_progress"]["execution_arn"] == running["executionArn"]
     assert seen["in_progress"]["execution_link"].startswith(

@@ -110,6 +110,22 @@ def test_a_verification_with_standbys_restores_the_standby_and_the_next_run_is_h
     assert "Start the restore" not in after["states"]  # HEALTHY: nothing to restore
 
 
+def test_a_run_holding_the_lease_hands_it_to_the_restore_before_its_snapshot() -> None:
+    # Issue 36: the restore no longer waits for the run's snapshot to free the cluster.
+    found = run_verification_with_restore(ROOT, "standbys", lease_id="lease-of-the-first-run")
+    first, after = found["FailoverVerificationStateMachineArn"]
+    [restore] = found["RedundancyRestoreStateMachineArn"]
+    states = first["states"]
+    assert states.index("Start the restore") < states.index("Snapshot the Slurm state")
+    assert states.index("Snapshot the Slurm state") < states.index("Release the cluster")
+    lease = restore["output"]["lease"]["value"]
+    assert (lease["taken"], lease["handed_from"]) == (True, "verify-first")
+    assert "The controller is restored" in restore["states"]
+    assert (after["status"], after["states"][-1]) == ("SUCCEEDED", "Failover verified")
+    # The first run's release found the lease the restore's: it freed nothing of another's.
+    assert (first["status"], first["error"]) == ("SUCCEEDED", None)
+
+
 def test_a_verification_with_off_starts_no_restore() -> None:
     found = run_verification_with_restore(ROOT, "off")
     [first] = found["FailoverVerificationStateMachineArn"]

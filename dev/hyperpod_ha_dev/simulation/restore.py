@@ -19,6 +19,8 @@ from typing import Any
 
 import boto3
 
+from hyperpod_ha import state_table
+from hyperpod_ha.lease import Lease
 from hyperpod_ha_dev.embedded.site import rebooted_nodes
 from hyperpod_ha_dev.simulation import scenarios as s
 from hyperpod_ha_dev.simulation.cluster import SimulatedCluster, SimulatedController
@@ -185,17 +187,24 @@ def _wait(sfn: Any, execution: str) -> dict[str, Any]:
 
 
 def run_verification_with_restore(
-    root: Path, mode: str, cluster_type: type[RestoreSimulatedCluster] = RestoreSimulatedCluster
+    root: Path,
+    mode: str,
+    cluster_type: type[RestoreSimulatedCluster] = RestoreSimulatedCluster,
+    lease_id: str = "",
 ) -> dict[str, list[dict[str, Any]]]:
-    """A verification run with ``restore_redundancy`` = ``mode``, then whatever it started, to
-    the end: every execution of both state machines, oldest first, with its states."""
+    """A verification run with ``restore_redundancy`` = ``mode`` (holding the cluster's lease
+    ``lease_id``, as a trigger's run does, unless it is empty), then whatever it started, to the
+    end: every execution of both state machines, oldest first, with its states and output."""
     with simulated_run(s.SCENARIOS["healthy"], root, cluster_type) as run:
         sfn = boto3.client("stepfunctions")
         cluster = str(run.stack.parameters["ClusterName"])
+        if lease_id:
+            lease = Lease.for_run(lease_id, f"operator:{lease_id}", "verify-first", int(time.time()), 3600)
+            state_table.put_lease(boto3.client("dynamodb"), run.stack.ref("StateTable"), cluster, lease)
         sfn.start_execution(
             stateMachineArn=str(run.stack.outputs["FailoverVerificationStateMachineArn"]),
             name="verify-first",
-            input=json.dumps({"cluster": cluster, "restore_redundancy": mode}),
+            input=json.dumps({"cluster": cluster, "restore_redundancy": mode, "lease_id": lease_id}),
         )
         found: dict[str, list[dict[str, Any]]] = {}
         deadline = time.monotonic() + FINISH_SECONDS
@@ -221,7 +230,7 @@ def run_verification_with_restore(
                     for e in history["events"]
                     if "stateEnteredEventDetails" in e
                 ]
-                execution["error"] = sfn.describe_execution(executionArn=execution["executionArn"]).get(
-                    "error"
-                )
+                described = sfn.describe_execution(executionArn=execution["executionArn"])
+                execution["error"] = described.get("error")
+                execution["output"] = json.loads(described.get("output") or "null")
         return found

@@ -12,17 +12,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
-from hyperpod_ha.commands import runner_for
-from hyperpod_ha.controllers.settings import DEFAULT_TRANSPORT, ClusterName
-from hyperpod_ha.drill.lease import DrillLease
+from hyperpod_ha.acting.settings import ActingSettings
+from hyperpod_ha.acting.steps import logged_step
 from hyperpod_ha.drill.models import InvalidDrillRequest
 from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
 from hyperpod_ha.drill.records import DrillRecords
 from hyperpod_ha.drill.steps import DrillContext, run_step
 from hyperpod_ha.environment import Number, Settings, Text
 from hyperpod_ha.incidents import Incidents, IncidentSettings
-from hyperpod_ha.lease import LeaseSeconds
-from hyperpod_ha.observability import logger, metrics
+from hyperpod_ha.observability import metrics
 from hyperpod_ha.status_records import StatusRecords
 
 if TYPE_CHECKING:
@@ -36,13 +34,7 @@ DEFAULT_COMMAND_DEADLINE_SECONDS = 60
 class FailoverDrillFunctionSettings(Settings):
     """FailoverDrillFunction's environment."""
 
-    # The stack's cluster and controller group (the template's Globals): a drill acts on no other.
-    cluster: Annotated[str, ClusterName("CLUSTER_NAME")]
-    controller_group: Annotated[str, Text("CONTROLLER_GROUP")]
-    state_table: Annotated[str, Text("STATE_TABLE")]
-    # Checked by the transports' registry (runner_for), which knows the names; the plan step
-    # refuses a transport that cannot run the drill's Session documents.
-    command_transport: Annotated[str, Text("COMMAND_TRANSPORT", DEFAULT_TRANSPORT)]
+    acting: ActingSettings
     takeover_document: Annotated[str, Text("TAKEOVER_DOCUMENT")]
     jobs_document: Annotated[str, Text("JOBS_DOCUMENT")]
     accounting_document: Annotated[str, Text("ACCOUNTING_DOCUMENT")]
@@ -50,7 +42,6 @@ class FailoverDrillFunctionSettings(Settings):
         float,
         Number("DRILL_COMMAND_DEADLINE_SECONDS", DEFAULT_COMMAND_DEADLINE_SECONDS, minimum=1, whole=True),
     ]
-    lease_seconds: LeaseSeconds  # the same lease, and setting, as the verification runs'
     incidents: IncidentSettings  # its topic also gets the drill's summary
 
 
@@ -62,45 +53,36 @@ class FailoverDrillFunction:
     def from_settings(cls, settings: FailoverDrillFunctionSettings) -> FailoverDrillFunction:
         import boto3
 
-        from hyperpod_ha.controllers.discovery import discover_controllers
-
         dynamodb, ssm, sns = boto3.client("dynamodb"), boto3.client("ssm"), boto3.client("sns")
-        sagemaker = cache(lambda: boto3.client("sagemaker"))
-        cluster, group = settings.cluster, settings.controller_group
+        acting = settings.acting
+        documents = acting.documents(settings.command_deadline_seconds, DrillCommandFailed)
         return cls(
             DrillContext(
-                cluster=cluster,
-                controllers=lambda: discover_controllers(sagemaker(), cluster, group),
-                lease=DrillLease(dynamodb, settings.state_table, settings.lease_seconds),
-                # Most steps run no command: the transport is made on first use.
-                commands=cache(
-                    lambda: NodeCommands(
-                        runner_for(settings.command_transport),
-                        settings.takeover_document,
-                        settings.jobs_document,
-                        settings.accounting_document,
-                        settings.command_deadline_seconds,
-                    )
+                cluster=acting.cluster,
+                controllers=acting.discovery(cache(lambda: boto3.client("sagemaker"))),
+                lease=acting.lease(dynamodb, "drill"),
+                commands=lambda: NodeCommands(
+                    documents(),
+                    settings.takeover_document,
+                    settings.jobs_document,
+                    settings.accounting_document,
                 ),
                 records=DrillRecords(ssm, sns, settings.incidents.topic_arn, settings.incidents.region),
-                status=StatusRecords(dynamodb, settings.state_table),
+                status=StatusRecords(dynamodb, acting.state_table),
                 incidents=cache(lambda: Incidents.from_settings(settings.incidents, ssm, sns)),
-                transport=settings.command_transport,
+                transport=acting.command_transport,
                 metric=lambda name, unit, value: metrics.add_metric(name=name, unit=unit, value=value),
             )
         )
 
     def handle(self, event: Any, context: LambdaContext) -> dict[str, Any]:
-        action = event.get("action") if isinstance(event, Mapping) else None
-        logger.append_keys(action=action)
-        try:
-            result = run_step(event, self.context)
-        except (InvalidDrillRequest, DrillCommandFailed) as error:
-            logger.warning(
-                "drill step failed", extra={"error_type": type(error).__name__, "reason": str(error)}
-            )
-            raise
-        if action == "finish":
+        result = logged_step(
+            "drill",
+            event,
+            lambda step: run_step(step, self.context),
+            (InvalidDrillRequest, DrillCommandFailed),
+            ("outcome", "next"),
+        )
+        if isinstance(event, Mapping) and event.get("action") == "finish":
             metrics.flush_metrics()  # only the report counts; the other steps emit nothing
-        logger.info("drill step done", extra={"outcome": result.get("outcome"), "next": result.get("next")})
         return result

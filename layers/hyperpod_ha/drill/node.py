@@ -14,12 +14,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from hyperpod_ha.acting.node_commands import ScriptOutput, parse_script_output
 from hyperpod_ha.drill.models import InvalidDrillRequest
-from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.node_scripts import node_command
 
 SCRIPT_NAME: Final = "drill_node.sh"
-RESULT_MARK: Final = "HYPERPOD_HA_DRILL_RESULT"
 INDEX_PATTERN: Final = "^[0-9]$"
 JOBS_ACTION_PATTERN: Final = "^(list|submit)$"
 # Up to 100 numeric job ids, or "none".
@@ -60,37 +59,28 @@ def jobs_parameters(action: str, job_ids: list[str] | None = None) -> dict[str, 
     return {"action": ["list" if action == "list" else "submit"], "jobIds": [ids]}
 
 
-class NodeOutputRejected(InputRejected):
-    """The script's output does not end with its result line: it did not finish."""
-
-
 @dataclass(frozen=True)
 class NodeOutput:
+    """The drill script's output: its exit code and ``key=value`` lines, and its rows as Slurm's
+    jobs (``job <id> <state>``: squeue) and how the jobs squeue no longer lists ended (``acct <id>
+    <state> <exit>``: sacct)."""
+
     rc: int
     values: dict[str, str] = field(default_factory=dict)
     jobs: dict[str, str] = field(default_factory=dict)  # squeue: id -> state
     accounted: dict[str, tuple[str, str]] = field(default_factory=dict)  # sacct: id -> (state, exit)
 
+    @classmethod
+    def of(cls, output: ScriptOutput) -> NodeOutput:
+        jobs: dict[str, str] = {}
+        accounted: dict[str, tuple[str, str]] = {}
+        for words in output.rows:
+            if len(words) == 3 and words[0] == "job" and words[1].replace("_", "").isdigit():
+                jobs[words[1]] = words[2]
+            elif len(words) == 4 and words[0] == "acct" and words[1].isdigit():
+                accounted[words[1]] = (words[2], words[3])
+        return cls(output.rc, output.values, jobs, accounted)
+
 
 def parse_node_output(text: str) -> NodeOutput:
-    values: dict[str, str] = {}
-    jobs: dict[str, str] = {}
-    accounted: dict[str, tuple[str, str]] = {}
-    rc: int | None = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if line.startswith(RESULT_MARK):
-            found = re.search(r"rc=(\d{1,10})", line)  # bounded: int() refuses 4300 digits
-            rc = int(found.group(1)) if found else None
-            continue
-        words = line.split()
-        if len(words) == 3 and words[0] == "job" and words[1].replace("_", "").isdigit():
-            jobs[words[1]] = words[2]
-        elif len(words) == 4 and words[0] == "acct" and words[1].isdigit():
-            accounted[words[1]] = (words[2], words[3])
-        elif "=" in line and " " not in line.split("=", 1)[0]:
-            key, value = line.split("=", 1)
-            values.setdefault(key, value[:400])
-    if rc is None:
-        raise NodeOutputRejected("the drill script did not finish (no result line)")
-    return NodeOutput(rc, values, jobs, accounted)
+    return NodeOutput.of(parse_script_output(text))

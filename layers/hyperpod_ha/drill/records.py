@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
+from hyperpod_ha.acting.notice_topic import NoticeTopic
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.incidents.keys import CATEGORY, SOURCE
 from hyperpod_ha.incidents.ops_item import ops_item_tags
 from hyperpod_ha.redaction import scrub_text
-from hyperpod_ha.topic_messages import TopicMessage, publish
+from hyperpod_ha.topic_messages import TopicMessage
 
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
@@ -32,9 +33,7 @@ class DrillRecords:
 
     def notify(self, message: TopicMessage) -> str | None:
         """The drill's message on the topic (the one form, redacted); its MessageId."""
-        if not self.topic_arn:
-            return None
-        return publish(self.sns, self.topic_arn, message)
+        return NoticeTopic(self.sns, self.topic_arn).notify(message)
 
     def record(self, cluster: str, execution_id: str, title: str, body: str, data: Mapping[str, str]) -> str:
         """A resolved OpsItem for this drill (one per execution, also when retried)."""

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from hyperpod_ha.acting import steps as acting_steps
+from hyperpod_ha.acting.execution_lease import ExecutionLease
 from hyperpod_ha.commands import SESSION_MANAGER
 from hyperpod_ha.controllers.models import ClusterControllers
-from hyperpod_ha.controllers.targets import discovered_controller
 from hyperpod_ha.drill import rules
-from hyperpod_ha.drill.lease import DrillLease
 from hyperpod_ha.drill.models import ControllerRef, DrillRequest, DrillStepRefused, InvalidDrillRequest
 from hyperpod_ha.drill.node import NodeOutput
 from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
@@ -24,7 +24,6 @@ from hyperpod_ha.drill.records import DrillRecords
 from hyperpod_ha.drill.report import build_report
 from hyperpod_ha.drill.summary import summary
 from hyperpod_ha.incidents import Incidents, OpenRequest
-from hyperpod_ha.lease import lease_id_for_drill
 from hyperpod_ha.message_sections import RunStart
 from hyperpod_ha.request_fields import text_field
 from hyperpod_ha.status_records import StatusRecords, controllers_record
@@ -44,7 +43,7 @@ class DrillContext:
     cluster: str  # the stack's: a request for another is refused
     # This cluster's controllers discovered now: a step that runs a command takes its node there.
     controllers: Callable[[], ClusterControllers]
-    lease: DrillLease
+    lease: ExecutionLease
     commands: Callable[[], NodeCommands]  # made on first use: most steps run no command
     records: DrillRecords
     status: StatusRecords
@@ -66,28 +65,19 @@ def _own_target(event: Mapping[str, Any], context: DrillContext, node: Controlle
     """Where a command for ``node`` goes: only from the drill that holds the cluster's lease, and
     only to a controller this cluster's discovery finds now, at the target discovery made."""
     request = request_of(event, context)
-    execution_id = _text(event, "execution_id")
-    holder = context.lease.holder(request.cluster)
-    if holder is None or holder.kind != "drill" or holder.lease_id != lease_id_for_drill(execution_id):
-        raise DrillStepRefused("this drill does not hold the cluster's lease: no command is run")
-    found = context.controllers()
-    return discovered_controller(found, node.instance_id, node.target, rejected=DrillStepRefused).target
+    return context.lease.own_controller(
+        request.cluster,
+        _text(event, "execution_id"),
+        context.controllers(),
+        (node.instance_id, node.target),
+        refused=DrillStepRefused,
+        what="",
+    ).target
 
 
 def begin(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     request = request_of(event, context)
-    execution_id = _text(event, "execution_id")
-    lease_id = lease_id_for_drill(execution_id)
-    holder = context.lease.take(request.cluster, lease_id, execution_id)
-    if holder is None:
-        return {"taken": True, "lease_id": lease_id, "reason": None}
-    running = holder.execution_arn or holder.execution_name
-    return {
-        "taken": False,
-        "lease_id": lease_id,
-        "reason": f"a verification run or drill holds the cluster now: {running or 'unknown'}",
-        "holder": running,
-    }
+    return context.lease.begin(request.cluster, _text(event, "execution_id"))
 
 
 def plan(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
@@ -199,7 +189,7 @@ def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     request = request_of(state, context)
     execution_id = _text(event, "execution_id")
     lease = state.get("lease") or {}
-    if lease.get("taken") and lease.get("lease_id") != lease_id_for_drill(execution_id):
+    if lease.get("taken") and lease.get("lease_id") != context.lease.lease_id(execution_id):
         # Only this drill's own lease is counted and released, never one a request names.
         raise DrillStepRefused("the lease named is not this drill's: nothing is reported or released")
     outcome, reasons, verified = rules.outcome_of(state)
@@ -260,24 +250,13 @@ def _verdict_record(
     return record
 
 
-STEPS: dict[str, Callable[[Mapping[str, Any], DrillContext], dict[str, Any]]] = {
-    "begin": begin,
-    "plan": plan,
-    "jobs": jobs,
-    "takeover": takeover,
-    "measure": measure,
-    "register": register,
-    "check-jobs": check_jobs,
-    "submit": submit,
-    "test-job": test_job,
-    "finish": finish,
-}
+STEPS = acting_steps.by_action(
+    begin, plan, jobs, takeover, measure, register, check_jobs, submit, test_job, finish
+)
 
 
-def run_step(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
-    if not isinstance(event, Mapping) or event.get("action") not in STEPS:
-        raise InvalidDrillRequest(f"action must be one of {sorted(STEPS)}")
-    return STEPS[str(event["action"])](event, context)
+def run_step(event: object, context: DrillContext) -> dict[str, Any]:
+    return acting_steps.run_step(STEPS, event, context, InvalidDrillRequest)
 
 
 def _emit(report: Mapping[str, Any], metric: MetricSink) -> None:

@@ -4,6 +4,7 @@ restore of redundancy) adds what a restore did to the cluster's open incidents o
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -84,6 +85,10 @@ class IncidentFunction:
             raise InvalidIncidentRequest("the request is not a JSON object")
         action = event.get("action")
         logger.append_keys(action=action)
+        superseded = self._superseded(event) if action in ("open", "resolve") else None
+        if superseded is not None:
+            logger.info("a later run decided the incident", extra={"superseded_by": superseded})
+            return {"superseded_by": superseded}
         if action == "open":
             opened = self.incidents.open(self._own(OpenRequest.from_event(event)))
             if opened.created:
@@ -103,6 +108,20 @@ class IncidentFunction:
         if action == "note":
             return self.incidents.note(self._own(NoteRequest.from_event(event))).to_json()
         raise InvalidIncidentRequest("action must be open, resolve or note")
+
+    def _superseded(self, event: dict[str, Any]) -> str | None:
+        """A run that handed the cluster to a restore (``handed_to``) decides its incident after
+        its snapshot, which may end after the run the restore started decided: that later
+        decision stands. The execution of a verdict recorded by a run started after this one,
+        or ``None``."""
+        if not event.get("handed_to") or self.status is None or not isinstance(event.get("cluster"), str):
+            return None
+        recorded = self.status.read_one(event["cluster"], "verdict")
+        later = _instant(recorded.get("started_at")) if recorded else None
+        mine = _instant(event.get("started_at"))
+        if recorded is None or later is None or mine is None or later <= mine:
+            return None
+        return bounded_text(str(recorded.get("execution_id") or "a later run"))
 
     def _own(self, request: _Request) -> _Request:
         """The request, when it names this stack's cluster (one stack, one cluster)."""
@@ -125,7 +144,12 @@ class IncidentFunction:
             # Every reason the request may hold, each an excerpt: 32 x 2 KiB, far under an item's 400 KB.
             kept = given[:MAX_REASONS] if isinstance(given, list) else []
             reasons = [bounded_text(str(reason)) for reason in kept]
-            record = {"verdict": verdict, "reasons": reasons, "execution_id": event.get("execution_id")}
+            record = {
+                "verdict": verdict,
+                "reasons": reasons,
+                "execution_id": event.get("execution_id"),
+                "started_at": event.get("started_at"),  # which run decided last (_superseded)
+            }
             accounting = accounting_record(event.get("accounting"))
             if accounting:
                 record["accounting"] = accounting
@@ -137,3 +161,14 @@ class IncidentFunction:
             if redundancy is not None:
                 record.update(redundancy)
             self.status.put(str(event["cluster"]), "verdict", record)
+
+
+def _instant(value: object) -> dt.datetime | None:
+    """An execution's start time (ISO 8601), or ``None`` when it is none."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        instant = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return instant if instant.tzinfo is not None else instant.replace(tzinfo=dt.UTC)

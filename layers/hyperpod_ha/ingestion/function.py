@@ -1,7 +1,8 @@
 """The two trigger functions of the ingestion, each its settings and its entry class:
 
 - ControllerStatusFunction: each SNS record checked and parsed, then the cluster's verification
-  run started or joined, once per SNS MessageId (SNS delivers at least once).
+  run started or joined, once per SNS MessageId (SNS delivers at least once: each answer is
+  recorded once, ``notification_records``, and a redelivery answered from it).
 - HyperPodEventFunction: one HyperPod EventBridge event triaged (a verification run, a worker
   counted, a notice), or kept on the dead-letter queue when it is not one.
 """
@@ -90,13 +91,14 @@ class ControllerStatusFunction:
     @classmethod
     def from_settings(cls, settings: ControllerStatusFunctionSettings) -> ControllerStatusFunction:
         import boto3
-        from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+        from hyperpod_ha.ingestion.notification_records import AnswerRecords
 
         return cls(
             VerificationRuns.from_settings(settings.verification),
             settings.cluster,
             RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url),
-            DynamoDBPersistenceLayer(table_name=settings.idempotency_table),
+            AnswerRecords(table_name=settings.idempotency_table),
             settings.topic_arn,
         )
 

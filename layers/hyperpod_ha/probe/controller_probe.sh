@@ -193,8 +193,8 @@ sec_identity() {
   echo "uid=$(id -u)"
 }
 
-# --- this node's own slurmctld (the same block in controller_probe.sh, drill_node.sh and
-# restore_node.sh: a test compares them) ---------------------------------------------------
+# --- this node's own slurmctld (the same block in controller_probe.sh and here, which
+# drill_node.sh and restore_node.sh start with: a test compares them) ------------------------
 
 named_pids() { # process name -> the pids of processes of that name (pgrep, or /proc without it)
   if command -v pgrep >/dev/null 2>&1; then

@@ -1,22 +1,26 @@
-"""What the restore's steps touch (made by the function from its settings) and the request
-every step reads."""
+"""What the restore's steps touch (made by the function from its settings, each a named
+adapter: the kit's lease and documents, the state table's items, the secret, the reboots, the
+topic, the following run) and the request every step reads."""
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hyperpod_ha.commands import CommandRunner
+from hyperpod_ha.acting.execution_lease import ExecutionLease
+from hyperpod_ha.acting.node_commands import NodeDocuments
+from hyperpod_ha.acting.notice_topic import NoticeTopic
 from hyperpod_ha.controllers.models import ClusterControllers
-from hyperpod_ha.lease import Lease
 from hyperpod_ha.request_fields import is_cluster_name
 from hyperpod_ha.restore.errors import InvalidRestoreRequest
+from hyperpod_ha.restore.reboot import NodeReboots
+from hyperpod_ha.restore.secret_versions import SecretRollouts
 from hyperpod_ha.restore.settings import RestoreMode, RestoreSettings, restore_mode
+from hyperpod_ha.restore.state_items import RestoreItems
+from hyperpod_ha.restore.verification import FollowingRuns
 from hyperpod_ha.status_records import StatusRecords
-from hyperpod_ha.topic_messages import TopicMessage
 
 
 @dataclass
@@ -27,28 +31,21 @@ class RestoreContext:
     settings: RestoreSettings
     document: str
     transport: str
-    lease_seconds: int
-    take_lease: Callable[[Lease], Lease | None]  # None when taken
-    actions_this_hour: Callable[[int], int]
-    count_action: Callable[[int, int], int | None]  # (hour, at most) -> count, None at the bound
-    rollout: Callable[[dt.datetime], str | None]
-    runner: Callable[[], CommandRunner]
-    command_deadline_seconds: float
-    status: StatusRecords
-    notify: Callable[[TopicMessage], str | None]
-    start_verification: Callable[[str, str], Mapping[str, Any]]  # (restore execution, reason)
     # What a step that acts checks at that moment, from AWS rather than from its request: the
     # cluster's lease as stored, and this cluster's controllers discovered now.
-    lease: Callable[[], Lease | None]
+    lease: ExecutionLease
     controllers: Callable[[], ClusterControllers]
+    commands: Callable[[], NodeDocuments]  # made on first use: most steps run no command
+    items: RestoreItems
+    rollouts: SecretRollouts
+    status: StatusRecords
+    topic: NoticeTopic
+    runs: FollowingRuns
+    # BatchRebootClusterNodes (RestoreRedundancy=all, and ClusterId for the grant:
+    # settings.reboot_refused); None: this stack cannot reboot nodes.
+    reboots: NodeReboots | None = None
     clock: Callable[[], float] = time.time
     region: str = "us-east-1"
-    # reboot-node (RestoreRedundancy=all, and ClusterId for the grant: settings.reboot_refused):
-    # since when each instance has been unreachable (the watchdog's record),
-    # BatchRebootClusterNodes for one instance, and that record set to the reboot's time.
-    unreachable_since: Callable[[], Mapping[str, int]] = dict
-    reboot: Callable[[str], Mapping[str, Any]] | None = None
-    restart_unreachable: Callable[[str, int], None] = lambda instance_id, now: None
 
 
 @dataclass(frozen=True)

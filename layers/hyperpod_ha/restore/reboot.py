@@ -6,6 +6,8 @@ state machine then waits, checks the node and starts slurmctld on it as on a sta
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
@@ -48,3 +50,14 @@ def reboot_node(sagemaker: SageMakerClient, cluster: str, instance_id: str) -> d
     if instance_id not in (answer.get("Successful") or []):
         raise RestoreCommandFailed(f"{instance_id}: BatchRebootClusterNodes did not name the node")
     return {"rebooting": instance_id}
+
+
+@dataclass(frozen=True)
+class NodeReboots:
+    """``BatchRebootClusterNodes`` on the stack's cluster, the client made on first use."""
+
+    sagemaker: Callable[[], SageMakerClient]
+    cluster: str
+
+    def reboot(self, instance_id: str) -> dict[str, Any]:
+        return reboot_node(self.sagemaker(), self.cluster, instance_id)

@@ -50,7 +50,7 @@ def finish(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     context.status.put(request.cluster, "restore", record)
     message_id = None
     if results or record["stopped"] or record["not_taken"]:
-        message_id = context.notify(restore_notice(request.cluster, record))
+        message_id = context.topic.notify(restore_notice(request.cluster, record))
     # The open incident also hears why a restore was blocked; a dry run changes nothing there.
     noted = results or record["stopped"] or record["not_taken"] or record["blocked"]
     note = incident_note(record) if noted and not request.dry_run else None

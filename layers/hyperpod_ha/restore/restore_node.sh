@@ -12,21 +12,9 @@
 # active controller and slurmdbd names no controller (Slurm 24.11 when both reach slurmdbd from
 # one address), `scontrol reconfigure` registers it again. Running it again is harmless: a
 # running, answering slurmctld is left alone and only the registration is looked at.
-# Output: `key=value` lines, then `HYPERPOD_HA_RESTORE_RESULT rc=<n>` last, for transports that
-# report no exit code.
+# Output: `key=value` lines, then `HYPERPOD_HA_RESULT rc=<n>` last (controller_node.sh).
 
-main() {
-  set -u
-  exec 2>&1
-  # Slurm may be outside the session's PATH (HyperPod: /opt/slurm/bin); appended, so the
-  # caller's own come first.
-  export PATH="$PATH:/opt/slurm/bin:/opt/slurm/sbin:/usr/local/bin"
-  local rc
-  restore
-  rc=$?
-  echo "HYPERPOD_HA_RESTORE_RESULT rc=$rc"
-  return "$rc"
-}
+. hyperpod_ha/acting/controller_node.sh
 
 restore() {
   local pid state before out rc host
@@ -76,80 +64,14 @@ answers_within() { # seconds host: says whether this node's slurmctld answers pi
 }
 
 register_if_active() { # host: when this node is the active controller and slurmdbd names none
-  local cluster registered out rc
+  local cluster registered
   timeout -k 1 5 scontrol ping 2>/dev/null | grep -q "^Slurmctld(primary) at $1 is UP" || return 0
-  cluster=$(timeout -k 1 8 scontrol show config 2>/dev/null | sed -n 's/^ClusterName *= *//p')
+  cluster=$(cluster_name)
   [ -n "$cluster" ] || return 0
-  registered=$(timeout -k 1 5 sacctmgr -n -P show cluster "$cluster" format=ControlHost 2>/dev/null | head -n 1)
+  registered=$(registered_host "$cluster")
   echo "registered_before=${registered:-none}"
   [ -n "$registered" ] && return 0
-  out=$(timeout -k 1 15 scontrol reconfigure 2>&1)
-  rc=$?
-  echo "reconfigure_rc=$rc"
-  say output "$out"
-  return 0
+  register_again || true
 }
 
-this_slurmctld() { # the pids of this node's own slurmctld (SlurmUser asked only when one may run)
-  [ -n "$(named_pids slurmctld)" ] || return 0
-  slurmctld_pids "$(timeout -k 1 5 scontrol show config 2>/dev/null | sed -n 's/^SlurmUser *= *//p' | head -n 1)"
-}
-
-# --- this node's own slurmctld (the same block in controller_probe.sh, drill_node.sh and
-# restore_node.sh: a test compares them) ---------------------------------------------------
-
-named_pids() { # process name -> the pids of processes of that name (pgrep, or /proc without it)
-  if command -v pgrep >/dev/null 2>&1; then
-    timeout -k 1 4 pgrep -x "$1"
-    return 0
-  fi
-  local p comm
-  for p in /proc/[0-9]*; do
-    { read -r comm <"$p/comm"; } 2>/dev/null || continue
-    [ "$comm" = "$1" ] && echo "${p#/proc/}"
-  done
-  return 0
-}
-
-# slurm user ("slurm", or "slurm(401)" as `scontrol show config` gives it; may be empty) -> the
-# pids of this node's slurmctld, one a line. Any user can start a process named slurmctld, even
-# from Slurm's own binary, so a name proves nothing. Counted: systemd's main PID of
-# slurmctld.service; else a process running the Slurm binary this node runs (`command -v
-# slurmctld`, or the unit's ExecStart) whose real and effective owner is root or SlurmUser. A
-# zombie has no executable any more: not counted (systemd does not count it either).
-slurmctld_pids() {
-  local user=${1:-} binary unit main="" unit_binary="" uids=" 0 " uid pid exe ids
-  binary=$(command -v slurmctld 2>/dev/null) && binary=$(readlink -f -- "$binary" 2>/dev/null)
-  if command -v systemctl >/dev/null 2>&1; then
-    unit=$(timeout -k 1 4 systemctl show -p MainPID -p ExecStart slurmctld 2>/dev/null)
-    main=$(printf '%s\n' "$unit" | sed -n 's/^MainPID=\([1-9][0-9]*\)$/\1/p' | head -n 1)
-    unit_binary=$(printf '%s\n' "$unit" | sed -n 's/^ExecStart={ path=\([^ ;]*\) ;.*/\1/p' | head -n 1)
-    [ -n "$unit_binary" ] && unit_binary=$(readlink -f -- "$unit_binary" 2>/dev/null)
-  fi
-  uid=${user#*(}
-  uid=${uid%)}
-  [ -n "${user%%(*}" ] && id -u -- "${user%%(*}" >/dev/null 2>&1 && uid=$(id -u -- "${user%%(*}")
-  case "$uid" in '' | *[!0-9]*) ;; *) uids="$uids$uid " ;; esac
-  for pid in $(named_pids slurmctld); do
-    if [ "$pid" = "$main" ]; then
-      echo "$pid"
-      continue
-    fi
-    exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || continue
-    exe=${exe% (deleted)} # its binary replaced since it started (an upgrade): still that path
-    [ -n "$exe" ] && { [ "$exe" = "$binary" ] || [ "$exe" = "$unit_binary" ]; } || continue
-    ids=$(sed -n 's/^Uid:[[:space:]]*\([0-9]*\)[[:space:]]*\([0-9]*\).*/\1 \2/p' "/proc/$pid/status" 2>/dev/null)
-    case "$uids" in *" ${ids% *} "*) ;; *) continue ;; esac
-    case "$uids" in *" ${ids#* } "*) echo "$pid" ;; esac
-  done
-  return 0
-}
-
-# --- end of this node's own slurmctld -------------------------------------------------------
-
-say() { # key text: one line, the text's last 400 characters; nothing when the text is empty
-  [ -n "$2" ] && echo "$1=$(echo "$2" | tr '\n' ' ' | tail -c 400)"
-  return 0
-}
-
-main "$@" </dev/null
+run_to_result restore </dev/null

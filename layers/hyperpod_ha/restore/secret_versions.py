@@ -8,6 +8,8 @@ progress; an older one is what a failed rotation left behind, and blocks nothing
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -30,3 +32,14 @@ def rollout_in_progress(secrets: SecretsManagerClient, secret_arn: str, now: dt.
                 "a rotation of the database secret is rolling out (its AWSPENDING version is not current yet)"
             )
     return None
+
+
+@dataclass(frozen=True)
+class SecretRollouts:
+    """The stack's database secret (none: nothing rolls out), its client made on first use."""
+
+    secrets: Callable[[], SecretsManagerClient]
+    secret_arn: str | None
+
+    def in_progress(self, now: dt.datetime) -> str | None:
+        return rollout_in_progress(self.secrets(), self.secret_arn, now) if self.secret_arn else None

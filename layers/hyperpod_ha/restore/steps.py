@@ -7,52 +7,70 @@ the step by ``action``. Waiting happens in the state machine, between steps.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
 from typing import Any, Final
 
-from hyperpod_ha.commands import SESSION_MANAGER, CommandError, CommandRequest
+from hyperpod_ha.acting import steps as acting_steps
+from hyperpod_ha.acting.execution_lease import HandedLease
+from hyperpod_ha.commands import SESSION_MANAGER
 from hyperpod_ha.controllers.maintenance import Maintenance
 from hyperpod_ha.controllers.models import RUNNING, ClusterControllers, Controller, ControllerReport
 from hyperpod_ha.controllers.targets import discovered_controller
-from hyperpod_ha.lease import Lease, lease_id_for_restore
 from hyperpod_ha.request_fields import text_field
 from hyperpod_ha.restore.context import RestoreContext, RestoreRequest, request_of
 from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFailed, RestoreStepRefused
 from hyperpod_ha.restore.guards import within_hourly_bound
 from hyperpod_ha.restore.models import ClusterHolds, RestoreAction, RestorePlan
-from hyperpod_ha.restore.node import parse_restore_output
+from hyperpod_ha.restore.node import restore_result
 from hyperpod_ha.restore.planner import RestoreInput, plan_restore
 from hyperpod_ha.restore.record import finish
 from hyperpod_ha.restore.settings import HOUR, RestoreMode
+from hyperpod_ha.runs.naming import execution_arn
 from hyperpod_ha.verdict import reports_from_json
 
 # The restore document is a Session document: Run Command would need a Command document.
 SUPPORTED_TRANSPORTS: Final = frozenset({SESSION_MANAGER, "simulated", "lab-agent"})
 MAX_CHECKS: Final = 30
+MAX_ARN_CHARS: Final = 2048  # an execution ARN: Step Functions' bound is 2,048 characters
+MAX_LEASE_ID_CHARS: Final = 64
 
 _text = partial(text_field, rejected=InvalidRestoreRequest)
 
 
 def begin(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
-    """Take the cluster's lease (kind ``restore``): one restore, run or drill at a time."""
+    """Take the cluster's lease (kind ``restore``): one restore, run or drill at a time. A
+    restore a verification run started before its snapshot takes that run's lease over, while
+    the run holds it (the request's ``handed_from``: the lease's id and the run's execution, one
+    of this stack's verification state machine)."""
     request = request_of(event, context)
+    handed = handed_lease(event.get("request"), context.runs.settings.state_machine_arn)
     execution_id = _text(event, "execution_id")
-    lease_id = lease_id_for_restore(execution_id)
-    lease = Lease.for_execution(
-        "restore", lease_id, execution_id, int(context.clock()), context.lease_seconds
-    )
-    holder = context.take_lease(lease)
-    if holder is None:
-        return {"taken": True, "lease_id": lease_id, "reason": None, "cluster": request.cluster}
-    running = holder.execution_arn or holder.execution_name
-    return {
-        "taken": False,
-        "lease_id": lease_id,
-        "reason": f"not restored: a {holder.kind} holds the cluster now: {running}",
-        "holder": running,
-    }
+    taken = context.lease.begin(request.cluster, execution_id, refused="not restored: ", handed=handed)
+    return {**taken, "cluster": request.cluster} if taken["taken"] else taken
+
+
+def handed_lease(request: object, verification_arn: str) -> HandedLease | None:
+    """The run that hands its lease over, as the request names it; ``None`` when it names none."""
+    handed = request.get("handed_from") if isinstance(request, Mapping) else None
+    if handed is None:
+        return None
+    if not isinstance(handed, Mapping):
+        raise InvalidRestoreRequest("handed_from is not an object")
+    lease_id, execution = handed.get("lease_id"), handed.get("execution")
+    if (
+        not isinstance(lease_id, str)
+        or not isinstance(execution, str)
+        or len(execution) > MAX_ARN_CHARS
+        or len(lease_id) > MAX_LEASE_ID_CHARS
+    ):
+        raise InvalidRestoreRequest("handed_from needs the run's lease_id and execution")
+    run = execution.rsplit(":", 1)[-1]
+    if execution != execution_arn(verification_arn, run):
+        raise InvalidRestoreRequest("handed_from names no execution of this stack's verification runs")
+    # A run without a lease (an operator's) hands nothing: the restore takes a free lease.
+    return HandedLease(lease_id, run) if lease_id else None
 
 
 def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
@@ -68,7 +86,7 @@ def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
         return _with_nodes(RestorePlan(request.mode, "", None, blocked=why, reasons=(why,)), nodes)
     now = context.clock()
     hour = int(now) // HOUR
-    holds = ClusterHolds(rollout=context.rollout(dt.datetime.fromtimestamp(now, dt.UTC)))
+    holds = ClusterHolds(rollout=context.rollouts.in_progress(dt.datetime.fromtimestamp(now, dt.UTC)))
     unreached = any(not report.checked for report in reports)
     given = RestoreInput(
         request.mode,
@@ -76,16 +94,16 @@ def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
         context.document,
         maintenance=Maintenance.from_json(cluster.get("maintenance") or {"cluster_status": ""}),
         holds=holds,
-        used_this_hour=context.actions_this_hour(hour),
+        used_this_hour=context.items.actions_this_hour(hour),
         max_per_hour=context.settings.max_per_hour,
         cluster=context.cluster,
         now=now,
-        unreachable_since=context.unreachable_since() if unreached else {},
+        unreachable_since=context.items.unreachable_since() if unreached else {},
         unreachable_seconds=context.settings.unreachable_seconds,
         cannot_reboot=context.settings.reboot_refused(
             cluster_id if isinstance(cluster_id := cluster.get("cluster_id"), str) else None
         )
-        if context.reboot is not None
+        if context.reboots is not None
         else "this stack cannot reboot nodes",
     )
     planned = plan_restore(given)
@@ -107,7 +125,7 @@ def _counted(planned: RestorePlan, hour: int, context: RestoreContext) -> Restor
     left: list[RestoreAction] = []
     bound = context.settings.max_per_hour
     for action in planned.actions:
-        if not left and (action.kind == "reboot-node" or context.count_action(hour, bound) is not None):
+        if not left and (action.kind == "reboot-node" or context.items.count_action(hour, bound) is not None):
             taken.append(action)
         else:
             left.append(action)
@@ -143,22 +161,17 @@ def _with_nodes(planned: RestorePlan, nodes: Mapping[str, dict[str, Any]]) -> di
 def act(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     """Run the restore document on the action's controller: one this cluster's discovery finds
     now, with the target discovery made, and only for the restore that holds the cluster."""
-    request_of(event, context)
+    request = request_of(event, context)
     action = RestoreAction.from_json(event.get("item"))
-    _holds_the_cluster(event, context)
-    node = discovered_controller(
-        context.controllers(), action.instance_id, action.target, rejected=RestoreStepRefused
-    )
-    request = CommandRequest(node.target, context.document, context.command_deadline_seconds, {})
+    node = _own_controller(event, context, request.cluster, action)
     try:
-        result = context.runner().run(request)
-    except CommandError as error:
-        raise RestoreCommandFailed(f"{action.controller}: {type(error).__name__}: {error.reason}") from error
-    output = parse_restore_output(result.stdout)
+        output = context.commands().run(node.target, context.document)
+    except RestoreCommandFailed as error:
+        raise RestoreCommandFailed(f"{action.controller}: {error}") from error
     if output.rc != 0:
         detail = output.values.get("output") or f"exit code {output.rc}"
         raise RestoreCommandFailed(f"{action.controller}: slurmctld did not start: {detail}")
-    return {**output.to_json(), "at": int(context.clock())}
+    return {**restore_result(output), "at": int(context.clock())}
 
 
 def reboot(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
@@ -170,13 +183,12 @@ def reboot(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     maintenance, roll-out and unreachable record read now, and one more action in the hour."""
     request = request_of(event, context)
     action = RestoreAction.from_json(event.get("item"))
-    if action.kind != "reboot-node" or context.reboot is None or context.settings.cannot_reboot:
+    if action.kind != "reboot-node" or context.reboots is None or context.settings.cannot_reboot:
         raise InvalidRestoreRequest("reboot takes a reboot-node action, on a stack that may reboot nodes")
     if request.mode is not RestoreMode.ALL or request.dry_run:
         raise RestoreStepRefused("not rebooted: only a restore with mode all, not a dry run, reboots a node")
-    _holds_the_cluster(event, context)
     found = context.controllers()
-    node = discovered_controller(found, action.instance_id, action.target, rejected=RestoreStepRefused)
+    node = _own_controller(event, context, request.cluster, action, found)
     if node.status != RUNNING:
         raise RestoreStepRefused(
             f"not rebooted: {node.instance_id} is {node.status or 'of no status'}, not Running"
@@ -186,22 +198,32 @@ def reboot(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     if why is not None:
         raise RestoreStepRefused(f"not rebooted: {action.controller} ({action.instance_id}): {why}")
     bound = context.settings.max_per_hour
-    if context.count_action(int(now) // HOUR, bound) is None:
+    if context.items.count_action(int(now) // HOUR, bound) is None:
         raise RestoreStepRefused(within_hourly_bound(bound, bound) or "restoring stopped")
-    answer = context.reboot(node.instance_id)
+    answer = context.reboots.reboot(node.instance_id)
     now = int(now)
     # A node still unreachable after its reboot waits RestoreUnreachableMinutes again, not 0.
-    context.restart_unreachable(action.instance_id, now)
+    context.items.restart_unreachable(action.instance_id, now)
     return {**answer, "at": now}
 
 
-def _holds_the_cluster(event: Mapping[str, Any], context: RestoreContext) -> None:
-    """Only the restore execution that holds the cluster's lease acts (no drill, run or other
-    restore holds it meanwhile)."""
-    execution_id = _text(event, "execution_id")
-    lease = context.lease()
-    if lease is None or lease.kind != "restore" or lease.lease_id != lease_id_for_restore(execution_id):
-        raise RestoreStepRefused("not restored: this restore does not hold the cluster's lease")
+def _own_controller(
+    event: Mapping[str, Any],
+    context: RestoreContext,
+    cluster: str,
+    action: RestoreAction,
+    found: ClusterControllers | None = None,
+) -> Controller:
+    """The action's node, only for the restore execution that holds the cluster's lease (no
+    drill, run or other restore holds it meanwhile), as this cluster's discovery finds it now."""
+    return context.lease.own_controller(
+        cluster,
+        _text(event, "execution_id"),
+        found or context.controllers(),
+        (action.instance_id, action.target),
+        refused=RestoreStepRefused,
+        what="not restored: ",
+    )
 
 
 def _own_reports(event: Mapping[str, Any], found: ClusterControllers) -> list[ControllerReport]:
@@ -226,11 +248,11 @@ def _why_not_reboot(
         reports,
         context.document,
         maintenance=found.maintenance,
-        holds=ClusterHolds(rollout=context.rollout(dt.datetime.fromtimestamp(now, dt.UTC))),
+        holds=ClusterHolds(rollout=context.rollouts.in_progress(dt.datetime.fromtimestamp(now, dt.UTC))),
         max_per_hour=context.settings.max_per_hour,  # used_this_hour 0: the count comes after
         cluster=context.cluster,
         now=now,
-        unreachable_since=context.unreachable_since(),
+        unreachable_since=context.items.unreachable_since(),
         unreachable_seconds=context.settings.unreachable_seconds,
         cannot_reboot=context.settings.reboot_refused(found.cluster_id),
     )
@@ -304,29 +326,12 @@ def verify(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     """After an action: a verification run, as any trigger starts one (it takes the lease)."""
     request_of(event, context)
     execution_id = _text(event, "execution_id")
-    started = context.start_verification(execution_id, "after restoring redundancy")
+    started = context.runs.start(execution_id, "after restoring redundancy")
     return dict(started)
 
 
-Step = Callable[[Mapping[str, Any], RestoreContext], dict[str, Any]]
-
-
-def steps() -> dict[str, Step]:
-    return {
-        "begin": begin,
-        "plan": plan,
-        "reboot": reboot,
-        "act": act,
-        "check": check,
-        "finish": finish,
-        "verify": verify,
-    }
+STEPS = acting_steps.by_action(begin, plan, reboot, act, check, finish, verify)
 
 
 def run_step(event: object, context: RestoreContext) -> dict[str, Any]:
-    if not isinstance(event, Mapping):
-        raise InvalidRestoreRequest("the restore step's event is not a JSON object")
-    step = steps().get(str(event.get("action")))
-    if step is None:
-        raise InvalidRestoreRequest("action must be begin, plan, reboot, act, check, finish or verify")
-    return step(event, context)
+    return acting_steps.run_step(STEPS, event, context, InvalidRestoreRequest)

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_stepfunctions import SFNClient
 
-# Joined trigger ids are kept on the lease for the run's evidence; a storm is only counted.
+# The lease records the first joined triggers (their count and keys: `hyperpod-ha status`, a
+# drill's report); past them a join writes nothing (a storm costs the lease no write).
 MAX_RECORDED_JOINS = 100
 # A run input is a few bounded fields (request_fields); Step Functions takes at most 256 KiB.
 # JSON's escapes can still make a bounded text 6-12 times longer: this guard is checked last.
@@ -129,10 +130,11 @@ class VerificationRuns:
         holder_arn = holder_execution_arn(holder, self.state_machine_arn)
         if trigger.key in holder.joined:
             return RunDecision("duplicate", holder_arn, holder.lease_id)
-        recorded = holder.joined_count < MAX_RECORDED_JOINS
-        joined = state_table.join_lease(
-            self.dynamodb, self.table, cluster, holder.lease_id, trigger.key, recorded
-        )
+        if holder.joined_count >= MAX_RECORDED_JOINS:
+            # The lease records the first joins (count and keys); past them a join writes nothing:
+            # in a storm, a trigger costs no write on the lease.
+            return RunDecision("joined", holder_arn, holder.lease_id)
+        joined = state_table.join_lease(self.dynamodb, self.table, cluster, holder.lease_id, trigger.key)
         if joined == "joined":
             return RunDecision("joined", holder_arn, holder.lease_id)
         if joined == "already joined":

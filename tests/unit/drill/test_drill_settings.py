@@ -25,13 +25,13 @@ ENVIRONMENT = {
 def test_the_template_s_environment() -> None:
     settings = FailoverDrillFunctionSettings.from_environment(ENVIRONMENT)
     assert (
-        settings.state_table,
+        settings.acting.state_table,
         settings.takeover_document,
         settings.jobs_document,
         settings.accounting_document,
     ) == ("state", "takeover-doc", "jobs-doc", "accounting-doc")
-    assert (settings.cluster, settings.controller_group) == ("ml-cluster", "controller-machine")
-    assert (settings.command_deadline_seconds, settings.lease_seconds) == (60.0, 3600)
+    assert (settings.acting.cluster, settings.acting.controller_group) == ("ml-cluster", "controller-machine")
+    assert (settings.command_deadline_seconds, settings.acting.lease_seconds) == (60.0, 3600)
     assert settings.incidents.topic_arn == "arn:aws:sns:us-east-1:123456789012:topic"
     assert (settings.incidents.region, settings.incidents.response_plan_arn) == ("eu-west-1", None)
 

@@ -10,11 +10,10 @@ from typing import Any, cast
 import pytest
 
 from hyperpod_ha.drill import steps
-from hyperpod_ha.drill.lease import DrillLease
 from hyperpod_ha.drill.models import DrillStepRefused, InvalidDrillRequest
 from hyperpod_ha.drill.node import NodeOutput
 from hyperpod_ha.drill.node_commands import NodeCommands
-from tests.unit.drill.cases.own_cluster import EXECUTION, HeldBy, discovered
+from tests.unit.drill.cases.own_cluster import EXECUTION, discovered, lease_held_by
 from tests.unit.drill.test_rules import CTL1, CTL2
 
 FOREIGN = {**CTL2.to_json(), "target": "sagemaker-cluster:othercluster_controller-machine-i-2"}
@@ -49,7 +48,7 @@ def context(commands: Commands, held_by: str | None = EXECUTION) -> steps.DrillC
     return steps.DrillContext(
         cluster="c",
         controllers=lambda: discovered(CTL1, CTL2),
-        lease=cast(DrillLease, HeldBy(held_by)),
+        lease=lease_held_by(held_by),
         commands=lambda: cast(NodeCommands, commands),
         records=unused,
         status=unused,

@@ -10,11 +10,10 @@ from typing import Any, cast
 import pytest
 
 from hyperpod_ha.drill import rules, steps
-from hyperpod_ha.drill.lease import DrillLease
 from hyperpod_ha.drill.node import NodeOutput, parse_node_output
 from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
 from hyperpod_ha.drill.summary import summary
-from tests.unit.drill.cases.own_cluster import EXECUTION, HeldBy, discovered
+from tests.unit.drill.cases.own_cluster import EXECUTION, discovered, lease_held_by
 from tests.unit.drill.test_node_script import run
 from tests.unit.drill.test_rules import CTL1, CTL2
 
@@ -114,7 +113,7 @@ def register_step(phase_name: str, answer: NodeOutput | Exception) -> tuple[dict
     context = steps.DrillContext(
         cluster="c",
         controllers=lambda: discovered(CTL1, CTL2),
-        lease=cast(DrillLease, HeldBy(EXECUTION)),
+        lease=lease_held_by(EXECUTION),
         commands=lambda: cast(NodeCommands, commands),
         records=unused,
         status=unused,

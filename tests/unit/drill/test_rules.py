@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hyperpod_ha.acting.node_commands import ScriptOutputRejected
 from hyperpod_ha.controllers.models import ControllerReport, NodeEvidence, ReportStatus
 from hyperpod_ha.drill import rules
 from hyperpod_ha.drill.models import ControllerRef, DrillRequest, InvalidDrillRequest
-from hyperpod_ha.drill.node import NodeOutput, NodeOutputRejected, parse_node_output
+from hyperpod_ha.drill.node import NodeOutput, parse_node_output
 from hyperpod_ha.verdict import evaluate
 
 CTL1 = ControllerRef(0, "ctl1", "i-1", "sagemaker-cluster:abc_controller-machine-i-1", "ctl1", "10.0.0.1")
@@ -234,9 +235,7 @@ def test_an_error_after_the_takeover_began_leaves_the_cluster_not_verified() -> 
 
 
 def test_node_output_is_parsed_and_a_cut_output_is_rejected() -> None:
-    text = (
-        "squeue_rc=0\njob 4 RUNNING\njob 5_1 PENDING\nacct 3 COMPLETED 0:0\nHYPERPOD_HA_DRILL_RESULT rc=0\n"
-    )
+    text = "squeue_rc=0\njob 4 RUNNING\njob 5_1 PENDING\nacct 3 COMPLETED 0:0\nHYPERPOD_HA_RESULT rc=0\n"
     output = parse_node_output(text)
     assert (output.rc, output.values, output.jobs) == (
         0,
@@ -244,7 +243,7 @@ def test_node_output_is_parsed_and_a_cut_output_is_rejected() -> None:
         {"4": "RUNNING", "5_1": "PENDING"},
     )
     assert output.accounted == {"3": ("COMPLETED", "0:0")}
-    with pytest.raises(NodeOutputRejected):
+    with pytest.raises(ScriptOutputRejected):
         parse_node_output("squeue_rc=0\njob 4 RUNNING\n")
 
 

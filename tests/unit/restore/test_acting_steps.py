@@ -13,14 +13,21 @@ from typing import Any, cast
 
 import pytest
 
+from hyperpod_ha.acting.execution_lease import ExecutionLease
+from hyperpod_ha.acting.node_commands import NodeDocuments
+from hyperpod_ha.acting.notice_topic import NoticeTopic
 from hyperpod_ha.commands import CommandRequest, CommandResult
 from hyperpod_ha.controllers.maintenance import Maintenance
 from hyperpod_ha.controllers.models import ClusterControllers, Controller
 from hyperpod_ha.lease import Lease, lease_id_for_restore
 from hyperpod_ha.restore import steps
 from hyperpod_ha.restore.context import RestoreContext
-from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreStepRefused
+from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFailed, RestoreStepRefused
+from hyperpod_ha.restore.reboot import NodeReboots
+from hyperpod_ha.restore.secret_versions import SecretRollouts
 from hyperpod_ha.restore.settings import RestoreSettings
+from hyperpod_ha.restore.state_items import RestoreItems
+from hyperpod_ha.restore.verification import FollowingRuns
 from hyperpod_ha.status_records import StatusRecords
 from tests.fakes.canned_runner import CannedRunner
 from tests.unit.restore.test_reboot import CTL2, MINUTES, NOW, PRIMARY, unreached_ctl2
@@ -45,7 +52,17 @@ REPORTS = [
     unreached_ctl2().to_json(),
 ]
 WORKER = "i-0a1b2c3d4e5f60099"
-RESTORED = "before=stopped\naction=started\nanswers_ping=yes\nHYPERPOD_HA_RESTORE_RESULT rc=0\n"
+RESTORED = "before=stopped\naction=started\nanswers_ping=yes\nHYPERPOD_HA_RESULT rc=0\n"
+
+
+@dataclass(frozen=True)
+class StoredLease(ExecutionLease):
+    """The cluster's lease as stored: ``stored``."""
+
+    stored: Lease | None = None
+
+    def holder(self, cluster: str) -> Lease | None:
+        return self.stored
 
 
 @dataclass
@@ -77,7 +94,7 @@ class Cluster:
             maintenance=Maintenance(self.cluster_status),
         )
 
-    def count(self, hour: int, at_most: int) -> int | None:
+    def count_action(self, hour: int, at_most: int) -> int | None:
         if self.counted >= at_most:
             return None
         self.counted += 1
@@ -87,31 +104,31 @@ class Cluster:
         self.rebooted.append(instance_id)
         return {"rebooting": instance_id}
 
+    def unreachable_since(self) -> dict[str, int]:
+        return self.since
+
+    def restart_unreachable(self, instance_id: str, now: int) -> None:
+        self.restarted.append((instance_id, now))
+
     def context(self, mode: str = "all", cluster_id: str = CLUSTER_ID) -> RestoreContext:
         def unused(*_: Any) -> Any:
-            raise AssertionError("an acting step does not take leases, notify or verify")
+            raise AssertionError("no secret: nothing rolls out")
 
         return RestoreContext(
             cluster="ml-cluster",
             settings=RestoreSettings(mode, unreachable_seconds=MINUTES * 60, cluster_id=cluster_id),
             document="hyperpod-ha-RestoreSlurmctldDocument",
             transport="session-manager",
-            lease_seconds=3600,
-            take_lease=unused,
-            actions_this_hour=unused,
-            count_action=self.count,
-            rollout=lambda now: None,
-            runner=lambda: self.runner,
-            command_deadline_seconds=120,
-            status=cast(StatusRecords, None),
-            notify=unused,
-            start_verification=unused,
-            lease=lambda: self.lease,
+            lease=StoredLease(None, "state", 3600, "restore", stored=self.lease),  # type: ignore[arg-type]
             controllers=self.found,
+            commands=lambda: NodeDocuments(self.runner, 120, RestoreCommandFailed),
+            items=cast(RestoreItems, self),
+            rollouts=SecretRollouts(unused, None),
+            status=cast(StatusRecords, None),
+            topic=cast(NoticeTopic, None),  # an acting step does not notify
+            runs=cast(FollowingRuns, None),  # nor verify
+            reboots=cast(NodeReboots, self),
             clock=lambda: NOW,
-            unreachable_since=lambda: self.since,
-            reboot=self.reboot,
-            restart_unreachable=lambda instance_id, now: self.restarted.append((instance_id, now)),
         )
 
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from hyperpod_ha.acting.node_commands import ScriptOutputRejected, parse_script_output
 from hyperpod_ha.commands import CommandRequest
-from hyperpod_ha.restore.errors import RestoreCommandFailed
-from hyperpod_ha.restore.node import parse_restore_output
+from hyperpod_ha.restore.node import restore_result
 from hyperpod_ha_dev.simulation.agent import DocumentParametersRejected, agent_command_line
 from hyperpod_ha_stack.template import load_template, with_fixed_values
 from tests.conftest import ROOT
@@ -94,19 +94,19 @@ def slurmctld(processes: SlurmctldProcesses, *, stopped: bool = False) -> dict[s
 
 def test_a_slurmctld_not_running_is_started(node: Path) -> None:
     out, calls = run(node)
-    output = parse_restore_output(out)
-    assert (output.rc, output.values["before"], output.started, output.answers_ping) == (
+    output = parse_script_output(out)
+    assert (output.rc, output.values["before"], output.values["action"], output.values["answers_ping"]) == (
         0,
         "not-running",
-        True,
-        True,
+        "started",
+        "yes",
     )
     assert "systemctl start slurmctld" in calls
 
 
 def test_a_stopped_slurmctld_is_restarted(node: Path, processes: SlurmctldProcesses) -> None:
     out, calls = run(node, **slurmctld(processes, stopped=True))
-    assert parse_restore_output(out).values["before"] == "stopped"
+    assert parse_script_output(out).values["before"] == "stopped"
     assert "systemctl restart slurmctld" in calls
 
 
@@ -114,16 +114,16 @@ def test_a_slurmctld_that_does_not_answer_ping_is_restarted(
     node: Path, processes: SlurmctldProcesses
 ) -> None:
     out, calls = run(node, PING="DOWN", **slurmctld(processes))
-    output = parse_restore_output(out)
+    output = parse_script_output(out)
     assert output.values["before"] == "not-answering"
     assert "systemctl restart slurmctld" in calls
-    assert output.answers_ping is True
+    assert output.values["answers_ping"] == "yes"
 
 
 def test_a_running_answering_slurmctld_is_left_alone(node: Path, processes: SlurmctldProcesses) -> None:
     out, calls = run(node, **slurmctld(processes))
-    output = parse_restore_output(out)
-    assert (output.values["before"], output.started) == ("running", False)
+    output = parse_script_output(out)
+    assert (output.values["before"], output.values["action"]) == ("running", "none")
     assert not [call for call in calls if call.startswith("systemctl")]
 
 
@@ -132,11 +132,11 @@ def test_the_primary_taking_control_back_is_registered_with_slurmdbd_when_none_i
 ) -> None:
     # Run on the configured primary (this host is ctl2 here, named as the primary by ping).
     out, calls = run(node, PRIMARY="ctl2", PING="UP")
-    output = parse_restore_output(out)
+    output = parse_script_output(out)
     assert output.values["registered_before"] == "none"
     assert "scontrol reconfigure" in calls
     again, calls = run(node, PRIMARY="ctl2", REGISTERED="10.1.0.2", **slurmctld(processes))
-    assert parse_restore_output(again).values["registered_before"] == "10.1.0.2"
+    assert parse_script_output(again).values["registered_before"] == "10.1.0.2"
     assert calls.count("scontrol reconfigure") == 1  # only the first run reconfigured
 
 
@@ -152,13 +152,13 @@ def test_a_process_only_named_slurmctld_is_not_the_nodes_slurmctld(
     )
     pid = processes.start(binary, user=OTHER_USER if impostor == "another user" else None)
     out, calls = run(node, PID=str(pid), SLURM_SBIN=str(processes.node_binary.parent))
-    assert parse_restore_output(out).values["before"] == "not-running"
+    assert parse_script_output(out).values["before"] == "not-running"
     assert "systemctl start slurmctld" in calls
 
 
 def test_a_failed_start_reports_its_exit_code(node: Path) -> None:
     (node / "bin" / "systemctl").write_text("#!/bin/bash\necho 'Job for slurmctld.service failed'; exit 1\n")
-    output = parse_restore_output(run(node)[0])
+    output = parse_script_output(run(node)[0])
     assert output.rc == 1
     assert "failed" in output.values["output"]
 
@@ -172,12 +172,12 @@ def test_the_document_takes_no_parameter() -> None:
 
 def test_a_slurmctld_that_did_not_answer_within_the_wait_is_told() -> None:
     # (the script's own 20 s wait is not run here: a test does not wait)
-    output = parse_restore_output(
-        "before=not-running\naction=started\nanswers_ping=no\nHYPERPOD_HA_RESTORE_RESULT rc=0"
+    output = restore_result(
+        parse_script_output("before=not-running\naction=started\nanswers_ping=no\nHYPERPOD_HA_RESULT rc=0")
     )
-    assert (output.rc, output.started, output.answers_ping) == (0, True, False)
+    assert (output["rc"], output["started"], output["answers_ping"]) == (0, True, False)
 
 
 def test_output_without_the_result_line_is_refused() -> None:
-    with pytest.raises(RestoreCommandFailed, match="did not finish"):
-        parse_restore_output("before=not-running\naction=started\n")
+    with pytest.raises(ScriptOutputRejected, match="did not finish"):
+        parse_script_output("before=not-running\naction=started\n")

@@ -4,10 +4,12 @@ did nothing worth a notice; and that IncidentFunction takes the largest note it 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, cast
 
 import pytest
 
+from hyperpod_ha.acting.notice_topic import NoticeTopic
 from hyperpod_ha.incidents import NoteRequest
 from hyperpod_ha.incidents import keys as incident_keys
 from hyperpod_ha.incidents import models as incident_models
@@ -34,27 +36,33 @@ class _Table:
 
 
 def context(notices: list[TopicMessage]) -> RestoreContext:
-    def unused(*_: Any) -> Any:
-        raise AssertionError("finish touches only the status record and the topic")
+    unused: Any = None  # finish touches only the status record and the topic
 
     return RestoreContext(
         cluster="ml-cluster",
         settings=RestoreSettings(mode="standbys"),
         document="hyperpod-ha-RestoreSlurmctld",
         transport="session-manager",
-        lease_seconds=900,
-        take_lease=unused,
-        actions_this_hour=unused,
-        count_action=unused,
-        rollout=unused,
-        runner=unused,
-        command_deadline_seconds=120,
-        status=StatusRecords(cast("Any", _Table()), "state"),
-        notify=lambda message: notices.append(message) or f"message-{len(notices)}",
-        start_verification=unused,
         lease=unused,
         controllers=unused,
+        commands=unused,
+        items=unused,
+        rollouts=unused,
+        status=StatusRecords(cast("Any", _Table()), "state"),
+        topic=cast(NoticeTopic, Notices(notices)),
+        runs=unused,
     )
+
+
+@dataclass
+class Notices:
+    """The topic as the finish step tells it: each message kept."""
+
+    sent: list[TopicMessage]
+
+    def notify(self, message: TopicMessage) -> str:
+        self.sent.append(message)
+        return f"message-{len(self.sent)}"
 
 
 def plan(**changes: Any) -> dict[str, Any]:

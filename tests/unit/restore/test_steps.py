@@ -79,3 +79,28 @@ def test_the_primary_taking_control_back_is_registered_once_when_slurmdbd_names_
     assert judge(hand_back, Probe(log="slurmctld_log_ctl1_restart.txt").report(), registered=False)[0] == (
         "restored"
     )
+
+
+VERIFICATION = "arn:aws:states:us-east-1:123456789012:stateMachine:hyperpod-ha-verification"
+RUN = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-verification:ml-cluster-abc"
+
+
+def test_the_run_that_hands_its_lease_over_is_one_of_this_stacks_runs() -> None:
+    from hyperpod_ha.acting.execution_lease import HandedLease
+    from hyperpod_ha.restore.errors import InvalidRestoreRequest
+    from hyperpod_ha.restore.steps import handed_lease
+
+    assert handed_lease({"cluster": "c"}, VERIFICATION) is None
+    given = {"handed_from": {"lease_id": "abc", "execution": RUN}}
+    assert handed_lease(given, VERIFICATION) == HandedLease("abc", "ml-cluster-abc")
+    # An operator's run holds no lease: it hands nothing, the restore takes a free lease.
+    assert handed_lease({"handed_from": {"lease_id": "", "execution": RUN}}, VERIFICATION) is None
+    for forged in (
+        {"lease_id": "abc", "execution": RUN.replace("hyperpod-ha-verification", "other-machine")},
+        {"lease_id": "abc", "execution": RUN.replace("123456789012", "999999999999")},
+        {"lease_id": "abc"},
+        {"lease_id": "x" * 65, "execution": RUN},
+        "abc",
+    ):
+        with pytest.raises(InvalidRestoreRequest, match="handed_from"):
+            handed_lease({"handed_from": forged}, VERIFICATION)

@@ -24,9 +24,12 @@ no operator's run is needed; otherwise the operator's run stands in for it (:mod
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any, Final
+
+import boto3
 
 from hyperpod_ha.verdict.redundancy import NO_STANDBY
 from hyperpod_ha_dev.simulation.engine import ScenarioResult
@@ -93,6 +96,23 @@ def _one_action(drill: Drill, host: str, kind: str, restored: bool) -> None:
     )
 
 
+def _handed_over(drill: Drill) -> None:
+    """The run that found the restore to do handed it its lease before its snapshot (issue 36)."""
+    sfn = boto3.client("stepfunctions")
+    handed = [
+        (
+            json.loads(sfn.describe_execution(executionArn=e["executionArn"]).get("output") or "{}").get(
+                "lease"
+            )
+            or {}
+        )
+        .get("value", {})
+        .get("handed_from")
+        for e in drill.run.stack.executions("RedundancyRestoreStateMachineArn")
+    ]
+    drill.check("the run handed its lease to the restore before its snapshot", any(handed), str(handed))
+
+
 def _ticks(drill: Drill) -> list[dict[str, Any]]:
     return list(drill.details.get("ticks", []))
 
@@ -128,6 +148,7 @@ def _standby_restored(why: str) -> Callable[[Drill, ScenarioResult], None]:
             str(first.get("outcome")),
         )
         _one_action(drill, host, "start-slurmctld", restored=True)
+        _handed_over(drill)
         drill.check(
             f"the restore said why: {why}",
             why in str(drill.details.get("restore_actions")) or why in str(last_restore(drill.run.stack)),
@@ -189,6 +210,7 @@ def _primary_killed_then_restored(drill: Drill) -> None:
 
 def _control_handed_back(drill: Drill, result: ScenarioResult) -> None:
     _one_action(drill, drill.primary, "hand-back", restored=True)
+    _handed_over(drill)
     verdict = final_verdict_detail(result)
     drill.check(
         f"{drill.primary} is active again",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hyperpod_ha.acting.execution_lease import ExecutionLease
 from hyperpod_ha.controllers.models import ClusterControllers, Controller
 from hyperpod_ha.drill.models import ControllerRef
 from hyperpod_ha.lease import Lease, lease_id_for_drill
@@ -12,16 +13,20 @@ from hyperpod_ha.lease import Lease, lease_id_for_drill
 EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-FailoverDrillStateMachine:d1"
 
 
-@dataclass
-class HeldBy:
-    """``DrillLease`` as the steps read it: the lease of ``execution``'s drill, or none."""
+@dataclass(frozen=True)
+class Held(ExecutionLease):
+    """The drill's lease as the steps read it: the lease of ``execution``'s drill, or none."""
 
-    execution: str | None
+    execution: str | None = None
 
     def holder(self, cluster: str) -> Lease | None:
         if self.execution is None:
             return None
         return Lease.for_execution("drill", lease_id_for_drill(self.execution), self.execution, 0, 3600)
+
+
+def lease_held_by(execution: str | None) -> ExecutionLease:
+    return Held(None, "state", 3600, "drill", execution=execution)  # type: ignore[arg-type]
 
 
 def discovered(*refs: ControllerRef) -> ClusterControllers:

@@ -8,8 +8,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha.trigger import Trigger
 from hyperpod_ha.runs.settings import VerificationRunsSettings
+from hyperpod_ha.trigger import Trigger
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

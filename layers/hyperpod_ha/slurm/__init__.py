@@ -4,10 +4,11 @@ One module per family of output: :mod:`.ping` (``scontrol ping``), :mod:`.config
 (``scontrol show config``, slurm.conf), :mod:`.accounting` (``sacctmgr``, ``sdiag``'s slurmdbd
 queue), :mod:`.controller_load` (``sdiag``'s figures, ``MaxDBDMsgs``), :mod:`.node_states`
 (``sinfo``), :mod:`.role_log` (slurmctld's log: roles and takeover refusals),
-:mod:`.heartbeat`, :mod:`.state_save`, :mod:`.host` (the node's identity and daemons), :mod:`.failover_conf` (what the next failover needs: slurm.conf's link and hash, the
-version, the ON/OFF programs); :mod:`.probe_output` splits the probe's output into those
-sections; :mod:`.text` holds what they share. Every parser takes text from outside and
-either returns typed values or raises :class:`SlurmOutputError` (an
+:mod:`.heartbeat`, :mod:`.state_save`, :mod:`.host` (the node's identity and daemons),
+:mod:`.failover_conf` (what the next failover needs: slurm.conf's link and hash, the version,
+the ON/OFF programs); :mod:`.probe_output` splits the probe's output into those sections;
+:mod:`.text` holds what they share. Every parser takes text from outside and either returns
+typed values or raises :class:`SlurmOutputError` (an
 :class:`~hyperpod_ha.errors.InputRejected`, so a ``ValueError``) with a reason that is safe
 to log; none crashes on arbitrary text. Formats
 are those of Slurm 22.05.8 and 24.11 (the captures in ``hyperpod_ha_dev``) and newer Slurm's

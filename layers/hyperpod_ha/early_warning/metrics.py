@@ -46,7 +46,7 @@ def emit_figures(cluster: str, figures: Sequence[ControllerFigures]) -> int:
             continue
         emf = EphemeralMetrics(namespace=metrics.namespace)
         emf.set_default_dimensions(
-            **metric_dimensions(), cluster=cluster, controller=one.controller, role=one.role
+            **{**metric_dimensions(), "cluster": cluster, "controller": one.controller, "role": one.role}
         )
         for name, unit, value in values:
             emf.add_metric(name=name, unit=unit, value=value)
@@ -63,7 +63,7 @@ def emit_figures(cluster: str, figures: Sequence[ControllerFigures]) -> int:
         per_cluster.append(("DbdAgentQueuePercent", MetricUnit.Percent, percent))
     if per_cluster:
         emf = EphemeralMetrics(namespace=metrics.namespace)
-        emf.set_default_dimensions(**metric_dimensions(), cluster=cluster)
+        emf.set_default_dimensions(**{**metric_dimensions(), "cluster": cluster})
         for name, unit, value in per_cluster:
             emf.add_metric(name=name, unit=unit, value=value)
         emf.flush_metrics()

@@ -1,7 +1,15 @@
 """Load from a cluster's users, as it comes before a controller drowns (issue 39): ``rpc-flood``
-(concurrent client commands in loops: ``squeue``, ``sinfo``, ``scontrol show jobs``) and
-``job-flood`` (job arrays of short jobs, submitted in loops), each from a compute node as an
-ordinary user (``nobody``), as anyone with a login could.
+(concurrent client commands in loops: a held job submitted, then ``squeue``, ``scontrol show
+jobs`` and ``sinfo``: the queue grows, each query takes longer) and ``job-flood`` (short jobs
+submitted in loops), each from a compute node as an ordinary user (``nobody``), as anyone with a
+login could.
+
+Not job arrays: slurmctld queues one accounting record per job it is given (src/slurmctld/
+job_mgr.c sends a job's start record at submission), and a pending array is one job however many
+tasks it holds, while each task counts toward MaxJobCount; its tasks get records of their own
+only as they start, which the lab's two one-CPU nodes do at about one every four seconds on this
+shared machine. Arrays filled MaxJobCount with about 2,000 records queued; single jobs queue one
+record each (about 75 a second here).
 
 A flood runs in the background, detached from the command that started it, inside the compute
 node's own namespaces, bounded in clients and in time (``timeout``: two minutes by default) or
@@ -28,19 +36,18 @@ FLOOD_GROUP: Final = "nogroup"
 FLOOD_JOB_NAME: Final = "hyperpod-lab-job-flood"
 FLOOD_SECONDS: Final = 120
 MAX_FLOOD_SECONDS: Final = 600
-# Concurrent client loops (rpc-flood) and submitting loops (job-flood), and each array's tasks.
+# Concurrent client loops (rpc-flood) and submitting loops (job-flood).
 RPC_CLIENTS: Final = 32
-JOB_SUBMITTERS: Final = 4
-ARRAY_TASKS: Final = 200
+JOB_SUBMITTERS: Final = 8
 MAX_LOOPS: Final = 64
-MAX_ARRAY_TASKS: Final = 1000  # Slurm's MaxArraySize default is 1001
 
-# $1: loops; $2: array tasks. Each loop backs off a second when its command fails (a refused
+# $1: loops. Each loop backs off a second when its command fails (a refused
 # submission at MaxJobCount, a controller that does not answer): bounded in rate too.
 _RPC_SCRIPT: Final = """
 for i in $(seq "$1"); do
   ( while :; do
-      squeue >/dev/null 2>&1 && sinfo >/dev/null 2>&1 && scontrol show jobs >/dev/null 2>&1 || sleep 1
+      sbatch --hold --chdir=/tmp --output=/dev/null --job-name=%s --wrap=true >/dev/null 2>&1 &&
+        squeue >/dev/null 2>&1 && scontrol show jobs >/dev/null 2>&1 && sinfo >/dev/null 2>&1 || sleep 1
     done ) &
 done
 wait
@@ -48,13 +55,12 @@ wait
 _JOB_SCRIPT: Final = """
 for i in $(seq "$1"); do
   ( while :; do
-      sbatch --chdir=/tmp --output=/dev/null --job-name=%s --array="0-$(($2 - 1))" --wrap=true \\
-        >/dev/null 2>&1 || sleep 1
+      sbatch --chdir=/tmp --output=/dev/null --job-name=%s --wrap=true >/dev/null 2>&1 || sleep 1
     done ) &
 done
 wait
 """
-SCRIPTS: Final = {"rpc-flood": _RPC_SCRIPT, "job-flood": _JOB_SCRIPT % FLOOD_JOB_NAME}
+SCRIPTS: Final = {"rpc-flood": _RPC_SCRIPT % FLOOD_JOB_NAME, "job-flood": _JOB_SCRIPT % FLOOD_JOB_NAME}
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,6 @@ class LabFloods(LabHosts):
         *,
         seconds: int = FLOOD_SECONDS,
         loops: int | None = None,
-        array_tasks: int = ARRAY_TASKS,
     ) -> str:
         """Start ``kind`` on compute node ``host`` in the background; what it does, in a line."""
         node = self.topology.host(host)
@@ -89,8 +94,8 @@ class LabFloods(LabHosts):
         if not 1 <= seconds <= MAX_FLOOD_SECONDS:
             raise LabError(f"a flood lasts 1-{MAX_FLOOD_SECONDS} s, not {seconds}")
         count = loops if loops is not None else (RPC_CLIENTS if kind == "rpc-flood" else JOB_SUBMITTERS)
-        if not 1 <= count <= MAX_LOOPS or not 1 <= array_tasks <= MAX_ARRAY_TASKS:
-            raise LabError(f"a flood has 1-{MAX_LOOPS} loops and 1-{MAX_ARRAY_TASKS} array tasks")
+        if not 1 <= count <= MAX_LOOPS:
+            raise LabError(f"a flood has 1-{MAX_LOOPS} loops")
         running = self.running_flood(host)
         if running is not None:
             raise LabError(f"{running.kind} already runs on {host} (heal {host} first)")
@@ -110,7 +115,6 @@ class LabFloods(LabHosts):
             SCRIPTS[kind],
             kind,
             str(count),
-            str(array_tasks),
         ]
         started = time.time()
         pid = spawn(argv, self.paths.launch_log(host, kind), env=self._host_env())
@@ -141,9 +145,8 @@ class LabFloods(LabHosts):
                 os.kill(pid, signal.SIGKILL)
         path.unlink(missing_ok=True)
         said = f"{flood.kind} on {host} stopped"
-        if flood.kind == "job-flood":
-            self.client(["scancel", f"--name={FLOOD_JOB_NAME}"], timeout=30)
-            said += f", its jobs ({FLOOD_JOB_NAME}) cancelled"
+        self.client(["scancel", f"--name={FLOOD_JOB_NAME}"], timeout=60)
+        return f"{said}, its jobs ({FLOOD_JOB_NAME}) cancelled"
         return said
 
     def flood_hosts(self) -> list[str]:

@@ -52,9 +52,9 @@ def test_the_scripts_are_bash(script: str) -> None:
     subprocess.run(["bash", "-n", "-c", script], check=True)
 
 
-def test_the_job_flood_names_its_jobs_for_heal_to_cancel() -> None:
+def test_the_floods_name_their_jobs_for_heal_to_cancel() -> None:
     assert f"--job-name={FLOOD_JOB_NAME}" in SCRIPTS["job-flood"]
-    assert "--array=" in SCRIPTS["job-flood"]
+    assert "--hold" in SCRIPTS["rpc-flood"]
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from hyperpod_ha import state_table
 from hyperpod_ha.controllers.models import ControllerReport
@@ -30,7 +30,16 @@ from hyperpod_ha.verdict import Verdict
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from hyperpod_ha.watchdog.tick import Tick
+
+class Tick(Protocol):
+    """The watchdog's tick, as far as a warning's incident names it (the watchdog imports this
+    feature, not the other way)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def scheduled_time(self) -> str: ...
 
 Step = Literal["nothing", "wait", "open", "resolve", "forget"]
 # A record no tick has rewritten for this long is a watchdog that stopped: the next starts afresh.

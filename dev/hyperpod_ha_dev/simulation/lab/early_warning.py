@@ -37,13 +37,13 @@ from hyperpod_lab import Lab
 from hyperpod_lab.faults import clear, inject
 
 TICK_SECONDS: Final = 10.0
-QUIET_TICKS: Final = 2
+QUIET_TICKS: Final = 3
 # The lab's thresholds: a loaded lab slurmctld, not a large cluster's (see the module's words).
 LAB_THRESHOLDS: Final = {
     "OverloadServerThreads": 8,
     "OverloadAgentQueue": 1000,
-    "OverloadRpcAverageMs": 200,
-    "OverloadRoundTripMs": 1500,
+    "OverloadRpcAverageMs": 4,
+    "OverloadRoundTripMs": 10000,
     "OverloadWindowMinutes": 0,
     "AccountingRiskHorizonMinutes": 60,
 }
@@ -125,7 +125,7 @@ def _run(lab: Lab, root: Path, kind: str, say: Tell) -> WarningRun:
 
 def _overload(lab: Lab, stack: EmbeddedStack, say: Tell) -> WarningRun:
     compute = lab.topology.compute_hosts[0].name
-    ticks = [_tick(stack, say) for _ in range(QUIET_TICKS)]
+    ticks = _quiet(stack, say)
     fault_at = float(inject(lab, "rpc-flood", compute)["at"])
     say(f"rpc-flood from {compute}")
     opened = _tick_until(
@@ -150,7 +150,7 @@ def _accounting(lab: Lab, stack: EmbeddedStack, say: Tell) -> WarningRun:
     active = lab.topology.controller_hosts[0].name
     compute = lab.topology.compute_hosts[0].name
     log_from = len(lab.log(active))
-    ticks = [_tick(stack, say) for _ in range(QUIET_TICKS)]
+    ticks = _quiet(stack, say)
     fault_at = float(inject(lab, "dbd-stop", active)["at"])
     lab.flood(compute, "job-flood", seconds=int(ACCOUNTING_SECONDS))
     say(f"dbd-stop {active}, job-flood from {compute}")
@@ -191,6 +191,13 @@ def _accounting(lab: Lab, stack: EmbeddedStack, say: Tell) -> WarningRun:
         first_drop_at=first_drop,
         time_to_loss_seconds=estimate,
     )
+
+
+def _quiet(stack: EmbeddedStack, say: Tell) -> list[TickSeen]:
+    """The healthy lab's ticks, one :data:`TICK_SECONDS` apart (a window of counters each)."""
+    ticks: list[TickSeen] = []
+    _tick_until(stack, ticks, lambda _: len(ticks) >= QUIET_TICKS, TICK_SECONDS * (QUIET_TICKS + 2), say)
+    return ticks
 
 
 def _tick(stack: EmbeddedStack, say: Tell) -> TickSeen:

@@ -83,3 +83,25 @@ def test_the_faults_are_for_compute_nodes_and_heal_ends_them(tmp_path: Path) -> 
             check(lab, fault, "ctl1")
     assert "end a flood" in FAULTS["heal"].summary
     assert lab.stop_flood("node1") is None  # none runs: nothing to stop
+
+
+def test_the_first_dropped_record_is_the_first_step_purge_or_discard() -> None:
+    """As the lab's 24.11.5 logs them (src/plugins/accounting_storage/slurmdbd/slurmdbd_agent.c)."""
+    import time
+
+    from hyperpod_ha_dev.simulation.lab.early_warning import first_dropped_record
+
+    filling = (
+        "[2026-12-06T12:06:43.006] error: agent queue filling (5000), MaxDBDMsgs=10000, RESTART SLURMDBD NOW"
+    )
+    nothing = (
+        "[2026-12-06T12:06:53.100] accounting_storage/slurmdbd: _max_dbd_msg_action: purge 0 step records"
+    )
+    purged = (
+        "[2026-12-06T12:06:53.271] accounting_storage/slurmdbd: _max_dbd_msg_action: purge 184 step records"
+    )
+    full = "[2026-12-06T12:06:54.405] error: agent queue is full (10000), discarding DBD_JOB_COMPLETE:14 request"
+    at = first_dropped_record("\n".join([filling, nothing, purged, full]))
+    assert at == time.mktime(time.strptime("2026-12-06T12:06:53", "%Y-%m-%dT%H:%M:%S")) + 0.271
+    assert first_dropped_record("\n".join([filling, nothing])) is None
+    assert first_dropped_record(full) is not None

@@ -52,9 +52,12 @@ OVERLOAD_SECONDS: Final = 240.0  # the flood's bound, and the longest wait for t
 ACCOUNTING_SECONDS: Final = 600.0
 RESOLVE_SECONDS: Final = 120.0
 # slurmctld's lines when it drops accounting records (src/plugins/accounting_storage/slurmdbd/
-# slurmdbd_agent.c): step records purged at MaxDBDMsgs - 1, then every new record discarded.
+# slurmdbd_agent.c, as the lab's 24.11.5 logs them): step records purged at MaxDBDMsgs - 1
+# ("... _max_dbd_msg_action: purge 242 step records"; "purge 0" drops nothing), then every new
+# record discarded ("error: agent queue is full (10000), discarding DBD_JOB_COMPLETE:1424 request").
 DROPPED: Final = re.compile(
-    r"^\[(?P<at>[^\]]+)\] (?:error: )?(?:agent queue is full|purge [0-9]+ step records)"
+    r"^\[(?P<at>[^\]]+)\] (?:error: )?(?:accounting_storage/slurmdbd: )?"
+    r"(?:_max_dbd_msg_action: purge [1-9][0-9]* step records|agent queue is full)"
 )
 
 Tell = Callable[[str], None]
@@ -156,7 +159,7 @@ def _accounting(lab: Lab, stack: EmbeddedStack, say: Tell) -> WarningRun:
     say(f"dbd-stop {active}, job-flood from {compute}")
 
     def dropped() -> float | None:
-        return _first_drop(lab.log(active)[log_from:])
+        return first_dropped_record(lab.log(active)[log_from:])
 
     opened = _tick_until(
         stack,
@@ -239,7 +242,7 @@ def _tick_until(
     return None
 
 
-def _first_drop(log: str) -> float | None:
+def first_dropped_record(log: str) -> float | None:
     for line in log.splitlines():
         if (match := DROPPED.match(line)) is not None:
             return _log_time(match["at"])

@@ -100,7 +100,7 @@ def test_the_first_dropped_record_is_the_first_step_purge_or_discard() -> None:
     purged = (
         "[2026-12-06T12:06:53.271] accounting_storage/slurmdbd: _max_dbd_msg_action: purge 184 step records"
     )
-    full = "[2026-12-06T12:06:54.405] error: agent queue is full (10000), discarding DBD_JOB_COMPLETE:14 request"
+    full = "[2026-12-06T12:06:54.405] error: agent queue is full (10000), discarding DBD_JOB_START:1 request"
     at = first_dropped_record("\n".join([filling, nothing, purged, full]))
     assert at == time.mktime(time.strptime("2026-12-06T12:06:53", "%Y-%m-%dT%H:%M:%S")) + 0.271
     assert first_dropped_record("\n".join([filling, nothing])) is None

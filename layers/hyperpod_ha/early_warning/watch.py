@@ -41,6 +41,7 @@ class Tick(Protocol):
     @property
     def scheduled_time(self) -> str: ...
 
+
 Step = Literal["nothing", "wait", "open", "resolve", "forget"]
 # A record no tick has rewritten for this long is a watchdog that stopped: the next starts afresh.
 _KEPT_SECONDS: Final = 86_400

@@ -75,3 +75,23 @@ def test_anything_else_is_no_figure(text: str) -> None:
 )
 def test_the_running_max_dbd_msgs(config: str, nodes: int | None, limit: int | None) -> None:
     assert dbd_message_limit(config, nodes) == limit
+
+
+def test_sdiag_of_the_labs_24_11() -> None:
+    """The real output (sdiag -t on the lab's active controller, 24.11.5), whole and filtered."""
+    from tests.unit.slurm.cases.captures import capture
+
+    text = capture("sdiag_24_11.txt")
+    load = parse_sdiag(text)
+    assert (load.server_threads, load.agent_queue, load.dbd_agent_queue) == (1, 0, 0)
+    assert load.sampled_at is not None
+    assert load.since is not None
+    assert load.sampled_at > load.since
+    assert load.rpc_types[0].name == "REQUEST_CONTROL_STATUS"
+    assert [row.name for row in load.rpc_users] == ["root"]
+    assert load.main_cycle_last_us is not None
+    script = Path("layers/hyperpod_ha/probe/controller_probe.sh").read_text()
+    start = script.index("SDIAG_FILTER='") + len("SDIAG_FILTER='")
+    program = script[start : script.index("'\n", start)]
+    kept = subprocess.run(["awk", program], input=text, capture_output=True, text=True, check=True).stdout
+    assert parse_sdiag(kept) == load

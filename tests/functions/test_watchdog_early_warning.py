@@ -17,7 +17,7 @@ from hyperpod_ha_dev.simulation.engine import EmbeddedRun, simulated_run
 from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
 from hyperpod_ha_stack.dashboard import WIDGETS, PerController
 from tests.conftest import ROOT
-from tests.functions.test_dashboard import emitted
+from tests.functions.test_dashboard import WATCHDOG_FIGURES, emitted
 
 pytestmark = pytest.mark.slow
 
@@ -69,8 +69,9 @@ def test_a_tick_writes_each_controllers_figures_and_the_dashboard_finds_them(
     # Every line the dashboard searches for is written with the dimensions it searches by.
     for name in searched - {"RpcAverageMs"}:  # an average needs two ticks' counters
         assert (name, ("cluster", "controller", "role", "service")) in per_controller, name
-    cluster_level = {name for _, name, dimensions in found if dict(dimensions).get("cluster") == "ml-cluster"}
-    assert {"ActiveServerThreads", "DbdAgentQueuePercent"} <= cluster_level
+    cluster_level = {(name, dimensions) for _, name, dimensions in found}
+    for name in WATCHDOG_FIGURES:  # as the dashboard's per-cluster lines ask for them
+        assert (name, (("cluster", "ml-cluster"), ("service", "hyperpod-ha"))) in cluster_level
     assert _ops_items() == []
 
 

@@ -13,9 +13,9 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any, TextIO
 
+from hyperpod_ha_cli.errors import UsageError
+from hyperpod_ha_cli.text import reason_lines, seconds
 from hyperpod_ha_dev.cli import project_root, result_stream
-from hyperpod_ha_dev.cli.errors import UsageError
-from hyperpod_ha_dev.cli.text import reason_lines, seconds
 
 if TYPE_CHECKING:
     from hyperpod_ha_dev.simulation.engine import EmbeddedRun, ScenarioResult
@@ -90,24 +90,26 @@ def _status_into(found: dict[str, Any]) -> Any:
     """A callback for the finished run: the status view of its stack, kept in ``found``."""
 
     def collect(run: EmbeddedRun) -> None:
-        from hyperpod_ha_dev.cli.cluster_stack import stack_for_cluster
-        from hyperpod_ha_dev.cli.status import cluster_status
+        from hyperpod_ha_cli.stacks import Target, stack_for_cluster
+        from hyperpod_ha_cli.status import check, cluster_status
 
         cluster = str(run.stack.parameters["ClusterName"])
-        found.update(cluster_status(stack_for_cluster(run.stack.name, cluster), cluster))
+        target = Target(cluster, run.stack.name, None, None, {"stack_name": "the embedded stack"})
+        found.update(cluster_status(stack_for_cluster(target), cluster))
+        found["check"] = check(found, None)
 
     return collect
 
 
 def _print_status(out: TextIO, status: dict[str, Any]) -> None:
     if status:
-        from hyperpod_ha_dev.cli.status import render
+        from hyperpod_ha_cli.status import render
 
         print(f"\n{render(status)}", file=out)
 
 
 def _simulate_drill(args: argparse.Namespace, out: TextIO) -> int:
-    from hyperpod_ha_dev.cli.drill_text import render_drill_report
+    from hyperpod_ha_cli.drill_text import render_drill_report
     from hyperpod_ha_dev.simulation.drill import DRILL_SCENARIOS, run_drill_scenario
 
     status: dict[str, Any] = {}

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "drill": ("hyperpod_ha_cli.drill", "run_drill_start"),
     "restore": ("hyperpod_ha_cli.restore", "run_restore_start"),
     "configure": ("hyperpod_ha_cli.configure.command", "run_configure"),
+    "doctor": ("hyperpod_ha_cli.doctor", "run_doctor"),
 }
 DEV_COMMANDS = {
     "simulate": "run a scenario end to end on the embedded stack (dev extra)",
@@ -66,13 +67,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from hyperpod_ha_cli import drill, restore, runbook, status
+    from hyperpod_ha_cli import doctor, drill, restore, runbook, status
     from hyperpod_ha_cli.configure import command as configure
 
     parser = _Parser(prog="hyperpod-ha", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module in (status, runbook, drill, restore, configure):
+    for module in (status, runbook, drill, restore, doctor, configure):
         module.add_parser(commands)
     if dev_tools.available():
         dev = importlib.import_module("hyperpod_ha_dev.cli")

@@ -50,6 +50,9 @@ def add_parsers(commands: Any) -> dict[str, tuple[str, str]]:
     simulate.add_argument(
         "--status", action="store_true", help="then the status view of the stack the scenario ran on"
     )
+    simulate.add_argument(
+        "--messages", action="store_true", help="then every message published and OpsItem opened (the pages)"
+    )
 
     from hyperpod_ha_dev.cli import lab, local
 

@@ -27,6 +27,7 @@ from hyperpod_ha.errors import InputRejected
 from hyperpod_ha_cli.configure import discovery
 from hyperpod_ha_cli.configure.findings import Resolved, Unresolved, resolve, shown
 from hyperpod_ha_cli.configure.parameters import ParameterSpec, template_parameters, validate
+from hyperpod_ha_cli.configure.rollout_guard import deployment_config, update_command
 from hyperpod_ha_cli.configure.samconfig_environment import (
     DeployEnvironment,
     existing_environments,
@@ -111,6 +112,9 @@ def _configure(args: argparse.Namespace) -> int:
     print(f"wrote [{args.cluster}.deploy.parameters] to {config_file} (stack {stack_name})")
     deploy = f"sam build && sam deploy --config-file {config_file.resolve()} --config-env {args.cluster}"
     print(f"next, in the checkout: {deploy}")
+    group = parameters.get("ControllerGroupName") or str(specs["ControllerGroupName"].default)
+    guarded = update_command(args.cluster, str(session.region_name), group, stack_name)
+    print(f"then, a controller AMI roll-out guarded by the stack's alarms (docs/operations.md):\n  {guarded}")
     if args.json:
         written = {
             "config_file": str(config_file.resolve()),
@@ -120,6 +124,7 @@ def _configure(args: argparse.Namespace) -> int:
             "parameters": parameters,
             "asked": [spec.name for spec in wanted],
             "deploy": deploy,
+            "rollout_deployment_config": deployment_config(stack_name),
             "exit_code": WRITTEN,
         }
         print(json.dumps(written, indent=2), file=result_stream())

@@ -137,7 +137,7 @@ def test_simulate_status_prints_the_controller_table_above_the_last_verdict() ->
 def test_simulate_status_goes_with_the_embedded_scenarios() -> None:
     done = run_cli("simulate", "back", "--lab", "--status")
     assert done.returncode == 2
-    assert "--status goes with the embedded scenarios" in one_line(done)
+    assert "--status and --messages go with the embedded scenarios" in one_line(done)
 
 
 def test_invoke_with_verbose_logs_on_stderr_and_keeps_stdout_one_document() -> None:

@@ -82,7 +82,8 @@ def test_the_on_call_commands_run_without_the_development_tools(installed: Path,
     blocked = (*DEV_ONLY, *DEV_PACKAGES)
     version = _run(installed, "--version", blocked=blocked, cwd=tmp_path)
     assert version.returncode == 0, version.stderr
-    assert version.stdout.strip() == f"hyperpod-ha {metadata.version('hyperpod-ha')}"
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert version.stdout.strip() == f"hyperpod-ha {declared}"
     for words in (["status", "--help"], ["runbook", "start", "--help"], ["configure", "--help"]):
         helped = _run(installed, *words, blocked=blocked, cwd=tmp_path)
         assert helped.returncode == 0, helped.stderr

@@ -69,7 +69,8 @@ class AgentSession(SessionInput):
                 "ActionType": "SessionType",
                 "ActionParameters": {
                     "SessionType": self.script.session_type,
-                    "Properties": {"commands": "sh -c 'probe'", "runAsElevated": True},
+                    # AWS's agent sends none for NonInteractiveCommands (tests/fixtures/ssm_agent).
+                    "Properties": None,
                 },
             }
         ]

@@ -38,8 +38,10 @@ _lock = threading.Lock()
 
 
 def _record(params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
-    from hyperpod_ha_dev.embedded.functions import invoking  # imported once the stack runs
-
+    try:
+        from hyperpod_ha_dev.embedded.functions import invoking  # imported once the stack runs
+    except ImportError:  # the layer alone on the path (tests/arm64): no embedded stack, no function
+        return
     spec = invoking.get()
     if spec is None:
         return

@@ -53,7 +53,9 @@ def _record(params: dict[str, Any], model: Any, context: dict[str, Any], **_: An
     try:
         requests: list[Any] | str = requests_for(prefix, model.name, params, region)
     except Unmapped as unmapped:
-        requests = str(unmapped)
+        requests = f"no mapping: {unmapped}"
+    except Exception as error:  # never the call's failure: the evaluation reports it instead
+        requests = f"the mapping failed: {type(error).__name__}: {error}"
     call = Call(spec.logical_id, spec.name, prefix, model.name, copy.deepcopy(params), region, requests)
     with _lock:
         _calls.append(call)

@@ -22,9 +22,8 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import BotoCoreError, ClientError
 from cryptography.exceptions import InvalidTag
@@ -33,7 +32,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import AccessDenied, CommandError, EncryptionRequired, ProtocolError, Throttled
 from hyperpod_ha.commands.aws_errors import DENIED_CODES, THROTTLED_CODES
-from hyperpod_ha.environment import Environment, OptionalText, Settings
+from hyperpod_ha.commands.settings import KEY_ARN, SessionEncryptionSettings
+from hyperpod_ha.environment import Environment
 from hyperpod_ha.json_input import load_json
 
 if TYPE_CHECKING:
@@ -44,7 +44,6 @@ NONCE_BYTES: Final = 12
 KEY_PARAMETER: Final = "SessionKmsKeyArn"  # the stack parameter an operator sets
 # A challenge is 64 random bytes; the agent's random challenge 16, base64. Bounded far above both.
 _MAX_CHALLENGE_CHARS: Final = 1024
-_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:[0-9]{12}:key/(?P<id>[A-Za-z0-9-]{1,128})$")
 _ENCRYPTED_OUTPUT: Final = frozenset({1, 11, 12})  # Output, StdErr, ExitCode: what the agent encrypts
 
 
@@ -100,7 +99,7 @@ class EncryptionAgreed:
 
 
 def _key_id(key: str) -> str:
-    found = _KEY_ARN.match(key)
+    found = KEY_ARN.match(key)
     return found["id"] if found else key
 
 
@@ -150,22 +149,6 @@ def _kms_error(error: ClientError | BotoCoreError, session_id: str, key_arn: str
     if code in THROTTLED_CODES:
         return Throttled(f"{what} was throttled")
     return EncryptionRequired(f"{what} failed: {code}: {message}".rstrip(": "))
-
-
-@dataclass(frozen=True)
-class _KeyArn(OptionalText):
-    def parse(self, raw: str) -> str | None:
-        value = super().parse(raw)
-        if value is not None and not _KEY_ARN.match(value):
-            raise self.refused("is not a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>)")
-        return value
-
-
-@dataclass(frozen=True)
-class SessionEncryptionSettings(Settings):
-    """The template's ``SessionKmsKeyArn`` (empty: encrypted sessions are refused)."""
-
-    key_arn: Annotated[str | None, _KeyArn("SESSION_KMS_KEY_ARN")] = None
 
 
 def session_data_keys(env: Environment | None = None) -> SessionDataKeys | None:

@@ -19,7 +19,7 @@ export SAM_CLI_TELEMETRY := 0
 LOCAL_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,x86_64)
 ARCH ?= arm64
 
-.PHONY: help venv demo test check test-timing test-container test-lab test-lab-long lint checkov unit build local-build local-image bench generate lab-prepare lab-up lab-down clean
+.PHONY: help venv demo test check test-timing test-container test-ssm-agent test-arm64 test-lab test-lab-long lint checkov unit build local-build local-image bench generate lab-prepare lab-up lab-down clean
 
 help:
 	@echo "make demo            the failover scenario end to end on the embedded stack"
@@ -36,6 +36,8 @@ help:
 	@echo "make generate        write the generated parts: template.yaml's end (alarms, dashboard, Run"
 	@echo "                     Command documents, node scripts), the state machines' settings checks and"
 	@echo "                     docs/messages.md (stack/hyperpod_ha_stack; a test fails until it is run)"
+	@echo "make test-ssm-agent  AWS's Session Manager agent against the project's client (root; in make test)"
+	@echo "make test-arm64      the layer built for arm64, imported and tested under arm64 Python (root; in make test)"
 	@echo "make lab-prepare     the lab's packages, and Slurm 24.11 and 25.11 built once (root)"
 	@echo "make lab-up|lab-down the real Slurm HA lab (root, network namespaces; Slurm 24.11)"
 	@echo "make test-lab        the lab tests: all on 24.11, a smaller set on 25.11 (root)"
@@ -49,7 +51,13 @@ $(BIN)/.installed: pyproject.toml layers/requirements.txt
 	$(BIN)/python -m pip install --quiet -e ".[dev]" --constraint layers/requirements.txt
 	@touch $@
 
-venv: $(BIN)/.installed
+# IAM's evaluator for the tests (tests/iam: @cloud-copilot/iam-simulate, pinned by its lock file;
+# a development tool only, never shipped).
+tests/iam/node_modules/.installed: tests/iam/package.json tests/iam/package-lock.json
+	cd tests/iam && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+venv: $(BIN)/.installed tests/iam/node_modules/.installed
 
 $(CHECKOV_VENV)/.installed: Makefile
 	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
@@ -109,6 +117,24 @@ ifneq ($(IS_ROOT),)
 else
 	@if .ci/container-runtime status; then time $(BIN)/python -m pytest -m container; \
 	else echo "container tier skipped: no Docker daemon answers and starting one needs root: run 'sudo make test-container'"; fi
+endif
+
+# AWS's Session Manager agent (../shared/ssm-agent, or HYPERPOD_HA_SSM_AGENT_DIR) against the
+# project's client, in namespaces of its own (tests/ssm_agent/sandbox.sh: loopback only).
+test-ssm-agent: venv
+ifneq ($(IS_ROOT),)
+	$(BIN)/python -m tests.tiers --only ssm-agent
+else
+	@echo "ssm-agent tier skipped: AWS's agent runs as root in namespaces: run 'sudo make test-ssm-agent'"
+endif
+
+# The layer built for arm64 under an arm64 Python 3.13 (qemu-user; the arm64 root kept in
+# /var/cache/hyperpod-ha, or HYPERPOD_HA_ARM64_ROOT). Installs qemu-user-static and debootstrap.
+test-arm64: venv
+ifneq ($(IS_ROOT),)
+	$(BIN)/python -m tests.tiers --only arm64
+else
+	@echo "arm64 tier skipped: the arm64 root is made with debootstrap as root: run 'sudo make test-arm64'"
 endif
 
 test-lab: venv

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from tests.iam import recording
+
 if TYPE_CHECKING:
     from hyperpod_ha.commands import RunnerFactory
 
@@ -41,6 +43,11 @@ os.environ.update(
         "POWERTOOLS_SERVICE_NAME": "hyperpod-ha",
     }
 )
+
+
+# Every AWS call a function of the embedded stack makes is recorded, then evaluated by IAM against
+# its role (tests/iam): from the first client on.
+recording.install()
 
 
 @pytest.fixture
@@ -127,13 +134,19 @@ HELD_RUNS = {"SettleSeconds": 600}
 def _embedded(parameters: dict[str, Any]) -> Iterator[Embedded]:
     from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
     from hyperpod_ha_dev.embedded.stack import create_stack
+    from tests.iam.evaluation import evaluate
 
     with embedded_aws():
         site = create_site()
         site.extra_parameters.update(parameters)
+        recording.take()
         embedded = Embedded(site, create_stack(ROOT, site.stack_parameters()))
         yield embedded
         embedded.stack.stop_running_executions()
+        problems = evaluate(recording.take(), embedded.stack)
+        assert problems == [], "IAM would refuse these calls of the functions (tests/iam):\n" + "\n".join(
+            problems
+        )
 
 
 @pytest.fixture

@@ -47,6 +47,7 @@ _SUMMARY = re.compile(
     r"^(?:=+ )?(?P<counts>[0-9]+ (?:passed|failed|errors?|skipped|deselected)\b[^=\n]*?) in [0-9.]+s",
     re.MULTILINE,
 )
+SSM_AGENT_SANDBOX = [str(ROOT / "tests" / "ssm_agent" / "sandbox.sh")]
 _COVERAGE_TOTAL = re.compile(r"^TOTAL\s+\d+\s+\d+\s+(?P<percent>[0-9.]+)%", re.MULTILINE)
 
 
@@ -104,7 +105,7 @@ def steps(*, check_only: bool, as_root: bool) -> list[Step]:
             "worksteal",
             "-q",
             "-m",
-            "not lab and not container",
+            "not lab and not container and not ssm_agent and not arm64",
             "--cov=layers/hyperpod_ha",
             "--cov-report=term:skip-covered",
         ],
@@ -115,6 +116,8 @@ def steps(*, check_only: bool, as_root: bool) -> list[Step]:
             lint,
             non_lab,
             Step("container", [], skip="the container tier needs a Docker daemon: sudo make test-container"),
+            Step("ssm-agent", [], skip="AWS's Session Manager agent runs as root: sudo make test-ssm-agent"),
+            Step("arm64", [], skip="the arm64 root is made with debootstrap as root: sudo make test-arm64"),
             Step("lab-24.11", [], skip="the Slurm lab needs root: sudo make test-lab"),
             Step("lab-25.11", [], skip="the Slurm lab needs root: sudo make test-lab"),
         ]
@@ -129,7 +132,8 @@ def steps(*, check_only: bool, as_root: bool) -> list[Step]:
                 "sh",
                 "-c",
                 f"{ROOT / '.ci' / 'container-runtime'} install && "
-                f"{python} -m hyperpod_lab prepare --slurm 24.11 --packages-only",
+                f"{python} -m hyperpod_lab prepare --slurm 24.11 --packages-only && "
+                f"{ROOT / 'tests' / 'arm64' / 'arm64_root.sh'} --packages",
             ],
         ),
         Step(
@@ -146,6 +150,10 @@ def steps(*, check_only: bool, as_root: bool) -> list[Step]:
         ),
         dataclasses.replace(non_lab, needs=("packages",)),
         Step("container", [*PYTEST, "-q", "-m", "container"], needs=("packages",), nice=5),
+        # AWS's agent against the project's client, in namespaces of its own (loopback only).
+        Step("ssm-agent", [*SSM_AGENT_SANDBOX, *PYTEST, "-q", "-m", "ssm_agent", "tests/ssm_agent"], nice=5),
+        # The layer built for arm64, imported and tested by an arm64 Python under qemu-user.
+        Step("arm64", [*PYTEST, "-q", "-m", "arm64", "tests/arm64"], needs=("packages",), nice=5),
         Step(
             "lab-24.11",
             [*lab, "-m", "lab and not lab_long"],

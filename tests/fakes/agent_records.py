@@ -37,6 +37,9 @@ class AgentRecords:
         self.connections = 0
         self.client_went_away = False
         self.started = 0.0  # time.monotonic() of the first connection
+        self.encryption: Any = None  # the session's AgentEncryption, when encrypted
+        self.challenge_answered_ok = False
+        self.refusal: str | None = None  # why the agent ended an encrypted session's handshake
 
     @property
     def opening(self) -> dict[str, Any] | None:

@@ -115,6 +115,13 @@ class AgentScript:
     steps: Sequence[Step] = ()
     session_type: str = "NonInteractiveCommands"
     kms_key_id: str | None = None
+    # With ``kms`` (a KMS client that can decrypt the client's data key) the agent encrypts the
+    # session as AWS's does; without, a KMS request only asks (the client must refuse).
+    kms: Any = None
+    target_id: str = ""  # the aws:ssm:TargetId of the encryption context
+    kms_challenge: bool = True  # the KMSEncryption action carries a random challenge (newer agents)
+    require_challenge_response: bool = False  # the agent's Kms.RequireKMSChallengeResponse
+    answer_challenge_wrongly: bool = False  # expect another challenge answer than the right one
     extra_actions: Sequence[dict[str, Any]] = ()
     send_handshake: bool = True  # False: play the steps (if any) without a handshake
     handshake_delay: float = 0.0  # a late handshake: the agent opens its side after this

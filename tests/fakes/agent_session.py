@@ -16,6 +16,7 @@ from hyperpod_ha.commands.frames import (
     PayloadType,
     encode,
 )
+from tests.fakes.agent_encryption import AgentEncryption
 from tests.fakes.agent_script import (
     ChannelClosed,
     Drop,
@@ -38,9 +39,14 @@ from tests.fakes.session_state import (
     SentFrame,
 )
 
+# What the agent encrypts in an encrypted session (SendStreamDataMessage).
+ENCRYPTED_TYPES = frozenset({PayloadType.OUTPUT, PayloadType.STDERR, PayloadType.EXIT_CODE})
+
 
 class AgentSession(SessionInput):
     """A session, played from its script over the first connection (and a resumed one)."""
+
+    encryption: AgentEncryption | None = None
 
     async def play(self) -> None:
         await self._accept(self.websocket, self.script.token, first=True)
@@ -63,11 +69,18 @@ class AgentSession(SessionInput):
                 "ActionType": "SessionType",
                 "ActionParameters": {
                     "SessionType": self.script.session_type,
-                    "Properties": {"commands": "sh -c 'probe'", "runAsElevated": True},
+                    # AWS's agent sends none for NonInteractiveCommands (tests/fixtures/ssm_agent).
+                    "Properties": None,
                 },
             }
         ]
-        if self.script.kms_key_id is not None:
+        if self.script.kms_key_id is not None and self.script.kms is not None:
+            self.encryption = AgentEncryption(
+                self.script.kms, self.script.kms_key_id, self.script.session_id, self.script.target_id
+            )
+            self.agent.encryption = self.encryption
+            actions.append(self.encryption.action(with_challenge=self.script.kms_challenge))
+        elif self.script.kms_key_id is not None:
             actions.append(
                 {"ActionType": "KMSEncryption", "ActionParameters": {"KMSKeyId": self.script.kms_key_id}}
             )
@@ -77,16 +90,44 @@ class AgentSession(SessionInput):
         if not await self._checked(self.handshake_answered.wait(), self.script.handshake_response_timeout):
             raise Rejection(4009, "no handshake response")
         response = self.agent.handshake_response or {}
-        refused = [a for a in response.get("ProcessedClientActions") or [] if a.get("ActionStatus") != 1]
-        if refused or len(response.get("ProcessedClientActions") or []) != len(actions):
+        processed = response.get("ProcessedClientActions") or []
+        refused = [a for a in processed if a.get("ActionStatus") != 1]
+        if refused or len(processed) != len(actions):
             # As the agent does: a session whose client cannot do what it asks ends, with the reason.
             await self._play_channel_closed(
                 ChannelClosed(output=f"Handshake failed: {response.get('Errors')}")
             )
             return False
-        complete = {"HandshakeTimeToComplete": 1_500_000, "CustomerMessage": ""}
+        customer_message = ""
+        if self.encryption is not None:
+            if not await self._encryption_agreed(processed):
+                return False
+            customer_message = "This session is encrypted using AWS KMS."
+        complete = {"HandshakeTimeToComplete": 1_500_000, "CustomerMessage": customer_message}
         await self._send_output(PayloadType.HANDSHAKE_COMPLETE, json.dumps(complete).encode())
         return True
+
+    async def _encryption_agreed(self, processed: list[dict[str, Any]]) -> bool:
+        """The data key decrypted and the challenge answered; else the session ends, as the agent's."""
+        assert self.encryption is not None
+        [result] = [a.get("ActionResult") for a in processed if a.get("ActionType") == "KMSEncryption"]
+        refusal = self.encryption.finalize(
+            result, require_challenge_response=self.script.require_challenge_response
+        )
+        if refusal is None:
+            await self._send_output(PayloadType.ENC_CHALLENGE_REQUEST, self.encryption.challenge_request())
+            if not await self._checked(
+                self.challenge_answered.wait(), self.script.handshake_response_timeout
+            ):
+                refusal = "Timed out waiting for encryption challenge."
+            elif not self.encryption.challenge_answered(self.challenge_response):
+                refusal = "Encryption challenge does not match!"
+        if refusal is None:
+            self.agent.challenge_answered_ok = True
+            return True
+        self.agent.refusal = refusal
+        await self._play_channel_closed(ChannelClosed(output=f"Handshake failed: {refusal}"))
+        return False
 
     def _frame(self, payload_type: int, payload: bytes, flags: int = Flags.NONE) -> ClientMessage:
         sequence = self.next_sequence
@@ -104,6 +145,9 @@ class AgentSession(SessionInput):
     async def _send_output(
         self, payload_type: int, payload: bytes, *, flags: int = Flags.NONE, corrupt: bool = False
     ) -> None:
+        cipher = self.encryption.cipher if self.encryption is not None else None
+        if cipher is not None and payload and payload_type in ENCRYPTED_TYPES:
+            payload = cipher.encrypt(payload)
         await self._emit(self._frame(payload_type, payload, flags), corrupt=corrupt)
 
     async def _emit(self, message: ClientMessage, *, corrupt: bool = False) -> None:

@@ -170,6 +170,9 @@ class SessionInput(SessionState):
         self.agent.events.append(("input", sequence))
         if message.payload_type == PayloadType.HANDSHAKE_RESPONSE:
             self._on_handshake_response(message)
+        elif message.payload_type == PayloadType.ENC_CHALLENGE_RESPONSE:
+            self.challenge_response = message.payload
+            self.challenge_answered.set()
 
     async def _acknowledge_input(self, message: ClientMessage) -> None:
         ack = {

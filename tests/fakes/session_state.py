@@ -20,7 +20,9 @@ CHUNK_SIZE = 1024
 AGENT_VERSION = "3.3.1957.0"
 AGENT_CLOCK_MILLIS = 1_764_460_800_000  # the agent's frames carry this date plus their sequence number
 # Input payload types AWS's client sends: stdin bytes, terminal size, the handshake response.
-CLIENT_INPUT_TYPES = frozenset({PayloadType.OUTPUT, PayloadType.SIZE, PayloadType.HANDSHAKE_RESPONSE})
+CLIENT_INPUT_TYPES = frozenset(
+    {PayloadType.OUTPUT, PayloadType.SIZE, PayloadType.HANDSHAKE_RESPONSE, PayloadType.ENC_CHALLENGE_RESPONSE}
+)
 
 
 @dataclass
@@ -53,6 +55,8 @@ class SessionState:
         self.input_ahead: set[int] = set()
         self.lost: set[int] = set()
         self.handshake_answered = asyncio.Event()
+        self.challenge_answered = asyncio.Event()
+        self.challenge_response = b""
         self.client_gone = asyncio.Event()
         self.reconnected = asyncio.Event()
         self.finished = asyncio.Event()

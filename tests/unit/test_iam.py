@@ -210,7 +210,7 @@ def test_ops_items_are_created_tagged_and_only_ours_are_updated() -> None:
         if "ssm:CreateOpsItem" in actions:
             assert statement["Condition"]["StringEquals"]["aws:RequestTag/cluster"] == {"Ref": "ClusterName"}
         if "ssm:UpdateOpsItem" in actions:
-            assert statement["Condition"]["StringEquals"]["ssm:resourceTag/cluster"] == {"Ref": "ClusterName"}
+            assert statement["Condition"]["StringEquals"]["aws:ResourceTag/cluster"] == {"Ref": "ClusterName"}
 
 
 def test_the_security_page_iam_table_names_every_statement() -> None:

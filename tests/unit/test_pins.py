@@ -32,7 +32,7 @@ def layer_pins() -> dict[str, str]:
 
 
 def test_the_layer_pins_what_the_runtime_package_needs() -> None:
-    assert set(layer_pins()) == {"aws-lambda-powertools", "PyMySQL", "websockets"}
+    assert set(layer_pins()) == {"aws-lambda-powertools", "cryptography", "PyMySQL", "websockets"}
 
 
 @pytest.mark.parametrize("package", sorted(layer_pins()))

@@ -23,6 +23,8 @@ def test_as_root_every_tier_runs_after_what_it_needs() -> None:
         "slurm-25.11",
         "non-lab",
         "container",
+        "ssm-agent",
+        "arm64",
         "lab-24.11",
         "lab-25.11",
     }
@@ -36,13 +38,19 @@ def test_as_root_every_tier_runs_after_what_it_needs() -> None:
     # Each lab tier in slots of its own.
     assert plan["lab-24.11"].env["HYPERPOD_LAB_SLOT"] != plan["lab-25.11"].env["HYPERPOD_LAB_SLOT"]
     assert not any(step.skip for step in plan.values())
+    # AWS's agent only in its sandbox, and the suite outside the lab leaves its tests to it.
+    assert plan["ssm-agent"].argv[0].endswith("tests/ssm_agent/sandbox.sh")
+    assert "not ssm_agent" in " ".join(plan["non-lab"].argv)
+    # The arm64 tier after the packages step (qemu-user-static, debootstrap).
+    assert plan["arm64"].needs == ("packages",)
+    assert "arm64_root.sh --packages" in " ".join(plan["packages"].argv)
 
 
 def test_as_another_user_the_root_tiers_are_named_with_their_command() -> None:
     plan = tiers.steps(check_only=False, as_root=False)
 
     skipped = {step.name: step.skip for step in plan if step.skip}
-    assert set(skipped) == {"container", "lab-24.11", "lab-25.11"}
+    assert set(skipped) == {"container", "ssm-agent", "arm64", "lab-24.11", "lab-25.11"}
     assert all("sudo make test-" in reason for reason in skipped.values())
     assert [step.name for step in plan if not step.skip] == ["lint", "non-lab"]
 

@@ -8,6 +8,7 @@ and moto's Step Functions interpreter calls handlers from its own threads.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import importlib.util
 import json
 import os
@@ -25,6 +26,8 @@ Handler = Callable[[Any, Any], Any]
 
 _invocation_lock = threading.RLock()
 _modules: dict[Path, ModuleType] = {}
+# The function whose handler runs in this context (its AWS calls are its role's: tests/iam).
+invoking: contextvars.ContextVar[FunctionSpec | None] = contextvars.ContextVar("invoking", default=None)
 
 
 def new_containers() -> None:
@@ -137,10 +140,13 @@ def invoke(spec: FunctionSpec, event: Any) -> Any:
     payload = json.loads(json.dumps(event))
     context = LambdaContext(spec.name, spec.arn, spec.memory, spec.timeout)
     with _environment(spec):
+        token = invoking.set(spec)
         try:
             result = handler(payload, context)
         except Exception as error:
             raise FunctionError(type(error).__name__, str(error)) from error
+        finally:
+            invoking.reset(token)
     try:
         return json.loads(json.dumps(result))
     except TypeError as error:

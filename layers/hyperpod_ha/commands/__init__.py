@@ -137,9 +137,10 @@ def _ssm_client() -> SSMClient:
 
 def _session_manager_runner() -> CommandRunner:
     # Imported on demand: websockets and asyncio stay out of handlers that never run commands.
+    from hyperpod_ha.commands.session_encryption import session_data_keys
     from hyperpod_ha.commands.session_manager import SessionManagerRunner
 
-    return SessionManagerRunner(_ssm_client())
+    return SessionManagerRunner(_ssm_client(), data_keys=session_data_keys())
 
 
 def _run_command_runner() -> CommandRunner:

@@ -4,8 +4,9 @@ What it does, after ``aws/session-manager-plugin`` (``datachannel/streaming.go``
 the opening JSON text frame with the session token; acknowledge every
 ``output_stream_data`` frame and put them back in sequence order (buffer those ahead,
 drop resends of processed ones); answer the handshake (``session_handshake``) and keep
-our input frames until the agent acknowledges them (``session_outgoing``); collect the
-output until ``channel_closed`` (``session_output``).
+our input frames until the agent acknowledges them (``session_outgoing``); in an encrypted
+session decrypt the output and answer the encryption challenge (``session_encryption``);
+collect the output until ``channel_closed`` (``session_output``).
 A text frame or a frame that does not decode is logged and skipped, never fatal. A
 dropped connection is resumed (ResumeSession, new token, same StreamUrl). The wait for
 the handshake has no limit of its own: the caller's deadline bounds the whole channel.
@@ -42,6 +43,7 @@ from hyperpod_ha.commands.frames import (
     decode,
     encode,
 )
+from hyperpod_ha.commands.session_encryption import SessionCipher, SessionDataKeys
 from hyperpod_ha.commands.session_handshake import answer_handshake
 from hyperpod_ha.commands.session_outgoing import RESEND_TICK_SECONDS, OutgoingFrames
 from hyperpod_ha.commands.session_output import OutputCollector, SessionOutput
@@ -110,8 +112,13 @@ class DataChannel:
         new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
         now_millis: Callable[[], int] = _now_millis,
         reconnect_delay: float = 0.1,
+        target: str = "",
+        data_keys: SessionDataKeys | None = None,
     ) -> None:
         self._session = session
+        self._target = target
+        self._data_keys = data_keys
+        self._cipher: SessionCipher | None = None
         self._id = session.session_id
         self._resume = resume
         self._client_version = client_version
@@ -316,20 +323,47 @@ class DataChannel:
 
     async def _process(self, message: ClientMessage) -> None:
         payload_type = message.payload_type
+        payload = message.payload
+        if self._cipher is not None and self._cipher.encrypts(payload_type) and payload:
+            payload = self._decrypted(payload)
         if payload_type == PayloadType.HANDSHAKE_REQUEST:
             await self._answer_handshake(message)
-        elif self._output.take(payload_type, message.payload):
+        elif self._output.take(payload_type, payload):
             pass
         elif payload_type == PayloadType.ENC_CHALLENGE_REQUEST:
-            raise ProtocolError(f"session {self._id}: encryption challenge without agreed encryption")
+            if self._cipher is None:
+                raise ProtocolError(f"session {self._id}: encryption challenge without agreed encryption")
+            try:
+                answer = self._cipher.answer_challenge(payload)
+            except ProtocolError as error:
+                raise ProtocolError(f"session {self._id}: {error.reason}") from None
+            await self._send_input(PayloadType.ENC_CHALLENGE_RESPONSE, answer)
         else:
             # HandshakeComplete, Flag, Size, ...: nothing to do for a one-shot command.
             logger.debug(
                 "ignored output payload", extra={"session_id": self._id, "payload_type": payload_type}
             )
 
+    def _decrypted(self, payload: bytes) -> bytes:
+        assert self._cipher is not None
+        try:
+            return self._cipher.decrypt(payload)
+        except ProtocolError as error:
+            raise ProtocolError(f"session {self._id}: {error.reason}") from None
+
     async def _answer_handshake(self, message: ClientMessage) -> None:
-        answer = answer_handshake(message.payload, self._id, self._client_version)
+        if self._data_keys is None:
+            answer = answer_handshake(message.payload, self._id, self._client_version)
+        else:  # a KMSEncryption action calls KMS: off the event loop
+            answer = await asyncio.to_thread(
+                answer_handshake,
+                message.payload,
+                self._id,
+                self._client_version,
+                target=self._target,
+                data_keys=self._data_keys,
+            )
+        self._cipher = answer.cipher
         self.handshake_seen = True
         await self._send_input(PayloadType.HANDSHAKE_RESPONSE, _compact(answer.response))
         if answer.failure is not None and self._failure is None:

@@ -27,6 +27,7 @@ from hyperpod_ha.commands import (
 )
 from hyperpod_ha.commands.aws_errors import command_error
 from hyperpod_ha.commands.session_channel import CLIENT_VERSION, MAX_OUTPUT_BYTES, DataChannel, StartedSession
+from hyperpod_ha.commands.session_encryption import SessionDataKeys
 from hyperpod_ha.commands.session_output import SessionOutput
 from hyperpod_ha.observability import logger
 
@@ -44,15 +45,22 @@ class SessionManagerRunner:
     ``request.document`` is the Session document, ``request.parameters`` its parameters
     (``{"command": [...]}`` for ``AWS-StartNonInteractiveCommand``; nothing for a custom
     document that fixes its command). The deadline covers StartSession, the data channel
-    and its close.
+    and its close. ``data_keys`` (the operator's ``SessionKmsKeyArn``) lets it join a session
+    that Session Manager's preferences encrypt with KMS; without it such a session fails at once.
     """
 
     transport = TRANSPORT
 
     def __init__(
-        self, ssm: SSMClient, *, max_output_bytes: int = MAX_OUTPUT_BYTES, reconnect_delay: float = 0.1
+        self,
+        ssm: SSMClient,
+        *,
+        max_output_bytes: int = MAX_OUTPUT_BYTES,
+        reconnect_delay: float = 0.1,
+        data_keys: SessionDataKeys | None = None,
     ) -> None:
         self._ssm = ssm
+        self._data_keys = data_keys
         self._max_output_bytes = max_output_bytes
         self._reconnect_delay = reconnect_delay
 
@@ -68,6 +76,8 @@ class SessionManagerRunner:
             resume=lambda: self._resume(session, request.target),
             max_output_bytes=self._max_output_bytes,
             reconnect_delay=self._reconnect_delay,
+            target=request.target,
+            data_keys=self._data_keys,
         )
         try:
             remaining = request.deadline_seconds - (time.monotonic() - started)

@@ -210,7 +210,7 @@ def test_missing_handshake_fails_at_the_deadline_of_the_check(
     ],
     indirect=True,
 )
-def test_kms_encryption_request_is_answered_failed_then_refused(
+def test_kms_encryption_without_a_key_is_answered_failed_then_refused(
     fake_agent: FakeSsmAgent, ssm: SSMClient, stubber: Stubber, ssm_calls: list[str]
 ) -> None:
     # Refused at once: waiting for the 10 s deadline would end in a timeout error instead.
@@ -225,8 +225,10 @@ def test_kms_encryption_request_is_answered_failed_then_refused(
     statuses = {a["ActionType"]: (a["ActionStatus"], a["Error"]) for a in response["ProcessedClientActions"]}
     assert statuses["SessionType"] == (1, "")
     assert statuses["KMSEncryption"][0] == 2
-    assert "does not support Session Manager encryption" in statuses["KMSEncryption"][1]
-    assert response["Errors"] == ["this client does not support Session Manager encryption"]
+    assert "no key is configured: set the stack's SessionKmsKeyArn" in statuses["KMSEncryption"][1]
+    [error] = response["Errors"]
+    assert error.startswith("no session data key:")
+    assert "SessionKmsKeyArn" in error
 
 
 @pytest.mark.parametrize("fake_agent", [script(stdout(b"partial"), Drop())], indirect=True)

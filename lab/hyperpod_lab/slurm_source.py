@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Final
 
 from hyperpod_ha.observability import logger
-from hyperpod_lab.releases import BUILD_ROOT, SYSTEM_PATH, release
+from hyperpod_lab.releases import BUILD_ROOT, RELEASES, SYSTEM_PATH, release
 
 if TYPE_CHECKING:
     from hyperpod_lab.slurm_tarball import SlurmTarball
@@ -65,7 +65,7 @@ def installed_prefix(series: str, root: Path = BUILD_ROOT) -> Path | None:
     """The newest complete build of ``series`` (e.g. ``24.11``) under ``root``, or None."""
     found = []
     for candidate in root.glob(f"slurm-{series}.*"):
-        if _complete(candidate):
+        if _complete(candidate, series):
             patch = candidate.name.rsplit(".", 1)[-1]
             found.append((int(patch) if patch.isdigit() else -1, candidate))
     return max(found)[1] if found else None
@@ -224,7 +224,7 @@ def ensure_built(
         prefix = root / f"slurm-{version}"
         shutil.rmtree(prefix, ignore_errors=True)  # an interrupted build's remains
         logger.info("building Slurm for the lab", extra={"tarball": archive.name, "prefix": str(prefix)})
-        _build(archive, work, prefix)
+        _build(archive, work, prefix, release(series).configure_options, release(series).plugins)
         shutil.rmtree(work, ignore_errors=True)
         (prefix / MARKER).write_text(f"{archive.name} built in {time.monotonic() - started:.0f} s\n")
         logger.info(
@@ -238,11 +238,18 @@ def _finished(series: str, root: Path, tarball: SlurmTarball | None) -> Path | N
     if tarball is None:
         return installed_prefix(series, root)
     prefix = root / f"slurm-{tarball.version}"
-    return prefix if _complete(prefix) else None
+    return prefix if _complete(prefix, series) else None
 
 
-def _complete(prefix: Path) -> bool:
-    return (prefix / MARKER).is_file() and (prefix / "sbin" / "slurmctld").is_file()
+def _complete(prefix: Path, series: str) -> bool:
+    if not ((prefix / MARKER).is_file() and (prefix / "sbin" / "slurmctld").is_file()):
+        return False
+    known = RELEASES.get(series)
+    return all(_plugin(prefix, name).is_file() for name in (known.plugins if known else ()))
+
+
+def _plugin(prefix: Path, name: str) -> Path:
+    return prefix / "lib" / "slurm" / f"{name}.so"
 
 
 def build_seconds(prefix: Path) -> int | None:
@@ -254,7 +261,9 @@ def build_seconds(prefix: Path) -> int | None:
     return int(found[1]) if found else None
 
 
-def _build(tarball: Path, work: Path, prefix: Path) -> None:
+def _build(
+    tarball: Path, work: Path, prefix: Path, options: tuple[str, ...] = (), plugins: tuple[str, ...] = ()
+) -> None:
     with tarfile.open(tarball) as archive:
         archive.extractall(work / "tree", filter="data")
     (tree,) = (work / "tree").iterdir()
@@ -271,6 +280,7 @@ def _build(tarball: Path, work: Path, prefix: Path) -> None:
             # -ggdb3, a quarter of the compile time) and no dependency files for a build made once.
             "--disable-debug",
             "--disable-dependency-tracking",
+            *options,
         ],
         ["make", f"-j{jobs}"],
         ["make", "install"],
@@ -287,8 +297,7 @@ def _build(tarball: Path, work: Path, prefix: Path) -> None:
                 raise SlurmSourceError(f"{argv[0]} timed out; see {log}") from None
             if returncode != 0:
                 raise SlurmSourceError(f"{' '.join(argv[:2])} failed (rc={returncode}); see {log}")
-    plugins = prefix / "lib" / "slurm"
-    missing = [name for name in REQUIRED_PLUGINS if not (plugins / f"{name}.so").is_file()]
+    missing = [name for name in (*REQUIRED_PLUGINS, *plugins) if not _plugin(prefix, name).is_file()]
     if missing:
         raise SlurmSourceError(
             f"the build lacks plugins the lab needs: {', '.join(missing)} (missing -dev packages?); see {log}"

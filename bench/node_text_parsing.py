@@ -36,6 +36,7 @@ from hyperpod_ha.slurm import (
     parse_dbd_ping,
     parse_failover_conf,
     parse_heartbeat,
+    parse_http_probes,
     parse_identity,
     parse_node_states,
     parse_ping,
@@ -67,6 +68,7 @@ PARSERS: Final[dict[str, Callable[[str], object]]] = {
         parse_dbd_ping,
         parse_agent_queue_size,
         parse_failover_conf,
+        parse_http_probes,
     )
 }
 NONCE: Final = "0123456789abcdef"
@@ -126,7 +128,7 @@ def probe_outputs() -> dict[str, str]:
     size = MAX_OUTPUT_BYTES - 4096
     complete = json.dumps({"version": 1, "nonce": NONCE, "complete": True})
     every = tuple(
-        (name, _fill(text[:200] + "\n", size // 13))
+        (name, _fill(text[:200] + "\n", size // len(SECTIONS)))
         for name, text in zip(
             SECTIONS,
             section_texts().values(),

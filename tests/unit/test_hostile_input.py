@@ -32,6 +32,7 @@ from hyperpod_ha.slurm import (
     parse_dbd_ping,
     parse_failover_conf,
     parse_heartbeat,
+    parse_http_probes,
     parse_identity,
     parse_node_states,
     parse_ping,
@@ -234,6 +235,7 @@ PARSERS: list[Callable[[str], object]] = [
     parse_dbd_ping,
     parse_agent_queue_size,
     parse_failover_conf,
+    parse_http_probes,
 ]
 HOSTILE = [
     "\n" * MAX_SECTION_CHARS,

@@ -58,7 +58,9 @@ def write_sums(tarball: Path, digest: str | None = None) -> None:
 class FakeSteps:
     """Stands in for configure, make and make install: records each, and install writes the prefix."""
 
-    def __init__(self, *, fail: str | None = None, plugins: tuple[str, ...] = ("http_parser_libhttp_parser",)) -> None:
+    def __init__(
+        self, *, fail: str | None = None, plugins: tuple[str, ...] = ("http_parser_libhttp_parser",)
+    ) -> None:
         self.calls: list[tuple[list[str], Path]] = []
         self.fail = fail
         self.plugins = plugins  # what `make install` gives beyond the lab's common plugins
@@ -170,7 +172,9 @@ def test_a_build_whose_install_lacks_the_http_parser_plugin_fails(
     tarball = fake_tarball(tmp_path / "downloads")
     write_sums(tarball)
 
-    with pytest.raises(slurm_source.SlurmSourceError, match="lacks plugins the lab needs: http_parser_libhttp_parser"):
+    with pytest.raises(
+        slurm_source.SlurmSourceError, match="lacks plugins the lab needs: http_parser_libhttp_parser"
+    ):
         ensure_built("25.11", tmp_path / "opt", source=tarball)
 
 

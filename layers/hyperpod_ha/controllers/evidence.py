@@ -16,6 +16,7 @@ from hyperpod_ha.controllers.models import (
     NodeEvidence,
     PingEvidence,
     RoleEvidence,
+    SlurmctldHttpEvidence,
 )
 from hyperpod_ha.controllers.sections import failure, parsed
 from hyperpod_ha.slurm import (
@@ -28,6 +29,7 @@ from hyperpod_ha.slurm import (
     SlurmOutputError,
     excerpt,
     first_error,
+    parse_http_probes,
     parse_identity,
     parse_ping,
     parse_role_log,
@@ -64,6 +66,7 @@ def evidence(node: Controller, output: ProbeOutput) -> dict[str, Any]:
         "dbd": shared_evidence.dbd(output, config),
         "scheduler": shared_evidence.scheduler(output.sections.get("sinfo")),
         "failover": shared_evidence.failover_config(output),
+        "http": _http(output.sections.get("slurmctld_http")),
         "notes": notes,
     }
 
@@ -199,4 +202,15 @@ def _role(section: ProbeSection | None) -> RoleEvidence:
         line=last.text,
         line_age_seconds=log.age_seconds(last),
         source=excerpt(log.source) if log.source else None,
+    )
+
+
+def _http(section: ProbeSection | None) -> SlurmctldHttpEvidence:
+    """What this node's slurmctld answered on /readyz and /livez (Slurm 25.11+)."""
+    problem = failure(section)
+    if problem is not None or section is None:
+        return SlurmctldHttpEvidence(why=f"/readyz: {problem}")
+    probes = parse_http_probes(section.text)
+    return SlurmctldHttpEvidence(
+        served=probes.served, readyz=probes.readyz, livez=probes.livez, why=probes.why
     )

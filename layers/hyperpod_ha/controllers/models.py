@@ -222,6 +222,17 @@ class FailoverConfigEvidence:
 
 
 @dataclass(frozen=True)
+class SlurmctldHttpEvidence:
+    """Slurm's own answer on this node (25.11+): slurmctld's ``/readyz`` is 204 only on the
+    controller in control, 500 on a standby or one reconfiguring; ``/livez`` 204 while it runs."""
+
+    served: bool | None = None  # False: this release or configuration serves none; None: unknown
+    readyz: int | None = None  # the HTTP status; None: no answer (``why`` says why)
+    livez: int | None = None
+    why: str | None = None  # why no /readyz status: not served, refused, closed unanswered, silent
+
+
+@dataclass(frozen=True)
 class DbdEvidence:
     reachable: bool | None = None
     registered_host: str | None = None  # ControlHost: the controller registered with slurmdbd
@@ -262,6 +273,7 @@ class ControllerReport:
     dbd: DbdEvidence = field(default_factory=DbdEvidence)
     scheduler: SchedulerEvidence = field(default_factory=SchedulerEvidence)
     failover: FailoverConfigEvidence = field(default_factory=FailoverConfigEvidence)
+    http: SlurmctldHttpEvidence = field(default_factory=SlurmctldHttpEvidence)
     notes: tuple[str, ...] = ()
 
     @property

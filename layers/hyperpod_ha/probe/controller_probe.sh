@@ -72,8 +72,10 @@ main() {
   start_job heartbeat "$(limit 6 "$cap")" sec_heartbeat "$state_dir"
   start_job state_save "$(limit 10 "$cap")" sec_state_save "$state_dir" "$slurm_user"
   start_job failover_conf "$(limit 8 "$cap")" sec_failover_conf "$conf_path"
+  start_job slurmctld_http "$(limit 10 "$cap")" sec_slurmctld_http "$(conf_get SlurmctldPort)" \
+    "$(conf_get CommunicationParameters)"
 
-  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf"
+  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf slurmctld_http"
   # shellcheck disable=SC2086 # a fixed list of words
   wait_jobs $all
 
@@ -176,8 +178,8 @@ conf_get() { # key [sources] -> value from `scontrol show config` (if it answere
 
 # --- sections (each gets its time limit in seconds first) -----------------------------------
 
-CONFIG_KEYS='SlurmctldHost\[[0-9]+\]|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|AccountingStorageHost|AccountingStoragePort|AccountingStorageType|MessageTimeout|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg|SLURM_VERSION|SLURM_CONF'
-CONF_FILE_KEYS='SlurmctldHost|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg'
+CONFIG_KEYS='CommunicationParameters|SlurmctldHost\[[0-9]+\]|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|AccountingStorageHost|AccountingStoragePort|AccountingStorageType|MessageTimeout|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg|SLURM_VERSION|SLURM_CONF'
+CONF_FILE_KEYS='CommunicationParameters|SlurmctldHost|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg'
 
 sec_identity() {
   local seconds=$1 a
@@ -556,6 +558,60 @@ sec_failover_conf() {
     return 1
   fi
   echo "conf_hash=${sum%% *}"
+  return 0
+}
+
+# Slurm's own answer to "who is in control" (25.11+): slurmctld answers GET /readyz on
+# SlurmctldPort, unauthenticated, with 204 only when it is not in standby, not reconfiguring and
+# its listeners are not quiesced (500 otherwise), and /livez with 204 while it runs
+# (src/slurmctld/http.c). Not before 25.11, not with CommunicationParameters=disable_http, and
+# not when built without an HTTP parser: slurmctld then closes the connection unanswered. Older
+# releases are not asked (they would log the request as a bad RPC).
+sec_slurmctld_http() { # seconds port communication-parameters
+  local seconds=$1 port=${2%%-*} params=$3 version major minor path answer rc each
+  [ -n "$port" ] || port=6817
+  echo "port=$port"
+  version=$(timeout -k 1 "$seconds" slurmctld -V 2>/dev/null | head -n 1)
+  version=${version##* }
+  echo "version=$version"
+  major=${version%%.*}
+  minor=${version#*.}
+  minor=${minor%%.*}
+  case "$major$minor" in '' | *[!0-9]*)
+    echo "served=unknown"
+    echo "why=this node's slurmctld version is unknown"
+    return 0
+    ;;
+  esac
+  if [ "$major" -lt 25 ] || { [ "$major" = 25 ] && [ "$minor" -lt 11 ]; }; then
+    echo "served=no"
+    echo "why=Slurm $version serves no /readyz (added in 25.11)"
+    return 0
+  fi
+  case ",$params," in *,disable_http,*)
+    echo "served=no"
+    echo "why=CommunicationParameters=disable_http"
+    return 0
+    ;;
+  esac
+  case "$port" in *[!0-9]*) echo "served=unknown"; echo "why=SlurmctldPort is not a number"; return 0 ;; esac
+  each=$(((seconds - 1) / 2))
+  [ "$each" -ge 1 ] || each=1
+  for path in /readyz /livez; do
+    # shellcheck disable=SC2016 # the inner shell's arguments
+    answer=$(timeout -k 1 "$each" bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 3
+      printf "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" "$2" >&3
+      IFS= read -r line <&3 || exit 4
+      printf "%s\n" "$line"' _ "$port" "$path" 2>/dev/null)
+    rc=$?
+    case "$rc" in
+      0) echo "${path#/}=$(printf '%s' "$answer" | sed -n 's|^HTTP/[0-9.]* \([0-9][0-9][0-9]\).*|\1|p' | head -n 1)" ;;
+      3) echo "${path#/}_error=connection refused on port $port" ;;
+      4 | 141) echo "${path#/}_error=connection closed without an HTTP answer (built without an HTTP parser?)" ;;
+      124 | 137) echo "${path#/}_error=no answer within $each s" ;;
+      *) echo "${path#/}_error=failed (exit $rc)" ;;
+    esac
+  done
   return 0
 }
 

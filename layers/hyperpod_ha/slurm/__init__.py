@@ -41,6 +41,7 @@ from hyperpod_ha.slurm.heartbeat import (
     parse_heartbeat,
 )
 from hyperpod_ha.slurm.host import DaemonProcess, NodeIdentity, Services, parse_identity, parse_services
+from hyperpod_ha.slurm.http_probes import READY, HttpProbes, parse_http_probes
 from hyperpod_ha.slurm.node_states import NodeStateCount, parse_node_states
 from hyperpod_ha.slurm.ping import PingLine, label_index, parse_ping
 from hyperpod_ha.slurm.probe_output import (
@@ -77,6 +78,7 @@ __all__ = [
     "PROBE_MARK",
     "PROBE_RESULT_PREFIX",
     "PROGRAM_SLOTS",
+    "READY",
     "REFUSAL_EVENTS",
     "ROLE_EVENTS",
     "SECTIONS",
@@ -89,6 +91,7 @@ __all__ = [
     "FailoverConf",
     "FatalLine",
     "Heartbeat",
+    "HttpProbes",
     "LogLine",
     "NodeIdentity",
     "NodeStateCount",
@@ -116,6 +119,7 @@ __all__ = [
     "parse_dbd_ping",
     "parse_failover_conf",
     "parse_heartbeat",
+    "parse_http_probes",
     "parse_identity",
     "parse_node_states",
     "parse_ping",

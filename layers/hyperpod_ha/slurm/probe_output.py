@@ -34,6 +34,7 @@ SECTIONS: Final = (
     "heartbeat",
     "state_save",
     "failover_conf",
+    "slurmctld_http",
 )
 # Exit codes of ``timeout`` (124; 137 when it had to kill) and of the probe's own kill.
 TIMED_OUT_CODES: Final = frozenset({124, 137})

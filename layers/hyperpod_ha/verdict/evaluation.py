@@ -23,6 +23,7 @@ from hyperpod_ha.verdict.models import (
 )
 from hyperpod_ha.verdict.observation import Observation, ObservedController, observe
 from hyperpod_ha.verdict.phrases import describe
+from hyperpod_ha.verdict.readiness import readiness_notes
 from hyperpod_ha.verdict.redundancy import redundancy
 from hyperpod_ha.verdict.settings import VerdictPolicy
 from hyperpod_ha.verdict.takeover import down_reasons
@@ -39,6 +40,7 @@ def evaluate(
     ``SlurmConfigStrategy``, told where a controller's slurm.conf is a local copy)."""
     seen = observe(reports[:MAX_REPORTS], policy or VerdictPolicy(), config_strategy)
     name, reasons, active = _judge(seen)
+    reasons += readiness_notes(seen)
     # one_active's DEGRADED reasons: "<x> is active: ...", then its problems, then its notes.
     problem = excerpt(reasons[1]) if name is DEGRADED and len(reasons) > 1 else None
     left = redundancy(seen, active[0] if len(active) == 1 else None)

@@ -55,6 +55,9 @@ def _checked_entry(seen: Observation, checked: ControllerReport) -> dict[str, An
         "heartbeat_age_seconds": checked.heartbeat.age_seconds,
         "heartbeat_writer": seen.name(writer) if writer is not None else None,
         "sinfo_answers": checked.scheduler.answers,
+        # Slurm's own answer (25.11+): the HTTP status of /readyz, or null and why.
+        "readyz": checked.http.readyz,
+        "readyz_why": checked.http.why,
         **_failover_entry(checked),
         # Where on-call looks first.
         "slurmctld_log": checked.config.log_file,

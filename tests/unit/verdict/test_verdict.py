@@ -27,6 +27,7 @@ from hyperpod_ha.verdict import (
 )
 from tests.unit.verdict.cases.verdict_cases_degraded import DEGRADED_CASES
 from tests.unit.verdict.cases.verdict_cases_drift import DRIFT_CASES
+from tests.unit.verdict.cases.verdict_cases_readyz import READYZ_CASES
 from tests.unit.verdict.cases.verdict_cases_takeover import TAKEOVER_CASES
 from tests.unit.verdict.cases.verdict_probes import (
     CTL1_KILLED,
@@ -38,7 +39,7 @@ from tests.unit.verdict.cases.verdict_probes import (
     verdict_of,
 )
 
-CASES = TAKEOVER_CASES + DEGRADED_CASES + DRIFT_CASES
+CASES = TAKEOVER_CASES + DEGRADED_CASES + DRIFT_CASES + READYZ_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -124,6 +125,8 @@ def test_verdict_json() -> None:
         "heartbeat_age_seconds": 1,
         "heartbeat_writer": "ctl1",
         "sinfo_answers": True,
+        "readyz": None,
+        "readyz_why": "/readyz: not in the probe output",
         "slurm_version": "24.11.5",
         "slurm_conf_link": True,
         "slurm_conf_resolved": "/fsx/hyperpod/lab/opt/slurm/etc/slurm.conf",

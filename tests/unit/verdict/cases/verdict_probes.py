@@ -157,6 +157,9 @@ class Probe:
     config: str = field(default_factory=two_controllers)
     now_local: str = "2026-11-29T23:40:00"  # the node's clock when the probe read the log
     conf: Conf | None = field(default_factory=Conf)  # None: no slurm.conf found, no failover_conf
+    # slurmctld's own /readyz (25.11+): its status, "closed" (built without an HTTP parser),
+    # "24.11" (not served); None: no slurmctld_http section (a probe before it)
+    readyz: int | str | None = None
 
     def text_of(self, value: str) -> str:
         return capture(value) if value.endswith(".txt") else value
@@ -191,7 +194,24 @@ class Probe:
             self.heartbeat_section(),
             self.state_save_section(),
             *([s("failover_conf", self.conf.failover_conf())] if self.conf else []),
+            *([] if self.readyz is None else [s("slurmctld_http", self.http_section())]),
         ]
+
+    def http_section(self) -> str:
+        if self.readyz == "24.11":
+            return (
+                "port=6817\nversion=24.11.5\nserved=no\nwhy=Slurm 24.11.5 serves no /readyz (added in 25.11)"
+            )
+        head = "port=6817\nversion=25.11.7\n"
+        if self.readyz == "closed":
+            closed = "connection closed without an HTTP answer (built without an HTTP parser?)"
+            return head + f"readyz_error={closed}\nlivez_error={closed}"
+        if self.readyz == "refused":
+            return (
+                head
+                + "readyz_error=connection refused on port 6817\nlivez_error=connection refused on port 6817"
+            )
+        return head + f"readyz={self.readyz}\nlivez=204"
 
     def heartbeat_section(self) -> ProbeSection:
         if self.heartbeat == "timeout":

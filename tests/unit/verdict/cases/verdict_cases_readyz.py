@@ -50,7 +50,7 @@ READYZ_CASES = [
         ),
     ),
     Case(
-        "readyz: 204 on ctl2 whose log says standby, the heartbeat ctl1's: /readyz decides, the rest is named",
+        "readyz: 204 on ctl2 whose log says standby, the heartbeat ctl1's: /readyz decides, the rest named",
         (Probe(readyz=500), Probe(name="ctl2", log="slurmctld_log_ctl2_standby.txt", readyz=204)),
         DEGRADED,  # slurmdbd still has ctl1 registered
         "ctl2",

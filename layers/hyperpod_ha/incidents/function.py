@@ -20,6 +20,7 @@ from hyperpod_ha.request_fields import bounded_text
 from hyperpod_ha.status_records import (
     StatusRecords,
     accounting_record,
+    advisories_record,
     controllers_record,
     redundancy_record,
     verdict_metric,
@@ -136,4 +137,6 @@ class IncidentFunction:
                 record["active_controller"] = active[0] if len(active) == 1 else None
             if redundancy is not None:
                 record.update(redundancy)
+            if advisories := advisories_record(event):
+                record["advisories"] = advisories
             self.status.put(str(event["cluster"]), "verdict", record)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from hyperpod_ha.controllers.maintenance import Maintenance, StatusKind, cluster_status_kind
 from hyperpod_ha.restore.models import ClusterHolds
+from hyperpod_ha.slurm import walking
 from hyperpod_ha.verdict import DOWN, SPLIT_BRAIN, UNKNOWN
 from hyperpod_ha.verdict.activity import active_controllers
 from hyperpod_ha.verdict.observation import Observation, ObservedController
@@ -52,6 +53,19 @@ def heartbeat_fresh(seen: Observation, active: ObservedController) -> str | None
             f"not restored: the active controller {active.key} wrote no fresh heartbeat "
             f"(within SlurmctldTimeout {seen.timeout} s and the slack)"
         )
+    return None
+
+
+def hand_back_known_bad(seen: Observation) -> str | None:
+    """Why handing control back to the configured primary walks into a known defect of a
+    release a controller runs (a takeover on 24.11.0-24.11.4: the backup fails on its second
+    takeover, hyperpod_ha.slurm.advisories), or None."""
+    for controller in seen.everyone:
+        report = controller.checked
+        version = report.failover.version if report is not None else None
+        if (row := walking(version, "takeover")) is not None:
+            fixed = ", ".join(row.fixed_in)
+            return f"Slurm {version} on {controller.key}: {row.what} ({row.key}; fixed in {fixed})"
     return None
 
 

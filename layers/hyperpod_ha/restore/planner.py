@@ -71,7 +71,7 @@ def plan_restore(given: RestoreInput) -> RestorePlan:
     if blocked is not None or active is None:
         return replace(base, blocked=blocked, reasons=(blocked or "not restored",))
     wanted, notes = _wanted(seen, active, given)
-    return _bounded(base, wanted, notes, given)
+    return _bounded(base, wanted, notes, given, guards.hand_back_known_bad(seen))
 
 
 def _wanted(
@@ -181,7 +181,11 @@ def _answers_no_ping(seen: Observation, active: ObservedController, index: int) 
 
 
 def _bounded(
-    base: RestorePlan, wanted: list[RestoreAction], notes: list[str], given: RestoreInput
+    base: RestorePlan,
+    wanted: list[RestoreAction],
+    notes: list[str],
+    given: RestoreInput,
+    known_bad: str | None = None,
 ) -> RestorePlan:
     """The mode and the hourly bound split the wanted actions into taken and not taken."""
     take: list[RestoreAction] = []
@@ -199,6 +203,13 @@ def _bounded(
             reasons.append(
                 f"the configured primary {action.controller} is left as it is "
                 f"(RestoreRedundancy={given.mode.value}; all would hand control back): {action.command}"
+            )
+            continue
+        if action.kind == "hand-back" and known_bad is not None:
+            leave.append(action)
+            reasons.append(
+                f"the configured primary {action.controller} is left as it is (a hand-back walks into a "
+                f"known Slurm defect: {known_bad}): {action.command}"
             )
             continue
         if action.kind == "reboot-node" and (given.mode is not RestoreMode.ALL or given.cannot_reboot):

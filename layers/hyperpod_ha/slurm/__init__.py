@@ -25,6 +25,15 @@ from hyperpod_ha.slurm.accounting import (
     parse_cluster_registrations,
     parse_dbd_ping,
 )
+from hyperpod_ha.slurm.advisories import (
+    ADVISORIES,
+    Advisory,
+    AppliedAdvisory,
+    advisories_for,
+    applying,
+    release_of,
+    walking,
+)
 from hyperpod_ha.slurm.config import ControllerHost, SlurmConfig, parse_show_config, parse_slurm_conf
 from hyperpod_ha.slurm.errors import ProbeOutputError, SlurmOutputError
 from hyperpod_ha.slurm.failover_conf import (
@@ -71,6 +80,7 @@ from hyperpod_ha.slurm.state_save import StateSave, parse_state_save
 from hyperpod_ha.slurm.text import ERROR_LIMIT, TEXT_LIMIT, excerpt, first_error
 
 __all__ = [
+    "ADVISORIES",
     "ERROR_LIMIT",
     "HEARTBEAT_SIZE",
     "MAX_CONTROLLER_INDEX",
@@ -84,6 +94,8 @@ __all__ = [
     "SECTIONS",
     "TEXT_LIMIT",
     "TIMED_OUT_CODES",
+    "Advisory",
+    "AppliedAdvisory",
     "ClusterRegistration",
     "ControllerHost",
     "DaemonProcess",
@@ -107,6 +119,8 @@ __all__ = [
     "SlurmConfig",
     "SlurmOutputError",
     "StateSave",
+    "advisories_for",
+    "applying",
     "classify_refusal_line",
     "classify_role_line",
     "decode_heartbeat",
@@ -129,4 +143,6 @@ __all__ = [
     "parse_show_config",
     "parse_slurm_conf",
     "parse_state_save",
+    "release_of",
+    "walking",
 ]

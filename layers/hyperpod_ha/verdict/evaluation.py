@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hyperpod_ha.controllers.models import ControllerReport
-from hyperpod_ha.slurm import excerpt
+from hyperpod_ha.slurm import applying, excerpt
 from hyperpod_ha.verdict.activity import active_controllers, split_brain_reasons
 from hyperpod_ha.verdict.degradation import one_active
 from hyperpod_ha.verdict.drift import drift_problems
@@ -59,7 +59,13 @@ def evaluate(
         redundancy=left.level,
         standbys=left.standbys,
         not_ready=left.not_ready,
+        advisories=tuple(row.to_json() for row in applying(running_releases(seen))),
     )
+
+
+def running_releases(seen: Observation) -> dict[str, str | None]:
+    """Each checked controller's Slurm release (its own ``slurmctld -V``)."""
+    return {c.key: c.checked.failover.version for c in seen.everyone if c.checked is not None}
 
 
 def _judge(seen: Observation) -> tuple[VerdictName, list[str], list[ObservedController]]:

@@ -80,6 +80,9 @@ class Verdict:
     redundancy: str = "unknown"
     standbys: tuple[str, ...] = ()
     not_ready: Mapping[str, str] = field(default_factory=dict)
+    # Known-bad releases the controllers run (hyperpod_ha.slurm.advisories), each with the
+    # releases and controllers it applies to: told, never weighed.
+    advisories: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def verified(self) -> bool:
@@ -98,6 +101,7 @@ class Verdict:
             "redundancy": self.redundancy,
             "standbys": list(self.standbys),
             "not_ready": dict(self.not_ready),
+            "advisories": [dict(row) for row in self.advisories],
         }
 
 

@@ -17,6 +17,7 @@ from tests.unit.verdict.cases.verdict_probes import (
     CTL1_KILLED,
     CTL2_TOOK_OVER,
     STANDBY,
+    Conf,
     Probe,
     Unreachable,
     node,
@@ -209,3 +210,17 @@ def test_an_action_survives_its_json_and_bad_ones_are_refused() -> None:
     ):
         with pytest.raises(InvalidRestoreRequest):
             RestoreAction.from_json(bad)
+
+
+def test_all_leaves_the_hand_back_on_a_release_whose_takeover_is_known_bad() -> None:
+    from dataclasses import replace
+
+    old = [replace(probe, conf=Conf(version="24.11.4")) for probe in FAILED_OVER]
+    result = plan(*old, mode=RestoreMode.ALL)
+    assert result.actions == ()
+    assert [(a.kind, a.controller) for a in result.not_taken] == [("hand-back", "ctl1")]
+    assert (
+        "the configured primary ctl1 is left as it is (a hand-back walks into a known Slurm defect: "
+        "Slurm 24.11.4 on ctl1: the backup slurmctld fails on its second takeover "
+        "(slurm-24.11.5-second-takeover; fixed in 24.11.5))"
+    ) in result.reasons[0]

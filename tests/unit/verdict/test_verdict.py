@@ -95,6 +95,7 @@ def test_verdict_json() -> None:
         "redundancy",
         "standbys",
         "not_ready",
+        "advisories",
     }
     assert (data["redundancy"], data["standbys"], data["not_ready"]) == ("full", ["ctl2"], {})
     assert (data["verdict"], data["verified"], data["active_controller"], data["configured_primary"]) == (
@@ -209,3 +210,11 @@ def test_the_evidence_says_how_to_reach_each_controller_and_where_to_look() -> N
         assert "target" in entry
         assert "slurmctld_log" in entry
         assert "state_save_location" in entry
+
+
+def test_the_verdict_names_the_advisories_of_the_running_releases() -> None:
+    verdict = evaluate([Probe().report(), STANDBY.report()])
+    (row,) = verdict.to_json()["advisories"]
+    assert row["advisory"] == "slurm-security-2026-09"
+    assert (row["releases"], row["controllers"]) == (["24.11.5"], ["ctl1", "ctl2"])
+    assert not any("advisor" in reason for reason in verdict.reasons)  # told beside, never weighed

@@ -77,6 +77,8 @@ class LabVerification:
                 for name, entry in (self.verdict_output.get("evidence") or {}).items()
                 if isinstance(entry, Mapping)
             },
+            # Known-bad releases the lab's controllers run (hyperpod_ha.slurm.advisories).
+            "advisories": list(self.verdict_output.get("advisories") or []),
             "incidents": data["incidents"],
             "snapshots": data["snapshots"],
             "executions": data["executions"],

@@ -37,6 +37,7 @@ from hyperpod_ha.slurm import (
     parse_failover_conf,
     parse_heartbeat,
     parse_http_probes,
+    parse_hyperpod_hand,
     parse_identity,
     parse_node_states,
     parse_ping,
@@ -69,6 +70,7 @@ PARSERS: Final[dict[str, Callable[[str], object]]] = {
         parse_agent_queue_size,
         parse_failover_conf,
         parse_http_probes,
+        parse_hyperpod_hand,
     )
 }
 NONCE: Final = "0123456789abcdef"

@@ -302,9 +302,10 @@ def test_status_names_every_known_bad_release_the_controllers_run() -> None:
 
     assert "known-bad Slurm releases: 4" in lines
     assert (
-        "  - Slurm 24.11.0: slurm-24.11.1-reconfigure-split-brain: crash and possible split brain if the backup "
-        "controller handles an scontrol reconfigure while in control before the primary resumes operation "
-        "(fixed in 24.11.1)"
+        "  - Slurm 24.11.0: slurm-24.11.1-reconfigure-split-brain: crash and possible split brain if the "
+        "backup controller handles an scontrol reconfigure while in control before the primary resumes "
+        "operation (fixed in 24.11.1)"
     ) in lines
     assert kept[0]["controllers"] == ["ctl1", "ctl2"]
-    assert "known-bad" not in render({"cluster": "ml-cluster", "last_verdict": {**verdict, "advisories": []}})
+    without = {**verdict, "advisories": []}
+    assert "known-bad" not in render({"cluster": "ml-cluster", "last_verdict": without})

@@ -33,6 +33,7 @@ from hyperpod_ha.slurm import (
     parse_failover_conf,
     parse_heartbeat,
     parse_http_probes,
+    parse_hyperpod_hand,
     parse_identity,
     parse_node_states,
     parse_ping,
@@ -236,6 +237,7 @@ PARSERS: list[Callable[[str], object]] = [
     parse_agent_queue_size,
     parse_failover_conf,
     parse_http_probes,
+    parse_hyperpod_hand,
 ]
 HOSTILE = [
     "\n" * MAX_SECTION_CHARS,

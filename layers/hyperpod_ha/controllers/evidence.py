@@ -13,6 +13,7 @@ from hyperpod_ha.controllers.models import (
     ConfigEvidence,
     Controller,
     DaemonEvidence,
+    HyperpodHandEvidence,
     NodeEvidence,
     PingEvidence,
     RoleEvidence,
@@ -30,6 +31,7 @@ from hyperpod_ha.slurm import (
     excerpt,
     first_error,
     parse_http_probes,
+    parse_hyperpod_hand,
     parse_identity,
     parse_ping,
     parse_role_log,
@@ -67,6 +69,7 @@ def evidence(node: Controller, output: ProbeOutput) -> dict[str, Any]:
         "scheduler": shared_evidence.scheduler(output.sections.get("sinfo")),
         "failover": shared_evidence.failover_config(output),
         "http": _http(output.sections.get("slurmctld_http")),
+        "hyperpod": _hyperpod(output.sections.get("hyperpod_hand")),
         "notes": notes,
     }
 
@@ -213,4 +216,17 @@ def _http(section: ProbeSection | None) -> SlurmctldHttpEvidence:
     probes = parse_http_probes(section.text)
     return SlurmctldHttpEvidence(
         served=probes.served, readyz=probes.readyz, livez=probes.livez, why=probes.why
+    )
+
+
+def _hyperpod(section: ProbeSection | None) -> HyperpodHandEvidence:
+    """/opt/slurm's link and the nodes HyperPod is replacing or rebooting (the first 8)."""
+    problem = failure(section)
+    if problem is not None or section is None:
+        return HyperpodHandEvidence(error=f"HyperPod's node actions: {problem}")
+    hand = parse_hyperpod_hand(section.text)
+    return HyperpodHandEvidence(
+        slurm_link=hand.slurm_link,
+        node_actions=tuple(str(action) for action in hand.node_actions[:LIST_LIMIT]),
+        error=hand.actions_error,
     )

@@ -233,6 +233,16 @@ class SlurmctldHttpEvidence:
 
 
 @dataclass(frozen=True)
+class HyperpodHandEvidence:
+    """HyperPod's hand: the installation /opt/slurm links to, and the Slurm nodes HyperPod is
+    replacing or rebooting (``<node>: Action:Replace``), as this controller sees them."""
+
+    slurm_link: str | None = None
+    node_actions: tuple[str, ...] = ()
+    error: str | None = None  # why the node actions are not known
+
+
+@dataclass(frozen=True)
 class DbdEvidence:
     reachable: bool | None = None
     registered_host: str | None = None  # ControlHost: the controller registered with slurmdbd
@@ -274,6 +284,7 @@ class ControllerReport:
     scheduler: SchedulerEvidence = field(default_factory=SchedulerEvidence)
     failover: FailoverConfigEvidence = field(default_factory=FailoverConfigEvidence)
     http: SlurmctldHttpEvidence = field(default_factory=SlurmctldHttpEvidence)
+    hyperpod: HyperpodHandEvidence = field(default_factory=HyperpodHandEvidence)
     notes: tuple[str, ...] = ()
 
     @property

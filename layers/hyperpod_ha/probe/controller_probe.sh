@@ -57,6 +57,7 @@ main() {
   start_job sdiag "$(limit 12 "$cap")" sec_sdiag
   start_job dbd_clusters "$(limit 12 "$cap")" sec_dbd_clusters
   start_job dbd_ping "$(limit 12 "$cap")" sec_dbd_ping
+  start_job hyperpod_hand "$(limit 12 "$cap")" sec_hyperpod_hand
 
   # Phase 2 needs StateSaveLocation, SlurmctldLogFile and SlurmUser from the configuration,
   # and the slurm.conf file phase 1 found (services: SlurmUser owns the node's own slurmctld).
@@ -75,7 +76,7 @@ main() {
   start_job slurmctld_http "$(limit 10 "$cap")" sec_slurmctld_http "$(conf_get SlurmctldPort)" \
     "$(conf_get CommunicationParameters)"
 
-  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf slurmctld_http"
+  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf slurmctld_http hyperpod_hand"
   # shellcheck disable=SC2086 # a fixed list of words
   wait_jobs $all
 
@@ -612,6 +613,29 @@ sec_slurmctld_http() { # seconds port communication-parameters
       *) echo "${path#/}_error=failed (exit $rc)" ;;
     esac
   done
+  return 0
+}
+
+# HyperPod's hand on the cluster: which Slurm installation /opt/slurm links to (HyperPod's AMIs
+# carry /opt/slurm-24.11.x and /opt/slurm-25.11.x beside it), and the nodes HyperPod is replacing
+# or rebooting (`scontrol update node=X state=fail reason="Action:Replace"`, or Action:Reboot):
+# AWS's guidance is not to restart slurmctld while that runs. At most 32 such nodes.
+sec_hyperpod_hand() {
+  local seconds=$1 link=${HYPERPOD_HA_SLURM_LINK:-/opt/slurm} out rc # the variable: tests only
+  if [ -L "$link" ]; then
+    echo "slurm_link=$(readlink -- "$link" | head -c 200)"
+  elif [ -e "$link" ]; then
+    echo "slurm_link_error=$link is not a link"
+  else
+    echo "slurm_link_error=no $link"
+  fi
+  out=$(timeout -k 2 "$seconds" sinfo -h -N -R -o '%N|%E' 2>&1)
+  rc=$?
+  if [ "$rc" = 0 ]; then
+    printf '%s\n' "$out" | grep -E '[|].*Action:(Replace|Reboot)' | head -n 32 | sed 's/^/action /'
+  else
+    echo "actions_error=sinfo -R: $(last_words "$out") (exit $rc)"
+  fi
   return 0
 }
 

@@ -69,6 +69,47 @@ def hand_back_known_bad(seen: Observation) -> str | None:
     return None
 
 
+def no_hyperpod_node_operation(seen: Observation, maintenance: Maintenance) -> str | None:
+    """HyperPod replacing or rebooting a controller's node (its Slurm reason ``Action:Replace``
+    or ``Action:Reboot``), or a controller node in a deep health check: AWS's guidance is not to
+    restart slurmctld or change node states while that runs."""
+    names = _controller_names(seen)
+    for action in _node_actions(seen):
+        node = action.split(":", 1)[0]
+        if node.lower() in names:
+            return (
+                f"not restored: HyperPod is acting on controller node {action} (Slurm reason); "
+                "slurmctld is not restarted while a replacement or reboot runs"
+            )
+    checking = [n.instance_id for n in maintenance.controllers if n.status == "DeepHealthCheckInProgress"]
+    if checking:
+        return f"not restored: controller node {', '.join(checking)} is in DeepHealthCheckInProgress"
+    return None
+
+
+def hand_back_node_operation(seen: Observation) -> str | None:
+    """Any node HyperPod is replacing or rebooting: a hand-back moves control (the active
+    slurmctld steps down), which AWS's guidance says not to do while a replacement runs."""
+    actions = _node_actions(seen)
+    return f"HyperPod is acting on {', '.join(actions[:4])} (Slurm reasons)" if actions else None
+
+
+def _node_actions(seen: Observation) -> list[str]:
+    found: dict[str, None] = {}
+    for report in seen.checked:
+        found.update(dict.fromkeys(report.hyperpod.node_actions))
+    return list(found)
+
+
+def _controller_names(seen: Observation) -> set[str]:
+    names = {c.key.lower() for c in seen.everyone}
+    for report in seen.reports:
+        for name in (report.hostname, report.node.hostname, report.node.controller_name):
+            if name:
+                names |= {name.lower(), name.split(".", 1)[0].lower()}
+    return names
+
+
 def not_under_maintenance(maintenance: Maintenance) -> str | None:
     """The cluster being updated: HyperPod stops and starts slurmctld itself."""
     if cluster_status_kind(maintenance.cluster_status) is StatusKind.UPDATING:

@@ -66,12 +66,17 @@ def plan_restore(given: RestoreInput) -> RestorePlan:
             guards.state_save_writable(active)
             or guards.heartbeat_fresh(seen, active)
             or guards.not_under_maintenance(given.maintenance)
+            or guards.no_hyperpod_node_operation(seen, given.maintenance)
             or guards.cluster_not_held(given.holds)
         )
     if blocked is not None or active is None:
         return replace(base, blocked=blocked, reasons=(blocked or "not restored",))
     wanted, notes = _wanted(seen, active, given)
-    return _bounded(base, wanted, notes, given, guards.hand_back_known_bad(seen))
+    hand_back = guards.hand_back_known_bad(seen)
+    hand_back = f"a hand-back walks into a known Slurm defect: {hand_back}" if hand_back else None
+    operation = guards.hand_back_node_operation(seen)
+    hand_back = hand_back or (f"{operation}: control is not moved meanwhile" if operation else None)
+    return _bounded(base, wanted, notes, given, hand_back)
 
 
 def _wanted(
@@ -185,7 +190,7 @@ def _bounded(
     wanted: list[RestoreAction],
     notes: list[str],
     given: RestoreInput,
-    known_bad: str | None = None,
+    hand_back_held: str | None = None,
 ) -> RestorePlan:
     """The mode and the hourly bound split the wanted actions into taken and not taken."""
     take: list[RestoreAction] = []
@@ -205,11 +210,11 @@ def _bounded(
                 f"(RestoreRedundancy={given.mode.value}; all would hand control back): {action.command}"
             )
             continue
-        if action.kind == "hand-back" and known_bad is not None:
+        if action.kind == "hand-back" and hand_back_held is not None:
             leave.append(action)
             reasons.append(
-                f"the configured primary {action.controller} is left as it is (a hand-back walks into a "
-                f"known Slurm defect: {known_bad}): {action.command}"
+                f"the configured primary {action.controller} is left as it is ({hand_back_held}): "
+                f"{action.command}"
             )
             continue
         if action.kind == "reboot-node" and (given.mode is not RestoreMode.ALL or given.cannot_reboot):

@@ -51,6 +51,7 @@ from hyperpod_ha.slurm.heartbeat import (
 )
 from hyperpod_ha.slurm.host import DaemonProcess, NodeIdentity, Services, parse_identity, parse_services
 from hyperpod_ha.slurm.http_probes import READY, HttpProbes, parse_http_probes
+from hyperpod_ha.slurm.hyperpod_hand import HyperpodHand, NodeAction, parse_hyperpod_hand
 from hyperpod_ha.slurm.node_states import NodeStateCount, parse_node_states
 from hyperpod_ha.slurm.ping import PingLine, label_index, parse_ping
 from hyperpod_ha.slurm.probe_output import (
@@ -104,7 +105,9 @@ __all__ = [
     "FatalLine",
     "Heartbeat",
     "HttpProbes",
+    "HyperpodHand",
     "LogLine",
+    "NodeAction",
     "NodeIdentity",
     "NodeStateCount",
     "PingLine",
@@ -134,6 +137,7 @@ __all__ = [
     "parse_failover_conf",
     "parse_heartbeat",
     "parse_http_probes",
+    "parse_hyperpod_hand",
     "parse_identity",
     "parse_node_states",
     "parse_ping",

@@ -35,6 +35,7 @@ SECTIONS: Final = (
     "state_save",
     "failover_conf",
     "slurmctld_http",
+    "hyperpod_hand",
 )
 # Exit codes of ``timeout`` (124; 137 when it had to kill) and of the probe's own kill.
 TIMED_OUT_CODES: Final = frozenset({124, 137})

@@ -41,6 +41,9 @@ def drift_problems(seen: Observation, active: ObservedController | None) -> list
         compared = compared[:-1]  # other file system types: the StateSaveLocation rule says so
     for what, value, shown in compared:
         differs = _differs(what, {c.key: value(r) for c, r in checked}, shown)
+        if differs and what == "the Slurm version":
+            links = [f"{c.key} -> {r.hyperpod.slurm_link}" for c, r in checked if r.hyperpod.slurm_link]
+            differs += f" (/opt/slurm: {'; '.join(links)})" if links else ""
         if differs:
             problems.append(differs)
     return problems

@@ -121,3 +121,21 @@ def test_a_slurmctld_that_does_not_listen_refuses(controller: ProbeHost) -> None
 def test_an_unknown_version_is_said(controller: ProbeHost) -> None:
     found = http_evidence(controller, "garbage", None)
     assert found == SlurmctldHttpEvidence(served=None, why="this node's slurmctld version is unknown")
+
+
+def test_hyperpod_s_hand_the_slurm_link_and_the_nodes_it_replaces(controller: ProbeHost) -> None:
+    installed = controller.root / "opt" / "slurm-25.11.7"
+    installed.mkdir(parents=True)
+    (controller.root / "opt" / "slurm").symlink_to(installed)
+    controller.env["HYPERPOD_HA_SLURM_LINK"] = str(controller.root / "opt" / "slurm")
+    controller.commands["sinfo"] = (
+        'case "$*" in\n'
+        "  *-R*) echo 'ip-10-1-2-3|Action:Replace'; echo 'node9|Not responding';;\n"
+        "  *) echo 'idle 2';;\nesac\n"
+    )
+    report = report_from_result(NODE, CommandResult(controller.run(), None, None, 1, "t"))
+    assert (report.hyperpod.slurm_link, report.hyperpod.node_actions) == (
+        str(installed),
+        ("ip-10-1-2-3: Action:Replace",),
+    )
+    assert report.hyperpod.error is None

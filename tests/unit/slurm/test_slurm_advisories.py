@@ -51,20 +51,25 @@ def test_each_row_applies_to_its_ranges_only(version: str | None, expected: list
 
 def test_every_row_names_its_fix_and_its_source() -> None:
     for row in ADVISORIES:
-        assert row.fixed_in and row.sources and row.what
+        assert row.fixed_in
+        assert row.sources
+        assert row.what
         for fixed in row.fixed_in:
             assert not row.applies_to(fixed), row.key
         for first, fixed in row.affected:
-            assert release_of(first) is not None and release_of(fixed) is not None
+            assert release_of(first) is not None
+            assert release_of(fixed) is not None
             assert row.applies_to(first) or first == "0.0.0", row.key
 
 
 def test_the_steps_that_walk_a_defect() -> None:
     reconfigure = walking("24.11.0", "reconfigure")
-    assert reconfigure is not None and reconfigure.key == "slurm-24.11.1-reconfigure-split-brain"
+    assert reconfigure is not None
+    assert reconfigure.key == "slurm-24.11.1-reconfigure-split-brain"
     assert walking("24.11.1", "reconfigure") is None
     takeover = walking("24.11.4", "takeover")
-    assert takeover is not None and takeover.key == "slurm-24.11.5-second-takeover"
+    assert takeover is not None
+    assert takeover.key == "slurm-24.11.5-second-takeover"
     assert walking("24.11.5", "takeover") is None
     assert walking(None, "takeover") is None
 

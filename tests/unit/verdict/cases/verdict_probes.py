@@ -160,6 +160,9 @@ class Probe:
     # slurmctld's own /readyz (25.11+): its status, "closed" (built without an HTTP parser),
     # "24.11" (not served); None: no slurmctld_http section (a probe before it)
     readyz: int | str | None = None
+    # HyperPod's hand (hyperpod_hand): /opt/slurm's target and the nodes with an Action: reason
+    slurm_link: str | None = None
+    node_actions: tuple[str, ...] = ()
 
     def text_of(self, value: str) -> str:
         return capture(value) if value.endswith(".txt") else value
@@ -195,7 +198,16 @@ class Probe:
             self.state_save_section(),
             *([s("failover_conf", self.conf.failover_conf())] if self.conf else []),
             *([] if self.readyz is None else [s("slurmctld_http", self.http_section())]),
+            *([s("hyperpod_hand", self.hand_section())] if self.slurm_link or self.node_actions else []),
         ]
+
+    def hand_section(self) -> str:
+        lines = [f"slurm_link={self.slurm_link}" if self.slurm_link else "slurm_link_error=no /opt/slurm"]
+        lines += [
+            f"action {node}|{action} by hyperpod"
+            for node, _, action in (a.partition(" ") for a in self.node_actions)
+        ]
+        return "\n".join(lines)
 
     def http_section(self) -> str:
         if self.readyz == "24.11":

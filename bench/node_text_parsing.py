@@ -33,6 +33,7 @@ from hyperpod_ha.slurm import (
     PROBE_RESULT_PREFIX,
     parse_agent_queue_size,
     parse_cluster_registrations,
+    parse_conf_change,
     parse_dbd_ping,
     parse_failover_conf,
     parse_heartbeat,
@@ -71,6 +72,7 @@ PARSERS: Final[dict[str, Callable[[str], object]]] = {
         parse_failover_conf,
         parse_http_probes,
         parse_hyperpod_hand,
+        parse_conf_change,
     )
 }
 NONCE: Final = "0123456789abcdef"

@@ -29,6 +29,7 @@ from hyperpod_ha.slurm import (
     classify_role_line,
     parse_agent_queue_size,
     parse_cluster_registrations,
+    parse_conf_change,
     parse_dbd_ping,
     parse_failover_conf,
     parse_heartbeat,
@@ -238,6 +239,7 @@ PARSERS: list[Callable[[str], object]] = [
     parse_failover_conf,
     parse_http_probes,
     parse_hyperpod_hand,
+    parse_conf_change,
 ]
 HOSTILE = [
     "\n" * MAX_SECTION_CHARS,

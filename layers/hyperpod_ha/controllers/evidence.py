@@ -10,6 +10,8 @@ from typing import Any, Final
 from hyperpod_ha.controllers import shared_evidence
 from hyperpod_ha.controllers.decoding import LIST_LIMIT
 from hyperpod_ha.controllers.models import (
+    ConfChangeEvidence,
+    ConfFileEvidence,
     ConfigEvidence,
     Controller,
     DaemonEvidence,
@@ -30,6 +32,7 @@ from hyperpod_ha.slurm import (
     SlurmOutputError,
     excerpt,
     first_error,
+    parse_conf_change,
     parse_http_probes,
     parse_hyperpod_hand,
     parse_identity,
@@ -70,6 +73,7 @@ def evidence(node: Controller, output: ProbeOutput) -> dict[str, Any]:
         "failover": shared_evidence.failover_config(output),
         "http": _http(output.sections.get("slurmctld_http")),
         "hyperpod": _hyperpod(output.sections.get("hyperpod_hand")),
+        "conf_change": _conf_change(output.sections.get("conf_change")),
         "notes": notes,
     }
 
@@ -194,6 +198,10 @@ def _role(section: ProbeSection | None) -> RoleEvidence:
         refusal_age_seconds=log.age_seconds(refusal) if refusal else None,
         fatal_message=log.fatal.message if log.fatal else None,
         fatal_age_seconds=log.age_seconds(log.fatal) if log.fatal else None,
+        settled_age_seconds=next(
+            (log.age_seconds(line) for line in reversed(log.lines) if line.event in ("primary", "standby")),
+            None,
+        ),
     )
     if last is None:
         return dataclasses.replace(
@@ -229,4 +237,23 @@ def _hyperpod(section: ProbeSection | None) -> HyperpodHandEvidence:
         slurm_link=hand.slurm_link,
         node_actions=tuple(str(action) for action in hand.node_actions[:LIST_LIMIT]),
         error=hand.actions_error,
+    )
+
+
+def _conf_change(section: ProbeSection | None) -> ConfChangeEvidence:
+    """The configuration files' ages and hashes, and slurmctld's last death by a signal."""
+    problem = failure(section)
+    if problem is not None or section is None:
+        return ConfChangeEvidence(error=f"configuration files: {problem}")
+    found = parse_conf_change(section.text)
+    now = found.now
+
+    def age(when: int | None) -> int | None:
+        return None if when is None or now is None else max(now - when, 0)
+
+    return ConfChangeEvidence(
+        files=tuple(ConfFileEvidence(f.name, f.exists, age(f.mtime), f.sha256) for f in found.files),
+        signal_status=found.signal_status,
+        signal_age_seconds=age(found.signal_time),
+        error=found.error,
     )

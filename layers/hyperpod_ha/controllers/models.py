@@ -156,6 +156,9 @@ class RoleEvidence:
     # 25.11's backup stops taking over on a missing state file: src/common/assoc_mgr.c).
     fatal_message: str | None = None
     fatal_age_seconds: int | None = None
+    # How long ago it last logged a settled role (primary or standby): a configuration change
+    # after it and a death after the change tie a crash loop to the change (verdict.crash_cause).
+    settled_age_seconds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -233,6 +236,25 @@ class SlurmctldHttpEvidence:
 
 
 @dataclass(frozen=True)
+class ConfFileEvidence:
+    name: str  # slurm.conf, topology.conf, topology.yaml
+    exists: bool
+    age_seconds: int | None = None  # since its last change, by this node's clock
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfChangeEvidence:
+    """When this node's configuration files last changed, and slurmctld's last death by a
+    signal (systemd's journal): what ties a crash loop to the change that caused it."""
+
+    files: tuple[ConfFileEvidence, ...] = ()
+    signal_status: str | None = None  # "11/SEGV"
+    signal_age_seconds: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class HyperpodHandEvidence:
     """HyperPod's hand: the installation /opt/slurm links to, and the Slurm nodes HyperPod is
     replacing or rebooting (``<node>: Action:Replace``), as this controller sees them."""
@@ -285,6 +307,7 @@ class ControllerReport:
     failover: FailoverConfigEvidence = field(default_factory=FailoverConfigEvidence)
     http: SlurmctldHttpEvidence = field(default_factory=SlurmctldHttpEvidence)
     hyperpod: HyperpodHandEvidence = field(default_factory=HyperpodHandEvidence)
+    conf_change: ConfChangeEvidence = field(default_factory=ConfChangeEvidence)
     notes: tuple[str, ...] = ()
 
     @property

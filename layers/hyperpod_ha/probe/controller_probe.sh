@@ -73,10 +73,11 @@ main() {
   start_job heartbeat "$(limit 6 "$cap")" sec_heartbeat "$state_dir"
   start_job state_save "$(limit 10 "$cap")" sec_state_save "$state_dir" "$slurm_user"
   start_job failover_conf "$(limit 8 "$cap")" sec_failover_conf "$conf_path"
+  start_job conf_change "$(limit 8 "$cap")" sec_conf_change "$conf_path"
   start_job slurmctld_http "$(limit 10 "$cap")" sec_slurmctld_http "$(conf_get SlurmctldPort)" \
     "$(conf_get CommunicationParameters)"
 
-  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf slurmctld_http hyperpod_hand"
+  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf conf_change slurmctld_http hyperpod_hand"
   # shellcheck disable=SC2086 # a fixed list of words
   wait_jobs $all
 
@@ -613,6 +614,35 @@ sec_slurmctld_http() { # seconds port communication-parameters
       *) echo "${path#/}_error=failed (exit $rc)" ;;
     esac
   done
+  return 0
+}
+
+# What changed in the configuration, and how slurmctld last died: slurm.conf's and the topology
+# files' modification time and hash (HyperPod's cluster agent rewrites them: a topology setting
+# without its file makes slurmctld die at every start), and the journal's last line of slurmctld
+# killed by a signal (a SIGSEGV logs no fatal line of its own). Times are this node's clock.
+sec_conf_change() { # seconds slurm.conf-path
+  local seconds=$1 conf=$2 file name facts sum line
+  echo "now=$(date +%s)"
+  if [ -z "$conf" ]; then
+    echo "error=no readable slurm.conf found"
+    return 1
+  fi
+  # slurmctld reads the topology files from slurm.conf's own directory (links followed).
+  for file in "$conf" "${conf%/*}/topology.conf" "${conf%/*}/topology.yaml"; do
+    name=${file##*/}
+    facts=$(timeout -k 1 "$seconds" stat -L -c '%Y %s' -- "$file" 2>/dev/null) || {
+      echo "file $name missing"
+      continue
+    }
+    sum=$(timeout -k 1 "$seconds" sha256sum <"$file" 2>/dev/null)
+    echo "file $name mtime=${facts% *} size=${facts#* } sha256=${sum%% *}"
+  done
+  if command -v journalctl >/dev/null 2>&1; then
+    line=$(timeout -k 1 "$seconds" journalctl -u slurmctld --no-pager -o short-unix -r -n 5000 2>/dev/null |
+      grep -m 1 -E 'Main process exited, code=(killed|dumped), status=' | tr -cd '[:print:]' | head -c 300)
+    [ -n "$line" ] && echo "signal_exit=$line"
+  fi
   return 0
 }
 

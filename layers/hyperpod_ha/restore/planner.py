@@ -26,6 +26,7 @@ from hyperpod_ha.restore.reboot import reboot_command
 from hyperpod_ha.restore.settings import DEFAULT_UNREACHABLE_MINUTES, RestoreMode
 from hyperpod_ha.verdict import MAX_REPORTS, VerdictPolicy, evaluate
 from hyperpod_ha.verdict.activity import hung
+from hyperpod_ha.verdict.crash_cause import config_crash
 from hyperpod_ha.verdict.observation import Observation, ObservedController, observe
 
 
@@ -96,6 +97,12 @@ def _wanted(
         reason = guards.not_active(other, active) or guards.node_not_under_update(
             given.maintenance, report.instance_id
         )
+        crash = config_crash(other)
+        if reason is None and crash is not None:
+            reason = (
+                f"not restored: its slurmctld died after {crash.file} changed ({crash.how}); "
+                f"started again it dies the same way: fix {crash.file} first"
+            )
         if reason is not None:
             notes.append(f"{other.key}: {reason}")
         elif not report.checked:

@@ -34,6 +34,7 @@ from hyperpod_ha.slurm.advisories import (
     release_of,
     walking,
 )
+from hyperpod_ha.slurm.conf_change import CONF_FILES, ConfChange, ConfFile, parse_conf_change
 from hyperpod_ha.slurm.config import ControllerHost, SlurmConfig, parse_show_config, parse_slurm_conf
 from hyperpod_ha.slurm.errors import ProbeOutputError, SlurmOutputError
 from hyperpod_ha.slurm.failover_conf import (
@@ -82,6 +83,7 @@ from hyperpod_ha.slurm.text import ERROR_LIMIT, TEXT_LIMIT, excerpt, first_error
 
 __all__ = [
     "ADVISORIES",
+    "CONF_FILES",
     "ERROR_LIMIT",
     "HEARTBEAT_SIZE",
     "MAX_CONTROLLER_INDEX",
@@ -98,6 +100,8 @@ __all__ = [
     "Advisory",
     "AppliedAdvisory",
     "ClusterRegistration",
+    "ConfChange",
+    "ConfFile",
     "ControllerHost",
     "DaemonProcess",
     "DbdPing",
@@ -133,6 +137,7 @@ __all__ = [
     "log_line",
     "parse_agent_queue_size",
     "parse_cluster_registrations",
+    "parse_conf_change",
     "parse_dbd_ping",
     "parse_failover_conf",
     "parse_heartbeat",

@@ -34,6 +34,7 @@ SECTIONS: Final = (
     "heartbeat",
     "state_save",
     "failover_conf",
+    "conf_change",
     "slurmctld_http",
     "hyperpod_hand",
 )

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.slurm import applying, excerpt
 from hyperpod_ha.verdict.activity import active_controllers, split_brain_reasons
+from hyperpod_ha.verdict.crash_cause import config_crash_reasons
 from hyperpod_ha.verdict.degradation import one_active
 from hyperpod_ha.verdict.drift import drift_problems
 from hyperpod_ha.verdict.evidence import evidence
@@ -40,7 +41,10 @@ def evaluate(
     ``SlurmConfigStrategy``, told where a controller's slurm.conf is a local copy)."""
     seen = observe(reports[:MAX_REPORTS], policy or VerdictPolicy(), config_strategy)
     name, reasons, active = _judge(seen)
-    reasons += readiness_notes(seen)
+    crashes = config_crash_reasons(seen)
+    # With nobody active, the change every controller died on is what on-call reads first.
+    reasons[1:1] = crashes if name is DOWN else []
+    reasons += readiness_notes(seen) + ([] if name is DOWN else crashes)
     # one_active's DEGRADED reasons: "<x> is active: ...", then its problems, then its notes.
     problem = excerpt(reasons[1]) if name is DEGRADED and len(reasons) > 1 else None
     left = redundancy(seen, active[0] if len(active) == 1 else None)

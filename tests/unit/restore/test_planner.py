@@ -259,3 +259,18 @@ def test_a_controller_node_in_a_deep_health_check_blocks_every_start() -> None:
     assert result.blocked == (
         f"not restored: controller node {node('ctl1').instance_id} is in DeepHealthCheckInProgress"
     )
+
+
+def test_a_standby_that_died_on_a_configuration_change_is_not_started_into_it() -> None:
+    crashed = replace(
+        STANDBY_DEAD,
+        log="[2026-11-29T23:30:00.000] slurmctld running in background mode",
+        conf_ages=(("topology.yaml", 300),),
+        signal_exit=("11/SEGV", 240),
+    )
+    result = plan(PRIMARY, crashed)
+    assert result.actions == ()
+    assert (
+        "ctl2: not restored: its slurmctld died after topology.yaml changed (killed by signal 11/SEGV); "
+        "started again it dies the same way: fix topology.yaml first"
+    ) in result.reasons

@@ -25,6 +25,7 @@ from hyperpod_ha.verdict import (
     evaluate,
     reports_from_json,
 )
+from tests.unit.verdict.cases.verdict_cases_crash_cause import CRASH_CAUSE_CASES, CTL1_DIED, CTL2_DIED
 from tests.unit.verdict.cases.verdict_cases_degraded import DEGRADED_CASES
 from tests.unit.verdict.cases.verdict_cases_drift import DRIFT_CASES
 from tests.unit.verdict.cases.verdict_cases_readyz import READYZ_CASES
@@ -39,7 +40,7 @@ from tests.unit.verdict.cases.verdict_probes import (
     verdict_of,
 )
 
-CASES = TAKEOVER_CASES + DEGRADED_CASES + DRIFT_CASES + READYZ_CASES
+CASES = TAKEOVER_CASES + DEGRADED_CASES + DRIFT_CASES + READYZ_CASES + CRASH_CAUSE_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -220,3 +221,22 @@ def test_the_verdict_names_the_advisories_of_the_running_releases() -> None:
     assert row["advisory"] == "slurm-security-2026-09"
     assert (row["releases"], row["controllers"]) == (["24.11.5"], ["ctl1", "ctl2"])
     assert not any("advisor" in reason for reason in verdict.reasons)  # told beside, never weighed
+
+
+def test_a_death_not_after_a_change_is_not_tied_to_it() -> None:
+    # ctl2 took its role after slurm.conf changed, then died (its acct_gather.conf, say): not the change.
+    settled_after = Probe(
+        name="ctl2",
+        slurmctld=None,
+        log=(
+            "[2026-11-29T23:39:00.000] slurmctld running in background mode\n"
+            "[2026-11-29T23:39:30.000] fatal: Could not open/read/parse acct_gather.conf file"
+        ),
+        conf_ages=(("slurm.conf", 200),),
+    )
+    # Changed long before the death: not its cause either.
+    long_before = Probe(**{**CTL2_DIED.__dict__, "conf_ages": (("slurm.conf", 50_000),)})
+    for standby in (settled_after, long_before):
+        verdict = evaluate([Probe().report(), standby.report()])
+        assert not any("began to die" in reason for reason in verdict.reasons), verdict.reasons
+    assert any("began to die" in r for r in evaluate([CTL1_DIED.report(), CTL2_DIED.report()]).reasons)

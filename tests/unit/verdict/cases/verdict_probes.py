@@ -163,6 +163,9 @@ class Probe:
     # HyperPod's hand (hyperpod_hand): /opt/slurm's target and the nodes with an Action: reason
     slurm_link: str | None = None
     node_actions: tuple[str, ...] = ()
+    # conf_change: each file's age in seconds (slurm.conf, topology.conf, ...), and a kill by a signal
+    conf_ages: tuple[tuple[str, int], ...] = ()
+    signal_exit: tuple[str, int] | None = None  # (status, age)
 
     def text_of(self, value: str) -> str:
         return capture(value) if value.endswith(".txt") else value
@@ -199,7 +202,20 @@ class Probe:
             *([s("failover_conf", self.conf.failover_conf())] if self.conf else []),
             *([] if self.readyz is None else [s("slurmctld_http", self.http_section())]),
             *([s("hyperpod_hand", self.hand_section())] if self.slurm_link or self.node_actions else []),
+            *([s("conf_change", self.conf_change_section())] if self.conf_ages or self.signal_exit else []),
         ]
+
+    def conf_change_section(self) -> str:
+        now = 1795995200
+        lines = [f"now={now}"]
+        lines += [f"file {name} mtime={now - age} size=10 sha256={'a' * 64}" for name, age in self.conf_ages]
+        if self.signal_exit:
+            status, age = self.signal_exit
+            lines.append(
+                f"signal_exit={now - age}.5 {self.name} systemd[1]: slurmctld.service: Main process exited, "
+                f"code=dumped, status={status}"
+            )
+        return "\n".join(lines)
 
     def hand_section(self) -> str:
         lines = [f"slurm_link={self.slurm_link}" if self.slurm_link else "slurm_link_error=no /opt/slurm"]

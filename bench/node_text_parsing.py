@@ -41,6 +41,7 @@ from hyperpod_ha.slurm import (
     parse_hyperpod_hand,
     parse_identity,
     parse_node_states,
+    parse_notify_failures,
     parse_ping,
     parse_probe_output,
     parse_role_log,
@@ -73,6 +74,7 @@ PARSERS: Final[dict[str, Callable[[str], object]]] = {
         parse_http_probes,
         parse_hyperpod_hand,
         parse_conf_change,
+        parse_notify_failures,
     )
 }
 NONCE: Final = "0123456789abcdef"

@@ -180,6 +180,12 @@ WIDGETS: tuple[Widget, ...] = (
         ours("ReadyStandbys"),
         stat="Minimum",
     ),
+    # The ON/OFF program's failed publishes seen at each watchdog tick (the last hour's).
+    Widget(
+        "Failed controller status notifications",
+        ours("ControllerNotificationsFailed"),
+        stat="Maximum",
+    ),
 )
 
 

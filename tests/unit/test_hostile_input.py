@@ -37,6 +37,7 @@ from hyperpod_ha.slurm import (
     parse_hyperpod_hand,
     parse_identity,
     parse_node_states,
+    parse_notify_failures,
     parse_ping,
     parse_probe_output,
     parse_role_log,
@@ -240,6 +241,7 @@ PARSERS: list[Callable[[str], object]] = [
     parse_http_probes,
     parse_hyperpod_hand,
     parse_conf_change,
+    parse_notify_failures,
 ]
 HOSTILE = [
     "\n" * MAX_SECTION_CHARS,

@@ -17,6 +17,7 @@ from hyperpod_ha.controllers.models import (
     DaemonEvidence,
     HyperpodHandEvidence,
     NodeEvidence,
+    NotifyFailuresEvidence,
     PingEvidence,
     RoleEvidence,
     SlurmctldHttpEvidence,
@@ -36,6 +37,7 @@ from hyperpod_ha.slurm import (
     parse_http_probes,
     parse_hyperpod_hand,
     parse_identity,
+    parse_notify_failures,
     parse_ping,
     parse_role_log,
     parse_services,
@@ -74,6 +76,7 @@ def evidence(node: Controller, output: ProbeOutput) -> dict[str, Any]:
         "http": _http(output.sections.get("slurmctld_http")),
         "hyperpod": _hyperpod(output.sections.get("hyperpod_hand")),
         "conf_change": _conf_change(output.sections.get("conf_change")),
+        "notify_failures": _notify_failures(output.sections.get("notify_failures")),
         "notes": notes,
     }
 
@@ -255,5 +258,20 @@ def _conf_change(section: ProbeSection | None) -> ConfChangeEvidence:
         files=tuple(ConfFileEvidence(f.name, f.exists, age(f.mtime), f.sha256) for f in found.files),
         signal_status=found.signal_status,
         signal_age_seconds=age(found.signal_time),
+        error=found.error,
+    )
+
+
+def _notify_failures(section: ProbeSection | None) -> NotifyFailuresEvidence:
+    """The ON/OFF program's failed publishes; no file is none failed."""
+    problem = failure(section)
+    if problem is not None or section is None:
+        return NotifyFailuresEvidence(error=f"notification_attempts.log: {problem}")
+    found = parse_notify_failures(section.text)
+    return NotifyFailuresEvidence(
+        path=found.path,
+        failures=0 if found.exists is False else found.failures,
+        last_failure=found.last_failure,
+        age_seconds=found.age_seconds,
         error=found.error,
     )

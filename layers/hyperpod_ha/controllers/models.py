@@ -255,6 +255,18 @@ class ConfChangeEvidence:
 
 
 @dataclass(frozen=True)
+class NotifyFailuresEvidence:
+    """The ON/OFF program's failed publishes (notification_attempts.log on the shared file system):
+    a failover whose message failed is silent on the topic."""
+
+    path: str | None = None
+    failures: int | None = None  # None: not known (no file is not a failure: 0)
+    last_failure: str | None = None
+    age_seconds: int | None = None  # since the last one was appended
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class HyperpodHandEvidence:
     """HyperPod's hand: the installation /opt/slurm links to, and the Slurm nodes HyperPod is
     replacing or rebooting (``<node>: Action:Replace``), as this controller sees them."""
@@ -308,6 +320,7 @@ class ControllerReport:
     http: SlurmctldHttpEvidence = field(default_factory=SlurmctldHttpEvidence)
     hyperpod: HyperpodHandEvidence = field(default_factory=HyperpodHandEvidence)
     conf_change: ConfChangeEvidence = field(default_factory=ConfChangeEvidence)
+    notify_failures: NotifyFailuresEvidence = field(default_factory=NotifyFailuresEvidence)
     notes: tuple[str, ...] = ()
 
     @property

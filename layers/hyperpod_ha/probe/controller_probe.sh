@@ -74,10 +74,11 @@ main() {
   start_job state_save "$(limit 10 "$cap")" sec_state_save "$state_dir" "$slurm_user"
   start_job failover_conf "$(limit 8 "$cap")" sec_failover_conf "$conf_path"
   start_job conf_change "$(limit 8 "$cap")" sec_conf_change "$conf_path"
+  start_job notify_failures "$(limit 6 "$cap")" sec_notify_failures "$conf_path"
   start_job slurmctld_http "$(limit 10 "$cap")" sec_slurmctld_http "$(conf_get SlurmctldPort)" \
     "$(conf_get CommunicationParameters)"
 
-  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf conf_change slurmctld_http hyperpod_hand"
+  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf conf_change notify_failures slurmctld_http hyperpod_hand"
   # shellcheck disable=SC2086 # a fixed list of words
   wait_jobs $all
 
@@ -643,6 +644,37 @@ sec_conf_change() { # seconds slurm.conf-path
       grep -m 1 -E 'Main process exited, code=(killed|dumped), status=' | tr -cd '[:print:]' | head -c 300)
     [ -n "$line" ] && echo "signal_exit=$line"
   fi
+  return 0
+}
+
+# The failover topic's blind spot: HyperPod's ON/OFF program (headnode_notification.sh) appends
+# every publish that failed ("Failed to send notification to SNS. Error: ...") to
+# notification_attempts.log beside controller_status.log on the shared file system
+# (<shared>/var/log/slurm/, where <shared>/opt/slurm/etc/slurm.conf is the shared slurm.conf). Its
+# last 64 KiB only: how many failed, the last one, and when the file last changed.
+sec_notify_failures() { # seconds slurm.conf-path
+  local seconds=$1 conf=$2 resolved root log count
+  resolved=$(timeout -k 1 "$seconds" readlink -f -- "$conf" 2>/dev/null)
+  case "$resolved" in
+    */opt/slurm/etc/slurm.conf) root=${resolved%/opt/slurm/etc/slurm.conf} ;;
+    *)
+      echo "error=slurm.conf (${resolved:-not found}) is not in HyperPod's shared layout"
+      return 0
+      ;;
+  esac
+  log="$root/var/log/slurm/notification_attempts.log"
+  echo "path=$log"
+  if ! timeout -k 1 "$seconds" test -f "$log"; then
+    echo "exists=no"
+    return 0
+  fi
+  echo "exists=yes"
+  echo "now=$(date +%s)"
+  echo "mtime=$(timeout -k 1 "$seconds" stat -c %Y -- "$log" 2>/dev/null)"
+  count=$(timeout -k 1 "$seconds" tail -c 65536 -- "$log" 2>/dev/null | grep -c 'Failed to send notification')
+  echo "failures=${count:-0}"
+  echo "last_failure=$(timeout -k 1 "$seconds" tail -c 65536 -- "$log" 2>/dev/null |
+    grep 'Failed to send notification' | tail -n 1 | tr -cd '[:print:]' | head -c 200)"
   return 0
 }
 

@@ -54,6 +54,7 @@ from hyperpod_ha.slurm.host import DaemonProcess, NodeIdentity, Services, parse_
 from hyperpod_ha.slurm.http_probes import READY, HttpProbes, parse_http_probes
 from hyperpod_ha.slurm.hyperpod_hand import HyperpodHand, NodeAction, parse_hyperpod_hand
 from hyperpod_ha.slurm.node_states import NodeStateCount, parse_node_states
+from hyperpod_ha.slurm.notify_failures import NotifyFailures, parse_notify_failures
 from hyperpod_ha.slurm.ping import PingLine, label_index, parse_ping
 from hyperpod_ha.slurm.probe_output import (
     NOT_FOUND_CODE,
@@ -114,6 +115,7 @@ __all__ = [
     "NodeAction",
     "NodeIdentity",
     "NodeStateCount",
+    "NotifyFailures",
     "PingLine",
     "PrimaryProgram",
     "ProbeOutput",
@@ -145,6 +147,7 @@ __all__ = [
     "parse_hyperpod_hand",
     "parse_identity",
     "parse_node_states",
+    "parse_notify_failures",
     "parse_ping",
     "parse_probe_output",
     "parse_role_log",

@@ -35,6 +35,7 @@ SECTIONS: Final = (
     "state_save",
     "failover_conf",
     "conf_change",
+    "notify_failures",
     "slurmctld_http",
     "hyperpod_hand",
 )

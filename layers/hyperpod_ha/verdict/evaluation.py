@@ -11,6 +11,7 @@ from hyperpod_ha.verdict.crash_cause import config_crash_reasons
 from hyperpod_ha.verdict.degradation import one_active
 from hyperpod_ha.verdict.drift import drift_problems
 from hyperpod_ha.verdict.evidence import evidence
+from hyperpod_ha.verdict.missed_events import missed_events
 from hyperpod_ha.verdict.models import (
     DEGRADED,
     DOWN,
@@ -44,7 +45,8 @@ def evaluate(
     crashes = config_crash_reasons(seen)
     # With nobody active, the change every controller died on is what on-call reads first.
     reasons[1:1] = crashes if name is DOWN else []
-    reasons += readiness_notes(seen) + ([] if name is DOWN else crashes)
+    missed, missed_notes = missed_events(seen)
+    reasons += readiness_notes(seen) + ([] if name is DOWN else crashes) + missed_notes
     # one_active's DEGRADED reasons: "<x> is active: ...", then its problems, then its notes.
     problem = excerpt(reasons[1]) if name is DEGRADED and len(reasons) > 1 else None
     left = redundancy(seen, active[0] if len(active) == 1 else None)
@@ -63,6 +65,7 @@ def evaluate(
         redundancy=left.level,
         standbys=left.standbys,
         not_ready=left.not_ready,
+        missed_notifications=missed,
         advisories=tuple(row.to_json() for row in applying(running_releases(seen))),
     )
 

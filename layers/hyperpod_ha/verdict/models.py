@@ -83,6 +83,8 @@ class Verdict:
     # Known-bad releases the controllers run (hyperpod_ha.slurm.advisories), each with the
     # releases and controllers it applies to: told, never weighed.
     advisories: tuple[Mapping[str, Any], ...] = ()
+    # Failed publishes of the ON/OFF program in view (verdict.missed_events): silent failovers.
+    missed_notifications: int = 0
 
     @property
     def verified(self) -> bool:
@@ -102,6 +104,7 @@ class Verdict:
             "standbys": list(self.standbys),
             "not_ready": dict(self.not_ready),
             "advisories": [dict(row) for row in self.advisories],
+            "missed_notifications": self.missed_notifications,
         }
 
 

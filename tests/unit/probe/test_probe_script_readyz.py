@@ -139,3 +139,34 @@ def test_hyperpod_s_hand_the_slurm_link_and_the_nodes_it_replaces(controller: Pr
         ("ip-10-1-2-3: Action:Replace",),
     )
     assert report.hyperpod.error is None
+
+
+def test_the_on_off_program_s_failed_publishes_on_the_shared_file_system(controller: ProbeHost) -> None:
+    shared = controller.root / "fsx" / "aws" / "hyperpod" / "c"
+    (shared / "opt" / "slurm" / "etc").mkdir(parents=True)
+    conf = shared / "opt" / "slurm" / "etc" / "slurm.conf"
+    conf.write_text("ClusterName=lab\n")
+    (controller.root / "slurm.conf").symlink_to(conf)
+    controller.env["SLURM_CONF"] = str(controller.root / "slurm.conf")
+    report = report_from_result(NODE, CommandResult(controller.run(), None, None, 1, "t"))
+    log = shared / "var" / "log" / "slurm" / "notification_attempts.log"
+    assert (report.notify_failures.path, report.notify_failures.failures) == (str(log), 0)  # no file: none
+
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        "10:00:00Z Failed to send notification to SNS. Error: An error occurred (AuthorizationError)\n"
+        "10:05:00Z Failed to send notification to SNS. Error: Could not connect to the endpoint URL\n"
+    )
+    found = report_from_result(NODE, CommandResult(controller.run(), None, None, 1, "t")).notify_failures
+    assert found.failures == 2
+    assert found.last_failure is not None
+    assert found.last_failure.endswith("Error: Could not connect to the endpoint URL")
+    assert found.age_seconds is not None
+    assert found.age_seconds < 60
+
+
+def test_notification_attempts_outside_hyperpod_s_layout_is_said(controller: ProbeHost) -> None:
+    report = report_from_result(NODE, CommandResult(controller.run(), None, None, 1, "t"))
+    assert report.notify_failures.failures is None
+    assert report.notify_failures.error is not None
+    assert "is not in HyperPod's shared layout" in report.notify_failures.error

@@ -97,6 +97,7 @@ def test_verdict_json() -> None:
         "standbys",
         "not_ready",
         "advisories",
+        "missed_notifications",
     }
     assert (data["redundancy"], data["standbys"], data["not_ready"]) == ("full", ["ctl2"], {})
     assert (data["verdict"], data["verified"], data["active_controller"], data["configured_primary"]) == (
@@ -240,3 +241,24 @@ def test_a_death_not_after_a_change_is_not_tied_to_it() -> None:
         verdict = evaluate([Probe().report(), standby.report()])
         assert not any("began to die" in reason for reason in verdict.reasons), verdict.reasons
     assert any("began to die" in r for r in evaluate([CTL1_DIED.report(), CTL2_DIED.report()]).reasons)
+
+
+def test_failed_publishes_of_the_on_off_program_are_a_note_counted_once() -> None:
+    from dataclasses import replace
+
+    from hyperpod_ha.controllers.models import NotifyFailuresEvidence
+
+    log = "/fsx/aws/hyperpod/c/var/log/slurm/notification_attempts.log"
+    failed = NotifyFailuresEvidence(
+        path=log, failures=2, last_failure="Failed to send notification to SNS. Error: x", age_seconds=120
+    )
+    reports = [replace(p.report(), notify_failures=failed) for p in (Probe(), STANDBY)]
+    verdict = evaluate(reports)
+    assert verdict.name is HEALTHY
+    assert verdict.missed_notifications == 2  # one shared file, seen by both controllers
+    assert (
+        "the failover topic missed events: 2 publish(es) of the ON/OFF program failed, the last 2 min ago "
+        f"({log}): Failed to send notification to SNS. Error: x"
+    ) in verdict.reasons
+    old = [replace(r, notify_failures=replace(failed, age_seconds=7200)) for r in reports]
+    assert evaluate(old).missed_notifications == 0

@@ -564,124 +564,69 @@ sec_failover_conf() {
   return 0
 }
 
-# Slurm's own answer to "who is in control" (25.11+): slurmctld answers GET /readyz on
-# SlurmctldPort, unauthenticated, with 204 only when it is not in standby, not reconfiguring and
-# its listeners are not quiesced (500 otherwise), and /livez with 204 while it runs
-# (src/slurmctld/http.c). Not before 25.11, not with CommunicationParameters=disable_http, and
-# not when built without an HTTP parser: slurmctld then closes the connection unanswered. Older
-# releases are not asked (they would log the request as a bad RPC).
+# Slurm 25.11+: slurmctld's /readyz (204 in control, else 500) and /livez (slurm/http_probes.py).
+# Older releases are not asked (they would log a bad RPC).
 sec_slurmctld_http() { # seconds port communication-parameters
-  local seconds=$1 port=${2%%-*} params=$3 version major minor path answer rc each
-  [ -n "$port" ] || port=6817
-  echo "port=$port"
-  version=$(timeout -k 1 "$seconds" slurmctld -V 2>/dev/null | head -n 1)
-  version=${version##* }
-  echo "version=$version"
-  major=${version%%.*}
-  minor=${version#*.}
-  minor=${minor%%.*}
-  case "$major$minor" in '' | *[!0-9]*)
-    echo "served=unknown"
-    echo "why=this node's slurmctld version is unknown"
-    return 0
-    ;;
-  esac
+  local s=$1 port=${2%%-*} v major minor path rc each
+  echo "port=${port:=6817}"
+  v=$(timeout -k 1 "$s" slurmctld -V 2>/dev/null | head -n 1)
+  v=${v##* } major=${v%%.*} minor=${v#*.} minor=${minor%%.*}
+  echo "version=$v"
+  case "$major$minor$port" in '' | *[!0-9]*) echo "served=unknown"; echo "why=this node's slurmctld version is unknown"; return 0 ;; esac
   if [ "$major" -lt 25 ] || { [ "$major" = 25 ] && [ "$minor" -lt 11 ]; }; then
-    echo "served=no"
-    echo "why=Slurm $version serves no /readyz (added in 25.11)"
-    return 0
+    printf 'served=no\nwhy=Slurm %s serves no /readyz (added in 25.11)\n' "$v"; return 0
   fi
-  case ",$params," in *,disable_http,*)
-    echo "served=no"
-    echo "why=CommunicationParameters=disable_http"
-    return 0
-    ;;
-  esac
-  case "$port" in *[!0-9]*) echo "served=unknown"; echo "why=SlurmctldPort is not a number"; return 0 ;; esac
-  each=$(((seconds - 1) / 2))
-  [ "$each" -ge 1 ] || each=1
-  for path in /readyz /livez; do
+  case ",$3," in *,disable_http,*) printf 'served=no\nwhy=CommunicationParameters=disable_http\n'; return 0 ;; esac
+  each=$(((s - 1) / 2)); [ "$each" -ge 1 ] || each=1
+  for path in readyz livez; do
     # shellcheck disable=SC2016 # the inner shell's arguments
-    answer=$(timeout -k 1 "$each" bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 3
-      printf "GET %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" "$2" >&3
+    v=$(timeout -k 1 "$each" bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 3
+      printf "GET /%s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" "$2" >&3
       IFS= read -r line <&3 || exit 4
       printf "%s\n" "$line"' _ "$port" "$path" 2>/dev/null)
     rc=$?
     case "$rc" in
-      0) echo "${path#/}=$(printf '%s' "$answer" | sed -n 's|^HTTP/[0-9.]* \([0-9][0-9][0-9]\).*|\1|p' | head -n 1)" ;;
-      3) echo "${path#/}_error=connection refused on port $port" ;;
-      4 | 141) echo "${path#/}_error=connection closed without an HTTP answer (built without an HTTP parser?)" ;;
-      124 | 137) echo "${path#/}_error=no answer within $each s" ;;
-      *) echo "${path#/}_error=failed (exit $rc)" ;;
+      0) echo "$path=$(printf '%s' "$v" | sed -n 's|^HTTP/[0-9.]* \([0-9][0-9][0-9]\).*|\1|p')" ;;
+      3) echo "${path}_error=connection refused on port $port" ;;
+      4 | 141) echo "${path}_error=connection closed without an HTTP answer (built without an HTTP parser?)" ;;
+      124 | 137) echo "${path}_error=no answer within $each s" ;;
+      *) echo "${path}_error=failed (exit $rc)" ;;
     esac
   done
-  return 0
 }
 
-# What changed in the configuration, and how slurmctld last died: slurm.conf's and the topology
-# files' modification time and hash (HyperPod's cluster agent rewrites them: a topology setting
-# without its file makes slurmctld die at every start), and the journal's last line of slurmctld
-# killed by a signal (a SIGSEGV logs no fatal line of its own). Times are this node's clock.
+# The configuration files' time and hash, systemd's last kill of slurmctld by a signal (slurm/conf_change.py).
 sec_conf_change() { # seconds slurm.conf-path
-  local seconds=$1 conf=$2 file name facts sum line
+  local s=$1 file facts sum line
   echo "now=$(date +%s)"
-  if [ -z "$conf" ]; then
-    echo "error=no readable slurm.conf found"
-    return 1
-  fi
-  # slurmctld reads the topology files from slurm.conf's own directory (links followed).
-  for file in "$conf" "${conf%/*}/topology.conf" "${conf%/*}/topology.yaml"; do
-    name=${file##*/}
-    facts=$(timeout -k 1 "$seconds" stat -L -c '%Y %s' -- "$file" 2>/dev/null) || {
-      echo "file $name missing"
-      continue
-    }
-    sum=$(timeout -k 1 "$seconds" sha256sum <"$file" 2>/dev/null)
-    echo "file $name mtime=${facts% *} size=${facts#* } sha256=${sum%% *}"
+  [ -n "$2" ] || { echo "error=no readable slurm.conf found"; return 1; }
+  for file in "$2" "${2%/*}/topology.conf" "${2%/*}/topology.yaml"; do
+    facts=$(timeout -k 1 "$s" stat -L -c '%Y %s' -- "$file" 2>/dev/null) || { echo "file ${file##*/} missing"; continue; }
+    sum=$(timeout -k 1 "$s" sha256sum <"$file" 2>/dev/null)
+    echo "file ${file##*/} mtime=${facts% *} size=${facts#* } sha256=${sum%% *}"
   done
-  if command -v journalctl >/dev/null 2>&1; then
-    line=$(timeout -k 1 "$seconds" journalctl -u slurmctld --no-pager -o short-unix -r -n 5000 2>/dev/null |
-      grep -m 1 -E 'Main process exited, code=(killed|dumped), status=' | tr -cd '[:print:]' | head -c 300)
-    [ -n "$line" ] && echo "signal_exit=$line"
-  fi
-  return 0
+  command -v journalctl >/dev/null 2>&1 || return 0
+  line=$(timeout -k 1 "$s" journalctl -u slurmctld --no-pager -o short-unix -r -n 5000 2>/dev/null |
+    grep -m 1 -E 'Main process exited, code=(killed|dumped), status=' | tr -cd '[:print:]' | head -c 300)
+  [ -z "$line" ] || echo "signal_exit=$line"
 }
 
-# The failover topic's blind spot: HyperPod's ON/OFF program (headnode_notification.sh) appends
-# every publish that failed ("Failed to send notification to SNS. Error: ...") to
-# notification_attempts.log beside controller_status.log on the shared file system
-# (<shared>/var/log/slurm/, where <shared>/opt/slurm/etc/slurm.conf is the shared slurm.conf). Its
-# last 64 KiB only: how many failed, the last one, and when the file last changed.
+# HyperPod's ON/OFF program's failed publishes, in <shared>/var/log/slurm/ (slurm/notify_failures.py).
 sec_notify_failures() { # seconds slurm.conf-path
-  local seconds=$1 conf=$2 resolved root log count
-  resolved=$(timeout -k 1 "$seconds" readlink -f -- "$conf" 2>/dev/null)
-  case "$resolved" in
-    */opt/slurm/etc/slurm.conf) root=${resolved%/opt/slurm/etc/slurm.conf} ;;
-    *)
-      echo "error=slurm.conf (${resolved:-not found}) is not in HyperPod's shared layout"
-      return 0
-      ;;
-  esac
+  local s=$1 root log tail
+  root=$(timeout -k 1 "$s" readlink -f -- "$2" 2>/dev/null)
+  case "$root" in */opt/slurm/etc/slurm.conf) root=${root%/opt/slurm/etc/slurm.conf} ;;
+    *) echo "error=slurm.conf (${root:-not found}) is not in HyperPod's shared layout"; return 0 ;; esac
   log="$root/var/log/slurm/notification_attempts.log"
   echo "path=$log"
-  if ! timeout -k 1 "$seconds" test -f "$log"; then
-    echo "exists=no"
-    return 0
-  fi
-  echo "exists=yes"
-  echo "now=$(date +%s)"
-  echo "mtime=$(timeout -k 1 "$seconds" stat -c %Y -- "$log" 2>/dev/null)"
-  count=$(timeout -k 1 "$seconds" tail -c 65536 -- "$log" 2>/dev/null | grep -c 'Failed to send notification')
-  echo "failures=${count:-0}"
-  echo "last_failure=$(timeout -k 1 "$seconds" tail -c 65536 -- "$log" 2>/dev/null |
-    grep 'Failed to send notification' | tail -n 1 | tr -cd '[:print:]' | head -c 200)"
-  return 0
+  timeout -k 1 "$s" test -f "$log" || { echo "exists=no"; return 0; }
+  tail=$(timeout -k 1 "$s" tail -c 65536 -- "$log" 2>/dev/null | grep 'Failed to send notification')
+  printf 'exists=yes\nnow=%s\nmtime=%s\nfailures=%s\nlast_failure=%s\n' "$(date +%s)" \
+    "$(timeout -k 1 "$s" stat -c %Y -- "$log" 2>/dev/null)" "$(printf '%s' "$tail" | grep -c .)" \
+    "$(printf '%s\n' "$tail" | tail -n 1 | tr -cd '[:print:]' | head -c 200)"
 }
 
-# HyperPod's hand on the cluster: which Slurm installation /opt/slurm links to (HyperPod's AMIs
-# carry /opt/slurm-24.11.x and /opt/slurm-25.11.x beside it), and the nodes HyperPod is replacing
-# or rebooting (`scontrol update node=X state=fail reason="Action:Replace"`, or Action:Reboot):
-# AWS's guidance is not to restart slurmctld while that runs. At most 32 such nodes.
+# /opt/slurm's target, the nodes HyperPod replaces or reboots (slurm/hyperpod_hand.py).
 sec_hyperpod_hand() {
   local seconds=$1 link=${HYPERPOD_HA_SLURM_LINK:-/opt/slurm} out rc # the variable: tests only
   if [ -L "$link" ]; then

@@ -108,8 +108,8 @@ class WatchdogFunction:
         if result.verdict.redundancy != "unknown":
             add_cluster_metric("ReadyStandbys", len(result.verdict.standbys), self.watchdog.cluster)
         # A gauge: the failed publishes of the ON/OFF program within the last hour, at each tick.
-        metrics.add_metric(
-            name="ControllerNotificationsFailed", unit="Count", value=result.verdict.missed_notifications
+        add_cluster_metric(
+            "ControllerNotificationsFailed", result.verdict.missed_notifications, self.watchdog.cluster
         )
         logger.info("watchdog tick", extra={"tick_id": tick.id, **result.to_json()})
         return result.to_json()

@@ -260,7 +260,7 @@ def _simulate(scenario: str) -> tuple[int, dict[str, Any] | None]:
 
 
 def _simulate_by_cli(scenario: str) -> tuple[int, dict[str, Any] | None]:
-    main = importlib.import_module("hyperpod_ha_dev.cli").main
+    main = importlib.import_module("hyperpod_ha_cli.main").main
     captured = io.StringIO()
     with contextlib.redirect_stdout(captured):
         try:

@@ -19,9 +19,18 @@ ROOT = Path(__file__).resolve().parent.parent
 CURRENT_USER = pwd.getpwuid(os.getuid()).pw_name
 EVENTS = ROOT / "events"
 
-# Tests never reach a real AWS account, whatever the developer's shell says.
-for _name in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
+# Tests never reach a real AWS account, whatever the developer's shell says; nor read the
+# developer's own hyperpod-ha configuration (~/.config/hyperpod-ha) or HYPERPOD_HA_* settings.
+for _name in (
+    "AWS_PROFILE",
+    "AWS_ENDPOINT_URL",
+    "HYPERPOD_HA_STACK_NAME",
+    "HYPERPOD_HA_REGION",
+    "HYPERPOD_HA_PROFILE",
+    "XDG_CONFIG_HOME",
+):
     os.environ.pop(_name, None)
+os.environ["HYPERPOD_HA_CONFIG"] = str(ROOT / ".no-user-config" / "samconfig.toml")
 os.environ.update(
     {
         "AWS_ACCESS_KEY_ID": "testing",

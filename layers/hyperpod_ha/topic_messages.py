@@ -3,10 +3,12 @@
 Subject: ``[hyperpod-ha] <cluster>: <what happened> (sev N)`` (ASCII, one line, fewer than 100
 characters: only ``what happened`` is ever cut). Attributes, on every message, for subscription
 filter policies: ``cluster``, ``kind`` (:mod:`hyperpod_ha.message_kinds`), ``severity`` ("1"
-critical .. "4" low), ``event`` (``opened``, ``reminder``, ``resolved`` or ``notice``) and
-``verdict`` where there is one. The body is plain text (e-mail, Chatbot and paging read it
-alike), within SNS's 256 KiB: a list that may be long (every reason) is a :class:`Cuttable`,
-cut at its end with "… N more" when the whole would not fit.
+critical .. "4" low), ``event`` (``opened``, ``reminder``, ``resolved`` or ``notice``),
+``dedup_key`` (one per cluster and problem, the OpsItem's dedup string: a paging service keys
+its trigger and resolve on it) and ``verdict`` where there is one. The body is plain text
+(e-mail, Chatbot and paging read it alike), within SNS's 256 KiB: a list that may be long
+(every reason) is a :class:`Cuttable`, cut at its end with "… N more" when the whole would not
+fit.
 
 :func:`message` is the only way a message is made and :func:`publish` the only way one is sent:
 it refuses a message not in this form, and sends subject, body and attributes through the one
@@ -36,7 +38,8 @@ ATTRIBUTE_LIMIT: Final = 256
 
 Event = Literal["opened", "reminder", "resolved", "notice"]
 EVENTS: Final = get_args(Event)
-REQUIRED_ATTRIBUTES: Final = ("cluster", "kind", "severity", "event")
+REQUIRED_ATTRIBUTES: Final = ("cluster", "kind", "severity", "event", "dedup_key")
+SOURCE: Final = "hyperpod-ha"
 _SUBJECT = re.compile(r"^\[hyperpod-ha\] [A-Za-z0-9-]{1,63}: .+ \(sev [1-4]\)$")
 
 
@@ -90,6 +93,11 @@ def subject(cluster: str, what: str, severity: str) -> str:
     return head + words + tail
 
 
+def dedup_key(cluster: str, problem: str) -> str:
+    """One per cluster and problem: the OpsItem's dedup string, the paging service's key."""
+    return f"{SOURCE}:{cluster}:{problem}"
+
+
 def message(
     *,
     cluster: str,
@@ -99,11 +107,19 @@ def message(
     body: Sequence[str | Cuttable],
     verdict: str = "",
     severity: str | None = None,
+    problem: str | None = None,
 ) -> TopicMessage:
     """A message in the one form. ``severity``: the kind's (:mod:`hyperpod_ha.message_kinds`)
-    unless given (a resolution carries the severity of what it resolves)."""
+    unless given (a resolution carries the severity of what it resolves); ``problem``: the kind
+    whose dedup key it carries, when not its own (a resolution: the problem it resolves)."""
     severity = severity or message_kinds.severity_of(kind, verdict)
-    attributes = {"cluster": cluster, "kind": kind, "severity": severity, "event": event}
+    attributes = {
+        "cluster": cluster,
+        "kind": kind,
+        "severity": severity,
+        "event": event,
+        "dedup_key": dedup_key(cluster, problem or kind),
+    }
     if verdict:
         attributes["verdict"] = verdict
     return TopicMessage(subject(cluster, what, severity), bounded_body(body), attributes)

@@ -79,7 +79,8 @@ def _literal(text: str) -> bool:
     return (
         len(lines) > 1
         and not text.endswith("\n\n")
-        and not lines[0].startswith(" ")
+        # YAML takes the block's indent from its first line with text: none may start with a blank.
+        and not next((line for line in lines if line), "").startswith(" ")
         and all(line.isprintable() and line == line.rstrip() for line in lines)
     )
 

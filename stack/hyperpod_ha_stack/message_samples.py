@@ -193,7 +193,8 @@ def recovered() -> TopicMessage:
     item = ResolvedIncident(
         OPS_ITEM, "DOWN", "1", console_links.ops_item_console_url(OPS_ITEM, REGION), NOW - 900
     )
-    return incident_messages.recovered(request, [item], run_links().execution, REGION, NOW)
+    (recovery,) = incident_messages.recovered(request, [item], run_links().execution, REGION, NOW)
+    return recovery
 
 
 def verified() -> TopicMessage:

@@ -38,14 +38,17 @@ def page() -> str:
         "| `severity` | `1` critical, `2` high, `3` medium, `4` low (OpsCenter's scale) | every message |",
         "| `event` | `opened`, `reminder` (still open, at most once per `ReminderMinutes`), `resolved`, "
         "`notice` | every message |",
+        "| `dedup_key` | `hyperpod-ha:<cluster>:<problem>`: one per cluster and problem (the OpsItem's "
+        "dedup string); a resolution carries the key of the problem it resolves | every message |",
         "| `verdict` | `HEALTHY`, `FAILED_OVER`, `DEGRADED`, `SPLIT_BRAIN`, `DOWN`, `UNKNOWN` "
         "| where there is one |",
         "",
         "A resolution (`recovered`, an alarm back to OK) carries the severity of what it resolves, so",
-        "a subscription that received the opening receives its end. The only messages without these",
-        "attributes are those of the notice path's own alarms (`NoticeErrorsAlarm`,",
-        "`NoticeThrottlesAlarm`, `NoticeDeadLetterQueueAlarm`): they cannot go through the function",
-        "they watch, so CloudWatch publishes its raw JSON.",
+        "a subscription that received the opening receives its end; `recovered` is one message per",
+        "problem resolved, so that a paging service keyed on `dedup_key` resolves what it triggered.",
+        "The only messages without these attributes are those of the notice path's own alarms",
+        "(`NoticeErrorsAlarm`, `NoticeThrottlesAlarm`, `NoticeDeadLetterQueueAlarm`): they cannot go",
+        "through the function they watch, so CloudWatch publishes its raw JSON.",
         "",
         "## Subscription filter policies",
         "",

@@ -16,7 +16,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha_dev.cli import main
+from hyperpod_ha_cli.main import main
 from tests.conftest import ROOT
 
 REGION = "us-east-1"

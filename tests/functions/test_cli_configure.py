@@ -70,7 +70,11 @@ def test_everything_found_writes_the_clusters_environment(
         "  (from stack sagemaker-hyperpod-multihead output SlurmDBEndpointAddress)" in out
     )
     assert "SlurmDBUsername: admin" in out
-    assert f"sam deploy --config-env {CLUSTER}" in out
+    assert f"sam deploy --config-file {account.config_file.resolve()} --config-env {CLUSTER}" in out
+    # The roll-out guard names the stack's alarms and the controller group found.
+    assert "aws sagemaker update-cluster-software --cluster-name " in out
+    assert f"hyperpod-ha-{CLUSTER}.VerificationExecutionsFailedAlarm" in out
+    assert "--instance-groups InstanceGroupName=controller-machine-group" in out
 
 
 def test_a_stack_name_of_ones_own(account: Account) -> None:

@@ -1,5 +1,5 @@
 """``hyperpod-ha configure`` on moto: its arguments: bad ones are usage errors (exit 2), an unknown
-cluster one line (exit 1), and where samconfig.toml is written outside a checkout."""
+cluster one line (exit 3), and where the cluster's settings are written (the user's own file)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hyperpod_ha_dev.cli import main
+from hyperpod_ha_cli.main import main
+from hyperpod_ha_cli.stacks import resolve_target
+from tests.conftest import ROOT
 from tests.functions.configure_account import CLUSTER, REGION, Account, configure, moto_account
 
 
@@ -18,32 +20,22 @@ def account(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Account
     yield from moto_account(tmp_path, monkeypatch)
 
 
-def test_outside_a_checkout_it_writes_in_the_working_directory(
+def test_it_writes_the_user_s_own_file_and_every_command_finds_the_stack_there(
     account: Account, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hyperpod_ha_dev.cli import project_root
+    user_file = tmp_path / "home" / ".config" / "hyperpod-ha" / "samconfig.toml"
+    monkeypatch.setenv("HYPERPOD_HA_CONFIG", str(user_file))
+    monkeypatch.chdir(ROOT)  # in the checkout: its tracked samconfig.toml stays as it is
+    tracked = (ROOT / "samconfig.toml").read_text()
+    arguments = ["--multihead-stack", "sagemaker-hyperpod-multihead", "--region", REGION, "--no-input"]
 
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    installed = project_root() / "samconfig.toml"  # the copy shipped with the package
+    assert main(["configure", "--cluster", CLUSTER, *arguments]) == 0
 
-    assert (
-        main(
-            [
-                "configure",
-                "--cluster",
-                CLUSTER,
-                "--multihead-stack",
-                "sagemaker-hyperpod-multihead",
-                "--no-input",
-            ]
-        )
-        == 0
-    )
-
-    assert CLUSTER in tomllib.loads((elsewhere / "samconfig.toml").read_text())
-    assert not installed.exists()
+    assert CLUSTER in tomllib.loads(user_file.read_text())
+    assert (ROOT / "samconfig.toml").read_text() == tracked
+    target = resolve_target(CLUSTER, {})
+    assert (target.stack_name, target.region) == (f"hyperpod-ha-{CLUSTER}", REGION)
+    assert target.sources["stack_name"] == f"{user_file} [{CLUSTER}]"
 
 
 def test_an_unknown_cluster_is_one_line(account: Account, capsys: pytest.CaptureFixture[str]) -> None:
@@ -60,7 +52,7 @@ def test_an_unknown_cluster_is_one_line(account: Account, capsys: pytest.Capture
                 "--no-input",
             ]
         )
-        == 1
+        == 3
     )
     error = capsys.readouterr().err.strip()
     assert error.startswith("hyperpod-ha: configure: cannot describe cluster no-such:")

@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-CLI = [sys.executable, "-m", "hyperpod_ha_dev.cli"]
+CLI = [sys.executable, "-m", "hyperpod_ha_cli"]
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

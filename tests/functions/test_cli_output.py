@@ -1,7 +1,7 @@
 """The ``hyperpod-ha`` command as an operator meets it: the result alone on stdout (with
 ``--json`` exactly one JSON document), no log line without ``--verbose``, every error one line
-with its exit code (usage 2, runtime 1), ``--version``, and the account from ``--region`` or
-samconfig.toml."""
+with its exit code (usage 2, runtime 3), ``--version``, and the stack and account found by the
+one rule (flags, environment, the user's file, the checkout's samconfig.toml)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import ROOT
 
-CLI = [sys.executable, "-m", "hyperpod_ha_dev.cli"]
+CLI = [sys.executable, "-m", "hyperpod_ha_cli"]
 NO_ACCOUNT = (
     "AWS_REGION",
     "AWS_DEFAULT_REGION",
@@ -104,7 +104,9 @@ def test_after_a_drill_the_status_table_is_the_drill_s_last_check() -> None:
 def test_simulate_status_prints_the_controller_table_above_the_last_verdict() -> None:
     done = run_cli("simulate", "failover", "--status")
     assert done.returncode == 0, done.stderr
-    view = done.stdout.split("\ncluster ml-cluster\n", 1)[1].splitlines()
+    # The first line says whether the cluster is verified and why (the exit code of `status`).
+    first, *view = done.stdout.split("\ncluster ml-cluster: ", 1)[1].splitlines()
+    assert first.startswith(("verified (the last verdict is FAILED_OVER)", "NOT verified ("))
     assert view[0].startswith("controllers, as the last verdict saw them ")
     assert view[1].split() == [
         "CONTROLLER",
@@ -135,7 +137,7 @@ def test_simulate_status_prints_the_controller_table_above_the_last_verdict() ->
 def test_simulate_status_goes_with_the_embedded_scenarios() -> None:
     done = run_cli("simulate", "back", "--lab", "--status")
     assert done.returncode == 2
-    assert "--status goes with the embedded scenarios" in one_line(done)
+    assert "--status and --messages go with the embedded scenarios" in one_line(done)
 
 
 def test_invoke_with_verbose_logs_on_stderr_and_keeps_stdout_one_document() -> None:
@@ -244,10 +246,10 @@ def _no_aws_files(tmp_path: Path) -> dict[str, str]:
 
 def test_status_without_a_region_is_one_line(tmp_path: Path) -> None:
     done = run_cli("status", "--cluster", "ml-cluster", env=_no_aws_files(tmp_path), drop=NO_ACCOUNT)
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert one_line(done) == (
-        "hyperpod-ha: status: no AWS region: give --region, set AWS_REGION (or AWS_DEFAULT_REGION), "
-        "or put region in samconfig.toml"
+        "hyperpod-ha: status: no AWS region: give --region, set HYPERPOD_HA_REGION or AWS_REGION, "
+        "or run `hyperpod-ha configure --cluster ml-cluster`"
     )
 
 
@@ -255,11 +257,11 @@ def test_a_json_command_that_fails_prints_one_json_object_too(tmp_path: Path) ->
     done = run_cli(
         "status", "--cluster", "ml-cluster", "--json", env=_no_aws_files(tmp_path), drop=NO_ACCOUNT
     )
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert one_json_document(done.stdout) == {
-        "error": "no AWS region: give --region, set AWS_REGION (or AWS_DEFAULT_REGION), "
-        "or put region in samconfig.toml",
-        "exit_code": 1,
+        "error": "no AWS region: give --region, set HYPERPOD_HA_REGION or AWS_REGION, "
+        "or run `hyperpod-ha configure --cluster ml-cluster`",
+        "exit_code": 2,
     }
     assert one_line(done).startswith("hyperpod-ha: status: no AWS region")
     # Not the cluster the embedded stack watches: the command's own exit 2, still one object.
@@ -272,31 +274,33 @@ def test_a_json_command_that_fails_prints_one_json_object_too(tmp_path: Path) ->
 
 def test_status_embedded_json_is_one_document() -> None:
     done = run_cli("status", "--cluster", "ml-cluster", "--embedded", "--json")
-    assert done.returncode == 0, done.stderr
+    # A stack that has recorded no verdict yet is not a verified cluster: exit 1, and why.
+    assert done.returncode == 1, done.stderr
     status = one_json_document(done.stdout)
     assert (status["cluster"], status["controllers"], status["last_verdict"]) == ("ml-cluster", [], None)
+    assert status["check"] == {"verified": False, "exit_code": 1, "why": "no verdict recorded yet"}
     assert done.stderr == ""
 
 
 def test_status_without_credentials_is_one_line_and_the_traceback_only_with_verbose(tmp_path: Path) -> None:
     args = ("status", "--cluster", "ml-cluster", "--region", "eu-west-2")
     done = run_cli(*args, env=_no_aws_files(tmp_path), drop=NO_ACCOUNT)
-    assert done.returncode == 1
-    assert one_line(done) == "hyperpod-ha: status: NoCredentialsError: Unable to locate credentials"
+    assert done.returncode == 3
+    assert one_line(done) == (
+        "hyperpod-ha: status: no AWS credentials: `aws sso login`, a --profile, or the environment's"
+    )
     verbose = run_cli(*args, "--verbose", env=_no_aws_files(tmp_path), drop=NO_ACCOUNT)
-    assert verbose.returncode == 1
+    assert verbose.returncode == 3
     assert "Traceback" in verbose.stderr
     assert verbose.stderr.splitlines()[-1] == one_line(done)
 
 
-def test_runbook_keeps_its_exit_2_for_a_run_that_cannot_start(tmp_path: Path) -> None:
+def test_runbook_without_a_region_is_a_usage_error_before_anything_starts(tmp_path: Path) -> None:
     done = run_cli(
         "runbook", "start", "--cluster", "ml-cluster", env=_no_aws_files(tmp_path), drop=NO_ACCOUNT
     )
     assert done.returncode == 2
-    assert one_line(done).startswith(
-        "hyperpod-ha: runbook start: could not start the verification: no AWS region"
-    )
+    assert one_line(done).startswith("hyperpod-ha: runbook start: no AWS region")
 
 
 @pytest.fixture
@@ -327,7 +331,7 @@ def _checkout_with_samconfig(tmp_path: Path, region: str) -> Path:
     for name in ("template.yaml", "functions", "statemachine", "layers"):
         (tmp_path / name).symlink_to(ROOT / name)
     (tmp_path / "samconfig.toml").write_text(
-        f'version = 0.1\n[default.deploy.parameters]\nstack_name = "hyperpod-ha"\nregion = "{region}"\n'
+        f'version = 0.1\n[ml-cluster.deploy.parameters]\nstack_name = "hyperpod-ha"\nregion = "{region}"\n'
     )
     return tmp_path
 
@@ -343,12 +347,15 @@ def test_the_stack_is_found_in_the_region_of_region_or_samconfig(
         "AWS_REGION": "eu-west-2",
     }
     elsewhere = run_cli("status", "--cluster", "ml-cluster", "--json", env=eu_west_2)
-    assert elsewhere.returncode == 1
-    assert "hyperpod-ha does not exist" in one_line(elsewhere)
+    assert elsewhere.returncode == 2
+    assert one_line(elsewhere).endswith(
+        "no stack hyperpod-ha-ml-cluster (the default name) in eu-west-2 (the SDK default): "
+        "give --stack-name or --region, or run `hyperpod-ha configure --cluster ml-cluster`"
+    )
 
     # The runbook finds the stack's state machine and lease table there and starts the run.
     runbook = ("runbook", "start", "--cluster", "ml-cluster")
-    given = run_cli(*runbook, "--region", "us-east-1", env=eu_west_2)
+    given = run_cli(*runbook, "--region", "us-east-1", "--stack-name", "hyperpod-ha", env=eu_west_2)
     assert given.returncode == 0, given.stderr
     assert given.stdout.startswith("started verification arn:aws:states:us-east-1:")
 

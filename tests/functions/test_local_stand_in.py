@@ -21,7 +21,7 @@ from hyperpod_ha.commands import CommandRequest
 from hyperpod_ha.commands.session_manager import SessionManagerRunner
 from tests.conftest import ROOT
 
-CLI = [sys.executable, "-m", "hyperpod_ha_dev.cli", "local"]
+CLI = [sys.executable, "-m", "hyperpod_ha_cli", "local"]
 
 
 def cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -104,6 +104,7 @@ def test_a_failed_cluster_is_notified_once(watching: Embedded) -> None:
         "kind": "cluster-status",
         "severity": "2",
         "event": "notice",
+        "dedup_key": "hyperpod-ha:ml-cluster:cluster-status",
     }
     assert "Lifecycle script failed" in notice["Message"]
 

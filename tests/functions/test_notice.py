@@ -64,6 +64,7 @@ def test_a_failed_rotation_through_the_rule_is_one_readable_message(embedded: Em
         "kind": "rotation-failed",
         "severity": "2",
         "event": "notice",
+        "dedup_key": "hyperpod-ha:ml-cluster:rotation-failed",
     }
     assert (
         message.subject

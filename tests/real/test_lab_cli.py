@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from hyperpod_ha_dev.cli import main
+from hyperpod_ha_cli.main import main
 from hyperpod_ha_dev.simulation.lab import restore_lab
 from hyperpod_lab import Lab
 from tests.real.lab_support import SLURM

@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from hyperpod_ha_dev.cli import main
+from hyperpod_ha_cli.main import main
 from hyperpod_ha_dev.simulation.lab import baseline_problems, restore_lab
 from hyperpod_lab import Lab
 from hyperpod_lab.conf_drift import DRIFTED_SLURMCTLD_TIMEOUT, RECONFIGURED

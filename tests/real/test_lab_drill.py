@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from hyperpod_ha_dev.cli import drill as drill_cli
-from hyperpod_ha_dev.cli import main
-from hyperpod_ha_dev.cli import status as status_cli
+from hyperpod_ha_cli import drill as drill_cli
+from hyperpod_ha_cli import status as status_cli
+from hyperpod_ha_cli.main import main
 from hyperpod_ha_dev.simulation.lab import restore_lab
 from hyperpod_lab import Lab
 from tests.real.lab_support import SLURM, lab_session

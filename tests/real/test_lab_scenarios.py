@@ -109,7 +109,7 @@ def check_scenario(lab: Lab, scenario: Callable[[str], LabScenarioResult], name:
         assert data["incidents"] == []
     else:
         assert len(data["incidents"]) == 1
-    assert "PASSED" in render_timeline(result)
+    assert "as expected" in render_timeline(result)
     # Repaired: the next scenario (and the module's teardown) finds the lab clean.
     assert baseline_problems(lab_for(LAB_SCENARIOS[name], lab)) == []
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,6 +52,12 @@ VALUES = st.recursive(
 def test_every_value_reads_back_as_written(value: Any) -> None:
     written = block({"Resources": {"Thing": value}}, 0)
     assert parse_template(written)["Resources"]["Thing"] == value, written
+
+
+@pytest.mark.parametrize("text", ["\n 0", "\n\n  a\nb", " a\nb"])
+def test_text_whose_first_line_with_text_starts_with_a_blank_reads_back(text: str) -> None:
+    written = block({"Resources": {"Thing": text}}, 0)
+    assert parse_template(written)["Resources"]["Thing"] == text, written
 
 
 def test_text_of_several_lines_is_a_literal_block_and_functions_use_their_short_tags() -> None:

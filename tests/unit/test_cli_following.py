@@ -12,10 +12,10 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from hyperpod_ha_dev.cli import following
-from hyperpod_ha_dev.cli.drill import wait_for_report
-from hyperpod_ha_dev.cli.following import ExecutionHistory, StateView, follow_execution
-from hyperpod_ha_dev.cli.restore import wait_for_outcome
+from hyperpod_ha_cli import following
+from hyperpod_ha_cli.drill import wait_for_report
+from hyperpod_ha_cli.following import ExecutionHistory, StateView, follow_execution
+from hyperpod_ha_cli.restore import wait_for_outcome
 
 ARN = "arn:aws:states:us-east-1:123456789012:execution:restore:ml-cluster-restore-0123456789ab"
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:restore"

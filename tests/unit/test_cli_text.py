@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from hyperpod_ha_dev.cli.drill_text import render_drill_report
-from hyperpod_ha_dev.cli.following import StateView
-from hyperpod_ha_dev.cli.runbook import _ending, _show
-from hyperpod_ha_dev.cli.samconfig import read_deploy_config
-from hyperpod_ha_dev.cli.status import render
-from hyperpod_ha_dev.execution_events import controller_label, exit_line
+from hyperpod_ha_cli.drill_text import render_drill_report
+from hyperpod_ha_cli.execution_events import controller_label, exit_line
+from hyperpod_ha_cli.following import StateView
+from hyperpod_ha_cli.runbook import _ending, _show
+from hyperpod_ha_cli.status import render
 
 REPORT: dict[str, Any] = {
     "outcome": "completed",
@@ -82,45 +78,6 @@ def test_a_probe_report_names_its_controller() -> None:
     )
     assert line is not None
     assert (line.what, line.detail) == ("probe report", "ctl1 (i-1, 10.0.0.1): CHECKED")
-
-
-def test_samconfig_region_and_profile(tmp_path: Path) -> None:
-    (tmp_path / "samconfig.toml").write_text(
-        'version = 0.1\n[default.global.parameters]\nprofile = "ops"\n'
-        '[default.deploy.parameters]\nstack_name = "hp-a"\nregion = "eu-west-2"\n'
-    )
-    config = read_deploy_config(tmp_path)
-    assert (config.stack_name, config.region, config.profile) == ("hp-a", "eu-west-2", "ops")
-    assert read_deploy_config(tmp_path / "nowhere").region is None
-
-
-def test_the_cluster_s_own_samconfig_environment_comes_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import argparse
-
-    import boto3
-
-    from hyperpod_ha_dev.cli.aws import use_deployed_account
-
-    (tmp_path / "samconfig.toml").write_text(
-        'version = 0.1\n[default.deploy.parameters]\nstack_name = "hyperpod-ha"\nregion = "eu-west-2"\n'
-        '[ml-cluster.deploy.parameters]\nstack_name = "hyperpod-ha-ml-cluster"\nregion = "us-west-2"\n'
-    )
-    own = read_deploy_config(tmp_path, cluster="ml-cluster")
-    assert (own.stack_name, own.region) == ("hyperpod-ha-ml-cluster", "us-west-2")
-    other = read_deploy_config(tmp_path, cluster="other-cluster")  # no environment of its own
-    assert (other.stack_name, other.region) == ("hyperpod-ha", "eu-west-2")
-    for key in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
-        monkeypatch.delenv(key, raising=False)
-    saved = boto3.DEFAULT_SESSION
-    try:
-        args = argparse.Namespace(cluster="ml-cluster", region=None, profile=None)
-        assert use_deployed_account(args, tmp_path).region_name == "us-west-2"
-        given = argparse.Namespace(cluster="ml-cluster", region="ap-south-1", profile=None)
-        assert use_deployed_account(given, tmp_path).region_name == "ap-south-1"
-    finally:
-        boto3.DEFAULT_SESSION = saved
 
 
 def _event(kind: str, name: str, output: Any) -> dict[str, Any]:
@@ -278,7 +235,7 @@ def test_status_starts_with_a_controller_table_in_the_spirit_of_scontrol_ping() 
 
 
 def test_status_says_an_unknown_redundancy_was_not_judged_and_that_no_restore_ran() -> None:
-    from hyperpod_ha_dev.cli.status import render
+    from hyperpod_ha_cli.status import render
 
     verdict = {"verdict": "DOWN", "redundancy": "unknown", "standbys": [], "not_ready": {}, "reasons": []}
     text = render({"cluster": "ml-cluster", "last_verdict": verdict}, now=0.0)

@@ -7,12 +7,11 @@ from __future__ import annotations
 import pytest
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha_dev.configure.discovery import from_cluster, lifecycle_locations
-from hyperpod_ha_dev.configure.findings import found, not_found, resolve
-from hyperpod_ha_dev.configure.parameters import template_parameters, validate
-from tests.conftest import ROOT
+from hyperpod_ha_cli.configure.discovery import from_cluster, lifecycle_locations
+from hyperpod_ha_cli.configure.findings import found, not_found, resolve
+from hyperpod_ha_cli.configure.parameters import template_parameters, validate
 
-SPECS = template_parameters(ROOT / "template.yaml")
+SPECS = template_parameters()
 SUBNET = "subnet-0123456789abcdef0"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hyperpod_ha_dev.cli import main
+from hyperpod_ha_cli.main import main
 from hyperpod_ha_dev.simulation.lab.chaos_plan import HEALS, ChaosPlanError, PlannedFault, plan_chaos
 from hyperpod_ha_dev.simulation.lab.chaos_report import (
     ChaosResult,

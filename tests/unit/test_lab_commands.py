@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hyperpod_ha_dev.cli import main
+from hyperpod_ha_cli.main import main
 from hyperpod_ha_dev.cli.lab import FAULT_NAMES
 from hyperpod_lab import Lab, LabConfigError, Topology
 from hyperpod_lab.crash_loop import CRASH_LINE

@@ -18,12 +18,21 @@ from bench.package_size import layer_differences
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "layers" / "hyperpod_ha"
 STACK = ROOT / "stack" / "hyperpod_ha_stack"
+CLI = ROOT / "cli" / "hyperpod_ha_cli"
 DEV = ROOT / "dev" / "hyperpod_ha_dev"
 LAB = ROOT / "lab" / "hyperpod_lab"
 FUNCTIONS = ROOT / "functions"
 # What the lab may use of the runtime package: the command transports' interface and the logger.
 LAB_PUBLIC_INTERFACE = frozenset({"hyperpod_ha.commands", "hyperpod_ha.observability"})
-FIRST_PARTY = ("hyperpod_ha", "hyperpod_ha_stack", "hyperpod_ha_dev", "hyperpod_lab", "tests", "bench")
+FIRST_PARTY = (
+    "hyperpod_ha",
+    "hyperpod_ha_cli",
+    "hyperpod_ha_stack",
+    "hyperpod_ha_dev",
+    "hyperpod_lab",
+    "tests",
+    "bench",
+)
 # Who may import whom; a package not listed imports none of the first-party packages above.
 ALLOWED = {
     "runtime": {"hyperpod_ha"},
@@ -31,7 +40,9 @@ ALLOWED = {
     "lab": {"hyperpod_lab", "hyperpod_ha"},
     # The writers of what is deployed: nothing that ships or runs the lab imports them.
     "stack": {"hyperpod_ha_stack", "hyperpod_ha"},
-    "dev": {"hyperpod_ha_dev", "hyperpod_ha_stack", "hyperpod_ha", "hyperpod_lab"},
+    # The on-call command installs without the development tools: it finds them by name.
+    "cli": {"hyperpod_ha_cli", "hyperpod_ha"},
+    "dev": {"hyperpod_ha_dev", "hyperpod_ha_cli", "hyperpod_ha_stack", "hyperpod_ha", "hyperpod_lab"},
 }
 MODULE_LINES = 400
 HANDLER_LINES = 45
@@ -71,7 +82,14 @@ def _public(module: str) -> bool:
 
 @pytest.mark.parametrize(
     ("package", "directory"),
-    [("runtime", RUNTIME), ("functions", FUNCTIONS), ("lab", LAB), ("stack", STACK), ("dev", DEV)],
+    [
+        ("runtime", RUNTIME),
+        ("functions", FUNCTIONS),
+        ("lab", LAB),
+        ("stack", STACK),
+        ("cli", CLI),
+        ("dev", DEV),
+    ],
 )
 def test_each_package_imports_only_in_its_direction(package: str, directory: Path) -> None:
     assert forbidden_imports(package, directory) == []
@@ -161,6 +179,7 @@ def test_no_modules_import_each_other_in_a_circle(tmp_path: Path) -> None:
     assert module_circles({"hyperpod_ha": RUNTIME}) == []
     assert module_circles({"hyperpod_ha_dev": DEV}) == []  # the embedded stack's too, since issue 23
     assert module_circles({"hyperpod_ha_stack": STACK}) == []
+    assert module_circles({"hyperpod_ha_cli": CLI}) == []
     (tmp_path / "status.py").write_text("from pkg.drill import stack_for_cluster\n")
     (tmp_path / "drill.py").write_text("def start():\n    from pkg.status import cluster_status\n")
     (tmp_path / "text.py").write_text("from pkg.status import render\n")
@@ -229,7 +248,7 @@ def test_the_circle_check_finds_features_importing_each_other(tmp_path: Path) ->
 def test_no_module_is_longer_than_the_limit() -> None:
     long = [
         f"{path.relative_to(ROOT)}: {lines}"
-        for directory in ("layers", "stack", "dev", "lab", "functions", "tests", "bench")
+        for directory in ("layers", "cli", "stack", "dev", "lab", "functions", "tests", "bench")
         for path in python_files(ROOT / directory)
         if (lines := len(path.read_text().splitlines())) > MODULE_LINES
     ]

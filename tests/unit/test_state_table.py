@@ -167,7 +167,7 @@ def test_runs_and_drills_write_the_items_the_code_before_wrote(ddb: Any) -> None
 def test_the_status_view_shows_the_holder_of_a_deployed_item(
     ddb: Any, name: str, kind: str, execution: str
 ) -> None:
-    from hyperpod_ha_dev.cli import status
+    from hyperpod_ha_cli import status
 
     ddb.put_item(TableName="state", Item=recorded(name))
     outputs = {

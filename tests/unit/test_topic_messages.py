@@ -63,6 +63,7 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
         "kind": "DOWN",
         "severity": "1",
         "event": "opened",
+        "dedup_key": "hyperpod-ha:ml-cluster:DOWN",
         "verdict": "DOWN",
     }
     notice = _message(kind="workers-unhealthy", event="notice", verdict="")
@@ -71,6 +72,7 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
         "kind": "workers-unhealthy",
         "severity": "2",
         "event": "notice",
+        "dedup_key": "hyperpod-ha:ml-cluster:workers-unhealthy",
     }
     assert _message(kind="drill", severity="3").subject.endswith("(sev 3)")
 
@@ -83,7 +85,13 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
             TopicMessage(
                 "HyperPod ml is Failed",
                 "b",
-                {"cluster": "ml", "kind": "k", "severity": "2", "event": "notice"},
+                {
+                    "cluster": "ml",
+                    "kind": "k",
+                    "severity": "2",
+                    "event": "notice",
+                    "dedup_key": "hyperpod-ha:ml:k",
+                },
             ),
             "subject",
         ),
@@ -91,7 +99,13 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
             TopicMessage(
                 "[hyperpod-ha] ml: x (sev 2)",
                 "b",
-                {"cluster": "ml", "kind": "k", "severity": "9", "event": "notice"},
+                {
+                    "cluster": "ml",
+                    "kind": "k",
+                    "severity": "9",
+                    "event": "notice",
+                    "dedup_key": "hyperpod-ha:ml:k",
+                },
             ),
             "severity is not",
         ),
@@ -99,7 +113,13 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
             TopicMessage(
                 "[hyperpod-ha] ml: x (sev 2)",
                 "b",
-                {"cluster": "ml", "kind": "k", "severity": "3", "event": "notice"},
+                {
+                    "cluster": "ml",
+                    "kind": "k",
+                    "severity": "3",
+                    "event": "notice",
+                    "dedup_key": "hyperpod-ha:ml:k",
+                },
             ),
             "subject's severity",
         ),
@@ -107,7 +127,13 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
             TopicMessage(
                 "[hyperpod-ha] ml: x (sev 2)",
                 "b",
-                {"cluster": "ml", "kind": "k", "severity": "2", "event": "other"},
+                {
+                    "cluster": "ml",
+                    "kind": "k",
+                    "severity": "2",
+                    "event": "other",
+                    "dedup_key": "hyperpod-ha:ml:k",
+                },
             ),
             "event",
         ),

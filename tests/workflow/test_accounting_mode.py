@@ -9,7 +9,7 @@ import json
 import boto3
 import pytest
 
-from hyperpod_ha_dev.cli.status import cluster_status, render
+from hyperpod_ha_cli.status import cluster_status, render
 from hyperpod_ha_dev.simulation.engine import simulated_run
 from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
 from tests.conftest import ROOT

@@ -14,11 +14,12 @@ import boto3
 import pytest
 
 from hyperpod_ha import state_table
-from hyperpod_ha_dev.cli import drill as drill_cli
-from hyperpod_ha_dev.cli import following, main
-from hyperpod_ha_dev.cli import status as status_cli
-from hyperpod_ha_dev.cli.drill import wait_for_report
-from hyperpod_ha_dev.execution_events import after
+from hyperpod_ha_cli import drill as drill_cli
+from hyperpod_ha_cli import following
+from hyperpod_ha_cli import status as status_cli
+from hyperpod_ha_cli.drill import wait_for_report
+from hyperpod_ha_cli.execution_events import after
+from hyperpod_ha_cli.main import main
 from hyperpod_ha_dev.simulation.drill import DRILL_SCENARIOS, DrillSimulatedCluster, run_drill_scenario
 from hyperpod_ha_dev.simulation.engine import _current, simulated_run
 from tests.conftest import ROOT
@@ -183,12 +184,14 @@ def test_a_refused_drill_exits_3_and_status_shows_the_run_in_progress_and_incide
         run.notify("Slurm Controller is OFF (10.214.0.11, Primary Node)")
         code = drill_start("--cluster", "ml-cluster", "--json")
         report = results.last_json()
-        assert status("--cluster", "ml-cluster", "--json") == 0
+        # An incident is open: status says the cluster is not verified (exit 1) and why.
+        assert status("--cluster", "ml-cluster", "--json") == 1
         seen = results.last_json()
         (running,) = run.stack.executions()
         run.stack.stop_running_executions()
-    assert code == 3
+    assert code == 1  # refused: the answer is no (the report says which no)
     assert report["outcome"] == "refused"
+    assert seen["check"]["why"].endswith("open") or seen["check"]["why"].startswith("the last verdict")
     assert report["reasons"][0].startswith("a verification run or drill holds the cluster now")
     assert seen["in_progress"]["kind"] == "verification"
     assert seen["in_progress"]["execution_arn"] == running["executionArn"]

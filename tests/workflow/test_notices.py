@@ -47,6 +47,7 @@ def test_ticks_on_a_cluster_that_stays_down_tell_once_then_remind_once_per_inter
             "kind": "DOWN",
             "severity": "1",
             "event": "opened",
+            "dedup_key": "hyperpod-ha:ml-cluster:DOWN",
             "verdict": "DOWN",
         }
         assert opened.subject == "[hyperpod-ha] ml-cluster: DOWN: no Slurm controller is active (sev 1)"
@@ -87,6 +88,8 @@ def test_the_recovery_is_told_with_the_severity_of_what_it_resolves() -> None:
             "kind": "recovered",
             "severity": opened.attributes["severity"],
             "event": "resolved",
+            # The resolve carries the opening's key: a paging service resolves what it triggered.
+            "dedup_key": opened.attributes["dedup_key"],
             "verdict": "HEALTHY",
         }
         assert "DOWN resolved" in recovered.subject

@@ -122,9 +122,10 @@ def test_a_verification_with_off_starts_no_restore() -> None:
 def test_restore_start_follow_then_status(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    from hyperpod_ha_dev.cli import following, main
-    from hyperpod_ha_dev.cli import restore as restore_cli
-    from hyperpod_ha_dev.cli import status as status_cli
+    from hyperpod_ha_cli import following
+    from hyperpod_ha_cli import restore as restore_cli
+    from hyperpod_ha_cli import status as status_cli
+    from hyperpod_ha_cli.main import main
     from hyperpod_ha_dev.simulation.engine import simulated_run
     from hyperpod_ha_dev.simulation.restore import RestoreSimulatedCluster
     from hyperpod_ha_dev.simulation.scenarios import SCENARIOS

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import boto3
 import pytest
 
-from hyperpod_ha_dev.cli import following, main
+from hyperpod_ha_cli import following
+from hyperpod_ha_cli.main import main
 from hyperpod_ha_dev.simulation.engine import simulated_run
 from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
 from tests.conftest import ROOT
@@ -31,7 +34,7 @@ def test_a_verified_cluster_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     assert f"started verification {execution['executionArn']}" in out
     assert "Decide the verdict" in out
-    assert "result: SUCCEEDED  verdict: HEALTHY" in out
+    assert "verified: verdict HEALTHY" in out
 
 
 def test_a_cluster_not_verified_exits_1_with_the_incident(capsys: pytest.CaptureFixture[str]) -> None:
@@ -40,17 +43,17 @@ def test_a_cluster_not_verified_exits_1_with_the_incident(capsys: pytest.Capture
         code = runbook("--follow")
         out = capsys.readouterr().out
     assert code == 1
-    assert "result: FAILED  verdict: DOWN" in out
+    assert "NOT verified: verdict DOWN" in out
     assert "incident: " in out
 
 
-def test_an_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_execution_that_fails_is_a_runtime_error_exit_3(capsys: pytest.CaptureFixture[str]) -> None:
     with simulated_run(SCENARIOS["healthy"], ROOT) as run:
         boto3.client("sagemaker").delete_cluster(ClusterName=run.site.cluster_name)
         code = runbook("--follow")
         out = capsys.readouterr().out
-    assert code == 2
-    assert "error: VerificationError" in out
+    assert code == 3
+    assert "could not verify: verdict - (the execution ended FAILED: VerificationError)" in out
 
 
 def test_an_operator_joins_the_run_already_active(capsys: pytest.CaptureFixture[str]) -> None:
@@ -77,4 +80,26 @@ def test_no_such_stack_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     with simulated_run(SCENARIOS["healthy"], ROOT):
         code = main(["runbook", "start", "--cluster", "ml-cluster", "--stack-name", "nope"])
     assert code == 2
-    assert "could not start the verification" in capsys.readouterr().err
+    assert "no stack nope (--stack-name) in us-east-1" in capsys.readouterr().err
+
+
+def test_a_cluster_the_stack_does_not_watch_is_refused_before_anything_starts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with simulated_run(SCENARIOS["healthy"], ROOT) as run:
+        code = main(
+            ["runbook", "start", "--cluster", "other-cluster", "--stack-name", "hyperpod-ha", "--follow"]
+        )
+        assert run.stack.executions() == []
+    assert code == 2
+    assert "watches cluster 'ml-cluster', not 'other-cluster'" in capsys.readouterr().err
+
+
+def test_json_waits_and_prints_the_ending_as_one_object(capsys: pytest.CaptureFixture[str]) -> None:
+    with simulated_run(SCENARIOS["both-down"], ROOT):
+        code = runbook("--json")
+    ending = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert (ending["verdict"], ending["verified"], ending["exit_code"]) == ("DOWN", False, 1)
+    assert ending["incident"]
+    assert ending["reasons"]

@@ -2,6 +2,6 @@
 
 import sys
 
-from hyperpod_ha_dev.cli import main
+from hyperpod_ha_cli.main import main
 
 sys.exit(main())

@@ -8,8 +8,9 @@ from typing import Any
 
 import boto3
 
+from hyperpod_ha_cli.samconfig import read_deploy_config
+from hyperpod_ha_cli.stacks import Target, connect
 from hyperpod_ha_dev.cfn import Context, Resolver, evaluate_conditions
-from hyperpod_ha_dev.cli.samconfig import read_deploy_config
 from hyperpod_ha_dev.embedded.function_spec import function_spec, run_properties
 from hyperpod_ha_dev.embedded.functions import FunctionSpec
 from hyperpod_ha_dev.embedded.sam import translate
@@ -42,9 +43,14 @@ def offline_function(root: Path, logical_id: str) -> FunctionSpec:
     return function_spec(root, logical_id, logical_id, "", run_properties(template, resolver, logical_id))
 
 
-def deployed_function(root: Path, logical_id: str, stack_name: str | None) -> FunctionSpec:
+def use_account(root: Path, region: str | None, profile: str | None) -> None:
+    """The flags' region and profile, else samconfig.toml's default environment's, else the SDK's."""
     config = read_deploy_config(root)
-    name = stack_name or config.stack_name
+    connect(Target("-", "-", region or config.region, profile or config.profile))
+
+
+def deployed_function(root: Path, logical_id: str, stack_name: str | None) -> FunctionSpec:
+    name = stack_name or read_deploy_config(root).stack_name or "hyperpod-ha"
     cloudformation = boto3.client("cloudformation")
     stack = cloudformation.describe_stacks(StackName=name)["Stacks"][0]
     parameters: dict[str, Any] = {

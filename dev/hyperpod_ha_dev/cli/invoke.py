@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hyperpod_ha_cli.errors import UsageError
 from hyperpod_ha_dev.cli import project_root, result_stream
-from hyperpod_ha_dev.cli.errors import UsageError
 
 # moto's words for an API it lacks, e.g. "The start_session action has not been implemented".
 _NOT_IMPLEMENTED = re.compile(r"The (?P<action>\w+) action has not been implemented")
@@ -57,10 +57,9 @@ def run_invoke(args: argparse.Namespace) -> int:
         if args.embedded:
             result = _invoke_embedded(root, args, event)
         else:
-            from hyperpod_ha_dev.cli.aws import use_deployed_account
-            from hyperpod_ha_dev.cli.deployed import deployed_function, offline_function
+            from hyperpod_ha_dev.cli.deployed import deployed_function, offline_function, use_account
 
-            use_deployed_account(args, root)
+            use_account(root, args.region, args.profile)
             if args.env_vars is not None and args.stack_name is None:
                 spec = offline_function(root, args.function)
             else:

@@ -29,7 +29,7 @@ DOWN_SECONDS = 30.0
 
 def add_parser(commands: Any) -> None:
     local = commands.add_parser("local", help="a local stand-in of the stack for sam local (moto server)")
-    actions = local.add_subparsers(dest="local_command", required=True)
+    actions = local.add_subparsers(dest="local_command", required=True, metavar="{up,down}")
     up = actions.add_parser("up", help="start it and write the --env-vars file for sam local")
     up.add_argument("--env-vars", required=True, type=Path, help="the file to write (sam local's format)")
     up.add_argument("--scenario", default="healthy", help="what the simulated controllers show")

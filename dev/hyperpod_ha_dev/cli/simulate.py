@@ -13,9 +13,9 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any, TextIO
 
+from hyperpod_ha_cli.errors import UsageError
+from hyperpod_ha_cli.text import reason_lines, seconds
 from hyperpod_ha_dev.cli import project_root, result_stream
-from hyperpod_ha_dev.cli.errors import UsageError
-from hyperpod_ha_dev.cli.text import reason_lines, seconds
 
 if TYPE_CHECKING:
     from hyperpod_ha_dev.simulation.engine import EmbeddedRun, ScenarioResult
@@ -45,15 +45,17 @@ def run_simulate(args: argparse.Namespace) -> int:
         return 0
     if args.scenario not in known:
         raise UsageError(f"unknown scenario {args.scenario!r}; known: {', '.join(known)}")
-    if args.lab and args.status:
+    if args.lab and (args.status or args.messages):
         raise UsageError(
-            "--status goes with the embedded scenarios (after a lab drill: hyperpod-ha status --lab)"
+            "--status and --messages go with the embedded scenarios "
+            "(after a lab drill: hyperpod-ha status --lab)"
         )
     from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
 
     if not args.lab and args.scenario not in SCENARIOS:
         return _simulate_drill(args, out)
     status: dict[str, Any] = {}
+    pages: dict[str, Any] = {}
     result: ScenarioResult
     if args.lab:
         from hyperpod_ha_dev.simulation.lab import run_lab_scenario
@@ -71,17 +73,18 @@ def run_simulate(args: argparse.Namespace) -> int:
         result = run_scenario(
             scenario,
             project_root(),
-            _status_into(status) if args.status else None,
+            _collectors(args, status, pages),
             follow=_printed(out) if streamed else None,
         )
     if args.json:
-        data = result.to_json()
+        data = {**result.to_json(), **pages}
         if args.status:
             data["status"] = status
         print(json.dumps(data, indent=2, default=str), file=out)
     else:
         print("\n".join(_ending(result) if streamed else render_timeline(result).splitlines()), file=out)
         _print_status(out, status)
+        _print_messages(out, pages)
     out.flush()
     return 0 if result.passed else 1
 
@@ -90,37 +93,65 @@ def _status_into(found: dict[str, Any]) -> Any:
     """A callback for the finished run: the status view of its stack, kept in ``found``."""
 
     def collect(run: EmbeddedRun) -> None:
-        from hyperpod_ha_dev.cli.cluster_stack import stack_for_cluster
-        from hyperpod_ha_dev.cli.status import cluster_status
+        from hyperpod_ha_cli.stacks import Target, stack_for_cluster
+        from hyperpod_ha_cli.status import check, cluster_status
 
         cluster = str(run.stack.parameters["ClusterName"])
-        found.update(cluster_status(stack_for_cluster(run.stack.name, cluster), cluster))
+        target = Target(cluster, run.stack.name, None, None, {"stack_name": "the embedded stack"})
+        found.update(cluster_status(stack_for_cluster(target), cluster))
+        found["check"] = check(found, None)
 
     return collect
 
 
+def _collectors(args: argparse.Namespace, status: dict[str, Any], pages: dict[str, Any]) -> Any:
+    """What to collect from the finished run's stack: its status view, its messages, both or none."""
+    from hyperpod_ha_dev.cli.messages_view import messages_into
+
+    wanted = [
+        *([_status_into(status)] if args.status else []),
+        *([messages_into(pages)] if args.messages else []),
+    ]
+    if not wanted:
+        return None
+
+    def collect(run: EmbeddedRun) -> None:
+        for each in wanted:
+            each(run)
+
+    return collect
+
+
+def _print_messages(out: TextIO, pages: dict[str, Any]) -> None:
+    if pages:
+        from hyperpod_ha_dev.cli.messages_view import render_messages
+
+        print(f"\n{render_messages(pages)}", file=out)
+
+
 def _print_status(out: TextIO, status: dict[str, Any]) -> None:
     if status:
-        from hyperpod_ha_dev.cli.status import render
+        from hyperpod_ha_cli.status import render
 
         print(f"\n{render(status)}", file=out)
 
 
 def _simulate_drill(args: argparse.Namespace, out: TextIO) -> int:
-    from hyperpod_ha_dev.cli.drill_text import render_drill_report
+    from hyperpod_ha_cli.drill_text import render_drill_report
     from hyperpod_ha_dev.simulation.drill import DRILL_SCENARIOS, run_drill_scenario
 
     status: dict[str, Any] = {}
     scenario = DRILL_SCENARIOS[args.scenario]
     if not args.json:
         print(_heading(scenario.name, scenario.summary), file=out, flush=True)
+    pages: dict[str, Any] = {}
     drill = run_drill_scenario(
         scenario,
         project_root(),
-        _status_into(status) if args.status else None,
+        _collectors(args, status, pages),
         follow=None if args.json else _printed(out),
     )
-    data = drill.to_json()
+    data = {**drill.to_json(), **pages}
     if args.json:
         if args.status:
             data["status"] = status
@@ -129,10 +160,11 @@ def _simulate_drill(args: argparse.Namespace, out: TextIO) -> int:
         lines = render_drill_report(drill.report)
         lines += [
             f"outcome: {data.get('outcome')} (expected {drill.expect_outcome})",
-            "PASSED" if drill.passed else "NOT AS EXPECTED",
+            "as expected" if drill.passed else "NOT AS EXPECTED",
         ]
         print("\n".join(lines), file=out)
         _print_status(out, status)
+        _print_messages(out, pages)
     out.flush()
     return 0 if drill.passed else 1
 
@@ -174,7 +206,7 @@ def _ending(result: ScenarioResult) -> list[str]:
     lines += reason_lines(result.reasons)
     lines += [
         f"incidents: {incidents}   snapshots: {snapshots}   executions: {data['executions']}",
-        f"lease released: {data['lease_released']}",
-        "PASSED" if data["passed"] else "NOT AS EXPECTED",
+        f"lease: {'released' if data['lease_released'] else 'STILL HELD'}",
+        "as expected" if data["passed"] else "NOT AS EXPECTED",
     ]
     return lines

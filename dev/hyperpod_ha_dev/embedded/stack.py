@@ -13,7 +13,7 @@ from typing import Any
 
 import boto3
 
-from hyperpod_ha_dev.configure.parameters import parameter_specs, validate
+from hyperpod_ha_cli.configure.parameters import parameter_specs, validate
 from hyperpod_ha_dev.embedded import delivery, shims
 from hyperpod_ha_dev.embedded.account import ACCOUNT, REGION
 from hyperpod_ha_dev.embedded.created_stack import EmbeddedStack, Physical

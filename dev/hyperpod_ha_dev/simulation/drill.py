@@ -22,7 +22,7 @@ from typing import Any
 
 import boto3
 
-from hyperpod_ha_dev.execution_events import after
+from hyperpod_ha_cli.execution_events import after
 from hyperpod_ha_dev.simulation import scenarios as s
 from hyperpod_ha_dev.simulation.cluster import SimulatedCluster, SimulatedController
 from hyperpod_ha_dev.simulation.engine import AfterRun, simulated_run

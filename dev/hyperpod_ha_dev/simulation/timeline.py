@@ -10,8 +10,8 @@ from typing import Any
 
 import boto3
 
+from hyperpod_ha_cli.execution_events import exit_line
 from hyperpod_ha_dev.embedded import delivery
-from hyperpod_ha_dev.execution_events import exit_line
 
 __all__ = ["Follow", "TimelineEntry", "TimelineStream", "delivery_entry", "history_entry", "timeline_json"]
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 
+from hyperpod_ha.topic_messages import dedup_key
+
 SOURCE = "hyperpod-ha"
 CATEGORY = "Availability"
 
@@ -45,8 +47,9 @@ RESTORE_ACTIONS_KEY = _PREFIX + "restore-actions"
 
 
 def dedup_string(cluster: str, kind: str) -> str:
-    """OpsCenter creates no second open OpsItem with the same one."""
-    return f"{SOURCE}:{cluster}:{kind}"
+    """OpsCenter creates no second open OpsItem with the same one; every message about the
+    problem carries it as its ``dedup_key`` attribute."""
+    return dedup_key(cluster, kind)
 
 
 def incident_client_token(execution_id: str, kind: str) -> str:

@@ -148,17 +148,35 @@ def recovered(
     execution_link: str | None,
     region: str,
     now: float,
+) -> tuple[TopicMessage, ...]:
+    """A verification found the cluster well and resolved open OpsItems: one message per problem
+    resolved, each carrying that problem's dedup key and the most severe severity its OpsItems
+    were opened at (a paging service resolves what it triggered; a subscription that got the
+    opening gets this too)."""
+    by_kind: dict[str, list[ResolvedIncident]] = {}
+    for item in resolved:
+        by_kind.setdefault(item.kind, []).append(item)
+    return tuple(
+        _recovered(request, kind, items, execution_link, region, now)
+        for kind, items in sorted(by_kind.items())
+    )
+
+
+def _recovered(
+    request: ResolveRequest,
+    kind: str,
+    resolved: Sequence[ResolvedIncident],
+    execution_link: str | None,
+    region: str,
+    now: float,
 ) -> TopicMessage:
-    """A verification found the cluster well and resolved open OpsItems; the message carries the
-    most severe of their severities (a subscription that got the opening gets this too)."""
     severity = min((item.severity for item in resolved), default=message_kinds.DEFAULT_SEVERITY)
-    kinds = ", ".join(sorted({item.kind for item in resolved}))
     resolved_lines = tuple(
         f"  - {item.ops_item_id} {item.kind} (sev {item.severity}), "
         f"open since {when(item.opened_at, now) or 'an earlier run'}: {item.link}"
         for item in resolved
     )
-    first = f"HyperPod cluster {request.cluster} verified {request.verdict}: {kinds} resolved."
+    first = f"HyperPod cluster {request.cluster} verified {request.verdict}: {kind} resolved."
     lost = _no_standby(request)
     body = _well(request, now, first + (f" But {lost}." if lost else ""))
     body += ["", "Resolved OpsItems:", Cuttable(resolved_lines), ""]
@@ -167,10 +185,11 @@ def recovered(
         cluster=request.cluster,
         kind="recovered",
         event="resolved",
-        what=f"recovered ({request.verdict}): {kinds} resolved",
+        what=f"recovered ({request.verdict}): {kind} resolved",
         body=body,
         verdict=request.verdict,
         severity=severity,
+        problem=kind,
     )
 
 

@@ -67,7 +67,8 @@ def resolve_incidents(
         for item in resolved
     ]
     link = console_links.execution_console_url(request.execution_id, region)
-    topic.publish(messages.recovered(request, items, link, region, now))
+    for recovery in messages.recovered(request, items, link, region, now):
+        topic.publish(recovery)
     for ops_item in resolved:
         ops_center.update(
             ops_item,

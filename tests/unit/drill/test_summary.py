@@ -46,6 +46,7 @@ def test_a_completed_drill() -> None:
         "kind": "drill",
         "severity": "4",
         "event": "notice",
+        "dedup_key": "hyperpod-ha:ml-cluster:drill",
         "verdict": "FAILED_OVER",
     }
     body = message.body

@@ -170,7 +170,7 @@ def test_a_reminder_says_how_long_it_is_open_and_when_the_next_comes() -> None:
     assert "at most every 1 h while it stays open" in message.body
 
 
-def test_recovered_carries_the_most_severe_of_what_it_resolves() -> None:
+def test_recovered_is_one_resolve_per_problem_with_its_dedup_key_and_severity() -> None:
     request = ResolveRequest.from_event(
         {"cluster": "ml-cluster", "verdict": "FAILED_OVER", "execution_id": EXECUTION, "evidence": EVIDENCE}
     )
@@ -178,13 +178,18 @@ def test_recovered_carries_the_most_severe_of_what_it_resolves() -> None:
         ResolvedIncident("oi-2", "DEGRADED", "3", "https://x/oi-2", NOW - 600),
         ResolvedIncident("oi-1", "DOWN", "1", "https://x/oi-1", NOW - 7200),
     ]
-    message = recovered(request, resolved, None, "us-west-2", NOW)
+    degraded, message = recovered(request, resolved, None, "us-west-2", NOW)
     check_form(message)
-    assert (
-        message.subject
-        == "[hyperpod-ha] ml-cluster: recovered (FAILED_OVER): DEGRADED, DOWN resolved (sev 1)"
+    check_form(degraded)
+    assert message.subject == "[hyperpod-ha] ml-cluster: recovered (FAILED_OVER): DOWN resolved (sev 1)"
+    assert (message.attributes["event"], message.attributes["dedup_key"]) == (
+        "resolved",
+        "hyperpod-ha:ml-cluster:DOWN",
     )
+    assert degraded.attributes["dedup_key"] == "hyperpod-ha:ml-cluster:DEGRADED"
+    assert degraded.attributes["severity"] == "3"
     assert "  - oi-1 DOWN (sev 1), open since 2 h ago (2026-12-01 08:00 UTC): https://x/oi-1" in message.body
+    assert "oi-1" not in degraded.body
     assert "  ctl1  i-0aaaaaaaaaaaaaaa1  10.1.0.11" in message.body
     assert "aws ssm start-session" not in message.body  # nothing to diagnose
 
@@ -206,6 +211,7 @@ def test_verified_says_why_the_cluster_is_well() -> None:
         "kind": "verified",
         "severity": "4",
         "event": "notice",
+        "dedup_key": "hyperpod-ha:ml-cluster:verified",
         "verdict": "HEALTHY",
     }
     assert "  - ctl1 (configured primary) is active: writes the heartbeat" in message.body

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from hyperpod_ha.human_time import ago_at
-from hyperpod_ha_dev.execution_events import after
+from hyperpod_ha_cli.execution_events import after
 
 __all__ = ["after", "reason_lines", "seconds", "when"]
 

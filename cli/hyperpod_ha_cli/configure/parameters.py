@@ -1,10 +1,14 @@
 """template.yaml's deploy parameters, and the check every found or typed value passes first.
 
+The installed command has no template.yaml to read: ``make generate`` writes its Parameters
+section beside this module (``template_parameters.json``; a test keeps it current).
+
 The check is CloudFormation's own (Type, AllowedPattern, AllowedValues, Min/MaxValue,
 Min/MaxLength) plus what a samconfig ``parameter_overrides`` item can hold unquoted."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha_stack.template import load_template
 
 # A value longer than CloudFormation's own limit for a parameter value is not one.
 MAX_VALUE_CHARS = 4096
@@ -49,9 +52,12 @@ class ParameterSpec:
         return self.default is None
 
 
-def template_parameters(template: Path) -> dict[str, ParameterSpec]:
+PARAMETERS_FILE = Path(__file__).with_name("template_parameters.json")
+
+
+def template_parameters(path: Path = PARAMETERS_FILE) -> dict[str, ParameterSpec]:
     """The template's parameters by name, in the template's order."""
-    return parameter_specs(load_template(template).get("Parameters", {}))
+    return parameter_specs(json.loads(path.read_text()))
 
 
 def parameter_specs(parameters: Mapping[str, Mapping[str, Any]]) -> dict[str, ParameterSpec]:

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 import boto3
 
-from hyperpod_ha_dev.cli.text import reason_lines
+from hyperpod_ha_cli.text import reason_lines
 
 POLL_SECONDS = 2.0
 # One state per controller, entered again at every check: the per-state lines leave it out.

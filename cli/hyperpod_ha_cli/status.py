@@ -1,15 +1,14 @@
-"""``hyperpod-ha status``: one view of a cluster's HA.
+"""``hyperpod-ha status``: one view of a cluster's HA, and its exit code a check's.
 
-From the stack (deployed, or ``--embedded``): a table of the controllers in the spirit of
-``scontrol ping`` (as the last verdict saw them), the last verdict, snapshot, rotation,
-drill and restore (the state table's status records), a run, drill or restore in progress (the
-cluster's lease) and the open incidents (OpsCenter). ``--lab``: the lab's embedded stack as its last drill
-(``hyperpod-ha drill start --lab``) left it. ``hyperpod-ha simulate <scenario> --status``
-shows the same view of the embedded stack a scenario ran on. The deployed stack is found in
-``--region``/``--profile``, else samconfig.toml's, else the SDK's default account. Times read
-``1 d 20 h ago (2026-11-29 23:30 UTC)``; JSON keeps epoch seconds. Exit 0, 2 when the stack
-does not watch the cluster (or no drill ran on the lab), 1 for another error (no region, no
-credentials, no such stack).
+From the deployed stack: a table of the controllers in the spirit of ``scontrol ping`` (as the
+last verdict saw them), the last verdict, snapshot, rotation, drill and restore (the state
+table's status records), a run, drill or restore in progress (the cluster's lease), the open
+incidents (OpsCenter) and the silence in force. Times read ``1 d 20 h ago (2026-11-29 23:30
+UTC)``; JSON keeps epoch seconds. Exit 0 when the last verdict is verified (HEALTHY or
+FAILED_OVER), no incident is open and, with ``--max-age``, the verdict is recent enough; 1
+otherwise (the first line and the JSON's ``check`` say why): a cron job or a Nagios-style check
+can run it as it is. 2 usage error (also a stack that does not watch the cluster), 3 runtime
+error. ``--embedded`` and ``--lab`` (the dev extra) show the embedded stack or the lab's.
 """
 
 from __future__ import annotations
@@ -28,27 +27,30 @@ from hyperpod_ha.incidents.keys import CLUSTER_KEY, KIND_KEY, SOURCE
 from hyperpod_ha.runs.naming import holder_execution_arn
 from hyperpod_ha.state_table import read_lease
 from hyperpod_ha.status_records import StatusRecords
-from hyperpod_ha_dev.cli import project_root, result_stream
-from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
-from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, cluster_name, stack_for_cluster
-from hyperpod_ha_dev.cli.drill_text import render_drill_report
-from hyperpod_ha_dev.cli.errors import CommandError
-from hyperpod_ha_dev.cli.samconfig import read_deploy_config
-from hyperpod_ha_dev.cli.text import reason_lines, when
+from hyperpod_ha_cli import dev_tools
+from hyperpod_ha_cli.drill_text import render_drill_report
+from hyperpod_ha_cli.errors import NOT_VERIFIED, VERIFIED
+from hyperpod_ha_cli.options import seconds_within
+from hyperpod_ha_cli.output import result_stream
+from hyperpod_ha_cli.stacks import add_target_options, open_stack
+from hyperpod_ha_cli.text import reason_lines, when
 
-ERROR = 2
+VERIFIED_VERDICTS = frozenset({"HEALTHY", "FAILED_OVER"})
 
 
 def add_parser(commands: Any) -> None:
     """`hyperpod-ha status`: its arguments."""
     status = commands.add_parser("status", help="one view of a cluster's HA")
-    status.add_argument("--cluster", required=True, type=cluster_name)
+    add_target_options(status)
+    status.add_argument(
+        "--max-age",
+        type=seconds_within(60, 30 * 86400),
+        metavar="DURATION",
+        help="exit 1 when the last verdict is older (as 90m, 2h)",
+    )
     source = status.add_mutually_exclusive_group()
-    source.add_argument("--embedded", action="store_true", help="the embedded stack (moto, in process)")
-    source.add_argument("--lab", action="store_true", help="the lab's embedded stack after its last drill")
-    status.add_argument("--json", action="store_true")
-    status.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
-    add_account_options(status)
+    source.add_argument("--embedded", action="store_true", help="the embedded stack (dev extra)")
+    source.add_argument("--lab", action="store_true", help="the lab's embedded stack (dev extra)")
 
 
 def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
@@ -204,7 +206,14 @@ def _redundancy_line(verdict: Mapping[str, Any]) -> str:
 
 
 def render(status: Mapping[str, Any], now: float | None = None) -> str:
+    verdict_check = status.get("check")
     lines = [f"cluster {status['cluster']}"]
+    if verdict_check:
+        state = "verified" if verdict_check["verified"] else "NOT verified"
+        lines[0] += f": {state} ({verdict_check['why']})"
+    stack = status.get("stack")
+    if stack:
+        lines.append(f"stack {stack['stack_name']} in {stack.get('region') or 'the default region'}")
     lines += _controller_lines(status, now)
     lines += _verdict_lines(status.get("last_verdict"), now)
     running = status.get("in_progress")
@@ -310,46 +319,36 @@ def _accounting_line(accounting: Mapping[str, Any] | None) -> str:
     )
 
 
+def check(status: Mapping[str, Any], max_age: int | None, now: float | None = None) -> dict[str, Any]:
+    """What the exit code says, and why: verified only when the last verdict is HEALTHY or
+    FAILED_OVER, no incident is open and (with ``max_age``) the verdict is that recent."""
+    verdict = status.get("last_verdict") or {}
+    incidents = status.get("open_incidents") or []
+    now = time.time() if now is None else now
+    age = now - float(verdict["recorded_at"]) if verdict.get("recorded_at") else None
+    if not verdict:
+        why = "no verdict recorded yet"
+    elif verdict.get("verdict") not in VERIFIED_VERDICTS:
+        why = f"the last verdict is {verdict.get('verdict')}"
+    elif incidents:
+        why = f"{len(incidents)} incident{'s' if len(incidents) > 1 else ''} open"
+    elif max_age is not None and (age is None or age > max_age):
+        why = f"the last verdict is older than {ago(max_age).removesuffix(' ago')}"
+    else:
+        return {"verified": True, "exit_code": VERIFIED, "why": f"the last verdict is {verdict['verdict']}"}
+    return {"verified": False, "exit_code": NOT_VERIFIED, "why": why}
+
+
 def run_status(args: argparse.Namespace) -> int:
     out = result_stream()
-    try:
-        if args.lab:
-            status = _lab_status(args.cluster)
-        elif args.embedded:
-            status = _embedded_status(args.cluster)
-        else:
-            use_deployed_account(args, project_root())
-            stack_name = (
-                args.stack_name or read_deploy_config(project_root(), cluster=args.cluster).stack_name
-            )
-            status = cluster_status(stack_for_cluster(stack_name, args.cluster), args.cluster)
-    except UnknownCluster as error:
-        raise CommandError(str(error), ERROR) from error
+    if args.lab or args.embedded:
+        views = dev_tools.load("cli.status_views", "status --lab/--embedded")
+        status = views.lab_status(args.cluster) if args.lab else views.embedded_status(args.cluster)
+    else:
+        target, outputs = open_stack(args)
+        status = {**cluster_status(outputs, args.cluster), "stack": target.to_json()}
+    verdict_check = check(status, args.max_age)
+    status = {**status, "check": verdict_check}
     print(json.dumps(status, indent=2, default=str) if args.json else render(status), file=out)
     out.flush()
-    return 0
-
-
-def _embedded_status(cluster: str) -> dict[str, Any]:
-    """The embedded stack as created (nothing has run on it yet, so nothing is recorded):
-    ``simulate <scenario> --status`` shows it after a scenario."""
-    from hyperpod_ha_dev.embedded.site import create_site, embedded_aws
-    from hyperpod_ha_dev.embedded.stack import create_stack
-
-    with embedded_aws():
-        site = create_site()
-        stack = create_stack(project_root(), site.stack_parameters())
-        return cluster_status(stack_for_cluster(stack.name, cluster), cluster)
-
-
-def _lab_status(cluster: str) -> dict[str, Any]:
-    from hyperpod_ha_dev.simulation.lab.drill_run import saved_status
-
-    status = saved_status()
-    if status is None:
-        raise UnknownCluster("no drill has run against the lab yet: hyperpod-ha drill start --lab")
-    if status.get("cluster") != cluster:
-        raise UnknownCluster(
-            f"the lab's embedded stack watches cluster {status.get('cluster')!r}, not {cluster!r}"
-        )
-    return status
+    return int(verdict_check["exit_code"])

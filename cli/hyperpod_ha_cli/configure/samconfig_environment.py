@@ -1,4 +1,4 @@
-"""A cluster's environment in ``samconfig.toml`` (``sam deploy --config-env <cluster>``),
+"""A cluster's environment in a samconfig file (``sam deploy --config-env <cluster>``),
 written with tomlkit so the file's other environments and comments stay as they were."""
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ class DeployEnvironment:
     stack_name: str
     region: str
     parameters: Mapping[str, str]  # template parameter -> value, in the template's order
+    profile: str | None = None
 
 
 class EnvironmentExists(InputRejected):
@@ -54,6 +55,8 @@ def write_environment(path: Path, environment: DeployEnvironment, *, force: bool
     parameters.add(tomlkit.comment(f"written by hyperpod-ha configure, {written}"))
     parameters["stack_name"] = environment.stack_name
     parameters["region"] = environment.region
+    if environment.profile:
+        parameters["profile"] = environment.profile
     for key, value in DEPLOY_SETTINGS.items():
         parameters[key] = value
     overrides = tomlkit.array()

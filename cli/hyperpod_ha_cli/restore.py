@@ -1,12 +1,13 @@
 """``hyperpod-ha restore start``: restore redundancy on the deployed stack's cluster now.
 
-The restore state machine comes from the deployed stack's outputs (in ``--region``/``--profile``,
-else samconfig.toml's, else the SDK's default account). ``--mode`` (default: the stack's
+The restore state machine comes from the cluster's deployed stack (found by the rule of
+:mod:`hyperpod_ha_cli.stacks`). ``--mode`` (default: the stack's
 ``RestoreRedundancy``) and ``--dry-run`` (plan only: nothing is started, the plan names the
 commands) go into its input. ``--follow`` shows the states as they run, then what the restore
-did. Exit codes: 0 nothing left to restore (restored, or nothing to do), 1 a controller was not
-restored or an action was left to a person, 2 error (bad input, no such stack or cluster, the
-execution itself failed).
+did; ``--json`` waits as well and prints it as one object. Exit codes: 0 nothing left to restore
+(restored, or nothing to do), 1 a controller was not restored or an action was left to a person,
+2 usage error (also a stack that does not watch the cluster), 3 runtime error (also an execution
+that itself failed).
 """
 
 from __future__ import annotations
@@ -20,15 +21,12 @@ from typing import Any, TextIO
 
 import boto3
 
-from hyperpod_ha.request_fields import is_cluster_name
-from hyperpod_ha_dev.cli import project_root, result_stream
-from hyperpod_ha_dev.cli.aws import add_account_options, use_deployed_account
-from hyperpod_ha_dev.cli.cluster_stack import UnknownCluster, stack_for_cluster
-from hyperpod_ha_dev.cli.errors import CommandError
-from hyperpod_ha_dev.cli.following import StateView, follow_execution
-from hyperpod_ha_dev.cli.samconfig import read_deploy_config
+from hyperpod_ha_cli.errors import NOT_VERIFIED, VERIFIED, CommandError
+from hyperpod_ha_cli.following import StateView, follow_execution
+from hyperpod_ha_cli.output import result_stream
+from hyperpod_ha_cli.stacks import add_target_options, open_stack
 
-RESTORED, NOT_RESTORED, ERROR = 0, 1, 2
+RESTORED, NOT_RESTORED = VERIFIED, NOT_VERIFIED
 MODES = ("off", "standbys", "all")
 
 
@@ -37,17 +35,13 @@ def add_parser(commands: Any) -> None:
     restore = commands.add_parser("restore", help="restore redundancy (start slurmctld where it is down)")
     restore_commands = restore.add_subparsers(dest="restore_command", required=True)
     start = restore_commands.add_parser("start", help="start a restore of redundancy in the deployed stack")
-    start.add_argument("--cluster", required=True, help="the cluster the deployed stack watches")
+    add_target_options(start)
     start.add_argument("--mode", choices=MODES, help="default: the stack's RestoreRedundancy")
     start.add_argument("--dry-run", action="store_true", help="plan only: nothing is started")
     start.add_argument("--follow", action="store_true", help="show the states as they run, then the outcome")
-    start.add_argument("--stack-name", help="default: samconfig.toml's stack_name")
-    add_account_options(start)
 
 
 def restore_input(cluster: str, mode: str | None, dry_run: bool) -> dict[str, Any]:
-    if not is_cluster_name(cluster):
-        raise CommandError("--cluster must be a HyperPod cluster name", ERROR)
     data: dict[str, Any] = {"cluster": cluster, "dry_run": dry_run, "reason": "operator request"}
     if mode is not None:
         data["mode"] = mode
@@ -57,7 +51,7 @@ def restore_input(cluster: str, mode: str | None, dry_run: bool) -> dict[str, An
 def start_restore(outputs: Mapping[str, str], data: Mapping[str, Any]) -> str:
     arn = outputs.get("RedundancyRestoreStateMachineArn")
     if not arn:
-        raise UnknownCluster("the deployed stack has no restore state machine: deploy this version first")
+        raise CommandError("the deployed stack has no restore state machine: deploy this version first")
     started = boto3.client("stepfunctions").start_execution(
         stateMachineArn=arn,
         name=f"{str(data['cluster'])[:50]}-restore-{uuid.uuid4().hex[:12]}",
@@ -83,9 +77,8 @@ def outcome_lines(output: Mapping[str, Any]) -> tuple[list[str], int]:
         return [str(lease.get("reason") or "another run or drill holds the cluster")], NOT_RESTORED
     plan = (output.get("plan") or {}).get("value") or {}
     results = output.get("results") or []
-    lines = [
-        f"mode {plan.get('mode')}, verdict {plan.get('verdict')}, active {plan.get('active_controller')}"
-    ]
+    active = plan.get("active_controller") or "none"
+    lines = [f"mode {plan.get('mode')}, verdict {plan.get('verdict')}, active controller {active}"]
     lines += [
         f"  {r.get('controller')}: {r.get('kind')}: {'restored' if r.get('restored') else 'NOT restored'}"
         f" ({r.get('what')})"
@@ -102,20 +95,22 @@ def outcome_lines(output: Mapping[str, Any]) -> tuple[list[str], int]:
 
 def run_restore_start(args: argparse.Namespace) -> int:
     data = restore_input(args.cluster, args.mode, args.dry_run)
-    try:
-        use_deployed_account(args, project_root())
-        stack_name = args.stack_name or read_deploy_config(project_root()).stack_name
-        execution_arn = start_restore(stack_for_cluster(stack_name, args.cluster), data)
-    except (UnknownCluster, CommandError) as error:
-        raise CommandError(str(error), ERROR) from error
+    _, outputs = open_stack(args)
+    execution_arn = start_restore(outputs, data)
     out: TextIO = result_stream()
-    print(f"started restore {execution_arn}", file=out)
-    if not args.follow:
+    if not args.json:
+        print(f"started restore {execution_arn}", file=out)
+    if not (args.follow or args.json):
         return RESTORED
-    status, output, failure = wait_for_outcome(execution_arn, StateView(out, out.isatty()))
+    view = StateView(out, out.isatty()) if args.follow and not args.json else None
+    status, output, failure = wait_for_outcome(execution_arn, view)
     if output is None:
-        raise CommandError(f"the restore execution ended {status}: {failure}", ERROR)
+        raise CommandError(f"the restore execution {execution_arn} ended {status}: {failure}")
     lines, code = outcome_lines(output)
-    print("\n" + "\n".join(lines), file=out)
+    if args.json:
+        result = {"execution_arn": execution_arn, "restored": code == RESTORED, "exit_code": code}
+        print(json.dumps({**result, "outcome": output}, indent=2, default=str), file=out)
+    else:
+        print("\n" + "\n".join(lines), file=out)
     out.flush()
     return code

@@ -4,14 +4,17 @@ The state machine and the lease table come from the deployed stack's outputs; th
 started through the same lease as the automatic triggers, so an operator never starts a
 second run beside an active one. ``--follow`` shows the states as they run (each probe's
 controller by name, instance id and address; each verdict with every reason) and ends with the
-verdict and its reasons: exit 0 verified, 1 not verified, 2 error (also when the run cannot
-start: no stack, no region, no credentials).
+verdict and its reasons; ``--json`` waits as well and prints the ending as one object. Exit 0
+verified (or started, without either), 1 not verified, 2 usage error (also a stack that does not
+watch the cluster: refused before anything starts), 3 runtime error (no credentials, AWS
+refused, the execution itself failed).
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import io
 import json
 import time
 import uuid
@@ -19,20 +22,37 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from hyperpod_ha.console_links import execution_console_url
 from hyperpod_ha.runs.models import RunDecision, Trigger
 from hyperpod_ha.runs.settings import RunSettings, VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import VerificationRuns
-from hyperpod_ha_dev.cli import project_root, result_stream
-from hyperpod_ha_dev.cli.aws import use_deployed_account
-from hyperpod_ha_dev.cli.cluster_stack import deployed_stack
-from hyperpod_ha_dev.cli.errors import CommandError
-from hyperpod_ha_dev.cli.following import StateView, follow_execution
-from hyperpod_ha_dev.cli.samconfig import read_deploy_config
-from hyperpod_ha_dev.cli.text import reason_lines
-from hyperpod_ha_dev.execution_events import exit_line
+from hyperpod_ha_cli.errors import NOT_VERIFIED, RUNTIME_ERROR, VERIFIED, CommandError
+from hyperpod_ha_cli.execution_events import exit_line
+from hyperpod_ha_cli.following import StateView, follow_execution
+from hyperpod_ha_cli.options import seconds_within, text_within
+from hyperpod_ha_cli.output import result_stream
+from hyperpod_ha_cli.stacks import add_target_options, open_stack
+from hyperpod_ha_cli.text import reason_lines
 
-VERIFIED, NOT_VERIFIED, ERROR = 0, 1, 2
 VERDICT_ERRORS = frozenset({"DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN"})
+
+
+def add_parser(commands: Any) -> None:
+    """`hyperpod-ha runbook start`: its arguments."""
+    runbook = commands.add_parser("runbook", help="the operator runbook")
+    runbook_commands = runbook.add_subparsers(dest="runbook_command", required=True)
+    start = runbook_commands.add_parser("start", help="start (or join) a failover verification")
+    add_target_options(start)
+    start.add_argument("--reason", default="operator request", type=text_within(200))
+    start.add_argument("--dry-run", action="store_true", help="checks and verdict only")
+    start.add_argument(
+        "--settle",
+        type=seconds_within(0, 3600),
+        default=0,
+        metavar="DURATION",
+        help="wait before the first check, up to 1h (default 0: check now)",
+    )
+    start.add_argument("--follow", action="store_true", help="show the states as they run")
 
 
 def start_run(
@@ -113,7 +133,7 @@ def _ending(
     error = described.get("error")
     if status == "FAILED" and error in VERDICT_ERRORS:
         return Ending(status, error, None, incident, NOT_VERIFIED, reasons, active)
-    return Ending(status, None, error or status, incident, ERROR, reasons, active)
+    return Ending(status, None, error or status, incident, RUNTIME_ERROR, reasons, active)
 
 
 def _incident(events: list[dict[str, Any]]) -> str | None:
@@ -127,31 +147,36 @@ def _incident(events: list[dict[str, Any]]) -> str | None:
 
 
 def run_runbook_start(args: argparse.Namespace) -> int:
-    root = project_root()
     out = result_stream()
+    _, outputs = open_stack(args)
     try:
-        use_deployed_account(args, root)
-        stack_name = args.stack_name or read_deploy_config(root, cluster=args.cluster).stack_name
-        decision = start_run(deployed_stack(stack_name), args.cluster, args.reason, args.dry_run, args.settle)
-    except Exception as error:  # no stack, region, credentials, permission: one line, exit 2
-        message = str(error) if isinstance(error, CommandError) else f"{type(error).__name__}: {error}"
-        raise CommandError(f"could not start the verification: {message}", ERROR) from error
+        decision = start_run(outputs, args.cluster, args.reason, args.dry_run, args.settle)
+    except Exception as error:  # AWS refused, a setting of the stack not read: one line, exit 3
+        raise CommandError(f"could not start the verification: {type(error).__name__}: {error}") from error
     verb = {"started": "started", "joined": "joined the running", "duplicate": "found the running"}[
         decision.outcome
     ]
-    print(f"{verb} verification {decision.execution_arn}", file=out)
     region = decision.execution_arn.split(":")[3]
-    print(
-        f"console: https://{region}.console.aws.amazon.com/states/home?region={region}#/v2/executions/details/{decision.execution_arn}",
-        file=out,
-    )
-    if not args.follow:
+    link = execution_console_url(decision.execution_arn, region) or decision.execution_arn
+    if not args.json:
+        print(f"{verb} verification {decision.execution_arn}\nconsole: {link}", file=out)
+    if not (args.follow or args.json):
         return VERIFIED
-    ending = follow(decision.execution_arn, StateView(out, out.isatty()))
+    # With --json the states are read (the verdict, the incident) but not shown.
+    view = StateView(out, out.isatty()) if args.follow and not args.json else StateView(io.StringIO(), False)
+    ending = follow(decision.execution_arn, view)
+    if args.json:
+        print(
+            json.dumps(_ending_json(decision.outcome, decision.execution_arn, link, ending), indent=2),
+            file=out,
+        )
+        out.flush()
+        return ending.code
+    outcome = {VERIFIED: "verified", NOT_VERIFIED: "NOT verified"}.get(ending.code, "could not verify")
     print(
-        f"\nresult: {ending.status}  verdict: {ending.verdict or '-'}"
-        + (f"  active controller: {ending.active_controller}" if ending.active_controller else "")
-        + (f"  error: {ending.error}" if ending.error else ""),
+        f"\n{outcome}: verdict {ending.verdict or '-'}"
+        + (f", active controller {ending.active_controller}" if ending.active_controller else "")
+        + (f" (the execution ended {ending.status}: {ending.error})" if ending.error else ""),
         file=out,
     )
     out.writelines(f"{line}\n" for line in reason_lines(ending.reasons))
@@ -159,3 +184,19 @@ def run_runbook_start(args: argparse.Namespace) -> int:
         print(f"incident: {ending.incident}", file=out)
     out.flush()
     return ending.code
+
+
+def _ending_json(outcome: str, execution_arn: str, link: str, ending: Ending) -> dict[str, Any]:
+    return {
+        "run": outcome,
+        "execution_arn": execution_arn,
+        "execution_link": link,
+        "status": ending.status,
+        "verified": ending.code == VERIFIED,
+        "verdict": ending.verdict,
+        "active_controller": ending.active_controller,
+        "reasons": list(ending.reasons),
+        "error": ending.error,
+        "incident": ending.incident,
+        "exit_code": ending.code,
+    }

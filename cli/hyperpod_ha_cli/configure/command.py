@@ -1,16 +1,20 @@
-"""``hyperpod-ha configure --cluster NAME``: a samconfig environment for one cluster.
+"""``hyperpod-ha configure --cluster NAME``: the cluster's deploy settings, in the user's own
+configuration (``~/.config/hyperpod-ha/samconfig.toml``: :mod:`hyperpod_ha_cli.stacks`), never
+in the checkout's tracked samconfig.toml.
 
 Finds every deploy parameter it can (``DescribeCluster``, the cluster's
 ``provisioning_parameters.json``, the FSx file system it names, the multi-head sample stack's
 outputs), checks each against template.yaml, asks on stdin only for required values it could
 not find (``--no-input``: names them and exits 2, writing nothing), and writes
-``[<cluster>.deploy.parameters]`` for ``sam deploy --config-env <cluster>``. Exit 0 written,
-1 when AWS could not be asked, 2 for bad arguments or values still missing."""
+``[<cluster>.deploy.parameters]`` for ``sam deploy --config-file <file> --config-env <cluster>``;
+every other command finds the cluster's stack and region there. Exit 0 written, 2 for bad
+arguments or values still missing, 3 when AWS could not be asked."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import re
 import sys
 from dataclasses import dataclass
@@ -20,21 +24,24 @@ from typing import TYPE_CHECKING, Any, TextIO
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha_dev.cli import project_root, result_stream
-from hyperpod_ha_dev.cli.samconfig import read_deploy_config
-from hyperpod_ha_dev.configure import discovery
-from hyperpod_ha_dev.configure.findings import Resolved, Unresolved, resolve, shown
-from hyperpod_ha_dev.configure.parameters import ParameterSpec, template_parameters, validate
-from hyperpod_ha_dev.configure.samconfig_environment import (
+from hyperpod_ha_cli.configure import discovery
+from hyperpod_ha_cli.configure.findings import Resolved, Unresolved, resolve, shown
+from hyperpod_ha_cli.configure.parameters import ParameterSpec, template_parameters, validate
+from hyperpod_ha_cli.configure.rollout_guard import deployment_config, update_command
+from hyperpod_ha_cli.configure.samconfig_environment import (
     DeployEnvironment,
     existing_environments,
     write_environment,
 )
+from hyperpod_ha_cli.errors import RUNTIME_ERROR, USAGE_ERROR, VERIFIED
+from hyperpod_ha_cli.options import region_name
+from hyperpod_ha_cli.output import result_stream
+from hyperpod_ha_cli.stacks import profile_name, user_config_file
 
 if TYPE_CHECKING:
     import boto3
 
-WRITTEN, AWS_ERROR, USAGE = 0, 1, 2
+WRITTEN, AWS_ERROR, USAGE = VERIFIED, RUNTIME_ERROR, USAGE_ERROR
 # CloudFormation's stack name rule.
 _STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
 _ATTEMPTS = 3  # typed values per parameter before giving up
@@ -42,13 +49,18 @@ _ATTEMPTS = 3  # typed values per parameter before giving up
 
 def add_parser(commands: Any) -> None:
     """`hyperpod-ha configure`: its arguments."""
-    configure = commands.add_parser("configure", help="write a samconfig environment for one cluster")
+    configure = commands.add_parser("configure", help="find and write one cluster's deploy settings")
     configure.add_argument("--cluster", required=True, help="the HyperPod cluster's name")
     configure.add_argument("--stack-name", help="default: hyperpod-ha-<cluster>")
+    configure.add_argument("--json", action="store_true", help="what was written, as one JSON object")
     configure.add_argument("--multihead-stack", metavar="STACK", help="the multi-head sample stack")
-    configure.add_argument("--region", help="default: the profile's or the environment's region")
-    configure.add_argument("--profile", help="an AWS CLI profile")
-    configure.add_argument("--config-file", type=Path, help="default: samconfig.toml beside template.yaml")
+    configure.add_argument(
+        "--region", type=region_name, help="default: the profile's or the environment's region"
+    )
+    configure.add_argument("--profile", type=profile_name, help="an AWS CLI profile")
+    configure.add_argument(
+        "--config-file", type=Path, help="default: ~/.config/hyperpod-ha/samconfig.toml ($HYPERPOD_HA_CONFIG)"
+    )
     configure.add_argument("--force", action="store_true", help="replace the cluster's existing environment")
     configure.add_argument(
         "--no-input", action="store_true", help="never ask: a missing required value is an error"
@@ -56,21 +68,19 @@ def add_parser(commands: Any) -> None:
 
 
 def run_configure(args: argparse.Namespace) -> int:
-    # What it found, asked and wrote is the command's result: on the result stream (stdout).
-    with contextlib.redirect_stdout(result_stream()):
+    # What it found, asked and wrote is the command's result: on the result stream (stdout);
+    # with --json the one object is, and the rest goes to stderr.
+    with contextlib.redirect_stdout(sys.stderr if args.json else result_stream()):
         return _configure(args)
 
 
 def _configure(args: argparse.Namespace) -> int:
-    root = project_root()
-    specs = template_parameters(root / "template.yaml")
-    # samconfig.toml beside the checkout's template; the installed command's copy is no place to write.
-    config_file: Path = (
-        args.config_file or (root if Path.cwd().is_relative_to(root) else Path.cwd()) / "samconfig.toml"
-    )
+    specs = template_parameters()
+    # The user's own file: the checkout's samconfig.toml is tracked (an upgrade would conflict).
+    config_file: Path = args.config_file or user_config_file()
     stack_name = args.stack_name or f"hyperpod-ha-{args.cluster}"
     try:
-        session = _session(args, root)
+        session = _session(args)
         _check_arguments(args, specs, stack_name, config_file, session)
     except (InputRejected, BotoCoreError) as error:
         return _fail(getattr(error, "reason", str(error)), USAGE)
@@ -87,7 +97,10 @@ def _configure(args: argparse.Namespace) -> int:
         for spec in wanted:
             values[spec.name] = _ask(spec, found.unresolved.get(spec.name), sys.stdin, sys.stdout)
         parameters = {name: values[name] for name in specs if name in values}
-        environment = DeployEnvironment(args.cluster, stack_name, str(session.region_name), parameters)
+        environment = DeployEnvironment(
+            args.cluster, stack_name, str(session.region_name), parameters, args.profile
+        )
+        config_file.parent.mkdir(parents=True, exist_ok=True)
         write_environment(config_file, environment, force=args.force)
     except InputRejected as error:
         return _fail(error.reason, USAGE)
@@ -97,7 +110,24 @@ def _configure(args: argparse.Namespace) -> int:
         if name not in values and name in found.unresolved:
             print(f"not found, the template's default {specs[name].default!r} applies: {name}")
     print(f"wrote [{args.cluster}.deploy.parameters] to {config_file} (stack {stack_name})")
-    print(f"next: sam build && sam deploy --config-env {args.cluster}")
+    deploy = f"sam build && sam deploy --config-file {config_file.resolve()} --config-env {args.cluster}"
+    print(f"next, in the checkout: {deploy}")
+    group = parameters.get("ControllerGroupName") or str(specs["ControllerGroupName"].default)
+    guarded = update_command(args.cluster, str(session.region_name), group, stack_name)
+    print(f"then, a controller AMI roll-out guarded by the stack's alarms (docs/operations.md):\n  {guarded}")
+    if args.json:
+        written = {
+            "config_file": str(config_file.resolve()),
+            "environment": args.cluster,
+            "stack_name": stack_name,
+            "region": session.region_name,
+            "parameters": parameters,
+            "asked": [spec.name for spec in wanted],
+            "deploy": deploy,
+            "rollout_deployment_config": deployment_config(stack_name),
+            "exit_code": WRITTEN,
+        }
+        print(json.dumps(written, indent=2), file=result_stream())
     return WRITTEN
 
 
@@ -131,13 +161,10 @@ def _check_arguments(
         raise InputRejected("no region: give --region (or a profile or AWS_REGION with one)")
 
 
-def _session(args: argparse.Namespace, root: Path) -> boto3.Session:
+def _session(args: argparse.Namespace) -> boto3.Session:
     import boto3
 
-    session = boto3.Session(profile_name=args.profile, region_name=args.region)
-    if session.region_name is None and (region := read_deploy_config(root).region):
-        session = boto3.Session(profile_name=args.profile, region_name=region)
-    return session
+    return boto3.Session(profile_name=args.profile, region_name=args.region)
 
 
 def _discover(session: boto3.Session, cluster_name: str, multihead_stack: str | None) -> Discovered:

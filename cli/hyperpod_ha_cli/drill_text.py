@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hyperpod_ha.human_time import duration
-from hyperpod_ha_dev.cli.text import after, reason_lines
-from hyperpod_ha_dev.execution_events import controller_label
+from hyperpod_ha_cli.execution_events import controller_label
+from hyperpod_ha_cli.text import after, reason_lines
 
 
 def _controller(report: Mapping[str, Any], side: str) -> str:

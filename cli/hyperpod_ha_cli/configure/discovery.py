@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha_dev.configure.findings import Finding, found, not_found, shown
+from hyperpod_ha_cli.configure.findings import Finding, found, not_found, shown
 
 if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient

@@ -33,11 +33,15 @@ from hyperpod_ha.slurm import (
     PROBE_RESULT_PREFIX,
     parse_agent_queue_size,
     parse_cluster_registrations,
+    parse_conf_change,
     parse_dbd_ping,
     parse_failover_conf,
     parse_heartbeat,
+    parse_http_probes,
+    parse_hyperpod_hand,
     parse_identity,
     parse_node_states,
+    parse_notify_failures,
     parse_ping,
     parse_probe_output,
     parse_role_log,
@@ -67,6 +71,10 @@ PARSERS: Final[dict[str, Callable[[str], object]]] = {
         parse_dbd_ping,
         parse_agent_queue_size,
         parse_failover_conf,
+        parse_http_probes,
+        parse_hyperpod_hand,
+        parse_conf_change,
+        parse_notify_failures,
     )
 }
 NONCE: Final = "0123456789abcdef"
@@ -126,7 +134,7 @@ def probe_outputs() -> dict[str, str]:
     size = MAX_OUTPUT_BYTES - 4096
     complete = json.dumps({"version": 1, "nonce": NONCE, "complete": True})
     every = tuple(
-        (name, _fill(text[:200] + "\n", size // 13))
+        (name, _fill(text[:200] + "\n", size // len(SECTIONS)))
         for name, text in zip(
             SECTIONS,
             section_texts().values(),

@@ -126,13 +126,14 @@ def steps(*, check_only: bool, as_root: bool) -> list[Step]:
         lint,
         # Every package first, one apt-get after the other: the suite outside the lab then starts
         # on a machine that changes no more under it (tests/fresh_host.sh hides what is there).
+        # 25.11's packages are 24.11's and the HTTP parser its slurmctld's /readyz needs.
         Step(
             "packages",
             [
                 "sh",
                 "-c",
                 f"{ROOT / '.ci' / 'container-runtime'} install && "
-                f"{python} -m hyperpod_lab prepare --slurm 24.11 --packages-only && "
+                f"{python} -m hyperpod_lab prepare --slurm 25.11 --packages-only && "
                 f"{ROOT / 'tests' / 'arm64' / 'arm64_root.sh'} --packages",
             ],
         ),

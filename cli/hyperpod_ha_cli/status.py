@@ -255,6 +255,7 @@ def _verdict_lines(verdict: Mapping[str, Any] | None, now: float | None) -> list
     if verdict.get("redundancy"):
         lines.append(_redundancy_line(verdict))
     lines += reason_lines(verdict.get("reasons") or [])
+    lines += _advisory_lines(verdict.get("advisories") or [])
     lines.append(_accounting_line(verdict.get("accounting")))
     return lines
 
@@ -290,6 +291,16 @@ def early_warning_lines(record: Mapping[str, Any] | None, now: float | None) -> 
         lines.append(
             f"  {figures.get('controller')} ({figures.get('role')}): {', '.join(said) or 'no figures'}"
         )
+    return lines
+
+
+def _advisory_lines(advisories: list[Mapping[str, Any]]) -> list[str]:
+    """The known-bad releases the controllers run (hyperpod_ha.slurm.advisories), one line each."""
+    lines = [f"known-bad Slurm releases: {len(advisories)}"] if advisories else []
+    for row in advisories:
+        releases = ", ".join(row.get("releases") or [])
+        fixed = ", ".join(row.get("fixed_in") or [])
+        lines.append(f"  - Slurm {releases}: {row.get('advisory')}: {row.get('what')} (fixed in {fixed})")
     return lines
 
 

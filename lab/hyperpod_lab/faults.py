@@ -4,11 +4,11 @@
 touches anything (a :class:`LabFaultError`, a ``ValueError``, otherwise), applies the fault
 and records it (``<root>/last-fault.json``) so a later verification can report the seconds
 from the fault to its verdict. Every fault has its repair: ``stop``/``cont``, ``cut``/``heal``,
-``kill``/``start``, ``conf-drift``/``conf-shared``, ``crash-loop``/``crash-fixed``,
-``rpc-flood``/``job-flood`` and ``heal`` (or their own end, two minutes later), ... but
-``forged-log``, whose refused jobs leave only lines in slurmctld's log. A fault
-whose host is not in the state it needs (a slurm.conf already a local copy, a hung slurmctld to
-re-read it, a crash loop already in place) is refused too.
+``kill``/``start``, ``conf-drift``/``conf-shared``, ``conf-crash``/``conf-shared``,
+``crash-loop``/``crash-fixed``, ``rpc-flood``/``job-flood`` and ``heal`` (or their own end, two
+minutes later), ... but ``forged-log``, whose refused jobs leave only lines in slurmctld's log. A
+fault whose host is not in the state it needs (a slurm.conf already a local copy, a hung
+slurmctld to re-read it, a crash loop already in place) is refused too.
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ def _conf_local_refused(lab: Lab, host: str) -> str | None:
 
 
 def _conf_shared_refused(lab: Lab, host: str) -> str | None:
+    if lab.conf_crash_in_place():
+        return None  # the shared copy itself is healed
     if lab.conf_is_shared(host):
         return f"{host}'s slurm.conf is already the link to the shared copy"
     return _hung(lab, host)
@@ -63,6 +65,18 @@ def _hung(lab: Lab, host: str) -> str | None:
     if pid is not None and stopped(pid):
         return f"slurmctld on {host} is stopped (SIGSTOP) and would not read slurm.conf (cont first)"
     return None
+
+
+def _conf_crash_refused(lab: Lab, host: str) -> str | None:
+    if lab.conf_crash_in_place():
+        return "the shared slurm.conf already holds the setting slurmctld dies on (conf-shared first)"
+    if lab.pid(host, "slurmctld") is None:
+        return f"slurmctld does not run on {host} (start first)"
+    return _hung(lab, host)
+
+
+def _share_conf(lab: Lab, host: str) -> str:
+    return lab.heal_conf_crash() if lab.conf_crash_in_place() else lab.share_conf(host)
 
 
 def _crash_loop_refused(lab: Lab, host: str) -> str | None:
@@ -121,9 +135,16 @@ FAULTS: Final[dict[str, Fault]] = {
         refused=_conf_local_refused,
     ),
     "conf-shared": Fault(
-        "slurm.conf the link to the shared copy again, read again",
-        lambda lab, host: lab.share_conf(host),
+        "slurm.conf the link to the shared copy again, read again (after conf-crash: the shared copy "
+        "the lab's again, slurmctld started where it does not run)",
+        _share_conf,
         refused=_conf_shared_refused,
+    ),
+    "conf-crash": Fault(
+        "the shared slurm.conf names a topology plugin without its file; slurmctld restarted: every "
+        "controller that starts dies",
+        lambda lab, host: lab.conf_crash(host),
+        refused=_conf_crash_refused,
     ),
     "crash-loop": Fault(
         "slurmctld exits at every start (a local acct_gather.conf it refuses), killed and started once",

@@ -31,15 +31,22 @@ class SlurmSourceError(RuntimeError):
         self.reason = reason
 
 
-def complete_build(prefix: Path) -> bool:
-    return (prefix / MARKER).is_file() and (prefix / "sbin" / "slurmctld").is_file()
+def complete_build(prefix: Path, series: str | None = None) -> bool:
+    """A finished install, with every plugin the lab needs from ``series``' build (a 25.11 built
+    without the HTTP parser lacks one, and is built again)."""
+    if not ((prefix / MARKER).is_file() and (prefix / "sbin" / "slurmctld").is_file()):
+        return False
+    known = RELEASES.get(series) if series else None
+    return all(
+        (prefix / "lib" / "slurm" / f"{name}.so").is_file() for name in (known.plugins if known else ())
+    )
 
 
 def installed_prefix(series: str, root: Path = BUILD_ROOT) -> Path | None:
     """The newest complete build of ``series`` (e.g. ``24.11``) under ``root``, or None."""
     found = []
     for candidate in root.glob(f"slurm-{series}.*"):
-        if complete_build(candidate):
+        if complete_build(candidate, series):
             patch = candidate.name.rsplit(".", 1)[-1]
             found.append((int(patch) if patch.isdigit() else -1, candidate))
     return max(found)[1] if found else None
@@ -56,6 +63,8 @@ BUILD_PACKAGES: Final = (
     "libmariadb-dev",
     "libjson-c-dev",
 )
+# What slurmctld's HTTP probes need at build time (25.11+).
+HTTP_PARSER_PACKAGES: Final = ("libhttp-parser-dev",)
 _DEBIAN_SLURM: Final = ("slurmctld", "slurmd", "slurmdbd", "slurm-client")
 
 # Where a release comes from: Debian trixie's upstream tarball, a source tarball the lab is
@@ -73,6 +82,21 @@ class SlurmRelease:
     # src/common/assoc_mgr.c:6050 in 25.11.7) when StateSaveLocation has a clustername file but
     # a state file is missing, as in a fresh one's first 300 s (PERIODIC_CHECKPOINT).
     needs_state_files: bool = False
+    # Slurm 25.11's slurmctld answers GET /readyz, /livez and /healthz on SlurmctldPort only when
+    # built with an HTTP parser (Debian's libhttp-parser-dev); without one it closes such a
+    # connection unanswered. ``configure --with-http-parser`` fails rather than build without it.
+    http_probes: bool = False
+
+    @property
+    def configure_options(self) -> tuple[str, ...]:
+        """What this release's ``configure`` gets beyond the lab's common options."""
+        return ("--with-http-parser",) if self.http_probes else ()
+
+    @property
+    def plugins(self) -> tuple[str, ...]:
+        """Plugins a complete build of this release has beyond the lab's common ones (a build
+        made before the HTTP parser was asked for lacks its plugin: it is built again)."""
+        return ("http_parser_libhttp_parser",) if self.http_probes else ()
 
     @property
     def built(self) -> bool:
@@ -82,7 +106,9 @@ class SlurmRelease:
     @property
     def packages(self) -> tuple[str, ...]:
         """The Debian packages this release's lab needs installed."""
-        return _COMMON_PACKAGES + (BUILD_PACKAGES if self.built else _DEBIAN_SLURM)
+        if not self.built:
+            return _COMMON_PACKAGES + _DEBIAN_SLURM
+        return _COMMON_PACKAGES + BUILD_PACKAGES + (HTTP_PARSER_PACKAGES if self.http_probes else ())
 
     def prefix(self) -> Path | None:
         """Where the built release is installed (None for Debian's packages)."""
@@ -100,7 +126,7 @@ class SlurmRelease:
 
 RELEASES: Final = {
     "24.11": SlurmRelease("24.11", "trixie"),
-    "25.11": SlurmRelease("25.11", "tarball", needs_state_files=True),
+    "25.11": SlurmRelease("25.11", "tarball", needs_state_files=True, http_probes=True),
     "22.05": SlurmRelease("22.05", "debian"),
 }
 

@@ -213,7 +213,7 @@ def ensure_built(
         prefix = root / f"slurm-{version}"
         shutil.rmtree(prefix, ignore_errors=True)  # an interrupted build's remains
         logger.info("building Slurm for the lab", extra={"tarball": archive.name, "prefix": str(prefix)})
-        _build(archive, work, prefix)
+        _build(archive, work, prefix, release(series).configure_options, release(series).plugins)
         shutil.rmtree(work, ignore_errors=True)
         (prefix / MARKER).write_text(f"{archive.name} built in {time.monotonic() - started:.0f} s\n")
         logger.info(
@@ -227,7 +227,7 @@ def _finished(series: str, root: Path, tarball: SlurmTarball | None) -> Path | N
     if tarball is None:
         return installed_prefix(series, root)
     prefix = root / f"slurm-{tarball.version}"
-    return prefix if complete_build(prefix) else None
+    return prefix if complete_build(prefix, series) else None
 
 
 def build_seconds(prefix: Path) -> int | None:
@@ -239,7 +239,9 @@ def build_seconds(prefix: Path) -> int | None:
     return int(found[1]) if found else None
 
 
-def _build(tarball: Path, work: Path, prefix: Path) -> None:
+def _build(
+    tarball: Path, work: Path, prefix: Path, options: tuple[str, ...] = (), plugins: tuple[str, ...] = ()
+) -> None:
     with tarfile.open(tarball) as archive:
         archive.extractall(work / "tree", filter="data")
     (tree,) = (work / "tree").iterdir()
@@ -256,6 +258,7 @@ def _build(tarball: Path, work: Path, prefix: Path) -> None:
             # -ggdb3, a quarter of the compile time) and no dependency files for a build made once.
             "--disable-debug",
             "--disable-dependency-tracking",
+            *options,
         ],
         ["make", f"-j{jobs}"],
         ["make", "install"],
@@ -272,8 +275,11 @@ def _build(tarball: Path, work: Path, prefix: Path) -> None:
                 raise SlurmSourceError(f"{argv[0]} timed out; see {log}") from None
             if returncode != 0:
                 raise SlurmSourceError(f"{' '.join(argv[:2])} failed (rc={returncode}); see {log}")
-    plugins = prefix / "lib" / "slurm"
-    missing = [name for name in REQUIRED_PLUGINS if not (plugins / f"{name}.so").is_file()]
+    missing = [
+        name
+        for name in (*REQUIRED_PLUGINS, *plugins)
+        if not (prefix / "lib" / "slurm" / f"{name}.so").is_file()
+    ]
     if missing:
         raise SlurmSourceError(
             f"the build lacks plugins the lab needs: {', '.join(missing)} (missing -dev packages?); see {log}"

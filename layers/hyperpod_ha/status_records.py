@@ -119,7 +119,13 @@ def accounting_record(value: object) -> dict[str, Any] | None:
 # Each controller of the last verdict, as `hyperpod-ha status` shows it in its table: what the
 # verdict's evidence says, a few fields each (the rest stays in the execution's history).
 MAX_CONTROLLERS: Final = 8
-_CONTROLLER_TEXT: Final = {"instance_id": 32, "address": 64, "status": 32, "slurmctld": 32}
+_CONTROLLER_TEXT: Final = {
+    "instance_id": 32,
+    "address": 64,
+    "status": 32,
+    "slurmctld": 32,
+    "slurm_version": 32,
+}
 _CONTROLLER_FLAGS: Final = ("active", "answers_ping", "writes_heartbeat", "slurmdbd_reachable")
 
 
@@ -143,6 +149,7 @@ def controllers_record(evidence: object) -> list[dict[str, Any]] | None:
             row[field] = flag if isinstance(flag, bool) else None
         row["position"] = _whole(entry.get("position"))
         row["heartbeat_age_seconds"] = _whole(entry.get("heartbeat_age_seconds"))
+        row["readyz"] = _whole(entry.get("readyz"))  # Slurm's own answer (25.11+), or None
         rows.append(row)
     return rows or None
 
@@ -179,6 +186,34 @@ def redundancy_record(event: Mapping[str, Any]) -> dict[str, Any] | None:
         if isinstance(not_ready, Mapping)
         else {},
     }
+
+
+_MAX_ADVISORIES: Final = 16
+_ADVISORY_TEXT: Final = {"advisory": 64, "what": 512}
+
+
+def advisories_record(event: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The verdict's ``advisories`` (known-bad releases the controllers run) as the run passed
+    them on, kept small: known keys only, each text and list bounded."""
+    given = event.get("advisories")
+    rows: list[dict[str, Any]] = []
+    for entry in given[:_MAX_ADVISORIES] if isinstance(given, list) else []:
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("advisory"), str):
+            continue
+        row: dict[str, Any] = {
+            name: entry[name][:limit]
+            for name, limit in _ADVISORY_TEXT.items()
+            if isinstance(entry.get(name), str)
+        }
+        for name in ("releases", "controllers", "fixed_in", "sources"):
+            values = entry.get(name)
+            row[name] = (
+                [v[:_NAME_LIMIT] for v in values[:_MAX_CONTROLLERS] if isinstance(v, str)]
+                if isinstance(values, list)
+                else []
+            )
+        rows.append(row)
+    return rows
 
 
 def verdict_metric(verdict: str) -> str | None:

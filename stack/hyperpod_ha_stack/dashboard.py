@@ -218,6 +218,12 @@ WIDGETS: tuple[Widget, ...] = (
         (PerController("HeartbeatLagSeconds"), PerController("StateSaveWriteMs")),
         stat="Maximum",
     ),
+    # The ON/OFF program's failed publishes seen at each watchdog tick (the last hour's).
+    Widget(
+        "Failed controller status notifications",
+        ours("ControllerNotificationsFailed"),
+        stat="Maximum",
+    ),
 )
 
 

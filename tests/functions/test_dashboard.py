@@ -78,6 +78,7 @@ def run_every_emitting_path(embedded: Embedded, use_transport: UseTransport) -> 
             "redundancy": "full",
             "standbys": ["ctl2"],
             "not_ready": {},
+            "missed_notifications": 0,  # ControllerNotificationsFailed per cluster
         },
     )
     stack.invoke("FailoverDrillFunction", finish_event(begin(embedded)))  # completed, with the figures

@@ -71,6 +71,16 @@ def test_an_operator_session(lab: Lab, capfd: pytest.CaptureFixture[str]) -> Non
     } <= set(result)
     assert result["executions"] == 1
     assert result["slurm_version"].startswith(SLURM)
+    # The lab's releases (24.11.5, 25.11.7) are affected by the September 2026 advisories.
+    assert [row["advisory"] for row in result["advisories"]] == ["slurm-security-2026-09"]
+    readyz = result["readyz"]
+    assert set(readyz) == {"ctl1", "ctl2"}
+    if SLURM == "25.11":  # Slurm's own answer: ctl1 killed refuses, ctl2 in standby (refusing) 500
+        assert readyz["ctl2"]["status"] == 500
+        assert readyz["ctl1"] == {"status": None, "why": "connection refused on port 6817"}
+    else:
+        assert readyz["ctl2"]["status"] is None
+        assert "serves no /readyz" in readyz["ctl2"]["why"]
     assert result["fault"]["fault"] == "kill"
     assert 0 < result["fault_to_verdict_seconds"] < 120
     if SLURM == "24.11":

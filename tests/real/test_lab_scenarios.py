@@ -53,6 +53,7 @@ SECOND = (
     "standby-refuses",
     "conf-drift",
     "notifications-off",
+    "conf-crash",
     "standby-killed",
 )
 THREE = ("failover-3", "second-failover", "back-3", "standby-killed-3")

@@ -274,3 +274,25 @@ def test_status_shows_the_watchdogs_early_warnings_and_each_controllers_figures(
     ]
     quiet = render({"cluster": "ml-cluster"}, now=1000.0)
     assert "early warnings: none recorded (the watchdog has not ticked, or is off)" in quiet
+
+
+def test_status_names_every_known_bad_release_the_controllers_run() -> None:
+    from hyperpod_ha.slurm import applying
+    from hyperpod_ha.status_records import advisories_record
+    from hyperpod_ha_dev.cli.status import render
+
+    rows = [row.to_json() for row in applying({"ctl1": "24.11.0", "ctl2": "24.11.0"})]
+    kept = advisories_record({"advisories": [*rows, "not a row", {"advisory": 7}]})
+    verdict = {"verdict": "HEALTHY", "reasons": [], "advisories": kept}
+
+    lines = render({"cluster": "ml-cluster", "last_verdict": verdict}, now=0.0).splitlines()
+
+    assert "known-bad Slurm releases: 4" in lines
+    assert (
+        "  - Slurm 24.11.0: slurm-24.11.1-reconfigure-split-brain: crash and possible split brain if the "
+        "backup controller handles an scontrol reconfigure while in control before the primary resumes "
+        "operation (fixed in 24.11.1)"
+    ) in lines
+    assert kept[0]["controllers"] == ["ctl1", "ctl2"]
+    without = {**verdict, "advisories": []}
+    assert "known-bad" not in render({"cluster": "ml-cluster", "last_verdict": without})

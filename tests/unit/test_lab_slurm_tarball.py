@@ -58,9 +58,12 @@ def write_sums(tarball: Path, digest: str | None = None) -> None:
 class FakeSteps:
     """Stands in for configure, make and make install: records each, and install writes the prefix."""
 
-    def __init__(self, *, fail: str | None = None) -> None:
+    def __init__(
+        self, *, fail: str | None = None, plugins: tuple[str, ...] = ("http_parser_libhttp_parser",)
+    ) -> None:
         self.calls: list[tuple[list[str], Path]] = []
         self.fail = fail
+        self.plugins = plugins  # what `make install` gives beyond the lab's common plugins
         self.tree_files: list[str] = []
 
     def __call__(self, argv: list[str], tree: Path, env: dict[str, str], sink: IO[str]) -> int:
@@ -73,7 +76,7 @@ class FakeSteps:
             (prefix / "sbin").mkdir(parents=True)
             (prefix / "sbin" / "slurmctld").write_text("")
             (prefix / "lib" / "slurm").mkdir(parents=True)
-            for plugin in REQUIRED_PLUGINS:
+            for plugin in (*REQUIRED_PLUGINS, *self.plugins):
                 (prefix / "lib" / "slurm" / f"{plugin}.so").write_text("")
         return 0
 
@@ -113,8 +116,9 @@ def test_the_tarball_is_extracted_and_configured_like_24_11_into_its_own_prefix(
         f"--sysconfdir={SYSCONFDIR}",
         "--with-munge",
     ]
-    # A build for the lab only: no debug information, no dependency tracking.
-    assert set(configure[4:]) == {"--disable-debug", "--disable-dependency-tracking"}
+    # A build for the lab only: no debug information, no dependency tracking; with the HTTP
+    # parser slurmctld's /readyz needs (configure fails without it rather than build without).
+    assert set(configure[4:]) == {"--disable-debug", "--disable-dependency-tracking", "--with-http-parser"}
     assert tree.name == "slurm-25.11.7"
     assert steps.tree_files == ["META", "configure"]  # the archive's tree, extracted
     assert [argv[:2] for argv, _ in steps.calls[1:]] == [["make", steps.calls[1][0][1]], ["make", "install"]]
@@ -143,6 +147,35 @@ def test_a_finished_build_is_reused_and_a_half_one_redone(tmp_path: Path, steps:
     assert not default.built_now
     assert again.prefix == default.prefix == root / "slurm-25.11.7"
     assert len(steps.calls) == count
+
+
+def test_a_25_11_build_without_the_http_parser_is_built_again(tmp_path: Path, steps: FakeSteps) -> None:
+    tarball = fake_tarball(tmp_path / "downloads")
+    write_sums(tarball)
+    root = tmp_path / "opt"
+    ensure_built("25.11", root, source=tarball)
+    plugin = root / "slurm-25.11.7" / "lib" / "slurm" / "http_parser_libhttp_parser.so"
+    plugin.unlink()  # as a build made before the lab asked for the parser
+
+    assert installed_prefix("25.11", root) is None
+    assert ensure_built("25.11", root, source=tarball).built_now
+    assert plugin.is_file()
+    assert "libhttp-parser-dev" in release("25.11").packages
+    assert "libhttp-parser-dev" not in release("24.11").packages
+    assert release("24.11").configure_options == ()
+
+
+def test_a_build_whose_install_lacks_the_http_parser_plugin_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(slurm_source, "_run_step", FakeSteps(plugins=()))
+    tarball = fake_tarball(tmp_path / "downloads")
+    write_sums(tarball)
+
+    with pytest.raises(
+        slurm_source.SlurmSourceError, match="lacks plugins the lab needs: http_parser_libhttp_parser"
+    ):
+        ensure_built("25.11", tmp_path / "opt", source=tarball)
 
 
 def test_the_environment_names_the_tarball(

@@ -102,6 +102,8 @@ def test_the_controllers_record_keeps_the_status_table_s_fields_bounded() -> Non
             "slurmdbd_reachable": True,
             "heartbeat_age_seconds": 3.7,
             "slurm_conf_resolved": "/etc/slurm/slurm.conf",
+            "slurm_version": "25.11.7",
+            "readyz": 500,
         },
         "ctl2": {
             "position": "1",
@@ -124,8 +126,11 @@ def test_the_controllers_record_keeps_the_status_table_s_fields_bounded() -> Non
         "writes_heartbeat": False,
         "slurmdbd_reachable": True,
         "heartbeat_age_seconds": 3,
+        "slurm_version": "25.11.7",
+        "readyz": 500,
     }
     assert (second["position"], second["active"], second["heartbeat_age_seconds"]) == (None, None, None)
+    assert (second["slurm_version"], second["readyz"]) == (None, None)
     assert len(second["address"]) == 64
     many = {f"ctl{i}": {"position": i} for i in range(20)}
     assert len(controllers_record(many) or []) == MAX_CONTROLLERS

@@ -35,6 +35,7 @@ FAULT_NAMES = (
     "conf-drift",
     "onprog-off",
     "conf-shared",
+    "conf-crash",
     "crash-loop",
     "crash-fixed",
     "rpc-flood",

@@ -10,12 +10,17 @@ from typing import Any, Final
 from hyperpod_ha.controllers import load_evidence, shared_evidence
 from hyperpod_ha.controllers.decoding import LIST_LIMIT
 from hyperpod_ha.controllers.models import (
+    ConfChangeEvidence,
+    ConfFileEvidence,
     ConfigEvidence,
     Controller,
     DaemonEvidence,
+    HyperpodHandEvidence,
     NodeEvidence,
+    NotifyFailuresEvidence,
     PingEvidence,
     RoleEvidence,
+    SlurmctldHttpEvidence,
 )
 from hyperpod_ha.controllers.sections import failure, parsed
 from hyperpod_ha.slurm import (
@@ -28,7 +33,11 @@ from hyperpod_ha.slurm import (
     SlurmOutputError,
     excerpt,
     first_error,
+    parse_conf_change,
+    parse_http_probes,
+    parse_hyperpod_hand,
     parse_identity,
+    parse_notify_failures,
     parse_ping,
     parse_role_log,
     parse_services,
@@ -65,6 +74,10 @@ def evidence(node: Controller, output: ProbeOutput) -> dict[str, Any]:
         "scheduler": shared_evidence.scheduler(output.sections.get("sinfo")),
         "failover": shared_evidence.failover_config(output),
         "load": load_evidence.load(output),
+        "http": _http(output.sections.get("slurmctld_http")),
+        "hyperpod": _hyperpod(output.sections.get("hyperpod_hand")),
+        "conf_change": _conf_change(output.sections.get("conf_change")),
+        "notify_failures": _notify_failures(output.sections.get("notify_failures")),
         "notes": notes,
     }
 
@@ -189,6 +202,10 @@ def _role(section: ProbeSection | None) -> RoleEvidence:
         refusal_age_seconds=log.age_seconds(refusal) if refusal else None,
         fatal_message=log.fatal.message if log.fatal else None,
         fatal_age_seconds=log.age_seconds(log.fatal) if log.fatal else None,
+        settled_age_seconds=next(
+            (log.age_seconds(line) for line in reversed(log.lines) if line.event in ("primary", "standby")),
+            None,
+        ),
     )
     if last is None:
         return dataclasses.replace(
@@ -200,4 +217,62 @@ def _role(section: ProbeSection | None) -> RoleEvidence:
         line=last.text,
         line_age_seconds=log.age_seconds(last),
         source=excerpt(log.source) if log.source else None,
+    )
+
+
+def _http(section: ProbeSection | None) -> SlurmctldHttpEvidence:
+    """What this node's slurmctld answered on /readyz and /livez (Slurm 25.11+)."""
+    problem = failure(section)
+    if problem is not None or section is None:
+        return SlurmctldHttpEvidence(why=f"/readyz: {problem}")
+    probes = parse_http_probes(section.text)
+    return SlurmctldHttpEvidence(
+        served=probes.served, readyz=probes.readyz, livez=probes.livez, why=probes.why
+    )
+
+
+def _hyperpod(section: ProbeSection | None) -> HyperpodHandEvidence:
+    """/opt/slurm's link and the nodes HyperPod is replacing or rebooting (the first 8)."""
+    problem = failure(section)
+    if problem is not None or section is None:
+        return HyperpodHandEvidence(error=f"HyperPod's node actions: {problem}")
+    hand = parse_hyperpod_hand(section.text)
+    return HyperpodHandEvidence(
+        slurm_link=hand.slurm_link,
+        node_actions=tuple(str(action) for action in hand.node_actions[:LIST_LIMIT]),
+        error=hand.actions_error,
+    )
+
+
+def _conf_change(section: ProbeSection | None) -> ConfChangeEvidence:
+    """The configuration files' ages and hashes, and slurmctld's last death by a signal."""
+    problem = failure(section)
+    if problem is not None or section is None:
+        return ConfChangeEvidence(error=f"configuration files: {problem}")
+    found = parse_conf_change(section.text)
+    now = found.now
+
+    def age(when: int | None) -> int | None:
+        return None if when is None or now is None else max(now - when, 0)
+
+    return ConfChangeEvidence(
+        files=tuple(ConfFileEvidence(f.name, f.exists, age(f.mtime), f.sha256) for f in found.files),
+        signal_status=found.signal_status,
+        signal_age_seconds=age(found.signal_time),
+        error=found.error,
+    )
+
+
+def _notify_failures(section: ProbeSection | None) -> NotifyFailuresEvidence:
+    """The ON/OFF program's failed publishes; no file is none failed."""
+    problem = failure(section)
+    if problem is not None or section is None:
+        return NotifyFailuresEvidence(error=f"notification_attempts.log: {problem}")
+    found = parse_notify_failures(section.text)
+    return NotifyFailuresEvidence(
+        path=found.path,
+        failures=0 if found.exists is False else found.failures,
+        last_failure=found.last_failure,
+        age_seconds=found.age_seconds,
+        error=found.error,
     )

@@ -156,6 +156,9 @@ class RoleEvidence:
     # 25.11's backup stops taking over on a missing state file: src/common/assoc_mgr.c).
     fatal_message: str | None = None
     fatal_age_seconds: int | None = None
+    # How long ago it last logged a settled role (primary or standby): a configuration change
+    # after it and a death after the change tie a crash loop to the change (verdict.crash_cause).
+    settled_age_seconds: int | None = None
 
 
 @dataclass(frozen=True)
@@ -219,6 +222,58 @@ class FailoverConfigEvidence:
     running_on_prog: ProgramEvidence = field(default_factory=ProgramEvidence)
     running_off_prog: ProgramEvidence = field(default_factory=ProgramEvidence)
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class SlurmctldHttpEvidence:
+    """Slurm's own answer on this node (25.11+): slurmctld's ``/readyz`` is 204 only on the
+    controller in control, 500 on a standby or one reconfiguring; ``/livez`` 204 while it runs."""
+
+    served: bool | None = None  # False: this release or configuration serves none; None: unknown
+    readyz: int | None = None  # the HTTP status; None: no answer (``why`` says why)
+    livez: int | None = None
+    why: str | None = None  # why no /readyz status: not served, refused, closed unanswered, silent
+
+
+@dataclass(frozen=True)
+class ConfFileEvidence:
+    name: str  # slurm.conf, topology.conf, topology.yaml
+    exists: bool
+    age_seconds: int | None = None  # since its last change, by this node's clock
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfChangeEvidence:
+    """When this node's configuration files last changed, and slurmctld's last death by a
+    signal (systemd's journal): what ties a crash loop to the change that caused it."""
+
+    files: tuple[ConfFileEvidence, ...] = ()
+    signal_status: str | None = None  # "11/SEGV"
+    signal_age_seconds: int | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class NotifyFailuresEvidence:
+    """The ON/OFF program's failed publishes (notification_attempts.log on the shared file system):
+    a failover whose message failed is silent on the topic."""
+
+    path: str | None = None
+    failures: int | None = None  # None: not known (no file is not a failure: 0)
+    last_failure: str | None = None
+    age_seconds: int | None = None  # since the last one was appended
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class HyperpodHandEvidence:
+    """HyperPod's hand: the installation /opt/slurm links to, and the Slurm nodes HyperPod is
+    replacing or rebooting (``<node>: Action:Replace``), as this controller sees them."""
+
+    slurm_link: str | None = None
+    node_actions: tuple[str, ...] = ()
+    error: str | None = None  # why the node actions are not known
 
 
 @dataclass(frozen=True)
@@ -299,6 +354,10 @@ class ControllerReport:
     scheduler: SchedulerEvidence = field(default_factory=SchedulerEvidence)
     failover: FailoverConfigEvidence = field(default_factory=FailoverConfigEvidence)
     load: LoadEvidence = field(default_factory=LoadEvidence)
+    http: SlurmctldHttpEvidence = field(default_factory=SlurmctldHttpEvidence)
+    hyperpod: HyperpodHandEvidence = field(default_factory=HyperpodHandEvidence)
+    conf_change: ConfChangeEvidence = field(default_factory=ConfChangeEvidence)
+    notify_failures: NotifyFailuresEvidence = field(default_factory=NotifyFailuresEvidence)
     notes: tuple[str, ...] = ()
 
     @property

@@ -8,6 +8,8 @@ from typing import Any, Final
 from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.drill.models import ControllerRef, DrillPlan, DrillRequest
 from hyperpod_ha.drill.node import NodeOutput
+from hyperpod_ha.slurm import walking
+from hyperpod_ha.slurm.advisories import Step
 
 HEALTHY: Final = "HEALTHY"
 # Times a phase may register the new controller with slurmdbd again (see ``needs_registration``).
@@ -47,10 +49,23 @@ def plan_drill(
     primary = next((c for c in controllers if c.index == 0), None)
     if primary is None or verdict.get("active_controller") not in (None, primary.name):
         return DrillPlan("the configured primary is not the active controller")
+    if (known_bad := _walks_a_defect(verdict, "takeover")) is not None:
+        return DrillPlan(f"a takeover now walks into a known Slurm defect: {known_bad}", primary)
     planned = _choose_backup(request.to, primary, [c for c in controllers if c.index > 0])
     if planned.refused is not None or planned.target is None:
         return planned
     return _ready(planned, planned.target, verdict)
+
+
+def _walks_a_defect(verdict: Mapping[str, Any], step: Step, only: str | None = None) -> str | None:
+    """Why ``step`` would walk into a known defect of a release a controller runs (``only``: that
+    controller's), from the verdict's evidence (hyperpod_ha.slurm.advisories); None when not."""
+    evidence = verdict.get("evidence")
+    for name, entry in evidence.items() if isinstance(evidence, Mapping) else []:
+        version = entry.get("slurm_version") if isinstance(entry, Mapping) else None
+        if (only is None or name == only) and isinstance(version, str) and (row := walking(version, step)):
+            return f"Slurm {version} on {name}: {row.what} ({row.key}; fixed in {', '.join(row.fixed_in)})"
+    return None
 
 
 def _ready(planned: DrillPlan, target: ControllerRef, verdict: Mapping[str, Any]) -> DrillPlan:
@@ -142,7 +157,14 @@ def measure(phase: Mapping[str, Any], verdict: Mapping[str, Any], now: float) ->
         and needs_registration(verdict, str(phase["target"]))
         and len(phase.get("registrations") or []) < MAX_REGISTRATIONS
     ):
-        updated["next"] = "register"
+        # Registering again is `scontrol reconfigure` on the new active controller: on a release
+        # where that is a known defect (24.11.0: a split brain), the step is skipped and said.
+        known_bad = _walks_a_defect(verdict, "reconfigure", str(phase["target"]))
+        if known_bad is None:
+            updated["next"] = "register"
+        else:
+            skipped = f"not registered with slurmdbd again (scontrol reconfigure skipped): {known_bad}"
+            updated["skipped"] = [*(phase.get("skipped") or []), skipped][:MAX_REGISTRATIONS]
     return updated
 
 

@@ -21,6 +21,7 @@ from hyperpod_ha.request_fields import bounded_text
 from hyperpod_ha.status_records import (
     StatusRecords,
     accounting_record,
+    advisories_record,
     controllers_record,
     redundancy_record,
     verdict_metric,
@@ -139,6 +140,10 @@ class IncidentFunction:
         redundancy = redundancy_record(event)
         if redundancy is not None and redundancy["redundancy"] != "unknown":
             add_cluster_metric("ReadyStandbys", len(redundancy["standbys"]), str(event["cluster"]))
+        missed = event.get("missed_notifications")
+        if isinstance(missed, int) and not isinstance(missed, bool) and 0 <= missed < 1_000_000:
+            # The ON/OFF program's failed publishes of the last hour, as the run's verdict saw them.
+            add_cluster_metric("ControllerNotificationsFailed", missed, str(event["cluster"]))
         if self.status is not None:
             given = event.get("reasons")
             # Every reason the request may hold, each an excerpt: 32 x 2 KiB, far under an item's 400 KB.
@@ -160,6 +165,8 @@ class IncidentFunction:
                 record["active_controller"] = active[0] if len(active) == 1 else None
             if redundancy is not None:
                 record.update(redundancy)
+            if advisories := advisories_record(event):
+                record["advisories"] = advisories
             self.status.put(str(event["cluster"]), "verdict", record)
 
 

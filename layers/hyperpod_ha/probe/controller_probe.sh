@@ -57,6 +57,7 @@ main() {
   start_job sdiag "$(limit 12 "$cap")" sec_sdiag
   start_job dbd_clusters "$(limit 12 "$cap")" sec_dbd_clusters
   start_job dbd_ping "$(limit 12 "$cap")" sec_dbd_ping
+  start_job hyperpod_hand "$(limit 12 "$cap")" sec_hyperpod_hand
 
   # Phase 2 needs StateSaveLocation, SlurmctldLogFile and SlurmUser from the configuration,
   # and the slurm.conf file phase 1 found (services: SlurmUser owns the node's own slurmctld).
@@ -72,8 +73,12 @@ main() {
   start_job heartbeat "$(limit 6 "$cap")" sec_heartbeat "$state_dir"
   start_job state_save "$(limit 10 "$cap")" sec_state_save "$state_dir" "$slurm_user"
   start_job failover_conf "$(limit 8 "$cap")" sec_failover_conf "$conf_path"
+  start_job conf_change "$(limit 8 "$cap")" sec_conf_change "$conf_path"
+  start_job notify_failures "$(limit 6 "$cap")" sec_notify_failures "$conf_path"
+  start_job slurmctld_http "$(limit 10 "$cap")" sec_slurmctld_http "$(conf_get SlurmctldPort)" \
+    "$(conf_get CommunicationParameters)"
 
-  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf"
+  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf conf_change notify_failures slurmctld_http hyperpod_hand"
   # shellcheck disable=SC2086 # a fixed list of words
   wait_jobs $all
 
@@ -176,8 +181,8 @@ conf_get() { # key [sources] -> value from `scontrol show config` (if it answere
 
 # --- sections (each gets its time limit in seconds first) -----------------------------------
 
-CONFIG_KEYS='SlurmctldHost\[[0-9]+\]|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|AccountingStorageHost|AccountingStoragePort|AccountingStorageType|MessageTimeout|MaxDBDMsgs|MaxJobCount|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg|SLURM_VERSION|SLURM_CONF'
-CONF_FILE_KEYS='SlurmctldHost|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg'
+CONFIG_KEYS='CommunicationParameters|SlurmctldHost\[[0-9]+\]|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|AccountingStorageHost|AccountingStoragePort|AccountingStorageType|MessageTimeout|MaxDBDMsgs|MaxJobCount|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg|SLURM_VERSION|SLURM_CONF'
+CONF_FILE_KEYS='CommunicationParameters|SlurmctldHost|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg'
 
 sec_identity() {
   local seconds=$1 a
@@ -581,6 +586,88 @@ sec_failover_conf() {
     return 1
   fi
   echo "conf_hash=${sum%% *}"
+  return 0
+}
+
+# Slurm 25.11+: slurmctld's /readyz (204 in control, else 500) and /livez (slurm/http_probes.py).
+# Older releases are not asked (they would log a bad RPC).
+sec_slurmctld_http() { # seconds port communication-parameters
+  local s=$1 port=${2%%-*} v major minor path rc each
+  echo "port=${port:=6817}"
+  v=$(timeout -k 1 "$s" slurmctld -V 2>/dev/null | head -n 1)
+  v=${v##* } major=${v%%.*} minor=${v#*.} minor=${minor%%.*}
+  echo "version=$v"
+  case "$major$minor$port" in '' | *[!0-9]*) echo "served=unknown"; echo "why=this node's slurmctld version is unknown"; return 0 ;; esac
+  if [ "$major" -lt 25 ] || { [ "$major" = 25 ] && [ "$minor" -lt 11 ]; }; then
+    printf 'served=no\nwhy=Slurm %s serves no /readyz (added in 25.11)\n' "$v"; return 0
+  fi
+  case ",$3," in *,disable_http,*) printf 'served=no\nwhy=CommunicationParameters=disable_http\n'; return 0 ;; esac
+  each=$(((s - 1) / 2)); [ "$each" -ge 1 ] || each=1
+  for path in readyz livez; do
+    # shellcheck disable=SC2016 # the inner shell's arguments
+    v=$(timeout -k 1 "$each" bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 3
+      printf "GET /%s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n" "$2" >&3
+      IFS= read -r line <&3 || exit 4
+      printf "%s\n" "$line"' _ "$port" "$path" 2>/dev/null)
+    rc=$?
+    case "$rc" in
+      0) echo "$path=$(printf '%s' "$v" | sed -n 's|^HTTP/[0-9.]* \([0-9][0-9][0-9]\).*|\1|p')" ;;
+      3) echo "${path}_error=connection refused on port $port" ;;
+      4 | 141) echo "${path}_error=connection closed without an HTTP answer (built without an HTTP parser?)" ;;
+      124 | 137) echo "${path}_error=no answer within $each s" ;;
+      *) echo "${path}_error=failed (exit $rc)" ;;
+    esac
+  done
+}
+
+# The configuration files' time and hash, systemd's last kill of slurmctld by a signal (slurm/conf_change.py).
+sec_conf_change() { # seconds slurm.conf-path
+  local s=$1 file facts sum line
+  echo "now=$(date +%s)"
+  [ -n "$2" ] || { echo "error=no readable slurm.conf found"; return 1; }
+  for file in "$2" "${2%/*}/topology.conf" "${2%/*}/topology.yaml"; do
+    facts=$(timeout -k 1 "$s" stat -L -c '%Y %s' -- "$file" 2>/dev/null) || { echo "file ${file##*/} missing"; continue; }
+    sum=$(timeout -k 1 "$s" sha256sum <"$file" 2>/dev/null)
+    echo "file ${file##*/} mtime=${facts% *} size=${facts#* } sha256=${sum%% *}"
+  done
+  command -v journalctl >/dev/null 2>&1 || return 0
+  line=$(timeout -k 1 "$s" journalctl -u slurmctld --no-pager -o short-unix -r -n 5000 2>/dev/null |
+    grep -m 1 -E 'Main process exited, code=(killed|dumped), status=' | tr -cd '[:print:]' | head -c 300)
+  [ -z "$line" ] || echo "signal_exit=$line"
+}
+
+# HyperPod's ON/OFF program's failed publishes, in <shared>/var/log/slurm/ (slurm/notify_failures.py).
+sec_notify_failures() { # seconds slurm.conf-path
+  local s=$1 root log tail
+  root=$(timeout -k 1 "$s" readlink -f -- "$2" 2>/dev/null)
+  case "$root" in */opt/slurm/etc/slurm.conf) root=${root%/opt/slurm/etc/slurm.conf} ;;
+    *) echo "error=slurm.conf (${root:-not found}) is not in HyperPod's shared layout"; return 0 ;; esac
+  log="$root/var/log/slurm/notification_attempts.log"
+  echo "path=$log"
+  timeout -k 1 "$s" test -f "$log" || { echo "exists=no"; return 0; }
+  tail=$(timeout -k 1 "$s" tail -c 65536 -- "$log" 2>/dev/null | grep 'Failed to send notification')
+  printf 'exists=yes\nnow=%s\nmtime=%s\nfailures=%s\nlast_failure=%s\n' "$(date +%s)" \
+    "$(timeout -k 1 "$s" stat -c %Y -- "$log" 2>/dev/null)" "$(printf '%s' "$tail" | grep -c .)" \
+    "$(printf '%s\n' "$tail" | tail -n 1 | tr -cd '[:print:]' | head -c 200)"
+}
+
+# /opt/slurm's target, the nodes HyperPod replaces or reboots (slurm/hyperpod_hand.py).
+sec_hyperpod_hand() {
+  local seconds=$1 link=${HYPERPOD_HA_SLURM_LINK:-/opt/slurm} out rc # the variable: tests only
+  if [ -L "$link" ]; then
+    echo "slurm_link=$(readlink -- "$link" | head -c 200)"
+  elif [ -e "$link" ]; then
+    echo "slurm_link_error=$link is not a link"
+  else
+    echo "slurm_link_error=no $link"
+  fi
+  out=$(timeout -k 2 "$seconds" sinfo -h -N -R -o '%N|%E' 2>&1)
+  rc=$?
+  if [ "$rc" = 0 ]; then
+    printf '%s\n' "$out" | grep -E '[|].*Action:(Replace|Reboot)' | head -n 32 | sed 's/^/action /'
+  else
+    echo "actions_error=sinfo -R: $(last_words "$out") (exit $rc)"
+  fi
   return 0
 }
 

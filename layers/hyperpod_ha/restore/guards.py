@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from hyperpod_ha.controllers.maintenance import Maintenance, StatusKind, cluster_status_kind
 from hyperpod_ha.restore.models import ClusterHolds
+from hyperpod_ha.slurm import walking
 from hyperpod_ha.verdict import DOWN, SPLIT_BRAIN, UNKNOWN
 from hyperpod_ha.verdict.activity import active_controllers
 from hyperpod_ha.verdict.observation import Observation, ObservedController
@@ -53,6 +54,60 @@ def heartbeat_fresh(seen: Observation, active: ObservedController) -> str | None
             f"(within SlurmctldTimeout {seen.timeout} s and the slack)"
         )
     return None
+
+
+def hand_back_known_bad(seen: Observation) -> str | None:
+    """Why handing control back to the configured primary walks into a known defect of a
+    release a controller runs (a takeover on 24.11.0-24.11.4: the backup fails on its second
+    takeover, hyperpod_ha.slurm.advisories), or None."""
+    for controller in seen.everyone:
+        report = controller.checked
+        version = report.failover.version if report is not None else None
+        if (row := walking(version, "takeover")) is not None:
+            fixed = ", ".join(row.fixed_in)
+            return f"Slurm {version} on {controller.key}: {row.what} ({row.key}; fixed in {fixed})"
+    return None
+
+
+def no_hyperpod_node_operation(seen: Observation, maintenance: Maintenance) -> str | None:
+    """HyperPod replacing or rebooting a controller's node (its Slurm reason ``Action:Replace``
+    or ``Action:Reboot``), or a controller node in a deep health check: AWS's guidance is not to
+    restart slurmctld or change node states while that runs."""
+    names = _controller_names(seen)
+    for action in _node_actions(seen):
+        node = action.split(":", 1)[0]
+        if node.lower() in names:
+            return (
+                f"not restored: HyperPod is acting on controller node {action} (Slurm reason); "
+                "slurmctld is not restarted while a replacement or reboot runs"
+            )
+    checking = [n.instance_id for n in maintenance.controllers if n.status == "DeepHealthCheckInProgress"]
+    if checking:
+        return f"not restored: controller node {', '.join(checking)} is in DeepHealthCheckInProgress"
+    return None
+
+
+def hand_back_node_operation(seen: Observation) -> str | None:
+    """Any node HyperPod is replacing or rebooting: a hand-back moves control (the active
+    slurmctld steps down), which AWS's guidance says not to do while a replacement runs."""
+    actions = _node_actions(seen)
+    return f"HyperPod is acting on {', '.join(actions[:4])} (Slurm reasons)" if actions else None
+
+
+def _node_actions(seen: Observation) -> list[str]:
+    found: dict[str, None] = {}
+    for report in seen.checked:
+        found.update(dict.fromkeys(report.hyperpod.node_actions))
+    return list(found)
+
+
+def _controller_names(seen: Observation) -> set[str]:
+    names = {c.key.lower() for c in seen.everyone}
+    for report in seen.reports:
+        for name in (report.hostname, report.node.hostname, report.node.controller_name):
+            if name:
+                names |= {name.lower(), name.split(".", 1)[0].lower()}
+    return names
 
 
 def not_under_maintenance(maintenance: Maintenance) -> str | None:

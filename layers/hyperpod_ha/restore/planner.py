@@ -26,6 +26,7 @@ from hyperpod_ha.restore.reboot import reboot_command
 from hyperpod_ha.restore.settings import DEFAULT_UNREACHABLE_MINUTES, RestoreMode
 from hyperpod_ha.verdict import MAX_REPORTS, VerdictPolicy, evaluate
 from hyperpod_ha.verdict.activity import hung
+from hyperpod_ha.verdict.crash_cause import config_crash
 from hyperpod_ha.verdict.observation import Observation, ObservedController, observe
 
 
@@ -66,12 +67,17 @@ def plan_restore(given: RestoreInput) -> RestorePlan:
             guards.state_save_writable(active)
             or guards.heartbeat_fresh(seen, active)
             or guards.not_under_maintenance(given.maintenance)
+            or guards.no_hyperpod_node_operation(seen, given.maintenance)
             or guards.cluster_not_held(given.holds)
         )
     if blocked is not None or active is None:
         return replace(base, blocked=blocked, reasons=(blocked or "not restored",))
     wanted, notes = _wanted(seen, active, given)
-    return _bounded(base, wanted, notes, given)
+    hand_back = guards.hand_back_known_bad(seen)
+    hand_back = f"a hand-back walks into a known Slurm defect: {hand_back}" if hand_back else None
+    operation = guards.hand_back_node_operation(seen)
+    hand_back = hand_back or (f"{operation}: control is not moved meanwhile" if operation else None)
+    return _bounded(base, wanted, notes, given, hand_back)
 
 
 def _wanted(
@@ -94,6 +100,12 @@ def _wanted(
             # The configured primary, started or rebooted, takes control back: a failover.
             or (guards.accounting_not_at_risk(active) if index == 0 else None)
         )
+        crash = config_crash(other)
+        if reason is None and crash is not None:
+            reason = (
+                f"not restored: its slurmctld died after {crash.file} changed ({crash.how}); "
+                f"started again it dies the same way: fix {crash.file} first"
+            )
         if reason is not None:
             notes.append(f"{other.key}: {reason}")
         elif not report.checked:
@@ -184,7 +196,11 @@ def _answers_no_ping(seen: Observation, active: ObservedController, index: int) 
 
 
 def _bounded(
-    base: RestorePlan, wanted: list[RestoreAction], notes: list[str], given: RestoreInput
+    base: RestorePlan,
+    wanted: list[RestoreAction],
+    notes: list[str],
+    given: RestoreInput,
+    hand_back_held: str | None = None,
 ) -> RestorePlan:
     """The mode and the hourly bound split the wanted actions into taken and not taken."""
     take: list[RestoreAction] = []
@@ -202,6 +218,13 @@ def _bounded(
             reasons.append(
                 f"the configured primary {action.controller} is left as it is "
                 f"(RestoreRedundancy={given.mode.value}; all would hand control back): {action.command}"
+            )
+            continue
+        if action.kind == "hand-back" and hand_back_held is not None:
+            leave.append(action)
+            reasons.append(
+                f"the configured primary {action.controller} is left as it is ({hand_back_held}): "
+                f"{action.command}"
             )
             continue
         if action.kind == "reboot-node" and (given.mode is not RestoreMode.ALL or given.cannot_reboot):

@@ -26,6 +26,16 @@ from hyperpod_ha.slurm.accounting import (
     parse_cluster_registrations,
     parse_dbd_ping,
 )
+from hyperpod_ha.slurm.advisories import (
+    ADVISORIES,
+    Advisory,
+    AppliedAdvisory,
+    advisories_for,
+    applying,
+    release_of,
+    walking,
+)
+from hyperpod_ha.slurm.conf_change import CONF_FILES, ConfChange, ConfFile, parse_conf_change
 from hyperpod_ha.slurm.config import ControllerHost, SlurmConfig, parse_show_config, parse_slurm_conf
 from hyperpod_ha.slurm.controller_load import (
     DBD_MSGS_FLOOR,
@@ -49,7 +59,10 @@ from hyperpod_ha.slurm.heartbeat import (
     parse_heartbeat,
 )
 from hyperpod_ha.slurm.host import DaemonProcess, NodeIdentity, Services, parse_identity, parse_services
+from hyperpod_ha.slurm.http_probes import READY, HttpProbes, parse_http_probes
+from hyperpod_ha.slurm.hyperpod_hand import HyperpodHand, NodeAction, parse_hyperpod_hand
 from hyperpod_ha.slurm.node_states import NodeStateCount, parse_node_states
+from hyperpod_ha.slurm.notify_failures import NotifyFailures, parse_notify_failures
 from hyperpod_ha.slurm.ping import PingLine, label_index, parse_ping
 from hyperpod_ha.slurm.probe_output import (
     NOT_FOUND_CODE,
@@ -78,6 +91,8 @@ from hyperpod_ha.slurm.state_save import StateSave, parse_state_save
 from hyperpod_ha.slurm.text import ERROR_LIMIT, TEXT_LIMIT, excerpt, first_error
 
 __all__ = [
+    "ADVISORIES",
+    "CONF_FILES",
     "DBD_MSGS_FLOOR",
     "ERROR_LIMIT",
     "HEARTBEAT_SIZE",
@@ -86,12 +101,17 @@ __all__ = [
     "PROBE_MARK",
     "PROBE_RESULT_PREFIX",
     "PROGRAM_SLOTS",
+    "READY",
     "REFUSAL_EVENTS",
     "ROLE_EVENTS",
     "SECTIONS",
     "TEXT_LIMIT",
     "TIMED_OUT_CODES",
+    "Advisory",
+    "AppliedAdvisory",
     "ClusterRegistration",
+    "ConfChange",
+    "ConfFile",
     "ControllerHost",
     "ControllerLoad",
     "DaemonProcess",
@@ -99,9 +119,13 @@ __all__ = [
     "FailoverConf",
     "FatalLine",
     "Heartbeat",
+    "HttpProbes",
+    "HyperpodHand",
     "LogLine",
+    "NodeAction",
     "NodeIdentity",
     "NodeStateCount",
+    "NotifyFailures",
     "PingLine",
     "PrimaryProgram",
     "ProbeOutput",
@@ -115,6 +139,8 @@ __all__ = [
     "SlurmConfig",
     "SlurmOutputError",
     "StateSave",
+    "advisories_for",
+    "applying",
     "classify_refusal_line",
     "classify_role_line",
     "dbd_message_limit",
@@ -125,11 +151,15 @@ __all__ = [
     "log_line",
     "parse_agent_queue_size",
     "parse_cluster_registrations",
+    "parse_conf_change",
     "parse_dbd_ping",
     "parse_failover_conf",
     "parse_heartbeat",
+    "parse_http_probes",
+    "parse_hyperpod_hand",
     "parse_identity",
     "parse_node_states",
+    "parse_notify_failures",
     "parse_ping",
     "parse_probe_output",
     "parse_role_log",
@@ -138,4 +168,6 @@ __all__ = [
     "parse_show_config",
     "parse_slurm_conf",
     "parse_state_save",
+    "release_of",
+    "walking",
 ]

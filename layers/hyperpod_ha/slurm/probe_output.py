@@ -34,6 +34,10 @@ SECTIONS: Final = (
     "heartbeat",
     "state_save",
     "failover_conf",
+    "conf_change",
+    "notify_failures",
+    "slurmctld_http",
+    "hyperpod_hand",
 )
 # Exit codes of ``timeout`` (124; 137 when it had to kill) and of the probe's own kill.
 TIMED_OUT_CODES: Final = frozenset({124, 137})

@@ -42,6 +42,9 @@ def drift_problems(seen: Observation, active: ObservedController | None) -> list
         compared = compared[:-1]  # other file system types: the StateSaveLocation rule says so
     for code, what, value, shown in compared:
         differs = _differs(what, {c.key: value(r) for c, r in checked}, shown)
+        if differs and what == "the Slurm version":
+            links = [f"{c.key} -> {r.hyperpod.slurm_link}" for c, r in checked if r.hyperpod.slurm_link]
+            differs += f" (/opt/slurm: {'; '.join(links)})" if links else ""
         if differs:
             problems.append(Reason(code, differs))
     return problems

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hyperpod_ha.controllers.models import ControllerReport
-from hyperpod_ha.slurm import excerpt
+from hyperpod_ha.slurm import applying, excerpt
 from hyperpod_ha.verdict.activity import active_controllers, split_brain_reasons
+from hyperpod_ha.verdict.crash_cause import config_crash_reasons
 from hyperpod_ha.verdict.degradation import one_active
 from hyperpod_ha.verdict.drift import drift_problems
 from hyperpod_ha.verdict.evidence import evidence
+from hyperpod_ha.verdict.missed_events import missed_events
 from hyperpod_ha.verdict.models import (
     DEGRADED,
     DOWN,
@@ -23,6 +25,7 @@ from hyperpod_ha.verdict.models import (
 )
 from hyperpod_ha.verdict.observation import Observation, ObservedController, observe
 from hyperpod_ha.verdict.phrases import describe
+from hyperpod_ha.verdict.readiness import readiness_notes
 from hyperpod_ha.verdict.reasons import Reason, ReasonCode, most_severe
 from hyperpod_ha.verdict.redundancy import redundancy
 from hyperpod_ha.verdict.settings import VerdictPolicy
@@ -40,6 +43,14 @@ def evaluate(
     ``SlurmConfigStrategy``, told where a controller's slurm.conf is a local copy)."""
     seen = observe(reports[:MAX_REPORTS], policy or VerdictPolicy(), config_strategy)
     name, reasons, active = _judge(seen)
+    crashes = [Reason(ReasonCode.CONFIG_CHANGE_CRASH, text) for text in config_crash_reasons(seen)]
+    # With nobody active, the change every controller died on is what on-call reads first.
+    reasons[1:1] = crashes if name is DOWN else []
+    missed, missed_notes = missed_events(seen)
+    reasons += [Reason(ReasonCode.SLURMCTLD_READINESS, text) for text in readiness_notes(seen)]
+    reasons += ([] if name is DOWN else crashes) + [
+        Reason(ReasonCode.NOTIFICATIONS_FAILED, text) for text in missed_notes
+    ]
     # DEGRADED's headline: its most severe problem, wherever the rules put it.
     problem = most_severe(reasons) if name is DEGRADED else None
     left = redundancy(seen, active[0] if len(active) == 1 else None)
@@ -58,7 +69,14 @@ def evaluate(
         redundancy=left.level,
         standbys=left.standbys,
         not_ready=left.not_ready,
+        missed_notifications=missed,
+        advisories=tuple(row.to_json() for row in applying(running_releases(seen))),
     )
+
+
+def running_releases(seen: Observation) -> dict[str, str | None]:
+    """Each checked controller's Slurm release (its own ``slurmctld -V``)."""
+    return {c.key: c.checked.failover.version for c in seen.everyone if c.checked is not None}
 
 
 def _judge(seen: Observation) -> tuple[VerdictName, list[Reason], list[ObservedController]]:

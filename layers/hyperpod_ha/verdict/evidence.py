@@ -55,6 +55,10 @@ def _checked_entry(seen: Observation, checked: ControllerReport) -> dict[str, An
         "heartbeat_age_seconds": checked.heartbeat.age_seconds,
         "heartbeat_writer": seen.name(writer) if writer is not None else None,
         "sinfo_answers": checked.scheduler.answers,
+        # Slurm's own answer (25.11+): the HTTP status of /readyz, or null and why.
+        "readyz": checked.http.readyz,
+        "readyz_why": checked.http.why,
+        "hyperpod_node_actions": list(checked.hyperpod.node_actions),
         **_failover_entry(checked),
         # Where on-call looks first.
         "slurmctld_log": checked.config.log_file,
@@ -67,6 +71,7 @@ def _failover_entry(checked: ControllerReport) -> dict[str, Any]:
     failover = checked.failover
     return {
         "slurm_version": failover.version,
+        "slurm_link": checked.hyperpod.slurm_link,  # /opt/slurm's target (HyperPod's AMIs)
         "slurm_conf_link": failover.conf_link,
         "slurm_conf_resolved": failover.conf_resolved,
         "slurm_conf_sha256": failover.conf_sha256[:16] if failover.conf_sha256 else None,

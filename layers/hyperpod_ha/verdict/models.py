@@ -81,6 +81,11 @@ class Verdict:
     redundancy: str = "unknown"
     standbys: tuple[str, ...] = ()
     not_ready: Mapping[str, str] = field(default_factory=dict)
+    # Known-bad releases the controllers run (hyperpod_ha.slurm.advisories), each with the
+    # releases and controllers it applies to: told, never weighed.
+    advisories: tuple[Mapping[str, Any], ...] = ()
+    # Failed publishes of the ON/OFF program in view (verdict.missed_events): silent failovers.
+    missed_notifications: int = 0
 
     @property
     def verified(self) -> bool:
@@ -110,6 +115,8 @@ class Verdict:
             "redundancy": self.redundancy,
             "standbys": list(self.standbys),
             "not_ready": dict(self.not_ready),
+            "advisories": [dict(row) for row in self.advisories],
+            "missed_notifications": self.missed_notifications,
         }
 
 

@@ -26,6 +26,8 @@ def describe(seen: Observation, controller: ObservedController) -> str:
     parts = [slurmctld_phrase(report)]
     if report.role.logged is not None:
         parts.append(role_phrase(report))
+    if report.http.readyz is not None:
+        parts.append(f"/readyz answers {report.http.readyz}")
     if controller.index is not None and (up := seen.responding(controller.index)) is not None:
         parts.append("answers ping" if up else "does not answer ping")
     return f"{controller.key}: " + ", ".join(parts)

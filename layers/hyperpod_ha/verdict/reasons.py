@@ -46,6 +46,9 @@ class ReasonCode(StrEnum):
     TAKEOVER_REFUSED = "takeover-refused"
     TAKEOVER_WAITS_FOR_HEARTBEAT = "takeover-waits-for-heartbeat"
     SLURMCTLD_FATAL = "slurmctld-fatal"
+    CONFIG_CHANGE_CRASH = "config-change-crash"
+    SLURMCTLD_READINESS = "slurmctld-readiness"
+    NOTIFICATIONS_FAILED = "notifications-failed"
     HEARTBEAT_HOLDER_HUNG = "heartbeat-holder-hung"
     HEARTBEAT_WRITER_NOT_ACTIVE = "heartbeat-writer-not-active"
     HEARTBEAT_NOT_WRITTEN = "heartbeat-not-written"
@@ -113,6 +116,11 @@ _ROWS: Final = (
     ReasonKind(C.TAKEOVER_REFUSED, 2, "a standby refuses to take over, in Slurm's words"),
     ReasonKind(C.TAKEOVER_WAITS_FOR_HEARTBEAT, 2, "a standby waits for the heartbeat file to exist"),
     ReasonKind(C.SLURMCTLD_FATAL, 2, "a slurmctld exited on a fatal error, in its words"),
+    ReasonKind(C.CONFIG_CHANGE_CRASH, 1, "controllers died after a change to slurm.conf or a topology file"),
+    ReasonKind(
+        C.SLURMCTLD_READINESS, None, "what slurmctld's own /readyz says, where it differs from the log"
+    ),
+    ReasonKind(C.NOTIFICATIONS_FAILED, None, "the ON/OFF program failed to publish to the topic"),
     ReasonKind(C.HEARTBEAT_HOLDER_HUNG, 2, "the heartbeat's writer holds it but does not answer"),
     ReasonKind(C.HEARTBEAT_WRITER_NOT_ACTIVE, 2, "the heartbeat's writer is not active: a takeover is due"),
     ReasonKind(C.HEARTBEAT_NOT_WRITTEN, 2, "nobody (or not the active controller) writes the heartbeat"),

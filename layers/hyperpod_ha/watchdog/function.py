@@ -110,6 +110,10 @@ class WatchdogFunction:
             metrics.add_metric(name="WatchdogNotVerified", unit="Count", value=1)
         if result.verdict.redundancy != "unknown":
             add_cluster_metric("ReadyStandbys", len(result.verdict.standbys), self.watchdog.cluster)
+        # A gauge: the failed publishes of the ON/OFF program within the last hour, at each tick.
+        add_cluster_metric(
+            "ControllerNotificationsFailed", result.verdict.missed_notifications, self.watchdog.cluster
+        )
         logger.info("watchdog tick", extra={"tick_id": tick.id, **result.to_json()})
         return result.to_json()
 

@@ -120,7 +120,9 @@ def test_any_output_gives_a_report(stdout: str, exit_code: int | None) -> None:
 section_names = st.sampled_from(sorted(primary_sections()))
 
 
-@settings(max_examples=200)
+# No deadline: a time limit is bench/'s to check, and with every section (17) an example on a
+# loaded machine ran past Hypothesis's 200 ms and failed as flaky.
+@settings(max_examples=200, deadline=None)
 @given(st.dictionaries(section_names, st.tuples(st.text(max_size=200), st.integers(0, 140), st.booleans())))
 def test_any_section_content_gives_a_report(changes: dict[str, tuple[str, int, bool]]) -> None:
     sections = {

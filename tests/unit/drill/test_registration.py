@@ -231,3 +231,21 @@ def test_the_script_fails_when_the_controller_stays_unregistered(
     assert parsed.rc == 1
     attempt = attempt_after(parsed)
     assert (attempt["registered"], attempt["error"]) == (None, error)
+
+
+def test_on_24_11_0_the_reconfigure_that_registers_again_is_skipped_and_said() -> None:
+    # 24.11.0: a backup in control handling `scontrol reconfigure` before the primary resumes can
+    # crash into a split brain (fixed in 24.11.1).
+    phase = rules.measure(
+        rules.new_phase("takeover", CTL2, 0.0, 10), unregistered("ctl2", slurm_version="24.11.0"), now=5.0
+    )
+    assert phase["next"] == "check-again"
+    (skipped,) = phase["skipped"]
+    assert skipped.startswith(
+        "not registered with slurmdbd again (scontrol reconfigure skipped): Slurm 24.11.0 on ctl2"
+    )
+    assert "slurm-24.11.1-reconfigure-split-brain; fixed in 24.11.1" in skipped
+    fixed = rules.measure(
+        rules.new_phase("takeover", CTL2, 0.0, 10), unregistered("ctl2", slurm_version="24.11.1"), now=5.0
+    )
+    assert (fixed["next"], fixed.get("skipped")) == ("register", None)

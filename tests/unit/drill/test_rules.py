@@ -312,3 +312,21 @@ def test_the_report_says_what_the_last_check_left_even_when_refused() -> None:
     after = {**refused, "takeover": {"redundancy": "reduced", "standbys": ["ctl3"]}}
     report = build_report(after, "completed", [], True, 0, "e")
     assert (report["redundancy"], report["standbys"]) == ("reduced", ["ctl3"])
+
+
+@pytest.mark.parametrize(("version", "refused"), [("24.11.4", True), ("24.11.0", True), ("24.11.5", False)])
+def test_a_release_whose_takeover_is_known_bad_is_refused_with_the_advisory(
+    version: str, refused: bool
+) -> None:
+    evidence = {"ctl1": {"slurm_version": "24.11.5"}, "ctl2": {"slurm_version": version}}
+    plan = rules.plan_drill(DrillRequest("c", to="ctl2"), {**HEALTHY, "evidence": evidence}, REPORTS)
+    if refused:
+        assert plan.refused is not None
+        assert plan.refused.startswith(
+            f"a takeover now walks into a known Slurm defect: Slurm {version} on ctl2"
+        )
+        assert (
+            "the backup slurmctld fails on its second takeover (slurm-24.11.5-second-takeover" in plan.refused
+        )
+    else:
+        assert plan.refused is None

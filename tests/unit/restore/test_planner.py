@@ -4,6 +4,7 @@ started in each mode, and every guard that blocks it (one test each)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +18,7 @@ from tests.unit.verdict.cases.verdict_probes import (
     CTL1_KILLED,
     CTL2_TOOK_OVER,
     STANDBY,
+    Conf,
     Probe,
     Unreachable,
     node,
@@ -226,3 +228,66 @@ def test_an_action_survives_its_json_and_bad_ones_are_refused() -> None:
     ):
         with pytest.raises(InvalidRestoreRequest):
             RestoreAction.from_json(bad)
+
+
+def test_all_leaves_the_hand_back_on_a_release_whose_takeover_is_known_bad() -> None:
+    old = [replace(probe, conf=Conf(version="24.11.4")) for probe in FAILED_OVER]
+    result = plan(*old, mode=RestoreMode.ALL)
+    assert result.actions == ()
+    assert [(a.kind, a.controller) for a in result.not_taken] == [("hand-back", "ctl1")]
+    assert (
+        "the configured primary ctl1 is left as it is (a hand-back walks into a known Slurm defect: "
+        "Slurm 24.11.4 on ctl1: the backup slurmctld fails on its second takeover "
+        "(slurm-24.11.5-second-takeover; fixed in 24.11.5))"
+    ) in result.reasons[0]
+
+
+def test_hyperpod_replacing_a_controller_node_blocks_every_start() -> None:
+    primary = replace(PRIMARY, node_actions=("ctl2 Action:Replace",))
+    result = plan(primary, STANDBY_DEAD)
+    assert result.actions == ()
+    assert result.blocked == (
+        "not restored: HyperPod is acting on controller node ctl2: Action:Replace (Slurm reason); "
+        "slurmctld is not restarted while a replacement or reboot runs"
+    )
+    # A compute node's replacement does not keep a dead standby down ...
+    worker = plan(replace(PRIMARY, node_actions=("node7 Action:Reboot",)), STANDBY_DEAD)
+    assert [a.controller for a in worker.actions] == ["ctl2"]
+
+
+def test_hyperpod_replacing_any_node_holds_the_hand_back() -> None:
+    # ... but control is not moved while HyperPod replaces any node.
+    ctl2 = replace(CTL2_TOOK_OVER, node_actions=("node7 Action:Replace",))
+    result = plan(CTL1_KILLED, ctl2, mode=RestoreMode.ALL)
+    assert result.actions == ()
+    assert [(a.kind, a.controller) for a in result.not_taken] == [("hand-back", "ctl1")]
+    assert (
+        "the configured primary ctl1 is left as it is (HyperPod is acting on node7: Action:Replace "
+        "(Slurm reasons): control is not moved meanwhile)"
+    ) in result.reasons[0]
+
+
+def test_a_controller_node_in_a_deep_health_check_blocks_every_start() -> None:
+    checking = Maintenance(
+        "InService", (NodeUnderUpdate(node("ctl1").instance_id, "DeepHealthCheckInProgress"),)
+    )
+    result = plan(PRIMARY, STANDBY_DEAD, maintenance=checking)
+    assert result.actions == ()
+    assert result.blocked == (
+        f"not restored: controller node {node('ctl1').instance_id} is in DeepHealthCheckInProgress"
+    )
+
+
+def test_a_standby_that_died_on_a_configuration_change_is_not_started_into_it() -> None:
+    crashed = replace(
+        STANDBY_DEAD,
+        log="[2026-11-29T23:30:00.000] slurmctld running in background mode",
+        conf_ages=(("topology.yaml", 300),),
+        signal_exit=("11/SEGV", 240),
+    )
+    result = plan(PRIMARY, crashed)
+    assert result.actions == ()
+    assert (
+        "ctl2: not restored: its slurmctld died after topology.yaml changed (killed by signal 11/SEGV); "
+        "started again it dies the same way: fix topology.yaml first"
+    ) in result.reasons

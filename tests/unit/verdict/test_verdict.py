@@ -26,8 +26,10 @@ from hyperpod_ha.verdict import (
     reports_from_json,
 )
 from hyperpod_ha.verdict.reasons import Reason, ReasonCode
+from tests.unit.verdict.cases.verdict_cases_crash_cause import CRASH_CAUSE_CASES, CTL1_DIED, CTL2_DIED
 from tests.unit.verdict.cases.verdict_cases_degraded import DEGRADED_CASES
 from tests.unit.verdict.cases.verdict_cases_drift import DRIFT_CASES
+from tests.unit.verdict.cases.verdict_cases_readyz import READYZ_CASES
 from tests.unit.verdict.cases.verdict_cases_takeover import TAKEOVER_CASES
 from tests.unit.verdict.cases.verdict_probes import (
     CTL1_KILLED,
@@ -39,7 +41,7 @@ from tests.unit.verdict.cases.verdict_probes import (
     verdict_of,
 )
 
-CASES = TAKEOVER_CASES + DEGRADED_CASES + DRIFT_CASES
+CASES = TAKEOVER_CASES + DEGRADED_CASES + DRIFT_CASES + READYZ_CASES + CRASH_CAUSE_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -100,6 +102,8 @@ def test_verdict_json() -> None:
         "redundancy",
         "standbys",
         "not_ready",
+        "advisories",
+        "missed_notifications",
     }
     assert (data["redundancy"], data["standbys"], data["not_ready"]) == ("full", ["ctl2"], {})
     assert (data["verdict"], data["verified"], data["active_controller"], data["configured_primary"]) == (
@@ -130,7 +134,11 @@ def test_verdict_json() -> None:
         "heartbeat_age_seconds": 1,
         "heartbeat_writer": "ctl1",
         "sinfo_answers": True,
+        "readyz": None,
+        "readyz_why": "/readyz: not in the probe output",
+        "hyperpod_node_actions": [],
         "slurm_version": "24.11.5",
+        "slurm_link": None,
         "slurm_conf_link": True,
         "slurm_conf_resolved": "/fsx/hyperpod/lab/opt/slurm/etc/slurm.conf",
         "slurm_conf_sha256": "5" * 16,
@@ -213,3 +221,51 @@ def test_the_evidence_says_how_to_reach_each_controller_and_where_to_look() -> N
         assert "target" in entry
         assert "slurmctld_log" in entry
         assert "state_save_location" in entry
+
+
+def test_the_verdict_names_the_advisories_of_the_running_releases() -> None:
+    verdict = evaluate([Probe().report(), STANDBY.report()])
+    (row,) = verdict.to_json()["advisories"]
+    assert row["advisory"] == "slurm-security-2026-09"
+    assert (row["releases"], row["controllers"]) == (["24.11.5"], ["ctl1", "ctl2"])
+    assert not any("advisor" in reason for reason in verdict.reasons)  # told beside, never weighed
+
+
+def test_a_death_not_after_a_change_is_not_tied_to_it() -> None:
+    # ctl2 took its role after slurm.conf changed, then died (its acct_gather.conf, say): not the change.
+    settled_after = Probe(
+        name="ctl2",
+        slurmctld=None,
+        log=(
+            "[2026-11-29T23:39:00.000] slurmctld running in background mode\n"
+            "[2026-11-29T23:39:30.000] fatal: Could not open/read/parse acct_gather.conf file"
+        ),
+        conf_ages=(("slurm.conf", 200),),
+    )
+    # Changed long before the death: not its cause either.
+    long_before = Probe(**{**CTL2_DIED.__dict__, "conf_ages": (("slurm.conf", 50_000),)})
+    for standby in (settled_after, long_before):
+        verdict = evaluate([Probe().report(), standby.report()])
+        assert not any("began to die" in reason for reason in verdict.reasons), verdict.reasons
+    assert any("began to die" in r for r in evaluate([CTL1_DIED.report(), CTL2_DIED.report()]).reasons)
+
+
+def test_failed_publishes_of_the_on_off_program_are_a_note_counted_once() -> None:
+    from dataclasses import replace
+
+    from hyperpod_ha.controllers.models import NotifyFailuresEvidence
+
+    log = "/fsx/aws/hyperpod/c/var/log/slurm/notification_attempts.log"
+    failed = NotifyFailuresEvidence(
+        path=log, failures=2, last_failure="Failed to send notification to SNS. Error: x", age_seconds=120
+    )
+    reports = [replace(p.report(), notify_failures=failed) for p in (Probe(), STANDBY)]
+    verdict = evaluate(reports)
+    assert verdict.name is HEALTHY
+    assert verdict.missed_notifications == 2  # one shared file, seen by both controllers
+    assert (
+        "the failover topic missed events: 2 publish(es) of the ON/OFF program failed, the last 2 min ago "
+        f"({log}): Failed to send notification to SNS. Error: x"
+    ) in verdict.reasons
+    old = [replace(r, notify_failures=replace(failed, age_seconds=7200)) for r in reports]
+    assert evaluate(old).missed_notifications == 0

@@ -51,6 +51,8 @@ def baseline_problems(lab: Lab) -> list[str]:
     problems += [f"{name} cannot read the heartbeat" for name in heartbeat_hidden_hosts(lab)]
     problems += [f"{name}'s slurm.conf is a local copy" for name in lab.local_conf_hosts()]
     problems += [f"{name}'s slurmctld exits at every start (crash-loop)" for name in lab.crash_loop_hosts()]
+    if lab.conf_crash_in_place():
+        problems.append("the shared slurm.conf holds a setting every slurmctld dies on (conf-crash)")
     for host in lab.topology.hosts:
         problems += [
             f"{daemon} does not run on {host.name}"
@@ -166,8 +168,10 @@ def restore_lab(lab: Lab, timeout: float = RESTORE_SECONDS) -> list[str]:
 
 def _repair_files(lab: Lab) -> list[str]:
     """Each controller's /etc/slurm as ``up`` made it: the link to the shared slurm.conf, no
-    acct_gather.conf that slurmctld refuses."""
+    acct_gather.conf that slurmctld refuses; the shared slurm.conf the lab's (conf-crash)."""
     repairs = []
+    if lab.conf_crash_in_place():
+        repairs.append(lab.heal_conf_crash())
     for name in lab.local_conf_hosts():
         if (pid := lab.pid(name, "slurmctld")) is not None and stopped(pid):
             _stop_slurmctld(lab, name)  # hung: it reads the shared copy when started below

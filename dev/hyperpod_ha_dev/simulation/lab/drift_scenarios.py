@@ -6,6 +6,11 @@
   SlurmctldPrimaryOnProg/OffProg lines (the lifecycle script's anchor line missing), and the
   active slurmctld reconfigures with it: the failover topic would stay silent.
 
+* ``conf-crash``: the shared slurm.conf names a topology plugin without its file (as HyperPod's
+  cluster agent can write it), ctl1's slurmctld is restarted: ctl1 dies at start, ctl2 takes over
+  and dies the same way. DOWN, the verdict naming the change and the deaths; ``conf-shared``
+  heals it.
+
 Nothing publishes for drift (the ON/OFF programs run only when a controller's role changes):
 an operator's run checks the lab, as the watchdog's next tick would. The verdict must be
 DEGRADED naming the controller and the difference; then ``conf-shared`` heals it and the same
@@ -77,6 +82,25 @@ def _probe_verdict(drill: Drill) -> Verdict:
     return evaluate(reports)
 
 
+def _crash_named_then_healed(drill: Drill, result: ScenarioResult) -> None:
+    drill.check(
+        "the verdict names the change and the deaths",
+        any(
+            "slurm.conf changed" in r and "before ctl1 and ctl2 began to die: fatal: " in r
+            for r in result.reasons
+        ),
+        "; ".join(result.reasons)[:600],
+    )
+    found = check(drill.lab, "conf-shared", "ctl1")
+    drill.note("heal", f"conf-shared on ctl1: {found.apply(drill.lab, 'ctl1')}")
+    verdict = _probe_verdict(drill)
+    drill.check(
+        "after conf-shared, a controller is active again",
+        verdict.active_controller == "ctl1",
+        f"{verdict.name.value}: {'; '.join(r.text for r in verdict.reasons)[:400]}",
+    )
+
+
 DRIFT_SCENARIOS: Final = (
     LabScenario(
         "conf-drift",
@@ -94,6 +118,19 @@ DRIFT_SCENARIOS: Final = (
         why=(
             "ctl1 serves, but ctl2 would take over with its own slurm.conf, a copy no longer shared that "
             "waits another SlurmctldTimeout: the next failover is not the one configured"
+        ),
+    ),
+    LabScenario(
+        "conf-crash",
+        "the shared slurm.conf names topology/tree without topology.conf; ctl1's slurmctld restarted",
+        _fault("conf-crash", "ctl1"),
+        frozenset({"DOWN"}),
+        "DOWN",
+        parameters=dict(PERSISTENT_FAULT_PARAMETERS),
+        verify=_crash_named_then_healed,
+        why=(
+            "every controller that starts dies on the shared configuration: restarting slurmctld only "
+            "dies again until the change is undone"
         ),
     ),
     LabScenario(

@@ -72,6 +72,14 @@ class LabVerification:
             "standbys": list(self.verdict_output.get("standbys") or []),
             "not_ready": dict(self.verdict_output.get("not_ready") or {}),
             "slurm_version": self.slurm_version,
+            # Slurm's own answer per controller (25.11+): /readyz's HTTP status, or null and why.
+            "readyz": {
+                name: {"status": entry.get("readyz"), "why": entry.get("readyz_why")}
+                for name, entry in (self.verdict_output.get("evidence") or {}).items()
+                if isinstance(entry, Mapping)
+            },
+            # Known-bad releases the lab's controllers run (hyperpod_ha.slurm.advisories).
+            "advisories": list(self.verdict_output.get("advisories") or []),
             "incidents": data["incidents"],
             "snapshots": data["snapshots"],
             "executions": data["executions"],

@@ -138,6 +138,19 @@ DRIFT_CASES = [
         ),
     ),
     Case(
+        "Slurm versions differ: the reason names each controller's /opt/slurm link",
+        (
+            dataclasses.replace(Probe(), slurm_link="/opt/slurm-24.11.5"),
+            dataclasses.replace(standby(Conf(version="25.11.7")), slurm_link="/opt/slurm-25.11.7"),
+        ),
+        DEGRADED,
+        "ctl1",
+        (
+            "the Slurm version differs between controllers: 24.11.5 on ctl1; 25.11.7 on ctl2 "
+            "(/opt/slurm: ctl1 -> /opt/slurm-24.11.5; ctl2 -> /opt/slurm-25.11.7)",
+        ),
+    ),
+    Case(
         "SlurmctldHost lists differ",
         (Probe(), standby(Conf(hosts=("ctl1(10.214.0.11)",)))),
         DEGRADED,

@@ -158,6 +158,15 @@ class Probe:
     config: str = field(default_factory=two_controllers)
     now_local: str = "2026-11-29T23:40:00"  # the node's clock when the probe read the log
     conf: Conf | None = field(default_factory=Conf)  # None: no slurm.conf found, no failover_conf
+    # slurmctld's own /readyz (25.11+): its status, "closed" (built without an HTTP parser),
+    # "24.11" (not served); None: no slurmctld_http section (a probe before it)
+    readyz: int | str | None = None
+    # HyperPod's hand (hyperpod_hand): /opt/slurm's target and the nodes with an Action: reason
+    slurm_link: str | None = None
+    node_actions: tuple[str, ...] = ()
+    # conf_change: each file's age in seconds (slurm.conf, topology.conf, ...), and a kill by a signal
+    conf_ages: tuple[tuple[str, int], ...] = ()
+    signal_exit: tuple[str, int] | None = None  # (status, age)
 
     def text_of(self, value: str) -> str:
         return capture(value) if value.endswith(".txt") else value
@@ -192,7 +201,46 @@ class Probe:
             self.heartbeat_section(),
             self.state_save_section(),
             *([s("failover_conf", self.conf.failover_conf())] if self.conf else []),
+            *([] if self.readyz is None else [s("slurmctld_http", self.http_section())]),
+            *([s("hyperpod_hand", self.hand_section())] if self.slurm_link or self.node_actions else []),
+            *([s("conf_change", self.conf_change_section())] if self.conf_ages or self.signal_exit else []),
         ]
+
+    def conf_change_section(self) -> str:
+        now = 1795995200
+        lines = [f"now={now}"]
+        lines += [f"file {name} mtime={now - age} size=10 sha256={'a' * 64}" for name, age in self.conf_ages]
+        if self.signal_exit:
+            status, age = self.signal_exit
+            lines.append(
+                f"signal_exit={now - age}.5 {self.name} systemd[1]: slurmctld.service: Main process exited, "
+                f"code=dumped, status={status}"
+            )
+        return "\n".join(lines)
+
+    def hand_section(self) -> str:
+        lines = [f"slurm_link={self.slurm_link}" if self.slurm_link else "slurm_link_error=no /opt/slurm"]
+        lines += [
+            f"action {node}|{action} by hyperpod"
+            for node, _, action in (a.partition(" ") for a in self.node_actions)
+        ]
+        return "\n".join(lines)
+
+    def http_section(self) -> str:
+        if self.readyz == "24.11":
+            return (
+                "port=6817\nversion=24.11.5\nserved=no\nwhy=Slurm 24.11.5 serves no /readyz (added in 25.11)"
+            )
+        head = "port=6817\nversion=25.11.7\n"
+        if self.readyz == "closed":
+            closed = "connection closed without an HTTP answer (built without an HTTP parser?)"
+            return head + f"readyz_error={closed}\nlivez_error={closed}"
+        if self.readyz == "refused":
+            return (
+                head
+                + "readyz_error=connection refused on port 6817\nlivez_error=connection refused on port 6817"
+            )
+        return head + f"readyz={self.readyz}\nlivez=204"
 
     def heartbeat_section(self) -> ProbeSection:
         if self.heartbeat == "timeout":

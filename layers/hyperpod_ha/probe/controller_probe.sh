@@ -7,14 +7,8 @@
 # is killed (its whole process group) when the limit passes, so the probe ends within a bounded
 # time even when slurmctld, slurmdbd or the shared file system hang.
 #
-# Output, all on stdout (stderr is merged so the Session Manager's merged mode reads the same):
-#   @@hyperpod-ha probe begin version=1 nonce=<n>
-#   @@hyperpod-ha <n> begin <section>
-#   ...the section's output...
-#   @@hyperpod-ha <n> end <section> rc=<exit code> ms=<duration> timed_out=<0|1> truncated=<0|1>
-#   HYPERPOD_HA_PROBE_RESULT {"version":1,"nonce":"<n>","complete":true,...}
-# The nonce keeps text that a command prints from passing for a marker. The last line says the
-# probe finished, for transports that report no exit code.
+# Output, all on stdout (stderr merged): marked sections and a last result line, as
+# hyperpod_ha/slurm/probe_output.py reads them; a nonce keeps printed text from passing for a marker.
 #
 # The whole script is one function, called with stdin from /dev/null: it is usually fed to
 # bash on stdin, and a command reading stdin must not swallow the rest of the script.
@@ -323,9 +317,7 @@ sec_ping() { timeout -k 2 "$1" scontrol ping; }
 
 sec_sinfo() { timeout -k 2 "$1" sinfo -h -o '%T %D'; }
 
-# sdiag of the active controller, RPC rows by total time; only the lines
-# hyperpod_ha.slurm.controller_load reads: the header's figures, the schedulers' cycles and the
-# first 24 rows of each RPC table (a cluster with many users stays far below the section's cap).
+# sdiag of the active controller: only what slurm/controller_load.py reads (24 RPC rows a table).
 SDIAG_FILTER='
 /^Remote Procedure Call statistics by message type/ { part = "rpc"; rows = 0; print; next }
 /^Remote Procedure Call statistics by user/ { part = "rpc"; rows = 0; print; next }

@@ -25,6 +25,7 @@ from bench import (
     embedded_stack,
     input_parsing,
     lab_chaos,
+    lab_early_warning,
     lab_restore,
     lab_timings,
     lab_verdict,
@@ -81,6 +82,7 @@ def main() -> int:
         "lab_verdict": _run("lab time to verdict", lab_verdict.measure),
         "lab_restore": _run("lab restore of redundancy", lab_restore.measure),
         "lab_chaos": _run("lab chaos run (20 min)", lab_chaos.measure),
+        "lab_early_warning": _run("lab early warnings (8 min)", lab_early_warning.measure),
         "embedded_stack": _run("embedded stack creation", embedded_stack.measure),
     }
     meta = {

@@ -23,6 +23,8 @@
       "lab_restore": {"skipped": "..."} | {"modes": {"standbys"|"all": <check>},
                       "watchdog_tick_seconds": <check>},
       "lab_chaos": {"skipped": "..."} | <check: pass rules failed, with "command", "table", "summary">,
+      "lab_early_warning": {"skipped": "..."} | <check: the lead time, with "accounting", "overload",
+                            "probe">,
       "embedded_stack": {"skipped": "..."} | <check, seconds, with "first_seconds", "resources">
     }
 
@@ -51,6 +53,7 @@ SECTIONS = (
     "lab_verdict",
     "lab_restore",
     "lab_chaos",
+    "lab_early_warning",
     "embedded_stack",
 )
 
@@ -86,6 +89,7 @@ def assemble(meta: Mapping[str, Any], parts: Mapping[str, Any]) -> dict[str, Any
         "lab_verdict": parts["lab_verdict"],
         "lab_restore": parts.get("lab_restore", {"skipped": "not measured"}),
         "lab_chaos": parts.get("lab_chaos", {"skipped": "not measured"}),
+        "lab_early_warning": parts.get("lab_early_warning", {"skipped": "not measured"}),
         "embedded_stack": parts.get("embedded_stack", {"skipped": "not measured"}),
     }
 

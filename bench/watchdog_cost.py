@@ -46,6 +46,8 @@ TICK_PRICES: Final = {
     "dynamodb_on_demand_per_million_read_units": 0.125,
     "dynamodb_on_demand_per_million_write_units": 0.625,
     "cloudwatch_logs_ingestion_per_gb": 0.50,
+    # Each metric (name and dimensions) a month, the first 10,000 metrics' tier.
+    "cloudwatch_custom_metric_per_month": 0.30,
 }
 TICK_PRICE_SOURCES: Final = (
     {
@@ -63,7 +65,8 @@ TICK_PRICE_SOURCES: Final = (
     },
     {
         "url": "https://aws.amazon.com/cloudwatch/pricing/",
-        "figure": "Logs, standard ingestion: $0.50 per GB",
+        "figure": "Logs, standard ingestion: $0.50 per GB; custom metrics: $0.30 per metric a month "
+        "(first 10,000; a metric written through the embedded metric format is one too)",
     },
 )
 DYNAMODB_WRITES: Final = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
@@ -118,10 +121,28 @@ class _CountingStream(io.TextIOBase):
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.written = 0
+        self.metrics: set[tuple[str, str]] = set()  # (name, its dimensions) written as EMF
+        self.early_warning_bytes = 0  # of the EMF lines of the early warnings' metrics
 
     def write(self, text: str) -> int:
         self.written += len(text.encode())
+        for line in text.splitlines():
+            if line.startswith('{"_aws"'):
+                self._metrics(line)
         return int(self.inner.write(text))
+
+    def _metrics(self, line: str) -> None:
+        from hyperpod_ha.early_warning.metrics import ACTIVE_METRICS, CLUSTER_METRICS, NODE_METRICS
+
+        ours = {row[0] for row in (*ACTIVE_METRICS, *NODE_METRICS)} | set(CLUSTER_METRICS)
+        blob = json.loads(line)
+        for directive in blob["_aws"]["CloudWatchMetrics"]:
+            for dimensions in directive["Dimensions"]:
+                where = ",".join(f"{name}={blob[name]}" for name in sorted(dimensions))
+                names = [metric["Name"] for metric in directive["Metrics"]]
+                self.metrics.update((name, where) for name in names)
+                if set(names) & ours:
+                    self.early_warning_bytes += len(line.encode()) + 1
 
     def flush(self) -> None:
         self.inner.flush()
@@ -144,7 +165,10 @@ def run_ticks_here(ticks: int) -> dict[str, Any]:
 
     def counted(client: BaseClient, operation: str, params: Any) -> Any:
         if in_handler:
-            calls[-1][f"{client.meta.service_model.service_name}.{operation}"] += 1
+            name = f"{client.meta.service_model.service_name}.{operation}"
+            calls[-1][name] += 1
+            if _early_warning_item(params):
+                calls[-1][f"early_warning.{name}"] += 1
         return make_api_call(client, operation, params)
 
     def handled(spec: Any, event: Any) -> Any:
@@ -161,22 +185,32 @@ def run_ticks_here(ticks: int) -> dict[str, Any]:
     with simulated_run(SCENARIOS["healthy"], ROOT) as run:
         for _ in range(ticks):
             calls.append(Counter())
-            logged = counting.written
+            logged, ours = counting.written, counting.early_warning_bytes
             started = time.perf_counter()
             outcome = run.stack.tick()
             elapsed_ms = 1000 * (time.perf_counter() - started)
             last = delivery.deliveries[-1]
+            # The tick's log line carries the figures and warnings too.
+            added = {key: (outcome or {}).get(key) for key in ("warnings", "figures", "warning_steps")}
             results.append(
                 {
                     "outcome": (outcome or {}).get("outcome"),
                     "error": last.error,
                     "ms": elapsed_ms,
                     "log_bytes": counting.written - logged,
+                    "early_warning_log_bytes": counting.early_warning_bytes - ours + len(json.dumps(added)),
                     "calls": dict(calls[-1]),
                 }
             )
         executions = len(run.stack.executions())
-    return {"ticks": results, "executions": executions}
+    return {"ticks": results, "executions": executions, "metrics": sorted(map(list, counting.metrics))}
+
+
+def _early_warning_item(params: Any) -> bool:
+    """A state table call on the early warnings' items (``warning#``, ``status#...#warnings``)."""
+    item = params.get("Item") or params.get("Key") if isinstance(params, dict) else None
+    key = ((item or {}).get("pk") or {}).get("S", "")
+    return isinstance(key, str) and (key.startswith("warning#") or key.endswith("#warnings"))
 
 
 # ------------------------------------------------------------------ in the bench's process
@@ -221,6 +255,11 @@ def cost_report(raw: Mapping[str, Any], memory_mb: int, timeout_s: int, rate_min
     log_bytes = sum(float(t["log_bytes"]) for t in ticks) / len(ticks)
     month = ticks_per_month(rate_minutes)
     measured = price_per_month(month, memory_mb, cold_ms, per_tick, log_bytes)
+    # The metrics a healthy tick writes (ReadyStandbys, the early warnings' figures) are priced
+    # apart: the $1 target is the checks' own cost; with them it is ``with_metrics_usd``.
+    metrics = [tuple(metric) for metric in raw.get("metrics", [])]
+    metrics_usd = len(metrics) * TICK_PRICES["cloudwatch_custom_metric_per_month"]
+    early = early_warning_cost(month, ticks, per_tick, metrics)
     ceiling = price_per_month(month, memory_mb, 1000.0 * timeout_s, per_tick, log_bytes)
     fastest = price_per_month(ticks_per_month(FASTEST_RATE_MINUTES), memory_mb, cold_ms, per_tick, log_bytes)
     return at_most(
@@ -229,8 +268,9 @@ def cost_report(raw: Mapping[str, Any], memory_mb: int, timeout_s: int, rate_min
         note=(
             "Every tick priced as a cold one (measured in process on moto, where Session Manager "
             "answers at once: a lower bound for the probe's duration on AWS); the ceiling prices "
-            "every tick at the function's Timeout. Session Manager sessions, SageMaker reads and "
-            "CloudWatch metrics (only on problems) cost nothing here. The simulated transport reads "
+            "every tick at the function's Timeout. Session Manager sessions and SageMaker reads cost "
+            "nothing; the custom metrics every tick writes are priced apart (custom_metrics_usd_per_month, "
+            "with_metrics_usd; the early warnings' share in early_warnings). The simulated transport reads "
             "the Session document (ssm.GetDocument) where AWS would start a session."
         ),
         unit="USD per cluster-month",
@@ -241,6 +281,10 @@ def cost_report(raw: Mapping[str, Any], memory_mb: int, timeout_s: int, rate_min
         tick_ms={"cold": round(cold_ms, 1), "warm_median": round(warm_ms, 1)},
         aws_calls_per_tick=per_tick,
         log_bytes_per_tick=round(log_bytes),
+        custom_metrics=len(metrics),
+        custom_metrics_usd_per_month=round(metrics_usd, 2),
+        with_metrics_usd=round(measured["total"] + metrics_usd, 4),
+        early_warnings=early,
         executions_started=raw["executions"],
         price_per_month_usd={key: round(value, 5) for key, value in measured.items()},
         ceiling_per_month_usd={key: round(value, 5) for key, value in ceiling.items()},
@@ -255,6 +299,45 @@ def cost_report(raw: Mapping[str, Any], memory_mb: int, timeout_s: int, rate_min
             "tick_sources": list(TICK_PRICE_SOURCES),
         },
     )
+
+
+def early_warning_cost(
+    month: float,
+    ticks: Sequence[Mapping[str, Any]],
+    per_tick: Mapping[str, float],
+    metrics: Sequence[tuple[str, ...]],
+) -> dict[str, Any]:
+    """What the early warnings add a month: their metrics (each name and dimensions, as on the
+    healthy simulated pair: two controllers, one active), their state table calls and log bytes.
+    A failover adds the same names under the other controller's role for a month: ``after_failover``."""
+    from hyperpod_ha.early_warning.metrics import ACTIVE_METRICS, CLUSTER_METRICS, NODE_METRICS
+
+    ours = {row[0] for row in (*ACTIVE_METRICS, *NODE_METRICS)} | set(CLUSTER_METRICS)
+    count = sum(1 for metric in metrics if metric[0] in ours)
+    after_failover = count + len(ACTIVE_METRICS) + len(NODE_METRICS)  # each controller in both roles
+    reads = per_tick.get("early_warning.dynamodb.GetItem", 0.0)
+    writes = per_tick.get("early_warning.dynamodb.PutItem", 0.0)
+    log_bytes = sum(float(t.get("early_warning_log_bytes", 0)) for t in ticks) / max(len(ticks), 1)
+    parts = {
+        "cloudwatch_metrics": count * TICK_PRICES["cloudwatch_custom_metric_per_month"],
+        "dynamodb": month
+        * (
+            reads * TICK_PRICES["dynamodb_on_demand_per_million_read_units"]
+            + writes * TICK_PRICES["dynamodb_on_demand_per_million_write_units"]
+        )
+        / 1e6,
+        "logs": month * log_bytes / 1e9 * TICK_PRICES["cloudwatch_logs_ingestion_per_gb"],
+    }
+    per_metric = TICK_PRICES["cloudwatch_custom_metric_per_month"]
+    total = sum(parts.values())
+    return {
+        "metrics": count,
+        "metrics_after_a_failover": after_failover,
+        "dynamodb_calls_per_tick": {"GetItem": reads, "PutItem": writes},
+        "log_bytes_per_tick": round(log_bytes),
+        "price_per_month_usd": {**{k: round(v, 5) for k, v in parts.items()}, "total": round(total, 4)},
+        "after_a_failover_usd": round(total + (after_failover - count) * per_metric, 4),
+    }
 
 
 def measure(ticks: int = TICKS) -> dict[str, Any]:

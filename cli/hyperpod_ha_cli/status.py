@@ -70,6 +70,8 @@ def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
         "last_rotation": records.get("rotation"),
         "last_drill": _drill_figures(records.get("drill")),
         "last_restore": records.get("restore"),
+        # The watchdog's last tick: its early warnings and every controller's figures.
+        "early_warnings": records.get("warnings"),
     }
 
 
@@ -216,6 +218,7 @@ def render(status: Mapping[str, Any], now: float | None = None) -> str:
         lines.append(f"stack {stack['stack_name']} in {stack.get('region') or 'the default region'}")
     lines += _controller_lines(status, now)
     lines += _verdict_lines(status.get("last_verdict"), now)
+    lines += early_warning_lines(status.get("early_warnings"), now)
     running = status.get("in_progress")
     lines.append(
         f"in progress: {running['kind']} since {when(running['since'], now)} ({running['lease_holder']}), "
@@ -253,6 +256,40 @@ def _verdict_lines(verdict: Mapping[str, Any] | None, now: float | None) -> list
         lines.append(_redundancy_line(verdict))
     lines += reason_lines(verdict.get("reasons") or [])
     lines.append(_accounting_line(verdict.get("accounting")))
+    return lines
+
+
+# The figures a person reads first, in this order, with their units.
+_FIGURES = (
+    ("server_threads", "server threads", ""),
+    ("agent_queue", "agent queue", ""),
+    ("dbd_agent_queue", "DBD agent queue", ""),
+    ("rpc_average_ms", "RPCs on average", " ms"),
+    ("round_trip_ms", "sdiag round trip", " ms"),
+    ("heartbeat_lag_seconds", "heartbeat lag", " s"),
+    ("state_save_write_ms", "StateSaveLocation write", " ms"),
+)
+
+
+def early_warning_lines(record: Mapping[str, Any] | None, now: float | None) -> list[str]:
+    """The watchdog's last early warnings (each kind, controller, headline and codes) and every
+    controller's figures with its role."""
+    if not record:
+        return ["early warnings: none recorded (the watchdog has not ticked, or is off)"]
+    warnings = record.get("warnings") or []
+    lines = [f"early warnings ({when(record.get('recorded_at'), now)}): {len(warnings) or 'none'}"]
+    for warning in warnings:
+        codes = ", ".join(warning.get("codes") or [])
+        lines.append(
+            f"  - {warning.get('kind')} on {warning.get('controller')}: {warning.get('headline')} [{codes}]"
+        )
+    for figures in record.get("figures") or []:
+        said = [
+            f"{label} {figures[key]}{unit}" for key, label, unit in _FIGURES if figures.get(key) is not None
+        ]
+        lines.append(
+            f"  {figures.get('controller')} ({figures.get('role')}): {', '.join(said) or 'no figures'}"
+        )
     return lines
 
 

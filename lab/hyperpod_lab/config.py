@@ -78,6 +78,11 @@ def slurm_conf(topology: Topology) -> str:
         "AccountingStorageType=accounting_storage/slurmdbd",
         "AccountingStorageHost=localhost",
         f"AccountingStoragePort={SLURMDBD_PORT}",
+        # Slurm's floor: while slurmdbd is away, slurmctld drops records after 10,000 (issue 39's
+        # job-flood reaches it within minutes; the default here would be 2 x MaxJobCount + 4 x nodes).
+        "MaxDBDMsgs=10000",
+        # Room for that many pending jobs and more: job-flood's one record per job reaches it.
+        "MaxJobCount=20000",
         *(
             f"NodeName={node.name} NodeAddr={node.address} CPUs=1 State=UNKNOWN"
             for node in topology.compute_hosts

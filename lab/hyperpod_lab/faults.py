@@ -4,7 +4,8 @@
 touches anything (a :class:`LabFaultError`, a ``ValueError``, otherwise), applies the fault
 and records it (``<root>/last-fault.json``) so a later verification can report the seconds
 from the fault to its verdict. Every fault has its repair: ``stop``/``cont``, ``cut``/``heal``,
-``kill``/``start``, ``conf-drift``/``conf-shared``, ``crash-loop``/``crash-fixed``, ... but
+``kill``/``start``, ``conf-drift``/``conf-shared``, ``crash-loop``/``crash-fixed``,
+``rpc-flood``/``job-flood`` and ``heal`` (or their own end, two minutes later), ... but
 ``forged-log``, whose refused jobs leave only lines in slurmctld's log. A fault
 whose host is not in the state it needs (a slurm.conf already a local copy, a hung slurmctld to
 re-read it, a crash loop already in place) is refused too.
@@ -76,6 +77,16 @@ def _crash_fixed_refused(lab: Lab, host: str) -> str | None:
     return None
 
 
+def _heal(lab: Lab, host: str) -> object:
+    lab.reconnect(host)
+    return lab.stop_flood(host) if lab.topology.host(host).role == "compute" else None
+
+
+def _flood_refused(lab: Lab, host: str) -> str | None:
+    running = lab.running_flood(host)
+    return f"{running.kind} already runs from {host} (heal {host} first)" if running else None
+
+
 def _start(lab: Lab, host: str) -> object:
     # No wait: a 24.11 standby that cannot read the heartbeat answers nothing until it can.
     return lab.start_slurmctld(host, wait=False)
@@ -87,9 +98,7 @@ FAULTS: Final[dict[str, Fault]] = {
     "cont": Fault("SIGCONT slurmctld", lambda lab, host: lab.kill_slurmctld(host, signal.SIGCONT)),
     "start": Fault("start slurmctld again", _start),
     "cut": Fault("cut the host's network link", lambda lab, host: lab.isolate(host), controllers_only=False),
-    "heal": Fault(
-        "restore the host's network link", lambda lab, host: lab.reconnect(host), controllers_only=False
-    ),
+    "heal": Fault("restore the host's network link, end a flood from it", _heal, controllers_only=False),
     "dbd-stop": Fault("SIGTERM slurmdbd", lambda lab, host: lab.stop_slurmdbd(host)),
     "dbd-start": Fault("start slurmdbd again", lambda lab, host: lab.start_slurmdbd(host)),
     "state-ro": Fault("StateSaveLocation read-only", lambda lab, host: lab.make_state_unwritable(host)),
@@ -125,6 +134,22 @@ FAULTS: Final[dict[str, Fault]] = {
         "the refused acct_gather.conf removed, slurmctld started again",
         lambda lab, host: lab.fix_crash_loop(host),
         refused=_crash_fixed_refused,
+    ),
+    "rpc-flood": Fault(
+        "concurrent squeue, sinfo and scontrol loops as an ordinary user, in the background for "
+        "two minutes or until heal",
+        lambda lab, host: lab.flood(host, "rpc-flood"),
+        controllers_only=False,
+        computes_only=True,
+        refused=_flood_refused,
+    ),
+    "job-flood": Fault(
+        "job arrays of short jobs submitted in loops as an ordinary user, in the background for two "
+        "minutes or until heal (which cancels them)",
+        lambda lab, host: lab.flood(host, "job-flood"),
+        controllers_only=False,
+        computes_only=True,
+        refused=_flood_refused,
     ),
     "forged-log": Fault(
         "jobs of an ordinary user whose partition is a phrase the verdict reads (in slurmctld's log)",

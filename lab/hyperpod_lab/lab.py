@@ -6,8 +6,8 @@ found by looking in their host's PID namespace. :class:`Lab` gathers what each m
 bringing it up (:mod:`.build`) and down (:mod:`.teardown`), its daemons (:mod:`.daemon_control`),
 its hosts' views of the network and the shared state (:mod:`.state_views`), a controller's
 slurm.conf drifting from the shared copy (:mod:`.conf_drift`), a slurmctld that dies at every
-start (:mod:`.crash_loop`), a user's text in slurmctld's log (:mod:`.forged_log`), and queries
-(:mod:`.queries`).
+start (:mod:`.crash_loop`), a user's text in slurmctld's log (:mod:`.forged_log`), users' load
+(:mod:`.floods`), and queries (:mod:`.queries`).
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from hyperpod_lab.build import LabBuild
 from hyperpod_lab.conf_drift import LabConfDrift
 from hyperpod_lab.crash_loop import LabCrashLoop
 from hyperpod_lab.daemon_control import LabDaemons
+from hyperpod_lab.floods import LabFloods
 from hyperpod_lab.forged_log import LabForgedLog
 from hyperpod_lab.queries import LabQueries
 from hyperpod_lab.state_views import LabViews
 
 
-class Lab(LabBuild, LabConfDrift, LabCrashLoop, LabForgedLog, LabDaemons, LabViews, LabQueries):
+class Lab(LabBuild, LabConfDrift, LabCrashLoop, LabForgedLog, LabFloods, LabDaemons, LabViews, LabQueries):
     """The lab under ``topology.root``. Without a topology, the one of the lab running
     under ``root`` (from its state file), else two controllers and two nodes there."""

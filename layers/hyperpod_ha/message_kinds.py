@@ -89,6 +89,27 @@ KINDS: Final = {
                 _SLURMCTLD,
             ),
         ),
+        # Early warnings (the watchdog's): before the failure, resolved by the first tick without.
+        MessageKind(
+            "controller-overloaded",
+            "the active Slurm controller is slow but alive",
+            # The cluster still serves, and Slurm's HA will not act: not a 2.
+            "3",
+            (
+                "the slowest RPC types and busiest users above, then `sdiag` on the active controller",
+                "who runs `squeue`/`sinfo` in loops or submits job storms: `sdiag` by user",
+            ),
+        ),
+        MessageKind(
+            "accounting-at-risk",
+            "accounting records will be lost: slurmctld's queue for slurmdbd is filling",
+            # Records are lost at a rate already measured, and a failover now loses the queue.
+            "2",
+            (
+                "do not fail over now: a takeover loses the records queued in slurmctld's memory",
+                "slurmdbd and its database: `systemctl status slurmdbd`, its log, the database's reach",
+            ),
+        ),
         MessageKind(
             "drill-not-verified",
             "a failover drill left the cluster not verified",

@@ -14,6 +14,8 @@ their use carry ``expires_at`` (the table's TTL attribute). The keys:
   opened the ``redundancy-lost`` incident.
 - ``restore#<cluster>#<hour>``: the restore actions taken on the cluster in that hour (epoch hours).
 - ``unreachable#<cluster>``: per instance id, since when SSM has not reached that Running controller.
+- ``warning#<cluster>``: the watchdog's last sample of the active controller's counters, and
+  since when each early warning holds and whether its incident is open.
 
 Each function takes the DynamoDB client and the table's name; the lease goes in and out as
 :class:`~hyperpod_ha.lease.Lease`, other values as plain Python values: DynamoDB's attribute-value
@@ -79,6 +81,10 @@ def restore_key(cluster: str, hour: int) -> str:
 
 def unreachable_key(cluster: str) -> str:
     return f"unreachable#{cluster}"
+
+
+def warning_key(cluster: str) -> str:
+    return f"warning#{cluster}"
 
 
 def key(pk: str) -> dict[str, Any]:
@@ -362,3 +368,27 @@ def count_restore_action(
             raise
         return None
     return int(plain_values(answer["Attributes"])["actions"])
+
+
+# --- early warnings (the watchdog's) ---------------------------------------------------------
+
+
+def read_warnings(ddb: DynamoDBClient, table: str, cluster: str) -> dict[str, Any] | None:
+    """``{"sample": str, "kinds": str}`` (each JSON as written) or ``None``."""
+    item = ddb.get_item(TableName=table, Key=key(warning_key(cluster)), ConsistentRead=True).get("Item")
+    if item is None:
+        return None
+    values = plain_values(item)
+    return {name: values[name] for name in ("sample", "kinds") if isinstance(values.get(name), str)}
+
+
+def write_warnings(
+    ddb: DynamoDBClient, table: str, cluster: str, sample: str, kinds: str, expires_at: int
+) -> None:
+    """The tick's sample and windows, replacing the last (one tick at a time: the schedule's)."""
+    ddb.put_item(
+        TableName=table,
+        Item=attribute_values(
+            {"pk": warning_key(cluster), "sample": sample, "kinds": kinds, "expires_at": expires_at}
+        ),
+    )

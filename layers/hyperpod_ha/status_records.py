@@ -1,9 +1,10 @@
 """The last of each kind of event per cluster, kept in the state table for ``hyperpod-ha status``.
 
 One item per cluster and kind (``status#<cluster>#<kind>``): the last verdict (with its
-controllers, :func:`controllers_record`), snapshot, rotation roll-out, drill and restore of
-redundancy. Each is overwritten by the next; none expires. Writing one is best effort: the
-record serves people looking, it must never fail the step that writes it.
+controllers, :func:`controllers_record`), snapshot, rotation roll-out, drill, restore of
+redundancy and the watchdog's last early warnings and figures. Each is overwritten by the next;
+none expires. Writing one is best effort: the record serves people looking, it must never fail
+the step that writes it.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ from hyperpod_ha.state_table import status_key as record_key
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-Kind = Literal["verdict", "snapshot", "rotation", "drill", "restore"]
-KINDS: Final[tuple[Kind, ...]] = ("verdict", "snapshot", "rotation", "drill", "restore")
+Kind = Literal["verdict", "snapshot", "rotation", "drill", "restore", "warnings"]
+KINDS: Final[tuple[Kind, ...]] = ("verdict", "snapshot", "rotation", "drill", "restore", "warnings")
 MAX_RECORD_BYTES: Final = 32 * 1024
 
 

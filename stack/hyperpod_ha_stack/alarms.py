@@ -1,11 +1,12 @@
 """Every CloudWatch alarm of the stack, written once: one alarm shape and a table of what differs.
 
 The functions and dead-letter queues are read from template.yaml's hand-written part, so a new
-function gets its Errors and Throttles alarms (and a new queue its depth alarm) from
-``make generate``; a test fails until it is run. Every alarm fires on any datum above 0
-in five minutes. NoticeFunction tells people of each change (an EventBridge rule matches the
-stack's alarms, so the message has the one form and its attributes); only the notice path's own
-alarms (:data:`NOTICE_PATH`) publish to the topic themselves, and tell it again when OK.
+function gets its Errors and Throttles alarms (and a new queue its depth alarm) from ``make
+generate``; a test fails until it is run. Every alarm fires on any datum above 0 in five
+minutes, but the levels (NoStandbyReady, AccountingQueueFilling). NoticeFunction tells people of
+each change (an EventBridge rule matches the stack's alarms, so the message has the one form and
+its attributes); only the notice path's own alarms (:data:`NOTICE_PATH`) publish to the topic
+themselves, and tell it again when OK.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class Alarm:
     more_dimensions: tuple[tuple[str, Any], ...] = ()
     # Seconds, or what CloudFormation resolves to them (NoStandbyReady's follows the watchdog's rate).
     period: Any = 300
+    threshold: float = 0
 
     def resource(self) -> dict[str, Any]:
         dimensions = [self.dimension, *self.more_dimensions]
@@ -63,7 +65,7 @@ class Alarm:
             "Statistic": self.statistic,
             "Period": self.period,
             "EvaluationPeriods": self.evaluation_periods,
-            "Threshold": 0,
+            "Threshold": self.threshold,
             "ComparisonOperator": self.comparison,
             "TreatMissingData": "notBreaching",
         }
@@ -177,6 +179,30 @@ REDUNDANCY_ALARMS = (
 )
 
 
+# DbdAgentQueuePercent (WatchdogFunction at each tick: the active slurmctld's DBD agent queue as a
+# share of its MaxDBDMsgs) at half or more: where slurmctld itself logs "agent queue filling ...
+# RESTART SLURMDBD NOW"; records are dropped at 100. Beside the accounting-at-risk incident (which
+# needs the queue to grow between two ticks): it needs one datum, whatever the rate.
+ACCOUNTING_QUEUE_HALF = 50
+EARLY_WARNING_ALARMS = (
+    Alarm(
+        "AccountingQueueFillingAlarm",
+        "slurmctld's queue of accounting records for slurmdbd is half full or more (DbdAgentQueuePercent "
+        ">= 50): slurmdbd or its database is away, records are dropped at MaxDBDMsgs. Do not fail over "
+        "now (a takeover loses the queue); bring slurmdbd back.",
+        "HyperPodHA",
+        "DbdAgentQueuePercent",
+        ("cluster", {"Ref": "ClusterName"}),
+        statistic="Maximum",
+        condition="WatchdogEnabled",
+        comparison="GreaterThanOrEqualToThreshold",
+        more_dimensions=(("service", SERVICE),),
+        period={"Fn::FindInMap": [READY_STANDBYS_PERIODS, {"Ref": "WatchdogRateMinutes"}, "Seconds"]},
+        threshold=ACCOUNTING_QUEUE_HALF,
+    ),
+)
+
+
 def _of_type(resources: Mapping[str, Any], kind: str) -> Iterator[tuple[str, str | None]]:
     for logical_id, resource in resources.items():
         if resource["Type"] == kind:
@@ -225,7 +251,7 @@ def alarms(resources: Mapping[str, Any]) -> list[Alarm]:
     then the workflows'."""
     found = [a for f, c in _of_type(resources, "AWS::Serverless::Function") for a in function_alarms(f, c)]
     found += [queue_alarm(queue, c) for queue, c in _of_type(resources, "AWS::SQS::Queue")]
-    return found + list(WORKFLOW_ALARMS) + list(REDUNDANCY_ALARMS)
+    return found + list(WORKFLOW_ALARMS) + list(REDUNDANCY_ALARMS) + list(EARLY_WARNING_ALARMS)
 
 
 # The alarms NoticeFunction tells: the stack's, but the notice path's own, as the template creates

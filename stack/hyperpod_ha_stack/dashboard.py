@@ -42,6 +42,21 @@ class Metric:
         return [self.namespace, self.name, *pairs, {"stat": stat, "label": self.label}]
 
 
+@dataclass(frozen=True)
+class PerController:
+    """One line per controller and role of a metric the watchdog writes with the dimensions
+    ``controller`` and ``role`` (hyperpod_ha.early_warning.metrics): a CloudWatch SEARCH, whose
+    lines are labelled with those values, so the active controller is marked on each line."""
+
+    name: str
+
+    def line(self, stat: str) -> list[Any]:
+        keys = "{" + NAMESPACE + ",cluster,controller,role,service}"
+        search = f"SEARCH('{keys} MetricName=\"{self.name}\" cluster=\"${{ClusterName}}\"', '{stat}', 300)"
+        # No label: each line's is its dimensions' values (ctl1 active, ctl2 standby, ...).
+        return [{"expression": search, "id": f"e{self.name.lower()}"}]
+
+
 def ours(*names: str) -> tuple[Metric, ...]:
     """Metrics the functions emit (Powertools, namespace HyperPodHA), labelled by their name."""
     return tuple(Metric(NAMESPACE, name, DIMENSIONS, name) for name in names)
@@ -65,7 +80,7 @@ class AlarmLike(Protocol):
 @dataclass(frozen=True)
 class Widget:
     title: str
-    metrics: tuple[Metric, ...]
+    metrics: tuple[Metric | PerController, ...]
     stat: str = "Sum"
     stacked: bool = False
     width: int = WIDTH
@@ -179,6 +194,29 @@ WIDGETS: tuple[Widget, ...] = (
         "Ready standbys",
         ours("ReadyStandbys"),
         stat="Minimum",
+    ),
+    # The early warnings' figures (watchdog ticks): the serving controller's, whoever it is, then
+    # per controller with its role in each line's label.
+    Widget(
+        "Active controller: server threads, DBD agent queue (% of MaxDBDMsgs; 50 sets off "
+        "AccountingQueueFillingAlarm)",
+        ours("ActiveServerThreads", "DbdAgentQueuePercent"),
+        stat="Maximum",
+    ),
+    Widget(
+        "RPCs: average time over the last tick's window, sdiag's round trip (ms; per controller, role)",
+        (PerController("RpcAverageMs"), PerController("RoundTripMs")),
+        stat="Maximum",
+    ),
+    Widget(
+        "Queues: agent, DBD agent (per controller, role)",
+        (PerController("AgentQueue"), PerController("DbdAgentQueue")),
+        stat="Maximum",
+    ),
+    Widget(
+        "Heartbeat lag (s) and StateSaveLocation write (ms) (per controller, role)",
+        (PerController("HeartbeatLagSeconds"), PerController("StateSaveWriteMs")),
+        stat="Maximum",
     ),
 )
 

@@ -23,6 +23,7 @@ from hyperpod_ha.notices.aws_events import AlarmChange, RotationEvent
 from hyperpod_ha.notices.messages import Stack
 from hyperpod_ha.rotation.rollout_incident import rollout_failed
 from hyperpod_ha.topic_messages import TopicMessage
+from hyperpod_ha_stack.early_warning_samples import accounting_at_risk, controller_overloaded
 from hyperpod_ha_stack.sample_inputs import (
     CLUSTER,
     CLUSTER_ARN,
@@ -345,6 +346,16 @@ SAMPLES: Final = (
         "the watchdog has seen no ready standby for RedundancyGraceMinutes (a dead standby, or a "
         "failover with nothing left to fail over to)",
         redundancy_lost,
+    ),
+    Sample(
+        "controller-overloaded",
+        "the watchdog has seen the active controller past a threshold for OverloadWindowMinutes",
+        controller_overloaded,
+    ),
+    Sample(
+        "accounting-at-risk",
+        "slurmdbd or its database is away and the DBD agent queue grows toward MaxDBDMsgs",
+        accounting_at_risk,
     ),
     Sample("drill-not-verified", "a drill left the cluster not verified", drill_not_verified),
     Sample("recovered", "a run verifies the cluster and resolves what was open", recovered),

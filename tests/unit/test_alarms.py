@@ -37,9 +37,10 @@ def test_only_the_notice_paths_alarms_publish_to_the_topic_themselves() -> None:
     assert publishing == {f"${{AWS::StackName}}.{name}" for name in NOTICE_PATH}
     assert NOTICE_PATH == OWN_ALARMS
     for alarm in ALARMS:
-        if alarm["MetricName"] != "ReadyStandbys":  # a level: tested below
+        if alarm["MetricName"] not in ("ReadyStandbys", "DbdAgentQueuePercent"):  # levels: tested below
             assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
-        assert alarm["Threshold"] == 0
+        if alarm["MetricName"] != "DbdAgentQueuePercent":
+            assert alarm["Threshold"] == 0
         if "AlarmActions" in alarm:
             assert alarm["AlarmActions"] == alarm["OKActions"] == [TOPIC]
         else:
@@ -183,3 +184,15 @@ def test_the_abandoned_run_rule_matches_every_state_machine_that_holds_the_lease
 def test_functions_reachable_from_outside_have_reserved_concurrency(logical_id: str) -> None:
     reserved = FUNCTIONS[logical_id]["Properties"]["ReservedConcurrentExecutions"]
     assert reserved == {"Ref": "IngestionReservedConcurrency"}
+
+
+def test_the_accounting_queue_alarm_fires_at_half_of_max_dbd_msgs() -> None:
+    """slurmctld's own "agent queue filling" point; records are dropped at 100 %."""
+    (alarm,) = alarms_on("HyperPodHA", "DbdAgentQueuePercent", "cluster", {"Ref": "ClusterName"})
+    assert (alarm["ComparisonOperator"], alarm["Threshold"], alarm["Statistic"]) == (
+        "GreaterThanOrEqualToThreshold",
+        50,
+        "Maximum",
+    )
+    assert {"Name": "service", "Value": "hyperpod-ha"} in alarm["Dimensions"]
+    assert "Do not fail over now" in alarm["AlarmDescription"]

@@ -141,3 +141,22 @@ def test_a_healthy_tick_that_starts_a_run_is_an_error_not_a_price() -> None:
     report = cost_report({"ticks": [_tick(2000, outcome="started")], "executions": 1}, 128, 40, 5)
     assert "error" in report
     assert "1 executions started" in report["error"]
+
+
+def test_the_early_warnings_cost_is_their_metrics_calls_and_log_bytes() -> None:
+    from bench.watchdog_cost import early_warning_cost
+
+    metrics = [
+        ("ServerThreads", "controller=ctl1,role=active"),
+        ("RoundTripMs", "controller=ctl2"),
+        ("X", ""),
+    ]
+    per_tick = {"early_warning.dynamodb.GetItem": 1.0, "early_warning.dynamodb.PutItem": 2.0}
+    found = early_warning_cost(8760, [{"early_warning_log_bytes": 2000}], per_tick, metrics)
+    assert found["metrics"] == 2  # "X" is not theirs
+    prices = found["price_per_month_usd"]
+    assert prices["cloudwatch_metrics"] == 0.6
+    assert prices["dynamodb"] == round(8760 * (0.125 + 2 * 0.625) / 1e6, 5)
+    assert prices["logs"] == round(8760 * 2000 / 1e9 * 0.5, 5)
+    # After a failover each controller also appears in the other role for the rest of the month.
+    assert found["metrics_after_a_failover"] == 2 + 9

@@ -244,3 +244,33 @@ def test_status_says_an_unknown_redundancy_was_not_judged_and_that_no_restore_ra
     assert "last restore: none recorded" in text
     none = render({"cluster": "ml-cluster", "last_verdict": {**verdict, "redundancy": "none"}}, now=0.0)
     assert "redundancy none: no ready standby" in none
+
+
+def test_status_shows_the_watchdogs_early_warnings_and_each_controllers_figures() -> None:
+    from hyperpod_ha_dev.cli.status import render
+
+    record = {
+        "recorded_at": 940,
+        "warnings": [
+            {
+                "kind": "accounting-at-risk",
+                "controller": "ctl1",
+                "headline": "accounting records will be lost in about 2 min (9000 of 10000 queued)",
+                "codes": ["accounting-queue-growing", "accounting-queue-half-full"],
+            }
+        ],
+        "figures": [
+            {"controller": "ctl1", "role": "active", "server_threads": 3, "dbd_agent_queue": 9000},
+            {"controller": "ctl2", "role": "standby", "round_trip_ms": 40},
+        ],
+    }
+    lines = render({"cluster": "ml-cluster", "early_warnings": record}, now=1000.0).splitlines()
+    at = lines.index("early warnings (1 min ago (1970-01-01 00:15 UTC)): 1")
+    assert lines[at + 1 : at + 4] == [
+        "  - accounting-at-risk on ctl1: accounting records will be lost in about 2 min (9000 of 10000 "
+        "queued) [accounting-queue-growing, accounting-queue-half-full]",
+        "  ctl1 (active): server threads 3, DBD agent queue 9000",
+        "  ctl2 (standby): sdiag round trip 40 ms",
+    ]
+    quiet = render({"cluster": "ml-cluster"}, now=1000.0)
+    assert "early warnings: none recorded (the watchdog has not ticked, or is off)" in quiet

@@ -235,6 +235,7 @@ def test_the_watchdog_is_scheduled_and_can_be_turned_off() -> None:
     }
     watchdog = [k for k, v in resources.items() if v.get("Condition") == "WatchdogEnabled"]
     assert sorted(watchdog) == [
+        "AccountingQueueFillingAlarm",
         "NoStandbyReadyAlarm",
         "WatchdogDeadLetterQueue",
         "WatchdogDeadLetterQueueAlarm",

@@ -37,6 +37,8 @@ FAULT_NAMES = (
     "conf-shared",
     "crash-loop",
     "crash-fixed",
+    "rpc-flood",
+    "job-flood",
     "forged-log",
 )
 

@@ -125,6 +125,7 @@ class FakeController:
             + f"StateSaveLocation       = {state_dir}\n"
             + self._capture("show_config_accounting_lab.txt")
             + f"SlurmctldLogFile        = {log}\n"
+            + "MaxDBDMsgs              = 20008\n"
             + "".join(
                 f"SlurmctldPrimary{slot}Prog = {path if state.running_programs else '(null)'}\n"
                 for slot, path in programs.items()
@@ -160,7 +161,13 @@ class FakeController:
                 ),
                 **self._job_commands(reachable=state.show_config_answers),
                 "sinfo": self._prints(state.sinfo, state.sinfo_rc),
-                "sdiag": f"echo 'DBD Agent queue size: {state.dbd_queue}'\necho 'Server thread count: 3'\n",
+                # sdiag's header as Slurm prints it (src/sdiag/sdiag.c), the figures the probe reads.
+                "sdiag": (
+                    'echo "sdiag output at $(date) ($(date +%s))"\n'
+                    "echo 'Data since      Thu Jan  1 00:00:01 1970 (1)'\n"
+                    "echo 'Server thread count:  3'\necho 'Agent queue size:     0'\n"
+                    f"echo 'DBD Agent queue size: {state.dbd_queue}'\n"
+                ),
                 "sacctmgr": (
                     f'case "$*" in\n  *ping*) {self._prints("sacctmgr_ping_invalid_keyword.txt", 1)};;\n'
                     # The drill's registration check asks for ControlHost alone.

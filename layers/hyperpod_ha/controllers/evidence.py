@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any, Final
 
-from hyperpod_ha.controllers import shared_evidence
+from hyperpod_ha.controllers import load_evidence, shared_evidence
 from hyperpod_ha.controllers.decoding import LIST_LIMIT
 from hyperpod_ha.controllers.models import (
     ConfigEvidence,
@@ -64,6 +64,7 @@ def evidence(node: Controller, output: ProbeOutput) -> dict[str, Any]:
         "dbd": shared_evidence.dbd(output, config),
         "scheduler": shared_evidence.scheduler(output.sections.get("sinfo")),
         "failover": shared_evidence.failover_config(output),
+        "load": load_evidence.load(output),
         "notes": notes,
     }
 

@@ -239,6 +239,42 @@ class SchedulerEvidence:
 
 
 @dataclass(frozen=True)
+class RpcEvidence:
+    """A row of sdiag's RPC statistics (a message type or a user) since the counters' reset."""
+
+    name: str
+    count: int
+    total_us: int
+
+
+@dataclass(frozen=True)
+class LoadEvidence:
+    """How loaded the controllers are, as this node sees it (:mod:`.load_evidence`): sdiag's
+    figures of the active slurmctld (sdiag asks whichever controller serves), MaxDBDMsgs, and
+    what this node timed (the RPC round trips of sdiag and ``scontrol ping``, a file created in
+    StateSaveLocation)."""
+
+    sampled_at: int | None = None  # sdiag's time (the active slurmctld's clock)
+    since: int | None = None  # when sdiag's counters were last reset
+    server_threads: int | None = None
+    agent_queue: int | None = None
+    agent_count: int | None = None
+    agent_threads: int | None = None
+    dbd_agent_queue: int | None = None
+    max_dbd_msgs: int | None = None  # the running MaxDBDMsgs (Slurm's default when unset)
+    main_cycle_last_us: int | None = None
+    main_cycle_mean_us: int | None = None
+    backfill_cycle_last_us: int | None = None
+    backfill_cycle_mean_us: int | None = None
+    rpc_types: tuple[RpcEvidence, ...] = ()  # by total time, highest first
+    rpc_users: tuple[RpcEvidence, ...] = ()
+    sdiag_ms: int | None = None  # the sdiag call from this node, start to end
+    ping_ms: int | None = None  # `scontrol ping` of every controller from this node
+    state_save_write_ms: int | None = None  # create and remove a file in StateSaveLocation
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class ControllerReport:
     instance_id: str
     status: ReportStatus
@@ -262,6 +298,7 @@ class ControllerReport:
     dbd: DbdEvidence = field(default_factory=DbdEvidence)
     scheduler: SchedulerEvidence = field(default_factory=SchedulerEvidence)
     failover: FailoverConfigEvidence = field(default_factory=FailoverConfigEvidence)
+    load: LoadEvidence = field(default_factory=LoadEvidence)
     notes: tuple[str, ...] = ()
 
     @property

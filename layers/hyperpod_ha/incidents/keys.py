@@ -19,10 +19,19 @@ KIND_DATABASE_REVERT_FAILED = "accounting-database-revert-failed"
 # No ready standby for RedundancyGraceMinutes (the watchdog's ticks open and resolve it).
 KIND_REDUNDANCY_LOST = "redundancy-lost"
 # A verified failover says nothing about the database secret on every controller, nor about
-# HyperPod's database configuration, nor about the standbys left (a FAILED_OVER run with none):
+# HyperPod's database configuration, the standbys left (a FAILED_OVER run with none) or a warning:
 # these are only resolved when the caller names them.
+# The watchdog's early warnings (hyperpod_ha.early_warning), resolved by its first tick without.
+KIND_CONTROLLER_OVERLOADED = "controller-overloaded"
+KIND_ACCOUNTING_AT_RISK = "accounting-at-risk"
 KINDS_NOT_RESOLVED_BY_DEFAULT = frozenset(
-    {KIND_ROLLOUT_FAILED, KIND_DATABASE_REVERT_FAILED, KIND_REDUNDANCY_LOST}
+    {
+        KIND_ROLLOUT_FAILED,
+        KIND_DATABASE_REVERT_FAILED,
+        KIND_REDUNDANCY_LOST,
+        KIND_CONTROLLER_OVERLOADED,
+        KIND_ACCOUNTING_AT_RISK,
+    }
 )
 
 # Operational-data keys. Custom keys must not start with aws, amazon, amzn or ssm.

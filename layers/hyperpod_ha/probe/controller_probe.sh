@@ -176,7 +176,7 @@ conf_get() { # key [sources] -> value from `scontrol show config` (if it answere
 
 # --- sections (each gets its time limit in seconds first) -----------------------------------
 
-CONFIG_KEYS='SlurmctldHost\[[0-9]+\]|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|AccountingStorageHost|AccountingStoragePort|AccountingStorageType|MessageTimeout|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg|SLURM_VERSION|SLURM_CONF'
+CONFIG_KEYS='SlurmctldHost\[[0-9]+\]|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|AccountingStorageHost|AccountingStoragePort|AccountingStorageType|MessageTimeout|MaxDBDMsgs|MaxJobCount|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg|SLURM_VERSION|SLURM_CONF'
 CONF_FILE_KEYS='SlurmctldHost|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg'
 
 sec_identity() {
@@ -318,7 +318,31 @@ sec_ping() { timeout -k 2 "$1" scontrol ping; }
 
 sec_sinfo() { timeout -k 2 "$1" sinfo -h -o '%T %D'; }
 
-sec_sdiag() { filtered "$1" 10 '^(DBD Agent queue size|Server thread count):' sdiag; }
+# sdiag of the active controller, RPC rows by total time; only the lines
+# hyperpod_ha.slurm.controller_load reads: the header's figures, the schedulers' cycles and the
+# first 24 rows of each RPC table (a cluster with many users stays far below the section's cap).
+SDIAG_FILTER='
+/^Remote Procedure Call statistics by message type/ { part = "rpc"; rows = 0; print; next }
+/^Remote Procedure Call statistics by user/ { part = "rpc"; rows = 0; print; next }
+/^Main schedule statistics/ { part = "cycle"; print; next }
+/^Backfilling stats/ { part = "cycle"; print; next }
+/^(Main scheduler exit|Backfill exit|Pending RPC statistics)/ { part = ""; next }
+part == "rpc" { if (++rows <= 24) print; next }
+part == "cycle" && /^[ \t]*(Last cycle|Mean cycle|Max cycle):/ { print; next }
+/^(sdiag output at|Data since|Server thread count|Agent queue size|Agent count|Agent thread count|DBD Agent queue size|Jobs pending|Jobs running)/ { print }
+'
+
+sec_sdiag() {
+  local out rc
+  out=$(timeout -k 2 "$1" sdiag -t 2>&1)
+  rc=$?
+  if [ "$rc" = 0 ]; then
+    printf '%s\n' "$out" | awk "$SDIAG_FILTER"
+  else
+    printf '%s\n' "$out" | head -n 10
+  fi
+  return "$rc"
+}
 
 # ControlHost names the controller registered with slurmdbd (empty, port 0, when none is).
 sec_dbd_clusters() { timeout -k 2 "$1" sacctmgr -n -P show cluster format=cluster,controlhost,controlport; }
@@ -467,7 +491,7 @@ mount_of() { # seconds path prefix: the file system holding path (<prefix>mount_
 }
 
 sec_state_save() { # where StateSaveLocation lives and whether it takes a new file
-  local seconds=$1 dir=$2 user=$3 rc write_test out
+  local seconds=$1 dir=$2 user=$3 rc write_test out began
   if [ -z "$dir" ]; then
     echo "error=StateSaveLocation unknown"
     return 2
@@ -490,10 +514,11 @@ sec_state_save() { # where StateSaveLocation lives and whether it takes a new fi
   # mktemp creates a random name with O_CREAT|O_EXCL (mode 600), so it never follows one.
   # shellcheck disable=SC2016 # $1 is the inner shell's
   write_test='f=$(mktemp -p "$1" .hyperpod-ha-probe.XXXXXXXXXX) && rm -f -- "$f"'
+  began=$(now_ms)
   out=$(timeout -k 1 "$seconds" bash -c "$write_test" _ "$dir" 2>&1)
   rc=$?
   case "$rc" in
-    0) echo "writable=yes" ;;
+    0) echo "writable=yes" && echo "write_ms=$(($(now_ms) - began))" ;; # a file created and removed
     124 | 137) fs_error "$rc" "creating a file in StateSaveLocation"; return ;;
     *)
       echo "writable=no"

@@ -92,3 +92,18 @@ def within_hourly_bound(used: int, max_per_hour: int) -> str | None:
             "needs a person: look at its slurmctld log"
         )
     return None
+
+
+def accounting_not_at_risk(active: ObservedController) -> str | None:
+    """A hand-back is a failover: the records slurmctld queues while slurmdbd (or its database) is
+    away live in the active controller's memory, and the takeover loses them (issue 39's
+    accounting-at-risk). Blocks starting the configured primary (or rebooting it), not a standby."""
+    report = active.checked
+    queue = report.dbd.agent_queue_size if report is not None else None
+    if report is None or report.dbd.reachable is not False or not queue:
+        return None
+    return (
+        f"not handed back: slurmdbd does not answer from the active controller {active.key} and "
+        f"{queue} accounting records wait in its slurmctld's queue: a hand-back would lose them "
+        "(accounting-at-risk); bring slurmdbd back first"
+    )

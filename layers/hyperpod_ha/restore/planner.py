@@ -88,8 +88,11 @@ def _wanted(
         if need is None:
             continue
         report = other.report
-        reason = guards.not_active(other, active) or guards.node_not_under_update(
-            given.maintenance, report.instance_id
+        reason = (
+            guards.not_active(other, active)
+            or guards.node_not_under_update(given.maintenance, report.instance_id)
+            # The configured primary, started or rebooted, takes control back: a failover.
+            or (guards.accounting_not_at_risk(active) if index == 0 else None)
         )
         if reason is not None:
             notes.append(f"{other.key}: {reason}")

@@ -2,12 +2,13 @@
 
 One module per family of output: :mod:`.ping` (``scontrol ping``), :mod:`.config`
 (``scontrol show config``, slurm.conf), :mod:`.accounting` (``sacctmgr``, ``sdiag``'s slurmdbd
-queue), :mod:`.node_states` (``sinfo``), :mod:`.role_log` (slurmctld's log: roles and takeover
-refusals), :mod:`.heartbeat`, :mod:`.state_save`, :mod:`.host` (the node's identity and
-daemons), :mod:`.failover_conf` (what the next failover needs: slurm.conf's link and hash, the
-version, the ON/OFF programs); :mod:`.probe_output` splits the probe's output into those
-sections; :mod:`.text` holds what they share. Every parser takes text from outside and
-either returns typed values or raises :class:`SlurmOutputError` (an
+queue), :mod:`.controller_load` (``sdiag``'s figures, ``MaxDBDMsgs``), :mod:`.node_states`
+(``sinfo``), :mod:`.role_log` (slurmctld's log: roles and takeover refusals),
+:mod:`.heartbeat`, :mod:`.state_save`, :mod:`.host` (the node's identity and daemons),
+:mod:`.failover_conf` (what the next failover needs: slurm.conf's link and hash, the version,
+the ON/OFF programs); :mod:`.probe_output` splits the probe's output into those sections;
+:mod:`.text` holds what they share. Every parser takes text from outside and either returns
+typed values or raises :class:`SlurmOutputError` (an
 :class:`~hyperpod_ha.errors.InputRejected`, so a ``ValueError``) with a reason that is safe
 to log; none crashes on arbitrary text. Formats
 are those of Slurm 22.05.8 and 24.11 (the captures in ``hyperpod_ha_dev``) and newer Slurm's
@@ -26,6 +27,13 @@ from hyperpod_ha.slurm.accounting import (
     parse_dbd_ping,
 )
 from hyperpod_ha.slurm.config import ControllerHost, SlurmConfig, parse_show_config, parse_slurm_conf
+from hyperpod_ha.slurm.controller_load import (
+    DBD_MSGS_FLOOR,
+    ControllerLoad,
+    RpcRow,
+    dbd_message_limit,
+    parse_sdiag,
+)
 from hyperpod_ha.slurm.errors import ProbeOutputError, SlurmOutputError
 from hyperpod_ha.slurm.failover_conf import (
     PROGRAM_SLOTS,
@@ -70,6 +78,7 @@ from hyperpod_ha.slurm.state_save import StateSave, parse_state_save
 from hyperpod_ha.slurm.text import ERROR_LIMIT, TEXT_LIMIT, excerpt, first_error
 
 __all__ = [
+    "DBD_MSGS_FLOOR",
     "ERROR_LIMIT",
     "HEARTBEAT_SIZE",
     "MAX_CONTROLLER_INDEX",
@@ -84,6 +93,7 @@ __all__ = [
     "TIMED_OUT_CODES",
     "ClusterRegistration",
     "ControllerHost",
+    "ControllerLoad",
     "DaemonProcess",
     "DbdPing",
     "FailoverConf",
@@ -100,12 +110,14 @@ __all__ = [
     "RefusalLine",
     "RoleLine",
     "RoleLog",
+    "RpcRow",
     "Services",
     "SlurmConfig",
     "SlurmOutputError",
     "StateSave",
     "classify_refusal_line",
     "classify_role_line",
+    "dbd_message_limit",
     "decode_heartbeat",
     "excerpt",
     "first_error",
@@ -121,6 +133,7 @@ __all__ = [
     "parse_ping",
     "parse_probe_output",
     "parse_role_log",
+    "parse_sdiag",
     "parse_services",
     "parse_show_config",
     "parse_slurm_conf",

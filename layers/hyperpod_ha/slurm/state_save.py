@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from hyperpod_ha.slurm.text import excerpt, key_values, yes_no
@@ -21,6 +22,7 @@ class StateSave:
     writable_by_slurm_user: bool | None
     slurm_user_write_error: str | None
     error: str | None
+    write_ms: int | None = None  # how long creating and removing a file took (root's)
 
 
 def parse_state_save(text: str) -> StateSave:
@@ -40,4 +42,5 @@ def parse_state_save(text: str) -> StateSave:
             excerpt(values["slurm_user_write_error"]) if values.get("slurm_user_write_error") else None
         ),
         error=excerpt(values["error"]) if values.get("error") else None,
+        write_ms=int(values["write_ms"]) if re.fullmatch(r"[0-9]{1,9}", values.get("write_ms", "")) else None,
     )

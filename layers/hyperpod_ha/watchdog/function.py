@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Final, Self
 
 from botocore.exceptions import ClientError
@@ -16,6 +16,7 @@ from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import InvalidCommandRequest
 from hyperpod_ha.controllers.errors import ControllerGroupNotFound
 from hyperpod_ha.controllers.settings import ProbeSettings
+from hyperpod_ha.early_warning.settings import WarningThresholds
 from hyperpod_ha.environment import Environment, Integer, OptionalText, Settings, Text
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import add_cluster_metric, logger, metrics
@@ -79,6 +80,8 @@ class WatchdogFunctionSettings(Settings):
             scale=60,
         ),
     ] = REDUNDANCY_GRACE_MINUTES * 60
+    # The early warnings' thresholds (controller-overloaded, accounting-at-risk).
+    thresholds: WarningThresholds = field(default_factory=WarningThresholds)
     # IncidentFunction, which opens and resolves redundancy-lost; without it nothing is opened.
     incident_function_arn: Annotated[str | None, OptionalText("INCIDENT_FUNCTION_ARN")] = None
     # The restore's Session document: named in the reasons' command only.
@@ -121,6 +124,7 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
     from hyperpod_ha.controllers.check import check_controller
     from hyperpod_ha.controllers.discovery import discover_controllers
     from hyperpod_ha.controllers.models import Controller, ControllerReport
+    from hyperpod_ha.early_warning.watch import EarlyWarningWatch
     from hyperpod_ha.runs.verification_runs import VerificationRuns
     from hyperpod_ha.watchdog.found_failures import FoundFailures
     from hyperpod_ha.watchdog.redundancy_loss import RedundancyWatch
@@ -141,10 +145,12 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
         )
 
     redundancy = None
+    ask = None
     if settings.incident_function_arn:
         from hyperpod_ha.ingestion.database_incidents import IncidentFunctionClient
 
         incidents = IncidentFunctionClient(boto3.client("lambda"), settings.incident_function_arn)
+        ask = incidents.ask
         redundancy = RedundancyWatch(
             settings.cluster,
             dynamodb,
@@ -172,4 +178,5 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
         redundancy=redundancy,
         unreachable=UnreachableNodes(settings.cluster, dynamodb, settings.verification.state_table),
         restore=restore,
+        early_warning=EarlyWarningWatch(settings.cluster, dynamodb, table, ask, settings.thresholds),
     )

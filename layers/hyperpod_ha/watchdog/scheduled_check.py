@@ -22,11 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from botocore.exceptions import ClientError
 
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.controllers.models import ClusterControllers, Controller, ControllerReport
+from hyperpod_ha.early_warning.metrics import emit_figures
+from hyperpod_ha.early_warning.watch import EarlyWarningWatch
 from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.models import Trigger
 from hyperpod_ha.runs.verification_runs import VerificationRuns
@@ -51,6 +54,7 @@ class Watchdog:
     redundancy: RedundancyWatch | None = None
     unreachable: UnreachableNodes | None = None
     restore: RestoreStart | None = None
+    early_warning: EarlyWarningWatch | None = None
 
     def tick(self, tick: Tick) -> TickResult:
         cluster = self.discover()
@@ -59,10 +63,28 @@ class Watchdog:
         since = self._note_unreachable(reports)
         result = self._verification(tick, verdict, reports, cluster, since)
         result = replace(result, unreachable=since)
-        if self.redundancy is None:
-            return result
         # After the verification's own step: a failure here still leaves that run started.
-        return replace(result, redundancy_step=self.redundancy.check(tick, verdict, self.clock()))
+        if self.redundancy is not None:
+            result = replace(result, redundancy_step=self.redundancy.check(tick, verdict, self.clock()))
+        return replace(result, early_warnings=self._warn(tick, verdict, reports))
+
+    def _warn(
+        self, tick: Tick, verdict: Verdict, reports: Sequence[ControllerReport]
+    ) -> Mapping[str, Any] | None:
+        """The figures as metrics and the early warnings; never what stops a tick: a failure is
+        logged, and the next tick compares with the last sample kept."""
+        if self.early_warning is None:
+            return None
+        try:
+            outcome = self.early_warning.check(tick, verdict, reports, self.clock())
+        except ClientError as error:
+            logger.warning(
+                "early warnings not weighed",
+                extra={"error_code": error_code(error), "reason": str(error)[:300]},
+            )
+            return None
+        emit_figures(self.cluster, outcome.figures)
+        return outcome.to_json()
 
     def _verification(
         self,

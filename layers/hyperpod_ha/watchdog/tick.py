@@ -55,6 +55,8 @@ class TickResult:
     restore: bool = False  # verified, and the run is for a restore (watchdog.restore_start)
     # Why a verified tick with a standby not ready started a run for a restore, or why not.
     restore_reason: str | None = None
+    # The early warnings, every controller's figures and each kind's step (early_warning.watch).
+    early_warnings: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -71,4 +73,7 @@ class TickResult:
             "unreachable": dict(self.unreachable),
             "restore": self.restore,
             "restore_reason": self.restore_reason,
+            "warnings": list((self.early_warnings or {}).get("warnings", [])),
+            "figures": list((self.early_warnings or {}).get("figures", [])),
+            "warning_steps": dict((self.early_warnings or {}).get("steps", {})),
         }

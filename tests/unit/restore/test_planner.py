@@ -94,6 +94,23 @@ def test_all_hands_control_back_to_the_configured_primary() -> None:
     assert "it takes control back" in result.reasons[0]
 
 
+def test_no_hand_back_while_accounting_records_wait_for_slurmdbd() -> None:
+    """The hand-back is a failover: the records queued in ctl2's slurmctld would be lost."""
+    import dataclasses
+
+    away = dataclasses.replace(
+        CTL2_TOOK_OVER, dbd="sacctmgr_cluster_refused.txt", dbd_rc=1, sdiag="sdiag_dbd_queue_growing.txt"
+    )
+    result = plan(CTL1_KILLED, away, mode=RestoreMode.ALL)
+    assert result.actions == ()
+    assert result.not_taken == ()
+    (note,) = [r for r in result.reasons if r.startswith("ctl1: ")]
+    assert "not handed back: slurmdbd does not answer from the active controller ctl2" in note
+    assert "3 accounting records wait" in note
+    # Once slurmdbd answers, the hand-back goes on.
+    assert [a.kind for a in plan(*FAILED_OVER, mode=RestoreMode.ALL).actions] == ["hand-back"]
+
+
 def test_a_standby_unreachable_through_ssm_is_named_not_started() -> None:
     result = plan(PRIMARY, Unreachable("ctl2"))
     assert result.actions == ()

@@ -45,6 +45,7 @@ def baseline_problems(lab: Lab) -> list[str]:
     if not lab.is_up():
         return ["the lab is not up"]
     problems = [f"{name} is cut off the network" for name in isolated_hosts(lab)]
+    problems += [f"a flood runs from {name}" for name in lab.flood_hosts()]
     if state_read_only(lab):
         problems.append("StateSaveLocation is read-only")
     problems += [f"{name} cannot read the heartbeat" for name in heartbeat_hidden_hosts(lab)]
@@ -104,6 +105,7 @@ def restore_lab(lab: Lab, timeout: float = RESTORE_SECONDS) -> list[str]:
     come back within ``timeout``.
     """
     repairs: list[str] = []
+    repairs += [said for name in lab.flood_hosts() if (said := lab.stop_flood(name))]
     if state_read_only(lab):
         lab.restore_state_writable()
         repairs.append("StateSaveLocation writable again")

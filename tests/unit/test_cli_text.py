@@ -247,7 +247,7 @@ def test_status_says_an_unknown_redundancy_was_not_judged_and_that_no_restore_ra
 
 
 def test_status_shows_the_watchdogs_early_warnings_and_each_controllers_figures() -> None:
-    from hyperpod_ha_dev.cli.status import render
+    from hyperpod_ha_cli.status import render
 
     record = {
         "recorded_at": 940,
@@ -279,7 +279,7 @@ def test_status_shows_the_watchdogs_early_warnings_and_each_controllers_figures(
 def test_status_names_every_known_bad_release_the_controllers_run() -> None:
     from hyperpod_ha.slurm import applying
     from hyperpod_ha.status_records import advisories_record
-    from hyperpod_ha_dev.cli.status import render
+    from hyperpod_ha_cli.status import render
 
     rows = [row.to_json() for row in applying({"ctl1": "24.11.0", "ctl2": "24.11.0"})]
     kept = advisories_record({"advisories": [*rows, "not a row", {"advisory": 7}]})

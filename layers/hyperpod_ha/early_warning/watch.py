@@ -184,7 +184,7 @@ def open_request(
         "verdict": "",
         "execution_id": _execution_id(tick),
         "problem": warning.headline,
-        "reasons": [*warning.reasons, f"{held}; {codes}", *verdict.reasons],
+        "reasons": [*warning.reasons, f"{held}; {codes}", *verdict.texts],
         # The verdict's entry of that controller (who it is, how to reach it) with its figures.
         "evidence": {
             warning.controller: {**verdict.evidence.get(warning.controller, {}), **warning.figures.to_json()}
@@ -201,7 +201,7 @@ def resolve_request(cluster: str, tick: Tick, verdict: Verdict, kind: str) -> di
         "verdict": verdict.name.value,
         "kinds": [kind],
         "execution_id": _execution_id(tick),
-        "reasons": [f"{kind}: no longer seen at this check", *verdict.reasons],
+        "reasons": [f"{kind}: no longer seen at this check", *verdict.texts],
         "evidence": {key: dict(value) for key, value in verdict.evidence.items()},
         "trigger": _trigger(tick),
     }

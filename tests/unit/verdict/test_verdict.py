@@ -50,8 +50,10 @@ def test_verdict(case: Case) -> None:
     assert verdict.name is case.verdict, verdict.reasons
     assert verdict.active_controller == case.active
     assert verdict.verified is (case.verdict in VERIFIED)
-    for code, words in case.reasons:
-        assert any(r.code is code and words in r.text for r in verdict.reasons), (
+    for expected in case.reasons:
+        # Issue 37's cases name words only (they came before the codes): their text is matched.
+        code, words = expected if isinstance(expected, tuple) else (None, expected)
+        assert any((code is None or r.code is code) and words in r.text for r in verdict.reasons), (
             code,
             words,
             verdict.reasons,
@@ -228,7 +230,7 @@ def test_the_verdict_names_the_advisories_of_the_running_releases() -> None:
     (row,) = verdict.to_json()["advisories"]
     assert row["advisory"] == "slurm-security-2026-09"
     assert (row["releases"], row["controllers"]) == (["24.11.5"], ["ctl1", "ctl2"])
-    assert not any("advisor" in reason for reason in verdict.reasons)  # told beside, never weighed
+    assert not any("advisor" in reason for reason in verdict.texts)  # told beside, never weighed
 
 
 def test_a_death_not_after_a_change_is_not_tied_to_it() -> None:
@@ -246,8 +248,8 @@ def test_a_death_not_after_a_change_is_not_tied_to_it() -> None:
     long_before = Probe(**{**CTL2_DIED.__dict__, "conf_ages": (("slurm.conf", 50_000),)})
     for standby in (settled_after, long_before):
         verdict = evaluate([Probe().report(), standby.report()])
-        assert not any("began to die" in reason for reason in verdict.reasons), verdict.reasons
-    assert any("began to die" in r for r in evaluate([CTL1_DIED.report(), CTL2_DIED.report()]).reasons)
+        assert not any("began to die" in reason for reason in verdict.texts), verdict.texts
+    assert any("began to die" in r for r in evaluate([CTL1_DIED.report(), CTL2_DIED.report()]).texts)
 
 
 def test_failed_publishes_of_the_on_off_program_are_a_note_counted_once() -> None:
@@ -266,6 +268,6 @@ def test_failed_publishes_of_the_on_off_program_are_a_note_counted_once() -> Non
     assert (
         "the failover topic missed events: 2 publish(es) of the ON/OFF program failed, the last 2 min ago "
         f"({log}): Failed to send notification to SNS. Error: x"
-    ) in verdict.reasons
+    ) in verdict.texts
     old = [replace(r, notify_failures=replace(failed, age_seconds=7200)) for r in reports]
     assert evaluate(old).missed_notifications == 0

@@ -12,10 +12,11 @@ from hyperpod_ha.controllers.models import (
     RpcEvidence,
 )
 from hyperpod_ha.verdict import HEALTHY, Verdict
+from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 
 VERDICT = Verdict(
     HEALTHY,
-    ("ctl1 (the configured primary) is active",),
+    (Reason(ReasonCode.PRIMARY_ACTIVE, "ctl1 (the configured primary) is active"),),
     "ctl1",
     "ctl1",
     {

@@ -201,7 +201,9 @@ def misplaced_unit_tests(unit: Path, runtime: Path) -> list[str]:
         used = {
             part[1] for part in parts if part[0] == "hyperpod_ha" and len(part) > 1 and part[1] in features
         }
-        tools = any(name.startswith(("hyperpod_ha_dev", "hyperpod_ha_stack")) for name in imported)
+        tools = any(
+            name.startswith(("hyperpod_ha_dev", "hyperpod_ha_stack", "hyperpod_ha_cli")) for name in imported
+        )
         # A test named for a shared top-level module (test_lease.py) stays at the top.
         shared = (runtime / f"{path.stem.removeprefix('test_')}.py").exists()
         if len(relative.parts) == 1 and len(used) == 1 and not tools and not shared:

@@ -1,6 +1,7 @@
 """One sample of every message kind, made by the real builders with fixed inputs (docs/messages.md
-is written from them by :mod:`hyperpod_ha_stack.messages_page`; ``tests/unit/test_message_samples.py``
-fails while a kind of :mod:`hyperpod_ha.message_kinds` has no sample). The subscription filter
+is written from them by :mod:`hyperpod_ha_stack.messages_page`;
+``tests/unit/topic_messages/test_message_samples.py`` fails while a kind of
+:mod:`hyperpod_ha.topic_messages.kinds` has no sample). The subscription filter
 policies the page shows are :data:`FILTER_POLICIES`, checked against the messages really sent by
 ``tests/functions/test_filter_policies.py``."""
 

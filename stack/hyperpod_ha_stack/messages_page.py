@@ -1,12 +1,12 @@
 """docs/messages.md, written by ``make generate`` from the samples of
-:mod:`hyperpod_ha_stack.message_samples` (``tests/unit/test_message_samples.py`` fails while it is
-stale): the one form, the attributes, the filter policies, the kinds, and every sample."""
+:mod:`hyperpod_ha_stack.message_samples` (``tests/unit/topic_messages/test_message_samples.py``
+fails while it is stale): the one form, the attributes, the filter policies, the kinds, and every sample."""
 
 from __future__ import annotations
 
 import json
 
-from hyperpod_ha import message_kinds
+from hyperpod_ha.topic_messages import kinds
 from hyperpod_ha_stack.message_samples import FILTER_POLICIES, SAMPLES
 
 
@@ -34,7 +34,7 @@ def page() -> str:
         "| attribute | values | on |",
         "| --- | --- | --- |",
         "| `cluster` | the HyperPod cluster's name | every message |",
-        f"| `kind` | {', '.join(f'`{name}`' for name in message_kinds.KINDS)} | every message |",
+        f"| `kind` | {', '.join(f'`{name}`' for name in kinds.KINDS)} | every message |",
         "| `severity` | `1` critical, `2` high, `3` medium, `4` low (OpsCenter's scale) | every message |",
         "| `event` | `opened`, `reminder` (still open, at most once per `ReminderMinutes`), `resolved`, "
         "`notice` | every message |",
@@ -76,7 +76,7 @@ def page() -> str:
         "| --- | --- | --- |",
         *(
             f"| `{row.name}` | {row.severity or 'the verdict' + chr(39) + 's'} | {row.headline} |"
-            for row in message_kinds.KINDS.values()
+            for row in kinds.KINDS.values()
         ),
         "",
         "## Samples",

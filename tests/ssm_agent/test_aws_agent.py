@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from hyperpod_ha.acting.node_commands import parse_script_output
 from hyperpod_ha.commands import (
     CommandNotStarted,
     CommandRequest,
@@ -30,7 +31,6 @@ from hyperpod_ha.commands.session_channel import DataChannel, StartedSession
 from hyperpod_ha.commands.session_encryption import SessionDataKeys
 from hyperpod_ha.commands.session_manager import SessionManagerRunner
 from hyperpod_ha.drill.node import jobs_parameters, parse_node_output, takeover_parameters
-from hyperpod_ha.acting.node_commands import parse_script_output
 from hyperpod_ha.restore.node import restore_result
 from hyperpod_ha.slurm.probe_output import PROBE_RESULT_PREFIX
 from tests.fakes.ssm_service import Frame, SessionService
@@ -119,7 +119,9 @@ def test_the_restores_start_runs_as_on_the_node(ssm: SSMClient) -> None:
     here = direct("RestoreSlurmctldDocument")
 
     assert (result.stdout, result.stderr, result.exit_code) == (here.stdout, here.stderr, here.returncode)
-    assert restore_result(parse_script_output(result.stdout)) == restore_result(parse_script_output(here.stdout))
+    assert restore_result(parse_script_output(result.stdout)) == restore_result(
+        parse_script_output(here.stdout)
+    )
 
 
 def test_the_roll_out_runs_as_on_the_node(ssm: SSMClient) -> None:

@@ -26,7 +26,7 @@ from hyperpod_ha.commands import (
     InvalidCommandRequest,
     TargetUnreachable,
 )
-from hyperpod_ha.commands.aws_errors import command_error
+from hyperpod_ha.commands.ssm_errors import command_error
 from hyperpod_ha.observability import logger
 
 if TYPE_CHECKING:

@@ -31,8 +31,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from hyperpod_ha.aws_errors import error_code
 from hyperpod_ha.commands import AccessDenied, CommandError, EncryptionRequired, ProtocolError, Throttled
-from hyperpod_ha.commands.aws_errors import DENIED_CODES, THROTTLED_CODES
 from hyperpod_ha.commands.settings import KEY_ARN, SessionEncryptionSettings
+from hyperpod_ha.commands.ssm_errors import DENIED_CODES, THROTTLED_CODES
 from hyperpod_ha.environment import Environment
 from hyperpod_ha.json_input import load_json
 

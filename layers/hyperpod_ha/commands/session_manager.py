@@ -25,10 +25,10 @@ from hyperpod_ha.commands import (
     HandshakeTimedOut,
     ProtocolError,
 )
-from hyperpod_ha.commands.aws_errors import command_error
 from hyperpod_ha.commands.session_channel import CLIENT_VERSION, MAX_OUTPUT_BYTES, DataChannel, StartedSession
 from hyperpod_ha.commands.session_encryption import SessionDataKeys
 from hyperpod_ha.commands.session_output import SessionOutput
+from hyperpod_ha.commands.ssm_errors import command_error
 from hyperpod_ha.observability import logger
 
 if TYPE_CHECKING:

@@ -24,9 +24,9 @@ from hyperpod_ha.drill.records import DrillRecords
 from hyperpod_ha.drill.report import build_report
 from hyperpod_ha.drill.summary import summary
 from hyperpod_ha.incidents import Incidents, OpenRequest
-from hyperpod_ha.message_sections import RunStart
 from hyperpod_ha.request_fields import text_field
 from hyperpod_ha.status_records import StatusRecords, controllers_record
+from hyperpod_ha.topic_messages.sections import RunStart
 from hyperpod_ha.trigger import Trigger
 from hyperpod_ha.verdict import reports_from_json
 

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hyperpod_ha.human_time import duration, utc_minute
-from hyperpod_ha.message_sections import (
+from hyperpod_ha.topic_messages import Cuttable, TopicMessage, message
+from hyperpod_ha.topic_messages.sections import (
     ControllerLine,
     controller_lines,
     facts,
@@ -16,7 +17,6 @@ from hyperpod_ha.message_sections import (
     reason_lines,
     when,
 )
-from hyperpod_ha.topic_messages import Cuttable, TopicMessage, message
 
 
 def _took(value: Any) -> str:

@@ -1,16 +1,17 @@
 """What people are told about an incident: opened, still open (a reminder), recovered, and
-verified when nothing was open. Pure: every value, the clock and the links are passed in;
-the form is :mod:`hyperpod_ha.topic_messages`', the shared parts :mod:`hyperpod_ha.message_sections`'."""
+verified when nothing was open. Pure: every value, the clock and the links are passed in; the
+form is :mod:`hyperpod_ha.topic_messages`', the shared parts
+:mod:`hyperpod_ha.topic_messages.sections`'."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hyperpod_ha import message_kinds
 from hyperpod_ha.human_time import duration, utc_minute
 from hyperpod_ha.incidents.models import OpenRequest, ResolveRequest
-from hyperpod_ha.message_sections import (
+from hyperpod_ha.topic_messages import Cuttable, Links, TopicMessage, kinds, message, snapshot_summary
+from hyperpod_ha.topic_messages.sections import (
     controller_lines,
     controllers_of,
     facts,
@@ -18,7 +19,6 @@ from hyperpod_ha.message_sections import (
     reason_lines,
     when,
 )
-from hyperpod_ha.topic_messages import Cuttable, Links, TopicMessage, message, snapshot_summary
 
 _MEANING = {
     "HEALTHY": "the configured primary controller is active and serves",
@@ -62,7 +62,7 @@ class ResolvedIncident:
 def headline(request: OpenRequest) -> str:
     """``DOWN: no Slurm controller is active``; DEGRADED says its problem (what, on whom): the
     verdict's most severe reason (hyperpod_ha.verdict.reasons)."""
-    row = message_kinds.kind(request.kind)
+    row = kinds.kind(request.kind)
     if request.kind == "DEGRADED" and request.problem:
         return f"DEGRADED: {request.problem}"
     if request.kind in (request.verdict, "DEGRADED"):
@@ -128,7 +128,7 @@ def _incident_message(
     ]
     body += [
         "",
-        *next_steps(request.cluster, region, controllers, message_kinds.kind(request.kind).look_at, links),
+        *next_steps(request.cluster, region, controllers, kinds.kind(request.kind).look_at, links),
     ]
     if incident.incident_arn:
         body += ["", f"Incident Manager incident: {incident.incident_arn}"]
@@ -172,7 +172,7 @@ def _recovered(
     region: str,
     now: float,
 ) -> TopicMessage:
-    severity = min((item.severity for item in resolved), default=message_kinds.DEFAULT_SEVERITY)
+    severity = min((item.severity for item in resolved), default=kinds.DEFAULT_SEVERITY)
     resolved_lines = tuple(
         f"  - {item.ops_item_id} {item.kind} (sev {item.severity}), "
         f"open since {when(item.opened_at, now) or 'an earlier run'}: {item.link}"

@@ -13,10 +13,10 @@ from typing import Any, Literal
 from hyperpod_ha.incidents.errors import InvalidIncidentRequest
 from hyperpod_ha.incidents.keys import KINDS_NOT_RESOLVED_BY_DEFAULT
 from hyperpod_ha.incidents.limits import bounded_chars
-from hyperpod_ha.message_sections import RunStart
 from hyperpod_ha.redaction import redact, scrub_text
 from hyperpod_ha.request_fields import bounded_id, bounded_text, is_cluster_name, text_field
 from hyperpod_ha.topic_messages import Links
+from hyperpod_ha.topic_messages.sections import RunStart
 
 # A verdict gives a handful of reasons; each is cut to an excerpt (request_fields' bound).
 MAX_REASONS = 32

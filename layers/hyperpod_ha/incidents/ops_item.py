@@ -8,7 +8,6 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hyperpod_ha import message_kinds
 from hyperpod_ha.incidents.keys import (
     CATEGORY,
     CLUSTER_KEY,
@@ -34,6 +33,7 @@ from hyperpod_ha.incidents.limits import (
     bounded_chars,
 )
 from hyperpod_ha.incidents.messages import headline
+from hyperpod_ha.topic_messages import kinds
 
 if TYPE_CHECKING:
     from mypy_boto3_ssm.type_defs import CreateOpsItemRequestTypeDef, OpsItemDataValueTypeDef, TagTypeDef
@@ -49,8 +49,9 @@ def as_json(value: Any) -> str:
 
 
 def severity_for(verdict: str, kind: str) -> str:
-    """OpsCenter severity: "1" (critical) .. "4" (low), the kind's row (:mod:`hyperpod_ha.message_kinds`)."""
-    return message_kinds.severity_of(kind, verdict)
+    """OpsCenter severity: "1" (critical) .. "4" (low), the kind's row
+    (:mod:`hyperpod_ha.topic_messages.kinds`)."""
+    return kinds.severity_of(kind, verdict)
 
 
 def title_for(request: OpenRequest) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hyperpod_ha import console_links, message_kinds
+from hyperpod_ha import console_links
 from hyperpod_ha.human_time import parse_utc
 from hyperpod_ha.incidents import messages
 from hyperpod_ha.incidents.keys import KIND_KEY, RECOVERY_NOTIFIED_KEY, RESOLUTION_KEY, RESOLVED_BY_KEY
@@ -17,6 +17,7 @@ from hyperpod_ha.incidents.models import ResolveRequest, ResolveResult
 from hyperpod_ha.incidents.ops_center import OPEN, OpsCenter, data_value
 from hyperpod_ha.incidents.topic import Topic
 from hyperpod_ha.observability import logger
+from hyperpod_ha.topic_messages import kinds
 
 
 def _covered(request: ResolveRequest, summaries: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -84,7 +85,7 @@ def _resolved(summary: Mapping[str, Any], link: str) -> ResolvedIncident:
     return ResolvedIncident(
         ops_item_id=str(summary["OpsItemId"]),
         kind=kind,
-        severity=severity if severity in message_kinds.SEVERITIES else message_kinds.severity_of(kind),
+        severity=severity if severity in kinds.SEVERITIES else kinds.severity_of(kind),
         link=link,
         opened_at=parse_utc(summary.get("CreatedTime")),
     )

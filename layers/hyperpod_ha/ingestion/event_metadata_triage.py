@@ -21,7 +21,7 @@ from hyperpod_ha.ingestion.cluster_event_metadata import (
 from hyperpod_ha.ingestion.database_incidents import revert_failed_request
 from hyperpod_ha.ingestion.hyperpod_events import ClusterEvent
 from hyperpod_ha.observability import logger
-from hyperpod_ha.topic_publisher import TopicPublisher
+from hyperpod_ha.topic_messages.publisher import TopicPublisher
 
 # (event, reason, trigger summary) -> the triage's result
 Verify = Callable[[ClusterEvent, str, dict[str, Any]], dict[str, Any]]

@@ -33,7 +33,7 @@ from hyperpod_ha.notifications import (
 from hyperpod_ha.observability import metrics
 from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
-from hyperpod_ha.topic_publisher import TopicPublisher
+from hyperpod_ha.topic_messages.publisher import TopicPublisher
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer

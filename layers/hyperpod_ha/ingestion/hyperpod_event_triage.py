@@ -29,7 +29,7 @@ from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.ingestion.worker_failures import WorkerFailures
 from hyperpod_ha.observability import logger
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
-from hyperpod_ha.topic_publisher import TopicPublisher
+from hyperpod_ha.topic_messages.publisher import TopicPublisher
 from hyperpod_ha.trigger import Trigger
 
 

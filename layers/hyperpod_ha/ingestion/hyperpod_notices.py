@@ -5,7 +5,7 @@ passed in; the form is :mod:`hyperpod_ha.topic_messages`'."""
 
 from __future__ import annotations
 
-from hyperpod_ha import console_links, message_kinds
+from hyperpod_ha import console_links
 from hyperpod_ha.human_time import duration, parse_utc, utc_minute
 from hyperpod_ha.ingestion.cluster_event_metadata import DatabaseConfiguration
 from hyperpod_ha.ingestion.hyperpod_events import (
@@ -14,8 +14,8 @@ from hyperpod_ha.ingestion.hyperpod_events import (
     HyperPodEvent,
     NodeHealthEvent,
 )
-from hyperpod_ha.message_sections import facts, next_steps, when
-from hyperpod_ha.topic_messages import TopicMessage, message
+from hyperpod_ha.topic_messages import TopicMessage, kinds, message
+from hyperpod_ha.topic_messages.sections import facts, next_steps, when
 
 
 def _event_line(event: HyperPodEvent, now: float) -> str:
@@ -28,7 +28,7 @@ def _steps(event: HyperPodEvent, region: str, kind: str, look_at: tuple[str, ...
     link = console_links.cluster_console_url(
         event.cluster_name, region, console_links.partition_of(event.cluster_arn)
     )
-    looks = (*message_kinds.kind(kind).look_at, *look_at)
+    looks = (*kinds.kind(kind).look_at, *look_at)
     return next_steps(event.cluster_name, region, (), looks, [("HyperPod cluster", link)], diagnose=False)
 
 

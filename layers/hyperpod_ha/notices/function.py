@@ -16,7 +16,7 @@ from hyperpod_ha.notices.aws_events import AlarmChange, NoticeRejected, check_or
 from hyperpod_ha.notices.messages import Stack
 from hyperpod_ha.observability import logger, metrics
 from hyperpod_ha.topic_messages import TopicMessage
-from hyperpod_ha.topic_publisher import TopicPublisher
+from hyperpod_ha.topic_messages.publisher import TopicPublisher
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.typing import LambdaContext

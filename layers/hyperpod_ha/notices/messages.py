@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from hyperpod_ha import console_links, message_kinds
+from hyperpod_ha import console_links
 from hyperpod_ha.human_time import utc_minute
-from hyperpod_ha.message_sections import facts, next_steps, when
 from hyperpod_ha.notices.aws_events import AlarmChange, RotationEvent
-from hyperpod_ha.topic_messages import TopicMessage, message
+from hyperpod_ha.topic_messages import TopicMessage, kinds, message
+from hyperpod_ha.topic_messages.sections import facts, next_steps, when
 
 _FUNCTION_ALARM = re.compile(r"^(?P<stem>[A-Za-z0-9]+)(?:Errors|Throttles)Alarm$")
 _QUEUE_ALARM = re.compile(r"^(?P<queue>[A-Za-z0-9]+DeadLetterQueue)Alarm$")
@@ -140,5 +140,5 @@ def alarm_changed(change: AlarmChange, stack: Stack, now: float) -> TopicMessage
         body=body,
         severity=_CLUSTER_ALARMS[logical_id][0]
         if logical_id in _CLUSTER_ALARMS
-        else message_kinds.severity_of("alarm"),
+        else kinds.severity_of("alarm"),
     )

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from hyperpod_ha.message_sections import facts, reason_lines
 from hyperpod_ha.restore.context import request_of
 from hyperpod_ha.restore.errors import InvalidRestoreRequest
 from hyperpod_ha.topic_messages import TopicMessage, message
+from hyperpod_ha.topic_messages.sections import facts, reason_lines
 
 if TYPE_CHECKING:
     from hyperpod_ha.restore.context import RestoreContext

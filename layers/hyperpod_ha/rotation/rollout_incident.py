@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from hyperpod_ha.incidents import OpenRequest
-from hyperpod_ha.message_sections import RunStart
 from hyperpod_ha.redaction import redact, scrub_text
+from hyperpod_ha.topic_messages.sections import RunStart
 from hyperpod_ha.trigger import Trigger
 
 

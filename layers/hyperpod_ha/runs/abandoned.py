@@ -16,8 +16,8 @@ from typing import Any
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.human_time import iso_utc
 from hyperpod_ha.json_input import load_json
-from hyperpod_ha.message_sections import RunStart
 from hyperpod_ha.request_fields import MAX_ID_CHARS, bounded_text
+from hyperpod_ha.topic_messages.sections import RunStart
 
 ABANDONED_STATUSES = frozenset({"ABORTED", "TIMED_OUT", "FAILED"})
 # Only a FAILED run may have cleaned up after itself: it is handled only while its lease is held.

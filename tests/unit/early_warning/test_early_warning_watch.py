@@ -12,13 +12,14 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha import message_kinds, state_table
+from hyperpod_ha import state_table
 from hyperpod_ha.early_warning.models import KIND_ACCOUNTING_AT_RISK, KIND_OVERLOADED
 from hyperpod_ha.early_warning.settings import WarningThresholds
 from hyperpod_ha.early_warning.watch import EarlyWarningWatch, Held, next_step
 from hyperpod_ha.incidents import OpenRequest, ResolveRequest
 from hyperpod_ha.incidents.keys import KINDS_NOT_RESOLVED_BY_DEFAULT
 from hyperpod_ha.status_records import StatusRecords
+from hyperpod_ha.topic_messages import kinds
 from hyperpod_ha.watchdog.tick import Tick
 from tests.unit.early_warning.cases.loaded import VERDICT, load, reports
 
@@ -119,6 +120,6 @@ def test_a_record_of_another_form_starts_afresh(table: str) -> None:
 
 
 def test_the_kinds_have_their_rows_and_a_verified_run_leaves_them() -> None:
-    assert message_kinds.kind(KIND_OVERLOADED).severity == "3"
-    assert message_kinds.kind(KIND_ACCOUNTING_AT_RISK).severity == "2"
+    assert kinds.kind(KIND_OVERLOADED).severity == "3"
+    assert kinds.kind(KIND_ACCOUNTING_AT_RISK).severity == "2"
     assert {KIND_OVERLOADED, KIND_ACCOUNTING_AT_RISK} <= KINDS_NOT_RESOLVED_BY_DEFAULT

@@ -13,10 +13,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha import message_kinds, state_table
+from hyperpod_ha import state_table
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.incidents import OpenRequest, ResolveRequest
 from hyperpod_ha.incidents.keys import KIND_REDUNDANCY_LOST, KINDS_NOT_RESOLVED_BY_DEFAULT
+from hyperpod_ha.topic_messages import kinds
 from hyperpod_ha.verdict import FAILED_OVER, HEALTHY, Verdict
 from hyperpod_ha.verdict.reasons import Reason, ReasonCode
 from hyperpod_ha.watchdog import redundancy_loss
@@ -148,7 +149,7 @@ def test_a_verified_run_does_not_resolve_it() -> None:
 
 def test_the_kind_is_one_name_with_its_row() -> None:
     assert redundancy_loss.KIND_REDUNDANCY_LOST == KIND_REDUNDANCY_LOST
-    row = message_kinds.kind(KIND_REDUNDANCY_LOST)
+    row = kinds.kind(KIND_REDUNDANCY_LOST)
     assert row.severity == "3"
     assert row.incident
     assert any("systemctl start slurmctld" in line for line in row.look_at)

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from hyperpod_ha.human_time import ago_at, iso_utc, parse_utc
 from hyperpod_ha.request_fields import MAX_ID_CHARS, bounded_text
-from hyperpod_ha.topic_messages import Cuttable
+from hyperpod_ha.topic_messages.form import Cuttable
 from hyperpod_ha.trigger import Trigger
 
 # A cluster has a handful of controllers; evidence with more entries lists the first ones.

@@ -7,15 +7,14 @@ import json
 
 import pytest
 
-from hyperpod_ha import message_kinds
-from hyperpod_ha.topic_messages import check_form
+from hyperpod_ha.topic_messages import check_form, kinds
 from hyperpod_ha_stack import message_samples, messages_page
 from hyperpod_ha_stack.generate import stale
 from tests.conftest import ROOT
 
 
 def test_every_kind_has_a_sample() -> None:
-    assert message_samples.sampled_kinds() == set(message_kinds.KINDS)
+    assert message_samples.sampled_kinds() == set(kinds.KINDS)
 
 
 @pytest.mark.parametrize("sample", message_samples.SAMPLES, ids=lambda sample: sample.title)

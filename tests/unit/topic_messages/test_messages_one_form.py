@@ -16,7 +16,7 @@ from tests.unit.test_layout import DEV, FUNCTIONS, ROOT, RUNTIME, python_files
 TOPIC = {"Ref": "NotificationTopic"}
 # The one place that publishes ours; the simulation publishes HyperPod's own status message to
 # the cluster's failover topic (the lifecycle scripts' part), not to the notification topic.
-ALLOWED = {"layers/hyperpod_ha/topic_messages.py", "dev/hyperpod_ha_dev/simulation/engine.py"}
+ALLOWED = {"layers/hyperpod_ha/topic_messages/form.py", "dev/hyperpod_ha_dev/simulation/engine.py"}
 
 
 def sns_publishes(directory: Path, root: Path = ROOT) -> list[str]:
@@ -37,7 +37,7 @@ def sns_publishes(directory: Path, root: Path = ROOT) -> list[str]:
 def test_only_topic_messages_publishes_to_sns() -> None:
     found = [place for directory in (RUNTIME, FUNCTIONS, DEV) for place in sns_publishes(directory)]
     assert [place for place in found if place.rsplit(":", 1)[0] not in ALLOWED] == []
-    assert any(place.startswith("layers/hyperpod_ha/topic_messages.py:") for place in found)
+    assert any(place.startswith("layers/hyperpod_ha/topic_messages/form.py:") for place in found)
 
 
 def test_the_check_finds_a_publish_of_its_own(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hyperpod_ha import state_table
-from hyperpod_ha.topic_messages import TopicMessage, publish
+from hyperpod_ha.topic_messages.form import TopicMessage, publish
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

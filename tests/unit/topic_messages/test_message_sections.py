@@ -3,8 +3,9 @@ next steps; each field from a request bounded."""
 
 from __future__ import annotations
 
-from hyperpod_ha import message_kinds
-from hyperpod_ha.message_sections import (
+from hyperpod_ha.request_fields import MAX_ID_CHARS
+from hyperpod_ha.topic_messages import kinds
+from hyperpod_ha.topic_messages.sections import (
     MAX_CONTROLLERS,
     ControllerLine,
     RunStart,
@@ -13,7 +14,6 @@ from hyperpod_ha.message_sections import (
     facts,
     next_steps,
 )
-from hyperpod_ha.request_fields import MAX_ID_CHARS
 
 NOW = 1_796_119_200.0  # 2026-12-01 10:00 UTC
 
@@ -102,10 +102,10 @@ def test_next_steps_are_numbered_and_a_notice_has_no_shell() -> None:
 
 
 def test_every_kind_has_a_headline_and_a_severity_on_the_scale() -> None:
-    for row in message_kinds.KINDS.values():
+    for row in kinds.KINDS.values():
         assert row.headline
-        assert row.severity in (None, *message_kinds.SEVERITIES)
-    assert message_kinds.severity_of("drill-not-verified", "DOWN") == "1"
-    assert message_kinds.severity_of("drill-not-verified", "FAILED_OVER") == "3"
-    assert message_kinds.severity_of("rollout-failed", "DOWN") == "2"
-    assert message_kinds.severity_of("a-kind-nobody-described") == message_kinds.DEFAULT_SEVERITY
+        assert row.severity in (None, *kinds.SEVERITIES)
+    assert kinds.severity_of("drill-not-verified", "DOWN") == "1"
+    assert kinds.severity_of("drill-not-verified", "FAILED_OVER") == "3"
+    assert kinds.severity_of("rollout-failed", "DOWN") == "2"
+    assert kinds.severity_of("a-kind-nobody-described") == kinds.DEFAULT_SEVERITY

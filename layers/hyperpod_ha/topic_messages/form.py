@@ -2,7 +2,7 @@
 
 Subject: ``[hyperpod-ha] <cluster>: <what happened> (sev N)`` (ASCII, one line, fewer than 100
 characters: only ``what happened`` is ever cut). Attributes, on every message, for subscription
-filter policies: ``cluster``, ``kind`` (:mod:`hyperpod_ha.message_kinds`), ``severity`` ("1"
+filter policies: ``cluster``, ``kind`` (:mod:`hyperpod_ha.topic_messages.kinds`), ``severity`` ("1"
 critical .. "4" low), ``event`` (``opened``, ``reminder``, ``resolved`` or ``notice``),
 ``dedup_key`` (one per cluster and problem, the OpsItem's dedup string: a paging service keys
 its trigger and resolve on it) and ``verdict`` where there is one. The body is plain text
@@ -12,7 +12,7 @@ fit.
 
 :func:`message` is the only way a message is made and :func:`publish` the only way one is sent:
 it refuses a message not in this form, and sends subject, body and attributes through the one
-redaction path. The bodies' shared parts are in :mod:`hyperpod_ha.message_sections`.
+redaction path. The bodies' shared parts are in :mod:`hyperpod_ha.topic_messages.sections`.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
-from hyperpod_ha import message_kinds
 from hyperpod_ha.errors import HyperpodHaError
 from hyperpod_ha.redaction import scrub_text
+from hyperpod_ha.topic_messages import kinds
 
 if TYPE_CHECKING:
     from mypy_boto3_sns import SNSClient
@@ -109,10 +109,10 @@ def message(
     severity: str | None = None,
     problem: str | None = None,
 ) -> TopicMessage:
-    """A message in the one form. ``severity``: the kind's (:mod:`hyperpod_ha.message_kinds`)
+    """A message in the one form. ``severity``: the kind's (:mod:`hyperpod_ha.topic_messages.kinds`)
     unless given (a resolution carries the severity of what it resolves); ``problem``: the kind
     whose dedup key it carries, when not its own (a resolution: the problem it resolves)."""
-    severity = severity or message_kinds.severity_of(kind, verdict)
+    severity = severity or kinds.severity_of(kind, verdict)
     attributes = {
         "cluster": cluster,
         "kind": kind,
@@ -132,7 +132,7 @@ def check_form(message: TopicMessage) -> None:
         raise NotInTheOneForm(f"the message lacks the attributes {missing}")
     if not _SUBJECT.match(message.subject) or len(message.subject) > SUBJECT_LIMIT:
         raise NotInTheOneForm("the subject is not '[hyperpod-ha] <cluster>: <what happened> (sev N)'")
-    if message.attributes["severity"] not in message_kinds.SEVERITIES:
+    if message.attributes["severity"] not in kinds.SEVERITIES:
         raise NotInTheOneForm("severity is not 1..4")
     if message.attributes["event"] not in EVENTS:
         raise NotInTheOneForm(f"event is not one of {EVENTS}")

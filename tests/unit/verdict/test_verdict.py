@@ -50,10 +50,8 @@ def test_verdict(case: Case) -> None:
     assert verdict.name is case.verdict, verdict.reasons
     assert verdict.active_controller == case.active
     assert verdict.verified is (case.verdict in VERIFIED)
-    for expected in case.reasons:
-        # Issue 37's cases name words only (they came before the codes): their text is matched.
-        code, words = expected if isinstance(expected, tuple) else (None, expected)
-        assert any((code is None or r.code is code) and words in r.text for r in verdict.reasons), (
+    for code, words in case.reasons:
+        assert any(r.code is code and words in r.text for r in verdict.reasons), (
             code,
             words,
             verdict.reasons,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hyperpod_ha.verdict import DOWN, HEALTHY
+from hyperpod_ha.verdict.reasons import ReasonCode
 from tests.unit.verdict.cases.verdict_probes import Case, Probe
 
 _FATAL = "fatal: something wrong with opening/reading /etc/slurm/topology.conf: No such file or directory"
@@ -41,8 +42,11 @@ CRASH_CAUSE_CASES = [
         DOWN,
         None,
         (
-            "slurm.conf changed 3 min 20 s ago, 1 min 20 s before ctl1 and ctl2 began to die: " + _FATAL,
-            "a restart dies the same way until slurm.conf is fixed",
+            (
+                ReasonCode.CONFIG_CHANGE_CRASH,
+                "slurm.conf changed 3 min 20 s ago, 1 min 20 s before ctl1 and ctl2 began to die: " + _FATAL,
+            ),
+            (ReasonCode.CONFIG_CHANGE_CRASH, "a restart dies the same way until slurm.conf is fixed"),
         ),
     ),
     Case(
@@ -59,6 +63,11 @@ CRASH_CAUSE_CASES = [
         ),
         HEALTHY,
         "ctl1",
-        ("topology.yaml changed 5 min ago, 1 min before ctl2 began to die: killed by signal 11/SEGV",),
+        (
+            (
+                ReasonCode.CONFIG_CHANGE_CRASH,
+                "topology.yaml changed 5 min ago, 1 min before ctl2 began to die: killed by signal 11/SEGV",
+            ),
+        ),
     ),
 ]

@@ -146,8 +146,11 @@ DRIFT_CASES = [
         DEGRADED,
         "ctl1",
         (
-            "the Slurm version differs between controllers: 24.11.5 on ctl1; 25.11.7 on ctl2 "
-            "(/opt/slurm: ctl1 -> /opt/slurm-24.11.5; ctl2 -> /opt/slurm-25.11.7)",
+            (
+                ReasonCode.SLURM_VERSION_DIFFERS,
+                "the Slurm version differs between controllers: 24.11.5 on ctl1; 25.11.7 on ctl2 "
+                "(/opt/slurm: ctl1 -> /opt/slurm-24.11.5; ctl2 -> /opt/slurm-25.11.7)",
+            ),
         ),
     ),
     Case(

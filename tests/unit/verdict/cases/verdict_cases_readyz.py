@@ -4,6 +4,7 @@ it is served; where it is not (24.11, a build without an HTTP parser) the older 
 from __future__ import annotations
 
 from hyperpod_ha.verdict import DEGRADED, DOWN, FAILED_OVER, HEALTHY, SPLIT_BRAIN
+from hyperpod_ha.verdict.reasons import ReasonCode
 from tests.unit.verdict.cases.verdict_probes import CTL1_KILLED, CTL2_TOOK_OVER, STANDBY, Case, Probe
 
 _STANDBY_500 = Probe(name="ctl2", log="slurmctld_log_ctl2_standby.txt", readyz=500)
@@ -14,7 +15,12 @@ READYZ_CASES = [
         (Probe(readyz=204), _STANDBY_500),
         HEALTHY,
         "ctl1",
-        ("ctl1 (configured primary) is active: its /readyz answers 204 (Slurm's own answer)",),
+        (
+            (
+                ReasonCode.PRIMARY_ACTIVE,
+                "ctl1 (configured primary) is active: its /readyz answers 204 (Slurm's own answer)",
+            ),
+        ),
     ),
     Case(
         "readyz: 204 on ctl2 after the takeover, ctl1 refuses the connection (killed)",
@@ -24,7 +30,12 @@ READYZ_CASES = [
         ),
         FAILED_OVER,
         "ctl2",
-        ("ctl2 (SlurmctldHost[1]) took over from ctl1: its /readyz answers 204",),
+        (
+            (
+                ReasonCode.BACKUP_TOOK_OVER,
+                "ctl2 (SlurmctldHost[1]) took over from ctl1: its /readyz answers 204",
+            ),
+        ),
     ),
     Case(
         "readyz: two controllers answer 204: split brain in Slurm's own words, logs aside",
@@ -32,9 +43,12 @@ READYZ_CASES = [
         SPLIT_BRAIN,
         None,
         (
-            "2 controllers act as the active one",
-            "ctl2 is active: its /readyz answers 204 (Slurm's own answer)",
-            "ctl2's /readyz answers 204 (in control) but it logged 'slurmctld running in background mode'",
+            (ReasonCode.SEVERAL_ACTIVE, "2 controllers act as the active one"),
+            (ReasonCode.ACTIVE_CONTROLLER, "ctl2 is active: its /readyz answers 204 (Slurm's own answer)"),
+            (
+                ReasonCode.SLURMCTLD_READINESS,
+                "ctl2's /readyz answers 204 (in control) but it logged 'slurmctld running in background",
+            ),
         ),
     ),
     Case(
@@ -43,10 +57,10 @@ READYZ_CASES = [
         DOWN,
         None,
         (
-            "no controller is active",
-            "ctl1 logged 'Running as primary controller'",
-            "but its /readyz answers 500: not in control",
-            "/readyz answers 500, answers ping",
+            (ReasonCode.NO_ACTIVE_CONTROLLER, "no controller is active"),
+            (ReasonCode.SLURMCTLD_READINESS, "ctl1 logged 'Running as primary controller'"),
+            (ReasonCode.SLURMCTLD_READINESS, "but its /readyz answers 500: not in control"),
+            (ReasonCode.CONTROLLER_STATE, "/readyz answers 500, answers ping"),
         ),
     ),
     Case(
@@ -55,9 +69,12 @@ READYZ_CASES = [
         DEGRADED,  # slurmdbd still has ctl1 registered
         "ctl2",
         (
-            "ctl2 is active: its /readyz answers 204",
-            "ctl2's /readyz answers 204 (in control) but the heartbeat was last written by ctl1",
-            "ctl1 logged 'Running as primary controller'",
+            (ReasonCode.ACTIVE_CONTROLLER, "ctl2 is active: its /readyz answers 204"),
+            (
+                ReasonCode.SLURMCTLD_READINESS,
+                "ctl2's /readyz answers 204 (in control) but the heartbeat was last written by ctl1",
+            ),
+            (ReasonCode.SLURMCTLD_READINESS, "ctl1 logged 'Running as primary controller'"),
         ),
     ),
     Case(
@@ -65,13 +82,23 @@ READYZ_CASES = [
         (Probe(readyz="closed"), Probe(name="ctl2", log="slurmctld_log_ctl2_standby.txt", readyz="closed")),
         HEALTHY,
         "ctl1",
-        ("ctl1 (configured primary) is active: logged 'Running as primary controller'",),
+        (
+            (
+                ReasonCode.PRIMARY_ACTIVE,
+                "ctl1 (configured primary) is active: logged 'Running as primary controller'",
+            ),
+        ),
     ),
     Case(
         "readyz: 24.11 serves none: the log and the heartbeat decide",
         (Probe(readyz="24.11"), Probe(**{**STANDBY.__dict__, "readyz": "24.11"})),
         HEALTHY,
         "ctl1",
-        ("ctl1 (configured primary) is active: logged 'Running as primary controller'",),
+        (
+            (
+                ReasonCode.PRIMARY_ACTIVE,
+                "ctl1 (configured primary) is active: logged 'Running as primary controller'",
+            ),
+        ),
     ),
 ]

@@ -33,7 +33,17 @@ QUEUE_HOLDS: dict[str, str] = {
     "RotationDeadLetterQueue": "rotation invocations never handled",
     "WatchdogDeadLetterQueue": "failed ticks, so a silent failure may go unseen",
     "NoticeDeadLetterQueue": "notices never told: failed rotations or alarm changes nobody was told of",
+    "PagingDeadLetterQueue": "pages the paging service never took: triggers or resolves not sent",
 }
+# Queues a pipe drains (not dead-letter queues): a message is there for a moment each time, so
+# the alarm is on the oldest one's age. Queue -> what waits in it.
+QUEUE_WAITS: dict[str, str] = {
+    "PagingTriggerQueue": "triggers the paging service has not taken",
+    "PagingResolveQueue": "resolves the paging service has not taken",
+}
+# Seconds a drained queue's oldest message may wait: the pipe retries a refused request for a
+# while before the message returns to the queue.
+QUEUE_WAIT_LIMIT = 300
 
 
 @dataclass(frozen=True)
@@ -233,6 +243,17 @@ def function_alarms(function: str, condition: str | None) -> tuple[Alarm, Alarm]
 
 
 def queue_alarm(queue: str, condition: str | None) -> Alarm:
+    if queue in QUEUE_WAITS:
+        return Alarm(
+            f"{queue}Alarm",
+            f"A message waited in {queue} over {QUEUE_WAIT_LIMIT} s ({QUEUE_WAITS[queue]}).",
+            "AWS/SQS",
+            "ApproximateAgeOfOldestMessage",
+            ("QueueName", {"Fn::GetAtt": [queue, "QueueName"]}),
+            statistic="Maximum",
+            condition=condition,
+            threshold=QUEUE_WAIT_LIMIT,
+        )
     if queue not in QUEUE_HOLDS:
         raise ValueError(f"say what {queue} holds in hyperpod_ha_stack.alarms.QUEUE_HOLDS")
     return Alarm(
@@ -255,19 +276,26 @@ def alarms(resources: Mapping[str, Any]) -> list[Alarm]:
 
 
 # The alarms NoticeFunction tells: the stack's, but the notice path's own, as the template creates
-# them for each value of the one condition an alarm may have (its env's TOLD_ALARMS picks one).
+# them for each combination of the conditions an alarm may have (its env's TOLD_ALARMS picks one:
+# the watchdog on or off, paging on or off).
 TOLD_ALARMS = "ToldAlarms"
-TOLD_BY_CONDITION = {"WithWatchdog": "WatchdogEnabled", "WithoutWatchdog": None}
+TOLD_BY_CONDITION: dict[str, frozenset[str]] = {
+    "WithWatchdog": frozenset({"WatchdogEnabled"}),
+    "WithoutWatchdog": frozenset(),
+    "WithWatchdogAndPaging": frozenset({"WatchdogEnabled", "Pages"}),
+    "WithPaging": frozenset({"Pages"}),
+}
 
 
 def told_alarms(stack_alarms: list[Alarm]) -> dict[str, dict[str, str]]:
-    """``ToldAlarms``: for the watchdog on and off, the comma-separated logical ids of the alarms
-    created then, but the notice path's own; an alarm of another condition stops the writer."""
-    conditions = {alarm.condition for alarm in stack_alarms} - {None, "WatchdogEnabled"}
+    """``ToldAlarms``: for each combination of the watchdog and paging, the comma-separated logical
+    ids of the alarms created then, but the notice path's own; an alarm of another condition stops
+    the writer."""
+    conditions = {alarm.condition for alarm in stack_alarms} - {None, "WatchdogEnabled", "Pages"}
     if conditions:
         raise ValueError(f"say in hyperpod_ha_stack.alarms.told_alarms which alarms {conditions} create")
     told = [alarm for alarm in stack_alarms if alarm.logical_id not in NOTICE_PATH]
     return {
-        key: {"LogicalIds": ",".join(a.logical_id for a in told if a.condition in (None, condition))}
-        for key, condition in TOLD_BY_CONDITION.items()
+        key: {"LogicalIds": ",".join(a.logical_id for a in told if a.condition is None or a.condition in true)}
+        for key, true in TOLD_BY_CONDITION.items()
     }

@@ -296,6 +296,6 @@ def told_alarms(stack_alarms: list[Alarm]) -> dict[str, dict[str, str]]:
         raise ValueError(f"say in hyperpod_ha_stack.alarms.told_alarms which alarms {conditions} create")
     told = [alarm for alarm in stack_alarms if alarm.logical_id not in NOTICE_PATH]
     return {
-        key: {"LogicalIds": ",".join(a.logical_id for a in told if a.condition is None or a.condition in true)}
+        key: {"LogicalIds": ",".join(a.logical_id for a in told if a.condition in {None, *true})}
         for key, true in TOLD_BY_CONDITION.items()
     }

@@ -51,7 +51,7 @@ def paging_service() -> Iterator[PagingService]:
     service = PagingService()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             length = min(int(self.headers.get("Content-Length", "0")), MAX_REQUEST_BYTES)
             body = json.loads(self.rfile.read(length) or b"{}")
             service.take(Request(self.path, dict(self.headers.items()), body))
@@ -60,7 +60,7 @@ def paging_service() -> Iterator[PagingService]:
             self.end_headers()
             self.wfile.write(json.dumps({"status": "success" if service.answer < 300 else "error"}).encode())
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - http.server's name
+        def log_message(self, format: str, *args: Any) -> None:
             pass  # no request lines in the test output
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

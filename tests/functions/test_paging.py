@@ -65,7 +65,8 @@ def test_an_opening_triggers_a_reminder_adds_no_page_and_the_resolution_resolves
     opened = message_samples.down()
     publish(stack, opened)
     triggered, resolved = deliver(stack)
-    assert [d.reason for d in triggered] == [""] and resolved == []
+    assert [d.reason for d in triggered] == [""]
+    assert resolved == []
     (request,) = service.requests
     assert request.path == "/v2/enqueue"
     assert request.body == {
@@ -93,7 +94,8 @@ def test_an_opening_triggers_a_reminder_adds_no_page_and_the_resolution_resolves
 
     publish(stack, message_samples.down_reminder())
     triggered, resolved = deliver(stack)
-    assert len(triggered) == 1 and resolved == []
+    assert len(triggered) == 1
+    assert resolved == []
     reminder = service.requests[-1].body
     assert (reminder["event_action"], reminder["dedup_key"]) == ("trigger", "hyperpod-ha:ml-cluster:DOWN")
     assert service.pages == ["hyperpod-ha:ml-cluster:DOWN"]  # the same alert: no second page
@@ -102,7 +104,8 @@ def test_an_opening_triggers_a_reminder_adds_no_page_and_the_resolution_resolves
     assert recovered.attributes["dedup_key"] == opened.attributes["dedup_key"]
     publish(stack, recovered)
     triggered, resolved = deliver(stack)
-    assert triggered == [] and [d.reason for d in resolved] == [""]
+    assert triggered == []
+    assert [d.reason for d in resolved] == [""]
     assert service.requests[-1].body == {
         "event_action": "resolve",
         "dedup_key": "hyperpod-ha:ml-cluster:DOWN",

@@ -22,6 +22,7 @@ import json
 import re
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -122,7 +123,7 @@ def _destination(arn: str, region: str | None) -> _Destination:
 
 
 def _one(
-    message: dict[str, Any],
+    message: Mapping[str, Any],
     template: str,
     reserved: dict[str, str],
     destination: _Destination,
@@ -146,7 +147,7 @@ def _one(
     return Delivered(message_id, status, "" if 200 <= status < 300 else f"HTTP {status}: {answer}", sent)
 
 
-def _record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
+def _record(message: Mapping[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
     """The SQS record as Pipes hands it to the input template; the body parsed when it is JSON."""
     text = str(message["Body"])
     if len(text.encode()) > MAX_MESSAGE_BYTES:

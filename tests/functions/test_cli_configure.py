@@ -117,7 +117,9 @@ def test_missing_values_are_asked_on_stdin(
     assert "DbHost" not in overrides  # not found, not asked: the template's empty default applies
     out = capsys.readouterr().out
     assert "refused: SlurmFailoverTopicArn: 'not-an-arn' does not match" in out
-    assert out.count("> ") == 3  # only the two missing required values were asked (one twice)
+    # The two missing required values (one twice), then who is told (the end of input: nobody).
+    assert out.count("> ") == 4
+    assert out.count("NotificationEmail> ") == 1
 
 
 def test_input_ending_before_every_value_is_given(

@@ -128,7 +128,10 @@ class Embedded:
 FAST_RUNS = {"BackoffSeconds": 0, "MaxAttempts": 2}
 # Runs held before their first check, for tests about what happens while a run is active:
 # SettleSeconds is 0 by default but stays a parameter, so a test can still hold a run.
-HELD_RUNS = {"SettleSeconds": 600}
+# Longer than any test's storm takes on a loaded machine (10,000 invocations took over 600 s
+# there, the run ended, and the next controller event rightly started a second one), shorter than
+# the lease (3600 s), which would otherwise expire first.
+HELD_RUNS = {"SettleSeconds": 3000}
 
 
 def _embedded(parameters: dict[str, Any]) -> Iterator[Embedded]:

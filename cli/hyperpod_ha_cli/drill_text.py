@@ -58,8 +58,12 @@ def render_drill_report(report: Mapping[str, Any]) -> list[str]:
         lines += reason_lines(report.get("verdict_reasons") or [])
     if report.get("joined_triggers"):
         lines.append(f"triggers that joined the drill: {report['joined_triggers']}")
-    if report.get("incident") or report.get("ops_item_id"):
-        lines.append(f"incident: {report.get('incident') or report.get('ops_item_id')}")
+    incident = report.get("incident")
+    if isinstance(incident, Mapping) and incident.get("ops_item_id"):
+        lines.append(f"incident: {incident['ops_item_id']} (the drill left the cluster not verified)")
+    if report.get("ops_item_id"):
+        # The drill's own record, resolved when written: not an incident.
+        lines.append(f"drill record: OpsItem {report['ops_item_id']} (resolved)")
     if report.get("execution_link"):
         lines.append(f"execution: {report['execution_link']}")
     return lines

@@ -99,6 +99,7 @@ class Resolver:
 
 
 def evaluate_conditions(template: Mapping[str, Any], parameters: Mapping[str, Any]) -> dict[str, bool]:
+    """Every condition of ``template`` (and a rule's assertion, put there as one) on ``parameters``."""
     definitions: Mapping[str, Any] = template.get("Conditions", {})
     results: dict[str, bool] = {}
 
@@ -115,8 +116,17 @@ def evaluate_conditions(template: Mapping[str, Any], parameters: Mapping[str, An
             results[name] = bool(value(definitions[name]))
         return results[name]
 
+    def items(node: Any) -> list[str]:
+        """A list parameter's items: given as a list, or as CloudFormation's comma-separated text
+        (its default), where "" is the one empty item."""
+        resolved = value(node)
+        return [str(item) for item in resolved] if isinstance(resolved, list) else str(resolved).split(",")
+
     operators: dict[str, Any] = {
         "Fn::Equals": lambda args: str(value(args[0])) == str(value(args[1])),
+        # Conditions join a list to test it for none given; rules ask whether it holds an item.
+        "Fn::Join": lambda args: str(args[0]).join(items(args[1])),
+        "Fn::Contains": lambda args: str(value(args[1])) in items(args[0]),
         "Fn::Not": lambda args: not value(args[0]),
         "Fn::And": lambda args: all(value(item) for item in args),
         "Fn::Or": lambda args: any(value(item) for item in args),

@@ -91,10 +91,11 @@ def test_missing_values_are_named_and_nothing_is_written(
 
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1
-    for name in ("SlurmFailoverTopicArn", "DbSecretArn", "DbHost"):
+    for name in ("SlurmFailoverTopicArn", "DbSecretArn"):
         assert f"{name} (the multi-head stack: no --multihead-stack given)" in error
     assert "FileSystemId" not in error
     assert "SubnetIds" not in error
+    assert "DbHost" not in error  # the rotation's: required only with RotationDays (the template's rule)
     assert account.config_file.read_text() == before
 
 
@@ -105,7 +106,6 @@ def test_missing_values_are_asked_on_stdin(
         "not-an-arn",  # refused, asked again
         account.topic_arn,
         account.secret_arn,
-        "db.example.internal",
     ]
     monkeypatch.setattr(sys, "stdin", io.StringIO("".join(f"{line}\n" for line in typed)))
 
@@ -114,10 +114,12 @@ def test_missing_values_are_asked_on_stdin(
     overrides = sam_view(account.config_file, CLUSTER)[1]
     assert overrides["SlurmFailoverTopicArn"] == account.topic_arn
     assert overrides["DbSecretArn"] == account.secret_arn
-    assert overrides["DbHost"] == "db.example.internal"
+    assert "DbHost" not in overrides  # not found, not asked: the template's empty default applies
     out = capsys.readouterr().out
     assert "refused: SlurmFailoverTopicArn: 'not-an-arn' does not match" in out
-    assert out.count("> ") == 4  # only the three missing values were asked (one twice)
+    # The two missing required values (one twice), then who is told (the end of input: nobody).
+    assert out.count("> ") == 4
+    assert out.count("NotificationEmail> ") == 1
 
 
 def test_input_ending_before_every_value_is_given(

@@ -1,8 +1,12 @@
 """``hyperpod-ha configure`` on moto: its arguments: bad ones are usage errors (exit 2), an unknown
-cluster one line (exit 3), and where the cluster's settings are written (the user's own file)."""
+cluster one line (exit 3), where the cluster's settings are written (the user's own file), and
+who is told (``NotificationEmail``: given, asked, or empty with a warning)."""
 
 from __future__ import annotations
 
+import io
+import json
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +16,7 @@ import pytest
 from hyperpod_ha_cli.main import main
 from hyperpod_ha_cli.stacks import resolve_target
 from tests.conftest import ROOT
-from tests.functions.configure_account import CLUSTER, REGION, Account, configure, moto_account
+from tests.functions.configure_account import CLUSTER, REGION, Account, configure, moto_account, sam_view
 
 
 @pytest.fixture
@@ -80,3 +84,64 @@ def test_bad_arguments_are_usage_errors(
 ) -> None:
     assert main(["configure", *arguments, "--region", REGION, "--config-file", str(account.config_file)]) == 2
     assert reason in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("ops", "--notification-email: NotificationEmail: 'ops' is not an e-mail address"),
+        ("ops@localhost", "is not an e-mail address"),
+        ("ops team@example.com", "no spaces, quotes or backslashes"),
+        (f"{'o' * 250}@example.com", "NotificationEmail: longer than 254 characters"),
+    ],
+)
+def test_a_notification_email_that_is_not_an_address_is_a_usage_error(
+    account: Account, capsys: pytest.CaptureFixture[str], address: str, reason: str
+) -> None:
+    before = account.config_file.read_text()
+    assert configure(account, "--no-input", "--notification-email", address) == 2
+    error = capsys.readouterr().err.strip()
+    assert reason in error
+    assert len(error.splitlines()) == 1
+    assert account.config_file.read_text() == before
+
+
+def test_the_notification_email_given_is_written_and_nobody_is_warned_about(
+    account: Account, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert configure(account, "--no-input", "--notification-email", "oncall+hyperpod@example.com") == 0
+    assert sam_view(account.config_file, CLUSTER)[1]["NotificationEmail"] == "oncall+hyperpod@example.com"
+    assert "warning" not in capsys.readouterr().out
+
+
+def test_without_a_notification_email_configure_warns_that_nobody_is_told(
+    account: Account, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert configure(account, "--no-input", "--json") == 0
+    captured = capsys.readouterr()
+    written = json.loads(captured.out)
+    assert "NotificationEmail" not in written["parameters"]  # the template's empty default applies
+    (warning,) = written["warnings"]
+    assert warning.startswith("no NotificationEmail: nobody is told")
+    assert f"warning: {warning}" in captured.err  # the words, beside the JSON
+
+
+def test_the_notification_email_is_asked_and_checked(
+    account: Account, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("not-an-address\nops@example.com\n"))
+    assert configure(account) == 0
+    assert sam_view(account.config_file, CLUSTER)[1]["NotificationEmail"] == "ops@example.com"
+    out = capsys.readouterr().out
+    assert "refused: NotificationEmail: 'not-an-address' is not an e-mail address" in out
+    assert "warning" not in out
+
+
+@pytest.mark.parametrize("typed", ["\n", ""])  # an empty line, or the end of input
+def test_an_empty_answer_leaves_nobody_told_and_says_so(
+    account: Account, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, typed: str
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(typed))
+    assert configure(account) == 0
+    assert "NotificationEmail" not in sam_view(account.config_file, CLUSTER)[1]
+    assert "warning: no NotificationEmail: nobody is told" in capsys.readouterr().out

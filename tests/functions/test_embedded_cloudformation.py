@@ -27,12 +27,15 @@ TINY: dict[str, Any] = {
         "Stage": {"Type": "String", "Default": "blue", "AllowedValues": ["blue", "green"]},
         "Days": {"Type": "Number", "Default": 0},
         "Email": {"Type": "String", "Default": ""},
+        "Groups": {"Type": "CommaDelimitedList", "Default": ""},
     },
     "Mappings": {"Scripts": {"probe": {"blue": "echo blue", "green": "echo green"}}},
     "Conditions": {
         # CloudFormation compares as text: a Number parameter 0 equals "0".
         "NoDays": {"Fn::Equals": [{"Ref": "Days"}, "0"]},
         "HasEmail": {"Fn::Not": [{"Fn::Equals": [{"Ref": "Email"}, ""]}]},
+        # A list given or not, as template.yaml's HasRotationNetwork asks.
+        "HasGroups": {"Fn::Not": [{"Fn::Equals": [{"Fn::Join": ["", {"Ref": "Groups"}]}, ""]}]},
         "GreenWithDays": {
             "Fn::And": [{"Fn::Equals": [{"Ref": "Stage"}, "green"]}, {"Fn::Not": [{"Condition": "NoDays"}]}]
         },
@@ -65,6 +68,7 @@ TINY: dict[str, Any] = {
             },
         },
         "Topic": {"Type": "AWS::SNS::Topic", "Condition": "HasEmail"},
+        "GroupTopic": {"Type": "AWS::SNS::Topic", "Condition": "HasGroups"},
     },
     "Outputs": {
         "DocumentName": {"Value": {"Ref": "Script"}},
@@ -101,11 +105,14 @@ def test_find_in_map_sub_and_the_defaults(aws: None, tmp_path: Path) -> None:
     assert stack.outputs["QueueArn"].endswith(":tiny-Queue")
     assert queue_attributes(stack)["MessageRetentionPeriod"] == "60"  # NoDays: a Number 0 equals "0"
     assert "Topic" not in stack.resources  # HasEmail is false
+    assert "GroupTopic" not in stack.resources  # the empty list's default: HasGroups is false
 
 
 def test_conditions_and_if_follow_the_parameters(aws: None, tmp_path: Path) -> None:
     stack = create_stack(
-        tiny(tmp_path), {"Stage": "green", "Days": 3, "Email": "ops@example.com"}, name="tiny"
+        tiny(tmp_path),
+        {"Stage": "green", "Days": 3, "Email": "ops@example.com", "Groups": ["sg-1", "sg-2"]},
+        name="tiny",
     )
     content = json.loads(boto3.client("ssm").get_document(Name=stack.ref("Script"))["Content"])
     assert content["mainSteps"][0]["inputs"]["runCommand"] == ["echo green"]
@@ -113,6 +120,7 @@ def test_conditions_and_if_follow_the_parameters(aws: None, tmp_path: Path) -> N
     assert attributes["MessageRetentionPeriod"] == "345600"  # AWS::NoValue: SQS's default stays
     assert attributes["DelaySeconds"] == "5"  # Fn::And of an Equals and another condition
     assert stack.resources["Topic"].type == "AWS::SNS::Topic"
+    assert stack.resources["GroupTopic"].type == "AWS::SNS::Topic"
     assert stack.outputs["Summary"] == "green/tiny-Queue/3"
 
 

@@ -65,6 +65,14 @@ def test_a_refused_drill_says_why_and_what_was_not_done() -> None:
     )
 
 
+def test_the_drills_own_record_is_not_called_an_incident() -> None:
+    recorded = render_drill_report({**REPORT, "ops_item_id": "oi-1", "incident": None})
+    assert "drill record: OpsItem oi-1 (resolved)" in recorded
+    assert not [line for line in recorded if line.startswith("incident:")]
+    failed = render_drill_report({**REPORT, "ops_item_id": "oi-1", "incident": {"ops_item_id": "oi-2"}})
+    assert "incident: oi-2 (the drill left the cluster not verified)" in failed
+
+
 def test_a_controller_is_named_with_what_is_known() -> None:
     assert controller_label("ctl1", "i-1", "10.0.0.1") == "ctl1 (i-1, 10.0.0.1)"
     assert controller_label(None, "i-1", None) == "i-1"

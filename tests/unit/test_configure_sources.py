@@ -17,16 +17,14 @@ SUBNET = "subnet-0123456789abcdef0"
 
 def test_every_template_parameter_is_read_with_its_default() -> None:
     assert SPECS["DbPort"].default == "3306"
-    assert SPECS["DbHost"].required
     assert not SPECS["MasterSecretArn"].required
+    # The rotation's database and network: required by the template's rules only with rotation.
+    assert not any(SPECS[name].required for name in ("DbHost", "SubnetIds", "SecurityGroupIds"))
     assert {name for name, spec in SPECS.items() if spec.required} == {
         "ClusterName",
         "SlurmFailoverTopicArn",
         "DbSecretArn",
-        "DbHost",
         "FileSystemId",
-        "SubnetIds",
-        "SecurityGroupIds",
     }
 
 
@@ -48,9 +46,10 @@ def test_values_the_template_accepts(name: str, value: str, kept: str) -> None:
 @pytest.mark.parametrize(
     ("name", "value", "reason"),
     [
-        ("SubnetIds", "subnet-xyz", "is not an AWS::EC2::Subnet::Id"),
+        ("SubnetIds", "subnet-xyz", "does not match"),
         ("SubnetIds", f"{SUBNET},", "an empty item"),
-        ("SecurityGroupIds", SUBNET, "is not an AWS::EC2::SecurityGroup::Id"),
+        ("SecurityGroupIds", SUBNET, "does not match"),
+        ("DbHost", "db;host", "does not match"),
         ("FileSystemId", "fs-123", "does not match"),
         ("DbPort", "many", "is not a number"),
         ("DbPort", "NaN", "is not a number"),

@@ -151,12 +151,56 @@ def _rules_admit(**parameters: str) -> list[str]:
         | SAMPLE_PARAMETERS
         | parameters
     )
+
+    def holds(expression: Any) -> bool:
+        return evaluate_conditions({"Conditions": {"held": expression}}, values)["held"]
+
     broken = []
     for rule in TEMPLATE["Rules"].values():
-        for assertion in rule["Assertions"]:
-            if not evaluate_conditions({"Conditions": {"held": assertion["Assert"]}}, values)["held"]:
-                broken.append(assertion["AssertDescription"])
+        if "RuleCondition" in rule and not holds(rule["RuleCondition"]):
+            continue  # CloudFormation asserts a rule only when its condition holds
+        broken += [a["AssertDescription"] for a in rule["Assertions"] if not holds(a["Assert"])]
     return broken
+
+
+NO_ROTATION = {"DbHost": "", "SubnetIds": "", "SecurityGroupIds": ""}
+
+
+def test_a_stack_without_rotation_needs_no_database_or_network() -> None:
+    # Issue 40: the rotation's parameters have defaults, so sam deploy asks for none of them.
+    parameters = TEMPLATE["Parameters"]
+    assert {parameters[name].get("Default") for name in NO_ROTATION} == {""}
+    assert _rules_admit(**NO_ROTATION) == []
+    assert _rules_admit(**NO_ROTATION, RotationDays="0") == []
+
+
+def test_a_stack_with_rotation_must_name_its_database_and_network() -> None:
+    broken = _rules_admit(**NO_ROTATION, RotationDays="30")
+    assert [text.split(",")[1].split()[0] for text in broken] == ["DbHost", "SubnetIds", "SecurityGroupIds"]
+    assert _rules_admit(RotationDays="30") == []  # the sample's host, subnet and security group
+    assert _rules_admit(RotationDays="30", SubnetIds="subnet-0123456789abcdef0,") != []  # an empty item
+
+
+@pytest.mark.parametrize(
+    "given", [{"SubnetIds": "", "SecurityGroupIds": "sg-0123456789abcdef0"}, {"SecurityGroupIds": ""}]
+)
+def test_the_rotation_network_is_given_whole(given: dict[str, str]) -> None:
+    (broken,) = _rules_admit(**given)
+    assert broken.startswith("SubnetIds and SecurityGroupIds go together")
+
+
+def test_the_rotation_function_is_in_the_vpc_only_when_its_network_is_given() -> None:
+    from hyperpod_ha_dev.cfn import evaluate_conditions
+
+    def in_vpc(**given: Any) -> bool:
+        values = {name: spec.get("Default", "") for name, spec in TEMPLATE["Parameters"].items()} | given
+        return evaluate_conditions(TEMPLATE, values)["HasRotationNetwork"]
+
+    assert not in_vpc()
+    assert in_vpc(SubnetIds=["subnet-0123456789abcdef0"], SecurityGroupIds=["sg-0123456789abcdef0"])
+    vpc = TEMPLATE["Resources"]["RotateDbSecretFunction"]["Properties"]["VpcConfig"]
+    assert vpc["Fn::If"][0] == "HasRotationNetwork"
+    assert vpc["Fn::If"][2] == {"Ref": "AWS::NoValue"}
 
 
 @pytest.mark.parametrize(

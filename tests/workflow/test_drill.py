@@ -223,12 +223,16 @@ def test_bad_input_exits_2_and_a_dry_run_changes_nothing(
         simulated = _current.cluster
         assert isinstance(simulated, DrillSimulatedCluster)
         assert simulated.events == []  # no takeover, no start
+        ops_items = boto3.client("ssm").describe_ops_items()["OpsItemSummaries"]
     assert dry_run == 0
     assert "Plan the drill" in followed
     assert "dry run: checked and planned only, no takeover" in followed
     assert "takeover: not done" in followed
     assert "Take over on the backup" not in followed
     assert len(drills) == 1  # the dry run; nothing before it started a drill
+    assert ops_items == []  # its report and message are its record: no OpsItem, no "incident:"
+    assert "incident:" not in followed
+    assert "drill record:" not in followed
 
 
 def test_a_report_that_cannot_be_written_still_frees_the_cluster() -> None:

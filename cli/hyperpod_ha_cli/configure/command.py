@@ -45,6 +45,12 @@ WRITTEN, AWS_ERROR, USAGE = VERIFIED, RUNTIME_ERROR, USAGE_ERROR
 # CloudFormation's stack name rule.
 _STACK_NAME = re.compile(r"[A-Za-z][-A-Za-z0-9]{0,127}")
 _ATTEMPTS = 3  # typed values per parameter before giving up
+NOTIFICATION_EMAIL = "NotificationEmail"
+NOBODY_TOLD = (
+    "no NotificationEmail: nobody is told when a controller fails or the cluster is down; subscribe "
+    "people to the stack's topic (output NotificationTopicArn) or configure again with "
+    "--notification-email (`hyperpod-ha doctor` fails until a subscription is confirmed)"
+)
 
 
 def add_parser(commands: Any) -> None:
@@ -60,6 +66,11 @@ def add_parser(commands: Any) -> None:
     configure.add_argument("--profile", type=profile_name, help="an AWS CLI profile")
     configure.add_argument(
         "--config-file", type=Path, help="default: ~/.config/hyperpod-ha/samconfig.toml ($HYPERPOD_HA_CONFIG)"
+    )
+    configure.add_argument(
+        "--notification-email",
+        metavar="ADDRESS",
+        help="who is told (subscribed to the notification topic); asked when not given, '' for nobody",
     )
     configure.add_argument("--force", action="store_true", help="replace the cluster's existing environment")
     configure.add_argument(
@@ -96,6 +107,9 @@ def _configure(args: argparse.Namespace) -> int:
             raise InputRejected(_missing_text(wanted, found.unresolved))
         for spec in wanted:
             values[spec.name] = _ask(spec, found.unresolved.get(spec.name), sys.stdin, sys.stdout)
+        email = _notification_email(args, specs[NOTIFICATION_EMAIL], sys.stdin, sys.stdout)
+        if email:
+            values[NOTIFICATION_EMAIL] = email
         parameters = {name: values[name] for name in specs if name in values}
         environment = DeployEnvironment(
             args.cluster, stack_name, str(session.region_name), parameters, args.profile
@@ -106,6 +120,9 @@ def _configure(args: argparse.Namespace) -> int:
         return _fail(error.reason, USAGE)
     if wanted:
         print(f"asked: {', '.join(spec.name for spec in wanted)}")
+    warnings = [] if email else [NOBODY_TOLD]
+    for warning in warnings:
+        print(f"warning: {warning}")
     for name in specs:
         if name not in values and name in found.unresolved:
             print(f"not found, the template's default {specs[name].default!r} applies: {name}")
@@ -123,6 +140,7 @@ def _configure(args: argparse.Namespace) -> int:
             "region": session.region_name,
             "parameters": parameters,
             "asked": [spec.name for spec in wanted],
+            "warnings": warnings,
             "deploy": deploy,
             "rollout_deployment_config": deployment_config(stack_name),
             "exit_code": WRITTEN,
@@ -151,6 +169,11 @@ def _check_arguments(
 ) -> None:
     """Everything wrong with the command line, before AWS is asked anything."""
     validate(specs["ClusterName"], args.cluster)
+    if args.notification_email is not None:
+        try:
+            validate(specs[NOTIFICATION_EMAIL], args.notification_email)
+        except InputRejected as error:
+            raise InputRejected(f"--notification-email: {error.reason}") from None
     if not _STACK_NAME.fullmatch(stack_name):
         raise InputRejected(f"--stack-name: {shown(stack_name)!r} is not a CloudFormation stack name")
     if args.multihead_stack is not None and not _STACK_NAME.fullmatch(args.multihead_stack):
@@ -240,14 +263,32 @@ def _missing_text(wanted: list[ParameterSpec], unresolved: dict[str, Unresolved]
     return "required values not found (give them interactively, without --no-input): " + "; ".join(reasons)
 
 
-def _ask(spec: ParameterSpec, why: Unresolved | None, stdin: TextIO, stdout: TextIO) -> str:
-    """One value typed for ``spec``, checked like a found one; asked again when refused."""
+def _notification_email(args: argparse.Namespace, spec: ParameterSpec, stdin: TextIO, stdout: TextIO) -> str:
+    """Who is told: ``--notification-email`` (checked with the arguments), else asked; with
+    ``--no-input``, an empty line or the end of input, nobody (the caller warns)."""
+    if args.notification_email is not None:
+        return validate(spec, args.notification_email)
+    if args.no_input:
+        return ""
+    return _ask(spec, None, stdin, stdout, optional=True)
+
+
+def _ask(
+    spec: ParameterSpec, why: Unresolved | None, stdin: TextIO, stdout: TextIO, optional: bool = False
+) -> str:
+    """One value typed for ``spec``, checked like a found one; asked again when refused. An
+    optional one may be left empty (an empty line, or the end of input)."""
     print(f"{spec.name}: {spec.description}", file=stdout)
     if why is not None:
         print(f"  not found: {why.reason}", file=stdout)
+    if optional:
+        print("  (optional: an empty line leaves it empty)", file=stdout)
     for _ in range(_ATTEMPTS):
         print(f"  {spec.name}> ", end="", file=stdout, flush=True)
         line = stdin.readline(4097)
+        if not line and optional:
+            print(file=stdout)
+            return ""
         if not line:
             raise InputRejected(f"no value for {spec.name} (end of input)")
         if not stdin.isatty():

@@ -45,6 +45,8 @@ class ParameterSpec:
     max_value: Decimal | None
     min_length: int | None
     max_length: int | None
+    # CloudFormation's own words for a value the pattern refuses (the pattern itself otherwise).
+    constraint_description: str | None = None
 
     @property
     def required(self) -> bool:
@@ -83,6 +85,7 @@ def _spec(name: str, entry: Mapping[str, Any]) -> ParameterSpec:
         max_value=number("MaxValue"),
         min_length=length("MinLength"),
         max_length=length("MaxLength"),
+        constraint_description=entry.get("ConstraintDescription"),
     )
 
 
@@ -132,4 +135,5 @@ def _validate_scalar(spec: ParameterSpec, item_type: str, value: str) -> None:
     if spec.allowed_values and value not in spec.allowed_values:
         raise InputRejected(f"{spec.name}: {value!r} is not one of {', '.join(spec.allowed_values)}")
     if spec.allowed_pattern is not None and not re.fullmatch(spec.allowed_pattern, value):
-        raise InputRejected(f"{spec.name}: {value!r} does not match {spec.allowed_pattern}")
+        rule = spec.constraint_description or f"does not match {spec.allowed_pattern}"
+        raise InputRejected(f"{spec.name}: {value!r} {rule}")

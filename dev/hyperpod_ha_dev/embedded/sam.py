@@ -18,7 +18,8 @@ from typing import Any
 # The translator warns, when collected, that its metrics were never published: nothing here would.
 logging.getLogger("samtranslator.metrics.metrics").setLevel(logging.ERROR)
 
-# Parameters without a default, and values a deployment would give them.
+# Parameters without a default, and values a deployment would give them; with the rotation's
+# database and network (required with RotationDays), so the function is checked in its VPC.
 SAMPLE_PARAMETERS: dict[str, Any] = {
     "ClusterName": "ml-cluster",
     "SlurmFailoverTopicArn": "arn:aws:sns:us-east-1:123456789012:slurm-failover",

@@ -184,7 +184,8 @@ def test_job(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
 
 
 def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
-    """The drill report: lease released, summary sent, OpsItem resolved, incident if not verified."""
+    """The drill report: lease released, summary sent, OpsItem resolved (none for a dry run),
+    incident if not verified."""
     state = dict(event)
     request = request_of(state, context)
     execution_id = _text(event, "execution_id")
@@ -213,11 +214,14 @@ def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
         report["incident"] = opened.to_json()
     told = summary(report, context.records.region, context.clock())
     report["notified"] = context.records.notify(told) is not None
-    # The OpsItem's title in the OpsItems' form ("HyperPod cluster <c>: ..."), its description the message's.
-    title = f"HyperPod cluster {request.cluster}: failover drill {outcome}"
-    report["ops_item_id"] = context.records.record(
-        request.cluster, execution_id, title, told.body, {"outcome": outcome, "report": _short(report)}
-    )
+    report["ops_item_id"] = None
+    if not request.dry_run:
+        # A dry run changed nothing: its report (status) and message are its record; an OpsItem
+        # would be OpsCenter work for nobody. The title in the OpsItems' form, the body the message's.
+        title = f"HyperPod cluster {request.cluster}: failover drill {outcome}"
+        report["ops_item_id"] = context.records.record(
+            request.cluster, execution_id, title, told.body, {"outcome": outcome, "report": _short(report)}
+        )
     context.status.put(request.cluster, "drill", report)
     if report["verdict"]:
         context.status.put(

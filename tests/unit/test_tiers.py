@@ -41,9 +41,19 @@ def test_as_root_every_tier_runs_after_what_it_needs() -> None:
     # AWS's agent only in its sandbox, and the suite outside the lab leaves its tests to it.
     assert plan["ssm-agent"].argv[0].endswith("tests/ssm_agent/sandbox.sh")
     assert "not ssm_agent" in " ".join(plan["non-lab"].argv)
-    # The arm64 tier after the packages step (qemu-user-static, debootstrap).
-    assert plan["arm64"].needs == ("packages",)
-    assert "arm64_root.sh --packages" in " ".join(plan["packages"].argv)
+    # The arm64 tier installs its own packages (qemu-user-static, debootstrap) and runs only when
+    # asked (`make test-arm64`): make test neither installs nor runs it.
+    assert plan["arm64"].on_request
+    assert "arm64_root.sh --packages" in " ".join(plan["arm64"].argv)
+    assert "arm64" not in " ".join(plan["packages"].argv)
+
+
+def test_make_test_runs_every_tier_but_those_run_on_request() -> None:
+    plan = tiers.steps(check_only=False, as_root=True)
+
+    assert "arm64" not in names(tiers.selected(plan, None))
+    assert names(tiers.selected(plan, ["arm64"])) == ["arm64"]
+    assert set(names(tiers.selected(plan, None))) == set(names(plan)) - {"arm64"}
 
 
 def test_as_another_user_the_root_tiers_are_named_with_their_command() -> None:

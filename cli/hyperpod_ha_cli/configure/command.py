@@ -5,8 +5,9 @@ in the checkout's tracked samconfig.toml.
 Finds every deploy parameter it can (``DescribeCluster``, with the instance groups' Slurm
 configuration where HyperPod's API configures Slurm, the cluster's
 ``provisioning_parameters.json`` where it still exists, the FSx file system either names, the
-multi-head sample stack's outputs), checks each against template.yaml, asks on stdin only for required values it could
-not find (``--no-input``: names them and exits 2, writing nothing), and writes
+multi-head sample stack's outputs), checks each against template.yaml, asks on stdin only for
+required values it could not find (``--no-input``: names them and exits 2, writing nothing) and
+for who is told (``NotificationEmail``: empty, it warns that nobody is), and writes
 ``[<cluster>.deploy.parameters]`` for ``sam deploy --config-file <file> --config-env <cluster>``;
 every other command finds the cluster's stack and region there. Exit 0 written, 2 for bad
 arguments or values still missing, 3 when AWS could not be asked."""

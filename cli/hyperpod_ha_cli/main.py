@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "restore": ("hyperpod_ha_cli.restore", "run_restore_start"),
     "configure": ("hyperpod_ha_cli.configure.command", "run_configure"),
     "doctor": ("hyperpod_ha_cli.doctor", "run_doctor"),
+    "silence": ("hyperpod_ha_cli.silence", "run_silence"),
 }
 DEV_COMMANDS = {
     "simulate": "run a scenario end to end on the embedded stack (dev extra)",
@@ -67,13 +68,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from hyperpod_ha_cli import doctor, drill, restore, runbook, status
+    from hyperpod_ha_cli import doctor, drill, restore, runbook, silence, status
     from hyperpod_ha_cli.configure import command as configure
 
     parser = _Parser(prog="hyperpod-ha", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for module in (status, runbook, drill, restore, doctor, configure):
+    for module in (status, runbook, drill, restore, doctor, silence, configure):
         module.add_parser(commands)
     if dev_tools.available():
         dev = importlib.import_module("hyperpod_ha_dev.cli")
@@ -110,9 +111,9 @@ def _subparsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentPa
 def command_name(args: argparse.Namespace) -> str:
     """``runbook start``, ``lab fault``, ...: the words that named the command."""
     words = [args.command]
-    for key in ("runbook_command", "drill_command", "restore_command", "local_command", "lab_command"):
-        if getattr(args, key, None):
-            words.append(getattr(args, key))
+    for name in ("runbook", "drill", "restore", "silence", "local", "lab"):
+        if getattr(args, f"{name}_command", None):
+            words.append(getattr(args, f"{name}_command"))
     return " ".join(words)
 
 

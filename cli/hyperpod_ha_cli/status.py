@@ -22,9 +22,10 @@ from typing import Any
 import boto3
 
 from hyperpod_ha import console_links
-from hyperpod_ha.human_time import ago
+from hyperpod_ha.human_time import ago, duration, iso_utc
 from hyperpod_ha.incidents.keys import CLUSTER_KEY, KIND_KEY, SOURCE
 from hyperpod_ha.runs.naming import holder_execution_arn
+from hyperpod_ha.silences import Silences
 from hyperpod_ha.state_table import read_lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_cli import dev_tools
@@ -72,7 +73,14 @@ def cluster_status(outputs: Mapping[str, str], cluster: str) -> dict[str, Any]:
         "last_restore": records.get("restore"),
         # The watchdog's last tick: its early warnings and every controller's figures.
         "early_warnings": records.get("warnings"),
+        # The operator's silence in force (hyperpod-ha silence): nothing pages while it lasts.
+        "silence": _silence(table, cluster),
     }
+
+
+def _silence(table: str, cluster: str) -> dict[str, Any] | None:
+    silence = Silences(boto3.client("dynamodb"), table).in_force(cluster)
+    return None if silence is None else silence.to_json()
 
 
 def _in_progress(
@@ -213,6 +221,15 @@ def render(status: Mapping[str, Any], now: float | None = None) -> str:
     if verdict_check:
         state = "verified" if verdict_check["verified"] else "NOT verified"
         lines[0] += f": {state} ({verdict_check['why']})"
+    silence = status.get("silence")
+    if silence:
+        left = duration(max(int(silence["until"]) - (time.time() if now is None else now), 0))
+        lines += [
+            f"SILENCED until {iso_utc(silence['until'])} ({left} left) by {silence['started_by']}: "
+            f"{silence['reason']}",
+            "  nothing pages and nothing is restored; verification goes on "
+            f"(`hyperpod-ha silence end --cluster {status['cluster']}` ends it)",
+        ]
     stack = status.get("stack")
     if stack:
         lines.append(f"stack {stack['stack_name']} in {stack.get('region') or 'the default region'}")

@@ -16,6 +16,8 @@ their use carry ``expires_at`` (the table's TTL attribute). The keys:
 - ``unreachable#<cluster>``: per instance id, since when SSM has not reached that Running controller.
 - ``warning#<cluster>``: the watchdog's last sample of the active controller's counters, and
   since when each early warning holds and whether its incident is open.
+- ``silence#<cluster>``: the operator's silence (``hyperpod-ha silence``): the last one started,
+  whether ended early and by whom, and the ones before it (:mod:`hyperpod_ha.silences`).
 
 Each function takes the DynamoDB client and the table's name; the lease goes in and out as
 :class:`~hyperpod_ha.lease.Lease`, other values as plain Python values: DynamoDB's attribute-value
@@ -85,6 +87,10 @@ def unreachable_key(cluster: str) -> str:
 
 def warning_key(cluster: str) -> str:
     return f"warning#{cluster}"
+
+
+def silence_key(cluster: str) -> str:
+    return f"silence#{cluster}"
 
 
 def key(pk: str) -> dict[str, Any]:
@@ -476,3 +482,59 @@ def write_warnings(
             {"pk": warning_key(cluster), "sample": sample, "kinds": kinds, "expires_at": expires_at}
         ),
     )
+
+
+# --- silence#<cluster> (the operator's silences, hyperpod_ha.silences) ----------------------
+
+
+def read_silence(ddb: DynamoDBClient, table: str, cluster: str) -> dict[str, Any] | None:
+    """The cluster's silence item as plain values (numbers ``Decimal``), or ``None``."""
+    item = ddb.get_item(TableName=table, Key=key(silence_key(cluster)), ConsistentRead=True).get("Item")
+    return None if item is None else plain_values(item)
+
+
+def put_silence(
+    ddb: DynamoDBClient,
+    table: str,
+    cluster: str,
+    values: Mapping[str, object],
+    previous: str | None,
+    now: int,
+) -> dict[str, Any] | None:
+    """Write the silence ``values`` as the cluster's unless one is in force: ``previous`` (the
+    silence id read before, ``None``: there was none) is still the item's and it has ended
+    (early, or its ``until`` is past at ``now``). ``None`` when written; else the item found
+    (of two starts at once, one wins; ``{}`` when there was none)."""
+    if previous is None:
+        condition = "attribute_not_exists(pk)"
+        given: dict[str, object] = {}
+    else:
+        condition = "silence_id = :previous AND (attribute_exists(ended_at) OR #until <= :now)"
+        given = {":previous": previous, ":now": now}
+    request: dict[str, Any] = {
+        "TableName": table,
+        "Item": attribute_values({**values, "pk": silence_key(cluster)}),
+        "ConditionExpression": condition,
+    }
+    if given:
+        request["ExpressionAttributeValues"] = attribute_values(given)
+        request["ExpressionAttributeNames"] = {"#until": "until"}  # UNTIL is a reserved word
+    found = unless_condition_failed(ddb.put_item, **request)
+    return None if found is None else plain_values(found)
+
+
+def end_silence(
+    ddb: DynamoDBClient, table: str, cluster: str, silence_id: str, now: int, ended_by: str
+) -> dict[str, Any] | None:
+    """End the silence ``silence_id`` at ``now`` while it is in force: ``None`` when ended; else
+    the item found (ended already, expired, or another silence; ``{}`` when there was none)."""
+    found = unless_condition_failed(
+        ddb.update_item,
+        TableName=table,
+        Key=key(silence_key(cluster)),
+        UpdateExpression="SET ended_at = :now, ended_by = :by",
+        ConditionExpression="silence_id = :id AND attribute_not_exists(ended_at) AND #until > :now",
+        ExpressionAttributeNames={"#until": "until"},
+        ExpressionAttributeValues=attribute_values({":now": now, ":by": ended_by, ":id": silence_id}),
+    )
+    return None if found is None else plain_values(found)

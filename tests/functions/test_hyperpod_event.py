@@ -11,6 +11,7 @@ import boto3
 import pytest
 
 from hyperpod_ha import state_table
+from hyperpod_ha.silences import Silences
 from tests.conftest import EVENTS, Embedded, subscribed_inbox
 
 CONTROLLER = "i-0a1b2c3d4e5f60001"
@@ -199,3 +200,11 @@ def test_a_storm_gives_one_run_and_one_notice(watching: Embedded) -> None:
     assert outcomes["notified"] == windows
     assert len(watching.executions()) == 1
     assert len(notices(watching)) == windows
+
+
+def test_in_a_silence_a_failed_cluster_is_not_notified(watching: Embedded) -> None:
+    silences = Silences(boto3.client("dynamodb"), watching.stack.ref("StateTable"))
+    silences.start("ml-cluster", 3600, "cluster update", "arn:aws:iam::123456789012:user/bob")
+    record = outcome(watching, event("eventbridge_cluster_state_failed.json"))
+    assert (record["outcome"], record["silenced"]["reason"]) == ("silenced", "cluster update")
+    assert notices(watching) == []

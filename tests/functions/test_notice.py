@@ -13,6 +13,7 @@ from hyperpod_ha import state_table
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.notices.aws_events import NoticeRejected
 from hyperpod_ha.notices.function import NoticeFunctionSettings
+from hyperpod_ha.silences import Silences
 from hyperpod_ha.topic_messages import check_form
 from hyperpod_ha_dev.embedded.functions import FunctionError
 from tests.conftest import EVENTS, Embedded, published
@@ -234,3 +235,15 @@ def test_the_alarm_rule_matches_the_stacks_alarms_but_the_notice_paths_own(embed
         assert not matches(f"{stack}.{own}"), own
     assert not matches(f"{stack}-other.WatchdogErrorsAlarm")
     assert not matches("someone-elses-alarm")
+
+
+def test_in_a_silence_nothing_is_told_then_the_next_event_is(embedded: Embedded) -> None:
+    silences = Silences(boto3.client("dynamodb"), embedded.stack.ref("StateTable"))
+    silences.start("ml-cluster", 3600, "database maintenance", "arn:aws:iam::123456789012:user/bob")
+    raw = rotation_failed(embedded)
+    answer = embedded.stack.invoke("NoticeFunction", raw)
+    assert (answer["outcome"], answer["silenced"]["reason"]) == ("silenced", "database maintenance")
+    assert messages(embedded) == []
+    silences.end("ml-cluster", "arn:aws:iam::123456789012:user/bob")
+    assert embedded.stack.invoke("NoticeFunction", {**raw, "id": raw["id"] + "-2"})["outcome"] == "notified"
+    assert len(messages(embedded)) == 1

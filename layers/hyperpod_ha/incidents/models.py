@@ -289,6 +289,8 @@ class OpenResult:
     links: Links
     incident_error: str | None = None
     message: OpenMessage | None = None
+    # The operator's silence in force (hyperpod_ha.silences): nothing opened, nothing told.
+    silenced: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         result: dict[str, Any] = {
@@ -301,6 +303,8 @@ class OpenResult:
         }
         if self.incident_error:
             result["incident_error"] = self.incident_error
+        if self.silenced is not None:
+            result["silenced"] = dict(self.silenced)
         return result
 
 

@@ -25,6 +25,9 @@ from hyperpod_ha.incidents.ops_center import OpsCenter
 from hyperpod_ha.incidents.reminders import Reminders
 from hyperpod_ha.incidents.resolving import announce_verified, resolve_incidents
 from hyperpod_ha.incidents.topic import Topic
+from hyperpod_ha.observability import logger
+from hyperpod_ha.silences import Silences
+from hyperpod_ha.topic_messages import Links
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -80,7 +83,23 @@ class Incidents:
     def _reminders(self) -> Reminders:
         return Reminders(self.dynamodb, self.settings.state_table, self.settings.reminder_seconds)
 
+    @cached_property
+    def _silences(self) -> Silences | None:
+        # The operator's silences are kept in the state table: none without it.
+        if self.dynamodb is None or not self.settings.state_table:
+            return None
+        return Silences(self.dynamodb, self.settings.state_table, self.clock)
+
     def open(self, request: OpenRequest) -> OpenResult:
+        """The incident opened and told, unless a silence is in force (read now, as it opens):
+        then nothing is opened or told (nor reminded of), and the result says which silence."""
+        silence = self._silences.in_force(request.cluster) if self._silences else None
+        if silence is not None:
+            logger.info(
+                "incident not opened: silenced",
+                extra={"cluster": request.cluster, "kind": request.kind, "silence": silence.describe()},
+            )
+            return OpenResult(None, False, None, False, Links(), silenced=silence.to_json())
         return open_incident(
             request,
             self._ops_center,
@@ -109,4 +128,10 @@ class Incidents:
         return note_incidents(request, self._ops_center, self.clock())
 
     def announce_verified(self, request: ResolveRequest) -> bool:
+        """The "verified" notice, unless a silence is in force (a notice, not a resolution: the
+        "recovered" message of an incident opened before the silence still goes out)."""
+        silence = self._silences.in_force(request.cluster) if self._silences else None
+        if silence is not None:
+            logger.info("verified notice not sent: silenced", extra={"silence": silence.describe()})
+            return False
         return announce_verified(request, self._topic, self.settings.region, self.clock())

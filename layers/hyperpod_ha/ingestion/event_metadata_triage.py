@@ -101,5 +101,7 @@ class EventMetadataTriage:
         message = hyperpod_notices.accounting_database_change(
             event, database, outcome, self.region, self.clock()
         )
+        if (silence := self.publisher.silenced(event.cluster_name)) is not None:
+            return result(event, "silenced", rollback_status=status, silenced=silence.to_json())
         sent = self.publisher.publish_once(event.cluster_name, event.event_id, message, int(self.clock()))
         return result(event, "notified" if sent else "duplicate", rollback_status=status)

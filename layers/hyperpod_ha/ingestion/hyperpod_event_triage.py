@@ -117,6 +117,11 @@ class HyperPodEventTriage:
             self.region,
             self.clock(),
         )
+        if (silence := self.publisher.silenced(event.cluster_name)) is not None:
+            # Counted all the same: a threshold crossed in the window is not crossed again after it.
+            return self._result(
+                event, "silenced", unhealthy_workers=tally.unhealthy, silenced=silence.to_json()
+            )
         try:
             self.publisher.publish(message)
         except Exception:
@@ -133,6 +138,8 @@ class HyperPodEventTriage:
         if not event.alarming:
             return self._result(event, "ignored", reason=f"cluster status {event.status}")
         message = hyperpod_notices.cluster_status(event, self.region, self.clock())
+        if (silence := self.publisher.silenced(event.cluster_name)) is not None:
+            return self._result(event, "silenced", silenced=silence.to_json())
         sent = self.publisher.publish_once(event.cluster_name, event.event_id, message, int(self.clock()))
         return self._result(event, "notified" if sent else "duplicate")
 

@@ -113,6 +113,17 @@ class NoticeFunction:
                 metrics.add_metric(name="NoticesRejected", unit="Count", value=1)
                 raise NoticeRejected("the event is about another secret than this stack's")
             message = messages.rotation_failed(parsed, self.stack, now)
+        silence = self.publisher.silenced(self.stack.cluster)
+        if silence is not None:
+            metrics.add_metric(name="NoticesSilenced", unit="Count", value=1)
+            logger.info("notice not published: silenced", extra={"event_id": parsed.event_id})
+            kind = message.attributes["kind"]
+            return {
+                "event_id": parsed.event_id,
+                "outcome": "silenced",
+                "kind": kind,
+                "silenced": silence.to_json(),
+            }
         sent = self.publisher.publish_once(self.stack.cluster, parsed.event_id, message, int(now))
         outcome = "notified" if sent else "duplicate"
         metrics.add_metric(name=f"Notices{outcome.capitalize()}", unit="Count", value=1)

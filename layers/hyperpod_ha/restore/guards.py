@@ -133,6 +133,12 @@ def cluster_not_held(holds: ClusterHolds) -> str | None:
     return None
 
 
+def not_silenced(holds: ClusterHolds) -> str | None:
+    """The operator's silence (``hyperpod-ha silence``): a maintenance window of their own, in
+    which nothing is restored whatever the verdict."""
+    return f"not restored: {holds.silenced}" if holds.silenced else None
+
+
 def not_active(candidate: ObservedController, active: ObservedController) -> str | None:
     if candidate is active or (candidate.index is not None and candidate.index == active.index):
         return f"not restored: {candidate.key} is the active controller"

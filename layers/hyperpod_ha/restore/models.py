@@ -67,11 +67,12 @@ class RestoreAction:
 @dataclass(frozen=True)
 class ClusterHolds:
     """What else works on the cluster now, besides the controllers' own state: the holder of
-    the cluster's lease when it is not this restore (a drill, a run), and a secret rotation's
-    roll-out of slurmdbd.conf in progress."""
+    the cluster's lease when it is not this restore (a drill, a run), a secret rotation's
+    roll-out of slurmdbd.conf in progress, and the operator's silence in force."""
 
     holder: str | None = None  # "drill <execution>", "verification run <execution>"
     rollout: str | None = None  # "rotation of <secret> in progress"
+    silenced: str | None = None  # "silenced until <time> by <arn>: <reason>" (hyperpod_ha.silences)
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,8 @@ def plan_restore(given: RestoreInput) -> RestorePlan:
     verdict = evaluate(reports, given.policy)
     seen = observe(reports, given.policy)
     base = RestorePlan(given.mode, verdict.name.value, verdict.active_controller)
-    blocked = guards.verdict_allows(verdict.name.value)
+    # Silenced first: the operator's window holds whatever the controllers show.
+    blocked = guards.not_silenced(given.holds) or guards.verdict_allows(verdict.name.value)
     active, why_not_one = guards.one_active(seen) if blocked is None else (None, None)
     blocked = blocked or why_not_one
     if active is not None:

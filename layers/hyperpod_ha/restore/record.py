@@ -49,8 +49,12 @@ def finish(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     }
     context.status.put(request.cluster, "restore", record)
     message_id = None
+    silenced = None
     if results or record["stopped"] or record["not_taken"]:
-        message_id = context.topic.notify(restore_notice(request.cluster, record))
+        # The operator's silence, read as it would tell: nothing is published in it.
+        silenced = context.items.silenced()
+        if silenced is None:
+            message_id = context.topic.notify(restore_notice(request.cluster, record))
     # The open incident also hears why a restore was blocked; a dry run changes nothing there.
     noted = results or record["stopped"] or record["not_taken"] or record["blocked"]
     note = incident_note(record) if noted and not request.dry_run else None
@@ -60,6 +64,7 @@ def finish(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
         "not_restored": [r["controller"] for r in results if not r["restored"]],
         "message_id": message_id,
         "note": note,
+        "silenced": silenced,
     }
 
 

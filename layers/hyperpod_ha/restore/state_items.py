@@ -1,6 +1,6 @@
 """What the restore reads and counts in the state table (DynamoDB) besides the lease: the
-actions counted per cluster and hour (``RestoreMaxPerHour``) and the watchdog's record of
-since when each controller has been unreachable (``reboot-node``)."""
+actions counted per cluster and hour (``RestoreMaxPerHour``), the watchdog's record of
+since when each controller has been unreachable (``reboot-node``) and the operator's silence."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from hyperpod_ha import state_table
 from hyperpod_ha.restore.settings import HOUR
+from hyperpod_ha.silences import Silences
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -41,3 +42,8 @@ class RestoreItems:
     def restart_unreachable(self, instance_id: str, now: int) -> None:
         """``instance_id`` was rebooted at ``now``: its wait starts again."""
         state_table.restart_unreachable(self.dynamodb, self.table, self.cluster, instance_id, now)
+
+    def silenced(self) -> str | None:
+        """The silence in force now, in words (read when asked: each step that acts asks)."""
+        silence = Silences(self.dynamodb, self.table, self.clock).in_force(self.cluster)
+        return None if silence is None else silence.describe()

@@ -86,7 +86,10 @@ def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
         return _with_nodes(RestorePlan(request.mode, "", None, blocked=why, reasons=(why,)), nodes)
     now = context.clock()
     hour = int(now) // HOUR
-    holds = ClusterHolds(rollout=context.rollouts.in_progress(dt.datetime.fromtimestamp(now, dt.UTC)))
+    holds = ClusterHolds(
+        rollout=context.rollouts.in_progress(dt.datetime.fromtimestamp(now, dt.UTC)),
+        silenced=context.items.silenced(),
+    )
     unreached = any(not report.checked for report in reports)
     given = RestoreInput(
         request.mode,
@@ -164,6 +167,9 @@ def act(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     request = request_of(event, context)
     action = RestoreAction.from_json(event.get("item"))
     node = _own_controller(event, context, request.cluster, action)
+    # Read again as it acts: a silence started since the plan holds this start too.
+    if (silenced := context.items.silenced()) is not None:
+        raise RestoreStepRefused(f"not restored: {action.controller}: {silenced}")
     try:
         output = context.commands().run(node.target, context.document)
     except RestoreCommandFailed as error:
@@ -248,7 +254,10 @@ def _why_not_reboot(
         reports,
         context.document,
         maintenance=found.maintenance,
-        holds=ClusterHolds(rollout=context.rollouts.in_progress(dt.datetime.fromtimestamp(now, dt.UTC))),
+        holds=ClusterHolds(
+            rollout=context.rollouts.in_progress(dt.datetime.fromtimestamp(now, dt.UTC)),
+            silenced=context.items.silenced(),
+        ),
         max_per_hour=context.settings.max_per_hour,  # used_this_hour 0: the count comes after
         cluster=context.cluster,
         now=now,

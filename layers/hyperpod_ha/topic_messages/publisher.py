@@ -1,5 +1,6 @@
 """Publishing messages to people on the stack's notification topic, optionally at most once per
-event (a marker in the state table, written before the message is published)."""
+event (a marker in the state table, written before the message is published), and the
+operator's silence its callers ask about first (:meth:`TopicPublisher.silenced`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from hyperpod_ha import state_table
+from hyperpod_ha.silences import Silence, Silences
 from hyperpod_ha.topic_messages.form import TopicMessage, publish
 
 if TYPE_CHECKING:
@@ -37,3 +39,9 @@ class TopicPublisher:
 
     def publish(self, message: TopicMessage) -> None:
         publish(self.sns, self.topic_arn, message)
+
+    def silenced(self, cluster: str) -> Silence | None:
+        """The operator's silence in force on ``cluster`` now: then nothing is published (the
+        caller says so in its result; no marker is written, so nothing is told after it ends
+        either: the event happened in the window)."""
+        return Silences(self.dynamodb, self.table).in_force(cluster)

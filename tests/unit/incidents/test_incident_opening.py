@@ -19,6 +19,7 @@ from hyperpod_ha.incidents import (
 )
 from hyperpod_ha.incidents.keys import incident_client_token
 from hyperpod_ha.incidents.reminders import Reminders
+from hyperpod_ha.silences import Silences
 from tests.unit.incidents.cases.incident_world import (
     EXECUTION,
     INCIDENT,
@@ -272,3 +273,41 @@ def test_a_reminder_that_could_not_be_sent_is_sent_by_the_retry(world: World) ->
     world.expect_get(ops_item(opened_ago=7200, execution=OTHER_EXECUTION, notified=OTHER_EXECUTION))
     world.expect_update(OPS_ITEM, marked(notified=EXECUTION))
     assert world.incidents().open(request).message == "reminder"
+
+
+def _silence(world: World, seconds: int = 3600) -> None:
+    silences = Silences(boto3.client("dynamodb"), STATE_TABLE, lambda: NOW - 60)
+    silences.start("ml-cluster", seconds, "kernel upgrade", "arn:aws:iam::123456789012:user/bob")
+
+
+def test_a_silenced_open_opens_nothing_and_tells_nobody(world: World) -> None:
+    _silence(world)
+    # No create, get or update queued: Stubber fails on any OpsCenter call.
+    result = world.incidents(plan=PLAN).open(OpenRequest.from_event(open_event()))
+    assert (result.ops_item_id, result.created, result.notified, result.message) == (None, False, False, None)
+    answer = result.to_json()
+    assert answer["silenced"]["reason"] == "kernel upgrade"
+    assert answer["silenced"]["started_by"] == "arn:aws:iam::123456789012:user/bob"
+    assert world.messages() == []
+
+
+def test_an_open_after_the_silence_ended_opens_and_tells(world: World) -> None:
+    _silence(world, seconds=60)  # ended at NOW
+    request = OpenRequest.from_event(open_event())
+    world.expect_create(request)
+    world.expect_get(ops_item(execution=EXECUTION))
+    world.expect_update(OPS_ITEM, marked(notified=EXECUTION))
+    result = world.incidents().open(request)
+    assert (result.created, result.message, result.silenced) == (True, "opened", None)
+    assert [m["MessageAttributes"]["event"]["Value"] for m in world.messages()] == ["opened"]
+
+
+def test_a_silence_that_cannot_be_read_does_not_silence(world: World) -> None:
+    boto3.client("dynamodb").put_item(
+        TableName=STATE_TABLE, Item={"pk": {"S": "silence#ml-cluster"}, "until": {"N": "1"}}
+    )
+    request = OpenRequest.from_event(open_event())
+    world.expect_create(request)
+    world.expect_get(ops_item(execution=EXECUTION))
+    world.expect_update(OPS_ITEM, marked(notified=EXECUTION))
+    assert world.incidents().open(request).message == "opened"

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import boto3
 from botocore.stub import ANY
 
 from hyperpod_ha.incidents import ResolveRequest
 from hyperpod_ha.incidents.keys import RESOLUTION_KEY, RESOLVED_BY_KEY
+from hyperpod_ha.silences import Silences
 from tests.unit.incidents.cases.incident_world import (
     EXECUTION,
+    NOW,
+    STATE_TABLE,
     World,
     marked,
     ops_summary,
@@ -116,3 +120,37 @@ def test_resolve_of_a_rollout_failure_only_when_named(world: World) -> None:
     world.expect_update("oi-000000000002", marked(recovery_notified=EXECUTION))
     result = world.incidents().resolve(_resolve(kinds=["rollout-failed"]))
     assert result.resolved == ("oi-000000000002",)
+
+
+def _silence() -> None:
+    silences = Silences(boto3.client("dynamodb"), STATE_TABLE, lambda: NOW - 60)
+    silences.start("ml-cluster", 3600, "kernel upgrade", "arn:aws:iam::123456789012:user/bob")
+
+
+def test_in_a_silence_an_incident_opened_before_it_is_still_resolved_and_said_recovered(world: World) -> None:
+    _silence()
+    world.expect_describe([], ["Resolved"], **{RESOLVED_BY_KEY: EXECUTION})
+    world.expect_describe(
+        [{**ops_summary("oi-000000000001", cluster="ml-cluster", kind="DOWN"), "Severity": "1"}],
+        ["Open", "InProgress"],
+    )
+    world.expect_update(
+        "oi-000000000001",
+        {
+            RESOLVED_BY_KEY: {"Type": "SearchableString", "Value": EXECUTION},
+            RESOLUTION_KEY: {"Type": "String", "Value": ANY},
+        },
+        Status="Resolved",
+    )
+    world.expect_update("oi-000000000001", marked(recovery_notified=EXECUTION))
+    assert world.incidents().resolve(_resolve()).message == "recovered"
+    assert [m["MessageAttributes"]["event"]["Value"] for m in world.messages()] == ["resolved"]
+
+
+def test_in_a_silence_nothing_open_sends_no_verified_notice(world: World) -> None:
+    _silence()
+    world.expect_describe([], ["Resolved"], **{RESOLVED_BY_KEY: EXECUTION})
+    world.expect_describe([], ["Open", "InProgress"])
+    result = world.incidents().resolve(_resolve())
+    assert (result.resolved, result.notified) == ((), False)
+    assert world.messages() == []

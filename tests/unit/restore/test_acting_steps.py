@@ -83,6 +83,7 @@ class Cluster:
     runner: CannedRunner = field(
         default_factory=lambda: CannedRunner(result=CommandResult(RESTORED, "", 0, 1.0, "fake"))
     )
+    silence: str | None = None  # the operator's silence in force, in words
 
     def found(self) -> ClusterControllers:
         return ClusterControllers(
@@ -109,6 +110,9 @@ class Cluster:
 
     def restart_unreachable(self, instance_id: str, now: int) -> None:
         self.restarted.append((instance_id, now))
+
+    def silenced(self) -> str | None:
+        return self.silence
 
     def context(self, mode: str = "all", cluster_id: str = CLUSTER_ID) -> RestoreContext:
         def unused(*_: Any) -> Any:
@@ -235,6 +239,12 @@ ACTIVE = reboot_item(controller="ctl1", index=0, instance_id=CTL1.instance_id, t
         pytest.param(
             reboot_event(request={**REQUEST, "dry_run": True}), Cluster(), "not a dry run", id="dry run"
         ),
+        pytest.param(
+            reboot_event(),
+            Cluster(silence="silenced until 2026-12-06T18:00:00Z by arn:aws:iam::1:user/a: kernel"),
+            "not restored: silenced until .*: kernel",
+            id="silenced",
+        ),
     ],
 )
 def test_a_reboot_outside_the_plan_is_refused_and_reboots_nothing(
@@ -321,6 +331,13 @@ def test_act_outside_the_restore_is_refused_and_runs_nothing(
 ) -> None:
     with pytest.raises(error, match=reason):
         steps.run_step(event, cluster.context("standbys"))
+    assert cluster.runner.requests == []
+
+
+def test_act_is_refused_when_a_silence_started_since_the_plan() -> None:
+    cluster = Cluster(silence="silenced until 2026-12-06T18:00:00Z by arn:aws:iam::1:user/a: kernel")
+    with pytest.raises(RestoreStepRefused, match="not restored: ctl2: silenced until"):
+        steps.run_step(act_event(), cluster.context("standbys"))
     assert cluster.runner.requests == []
 
 

@@ -195,6 +195,15 @@ def test_guard_a_drill_or_roll_out_holds_the_cluster(holds: ClusterHolds, expect
     assert expected in result.blocked
 
 
+@pytest.mark.parametrize("probes", [(PRIMARY, STANDBY_DEAD), (Unreachable("ctl1"), Unreachable("ctl2"))])
+def test_guard_silenced_blocks_every_action_whatever_the_verdict(probes: tuple[Probe, ...]) -> None:
+    silenced = "silenced until 2026-12-06T18:00:00Z by arn:aws:iam::123456789012:user/bob: kernel"
+    result = plan(*probes, mode=RestoreMode.ALL, holds=ClusterHolds(silenced=silenced))
+    assert (result.actions, result.not_taken) == ((), ())
+    assert result.blocked == f"not restored: {silenced}"
+    assert result.reasons == (result.blocked,)
+
+
 def test_guard_never_the_active_controller() -> None:
     # ctl1 active and running: even in all, only the dead standby is started, never ctl1.
     result = plan(PRIMARY, STANDBY_DEAD, mode=RestoreMode.ALL)

@@ -17,6 +17,7 @@ from hyperpod_ha.restore import record
 from hyperpod_ha.restore.context import RestoreContext
 from hyperpod_ha.restore.guards import within_hourly_bound
 from hyperpod_ha.restore.settings import RestoreSettings
+from hyperpod_ha.restore.state_items import RestoreItems
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha.topic_messages import TopicMessage
 
@@ -35,8 +36,18 @@ class _Table:
         return {}
 
 
-def context(notices: list[TopicMessage]) -> RestoreContext:
-    unused: Any = None  # finish touches only the status record and the topic
+@dataclass
+class Silence:
+    """The state table's items as the finish step reads them: the silence in force, if any."""
+
+    silence: str | None = None
+
+    def silenced(self) -> str | None:
+        return self.silence
+
+
+def context(notices: list[TopicMessage], silence: str | None = None) -> RestoreContext:
+    unused: Any = None  # finish touches only the status record, the silence and the topic
 
     return RestoreContext(
         cluster="ml-cluster",
@@ -46,7 +57,7 @@ def context(notices: list[TopicMessage]) -> RestoreContext:
         lease=unused,
         controllers=unused,
         commands=unused,
-        items=unused,
+        items=cast(RestoreItems, Silence(silence)),
         rollouts=unused,
         status=StatusRecords(cast("Any", _Table()), "state"),
         topic=cast(NoticeTopic, Notices(notices)),
@@ -151,6 +162,25 @@ def test_a_blocked_restore_tells_the_incident_why_and_sends_no_notice() -> None:
     out = finish(plan(blocked=blocked, reasons=[blocked]))
     assert out["message_id"] is None
     assert out["note"]["lines"][-1] == blocked
+
+
+def test_a_silenced_restore_records_its_outcome_and_publishes_nothing() -> None:
+    notices: list[TopicMessage] = []
+    failed = {"controller": "ctl2", "kind": "start-slurmctld", "restored": False, "what": "refused"}
+    silence = "silenced until 2026-12-06T18:00:00Z by arn:aws:iam::123456789012:user/bob: kernel"
+    event = {
+        "action": "finish",
+        "request": {"cluster": "ml-cluster", "mode": "standbys", "dry_run": False},
+        "plan": plan(act=True),
+        "results": [{**failed, "command": START_CTL2}],
+        "execution_id": RESTORE,
+    }
+    restore_context = context(notices, silence)
+    out = record.finish(event, restore_context)
+    assert (notices, out["message_id"], out["silenced"]) == ([], None, silence)
+    kept = restore_context.status._ddb.items  # type: ignore[attr-defined]
+    assert kept
+    assert "ctl2" in str(kept[-1]["Item"])
 
 
 def test_a_dry_run_notes_nothing_on_the_incident() -> None:

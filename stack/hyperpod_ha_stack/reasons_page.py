@@ -1,9 +1,11 @@
 """docs/reasons.md, written by ``make generate`` from :data:`hyperpod_ha.verdict.reasons.REASONS`
-(``tests/unit/verdict/test_reasons.py`` fails while it is stale): every code a verdict's reason
-can carry, its severity and what it means."""
+and :data:`hyperpod_ha.early_warning.rules.WARNINGS` (``tests/unit/verdict/test_reasons.py``
+fails while it is stale): every code a verdict's reason can carry, then every code an early
+warning can carry, each with its severity and what it means."""
 
 from __future__ import annotations
 
+from hyperpod_ha.early_warning.rules import WARNINGS
 from hyperpod_ha.verdict.reasons import REASONS
 
 _SEVERITY = {1: "1 critical", 2: "2 high", 3: "3 medium", 4: "4 low"}
@@ -15,7 +17,8 @@ def page() -> str:
         "# A verdict's reasons",
         "",
         "<!-- Written by `make generate` (stack/hyperpod_ha_stack/reasons_page.py) from",
-        "     hyperpod_ha.verdict.reasons.REASONS: do not edit by hand. -->",
+        "     hyperpod_ha.verdict.reasons.REASONS and hyperpod_ha.early_warning.rules.WARNINGS:",
+        "     do not edit by hand. -->",
         "",
         "Every reason a verdict gives has a code and a text. The verdict's JSON (EvaluateVerdictFunction's",
         "output, the watchdog tick's, `hyperpod-ha check --json`) carries `reasons` (the texts on-call",
@@ -34,6 +37,24 @@ def page() -> str:
     for row in REASONS.values():
         severity = _SEVERITY[row.severity] if row.severity is not None else "explains"
         lines.append(f"| `{row.code.value}` | {severity} | {row.meaning} |")
+    lines += [
+        "",
+        "## An early warning's codes",
+        "",
+        "The watchdog's early warnings (`controller-overloaded`, `accounting-at-risk`: docs/how-it-works.md)",
+        "are not reasons: a warning never changes the verdict nor starts a run or a restore. Each",
+        "warning in `warnings` (the watchdog tick's output, `hyperpod-ha status`) carries `codes`, one",
+        "per threshold its figures passed; none is also a reason's code. The severity is that of the",
+        "warning's incident, which only the watchdog opens.",
+        "",
+        "| code | warning | severity | what it says |",
+        "| --- | --- | --- | --- |",
+    ]
+    for warning in WARNINGS.values():
+        kind = f"`{warning.kind}`"
+        lines.append(
+            f"| `{warning.code.value}` | {kind} | {_SEVERITY[warning.severity]} | {warning.meaning} |"
+        )
     return "\n".join(lines) + "\n"
 
 

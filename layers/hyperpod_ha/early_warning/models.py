@@ -133,7 +133,7 @@ class EarlyWarning:
     controller: str
     headline: str  # the figures past their thresholds, in one line
     reasons: tuple[str, ...]
-    codes: tuple[str, ...]  # one stable code per threshold passed (rules.CODES)
+    codes: tuple[str, ...]  # one stable code per threshold passed (rules.WARNINGS)
     figures: ControllerFigures
 
     def to_json(self) -> dict[str, Any]:

@@ -1,10 +1,20 @@
 """Which warnings a check's figures give (pure): each threshold passed is a reason with its
-stable code (**contract**: tests, lab checks and filters match the codes, never the text)."""
+stable code (**contract**: tests, lab checks and filters match the codes, never the text).
+
+A warning's code is another kind of code than a verdict's reason
+(:data:`hyperpod_ha.verdict.reasons.REASONS`): a reason with a severity makes the verdict
+DEGRADED and may start what a verdict starts; a warning never changes the verdict, opens only
+its own kind's incident (the watchdog's) and never a restore. So each kind has its one table:
+every warning's code is one row of :data:`WARNINGS` (its kind, that kind's severity, what it
+means), no code is in both tables, and docs/reasons.md lists both, written by ``make generate``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
+from typing import Final
 
 from hyperpod_ha.early_warning.models import (
     KIND_ACCOUNTING_AT_RISK,
@@ -23,6 +33,54 @@ class WarningCode(StrEnum):
     ROUND_TRIP = "overloaded-round-trip"
     DBD_QUEUE_GROWING = "accounting-queue-growing"
     DBD_QUEUE_HALF_FULL = "accounting-queue-half-full"
+
+
+@dataclass(frozen=True)
+class WarningKind:
+    """One code's row: the warning it belongs to, its incident's severity (OpsCenter's scale,
+    the kind's in :mod:`hyperpod_ha.topic_messages.kinds`) and what the code means."""
+
+    code: WarningCode
+    kind: str
+    severity: int
+    meaning: str
+
+
+W = WarningCode
+_ROWS: Final = (
+    WarningKind(
+        W.SERVER_THREADS, KIND_OVERLOADED, 3, "the active slurmctld's server threads at or past the threshold"
+    ),
+    WarningKind(
+        W.AGENT_QUEUE, KIND_OVERLOADED, 3, "the active slurmctld's agent queue at or past the threshold"
+    ),
+    WarningKind(
+        W.RPC_AVERAGE,
+        KIND_OVERLOADED,
+        3,
+        "the RPCs' average time since the last check at or past the threshold",
+    ),
+    WarningKind(
+        W.ROUND_TRIP,
+        KIND_OVERLOADED,
+        3,
+        "sdiag's round trip to the active slurmctld at or past the threshold",
+    ),
+    WarningKind(
+        W.DBD_QUEUE_GROWING,
+        KIND_ACCOUNTING_AT_RISK,
+        2,
+        "slurmdbd away and the DBD agent queue full within the horizon at the rate seen",
+    ),
+    WarningKind(
+        W.DBD_QUEUE_HALF_FULL,
+        KIND_ACCOUNTING_AT_RISK,
+        2,
+        "slurmdbd away and the DBD agent queue growing, half full or more",
+    ),
+)
+del W
+WARNINGS: Final[Mapping[WarningCode, WarningKind]] = MappingProxyType({row.code: row for row in _ROWS})
 
 
 def early_warnings(

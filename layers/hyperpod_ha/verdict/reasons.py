@@ -6,7 +6,11 @@ Every code has one row in :data:`REASONS`: its severity on OpsCenter's scale (``
 is, what HyperPod said), and what it means. A DEGRADED verdict's headline (the incident's title
 and the message's subject) is its most severe problem, the first of them on a tie: the order in
 which the rules run decides nothing else. docs/reasons.md is written from this table by
-``make generate``."""
+``make generate``.
+
+The early warnings' codes are not reasons (a warning never changes a verdict): they have their
+own one table, ``hyperpod_ha.early_warning.rules.WARNINGS``, listed on the same page; no code is
+in both."""
 
 from __future__ import annotations
 

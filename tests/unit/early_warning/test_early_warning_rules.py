@@ -13,9 +13,11 @@ from hyperpod_ha.early_warning.models import (
     ControllerFigures,
     Sample,
 )
-from hyperpod_ha.early_warning.rules import early_warnings, time_to_loss
+from hyperpod_ha.early_warning.rules import WARNINGS, WarningCode, early_warnings, time_to_loss
 from hyperpod_ha.early_warning.settings import WarningThresholds
 from hyperpod_ha.errors import ConfigurationError
+from hyperpod_ha.topic_messages.kinds import KINDS as MESSAGE_KINDS
+from hyperpod_ha.verdict.reasons import ReasonCode
 from tests.unit.early_warning.cases.loaded import VERDICT, load, reports
 
 THRESHOLDS = WarningThresholds()
@@ -29,6 +31,19 @@ def _figures(
         _, previous = controller_figures(VERDICT, reports(load(before)), None)
     dbd_answers = bool(changes.pop("dbd_answers", True))
     return controller_figures(VERDICT, reports(load(now, **changes), dbd_answers=dbd_answers), previous)  # type: ignore[arg-type]
+
+
+def test_every_warning_code_has_one_row_of_its_kind_and_is_no_reasons_code() -> None:
+    assert list(WARNINGS) == list(WarningCode)
+    assert all(row.code is code for code, row in WARNINGS.items())
+    assert {row.kind for row in WARNINGS.values()} == {KIND_OVERLOADED, KIND_ACCOUNTING_AT_RISK}
+    for row in WARNINGS.values():
+        assert row.code.value.startswith(("overloaded-", "accounting-")), row
+        # The severity is the kind's incident's: one severity per warning, wherever it is read.
+        assert row.severity == int(MESSAGE_KINDS[row.kind].severity), row
+        assert row.meaning
+    # A filter that matches a code knows which table it is from.
+    assert not {code.value for code in WarningCode} & {code.value for code in ReasonCode}
 
 
 def test_the_active_controller_has_sdiags_figures_the_standby_its_nodes() -> None:

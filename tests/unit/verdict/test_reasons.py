@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from hyperpod_ha.early_warning.rules import WarningCode
 from hyperpod_ha.incidents import messages as incident_messages
 from hyperpod_ha.verdict import DEGRADED, VERIFIED
 from hyperpod_ha.verdict.reasons import REASONS, Reason, ReasonCode, most_severe
@@ -38,6 +39,9 @@ def test_docs_list_every_code() -> None:
     assert ROOT / "docs" / "reasons.md" not in stale(ROOT), "run `make generate`"
     for code in ReasonCode:
         assert f"| `{code.value}` |" in page
+    warnings = page.split("## An early warning's codes")[1]
+    for warning in WarningCode:
+        assert f"| `{warning.value}` |" in warnings
 
 
 def test_the_most_severe_reason_wins_and_the_first_on_a_tie() -> None:

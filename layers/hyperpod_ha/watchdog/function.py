@@ -130,6 +130,7 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
     from hyperpod_ha.controllers.models import Controller, ControllerReport
     from hyperpod_ha.early_warning.watch import EarlyWarningWatch
     from hyperpod_ha.runs.verification_runs import VerificationRuns
+    from hyperpod_ha.silences import Silences
     from hyperpod_ha.watchdog.found_failures import FoundFailures
     from hyperpod_ha.watchdog.redundancy_loss import RedundancyWatch
     from hyperpod_ha.watchdog.restore_start import RestoreStart
@@ -165,12 +166,19 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
     else:
         logger.warning("INCIDENT_FUNCTION_ARN not set: no redundancy-lost incident is opened")
     table = settings.verification.state_table
+    silences = Silences(dynamodb, table)
+
+    def silenced() -> str | None:
+        silence = silences.in_force(settings.cluster)
+        return None if silence is None else silence.describe()
+
     restore = RestoreStart(
         settings.restore,
         settings.restore_document or "<RestoreSlurmctldDocument>",
         lambda hour: state_table.restore_actions(dynamodb, table, settings.cluster, hour),
         lambda: state_table.read_lease(dynamodb, table, settings.cluster),
         settings.cluster,
+        silenced,
     )
     return Watchdog(
         settings.cluster,

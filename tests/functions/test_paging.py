@@ -135,7 +135,8 @@ def test_each_alarm_is_its_own_page_and_its_own_resolve(pagerduty: tuple[Any, Pa
     publish(stack, firing)
     deliver(stack)
     key = firing.attributes["dedup_key"]
-    assert key.endswith(":alarm:WatchdogErrorsAlarm")
+    assert key.startswith("hyperpod-ha:ml-cluster:alarm:")
+    assert key.endswith("WatchdogErrorsAlarm")
     assert service.alerts == {key: "triggered"}
 
 

@@ -108,6 +108,7 @@ class Incidents:
             self._manager,
             self._reminders,
             self.clock(),
+            stack_name=self.settings.stack_name,
         )
 
     def resolve(
@@ -122,6 +123,7 @@ class Incidents:
             self.settings.region,
             announce_verified or self.announce_verified,
             self.clock(),
+            stack_name=self.settings.stack_name,
         )
 
     def note(self, request: NoteRequest) -> NoteResult:
@@ -134,4 +136,6 @@ class Incidents:
         if silence is not None:
             logger.info("verified notice not sent: silenced", extra={"silence": silence.describe()})
             return False
-        return announce_verified(request, self._topic, self.settings.region, self.clock())
+        return announce_verified(
+            request, self._topic, self.settings.region, self.clock(), stack_name=self.settings.stack_name
+        )

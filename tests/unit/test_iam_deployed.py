@@ -120,16 +120,16 @@ def test_send_command_keeps_its_tag_condition_whatever_the_cluster_id(cluster_id
         }
 
 
-@pytest.mark.parametrize("watchdog", ["5", "0"])
+@pytest.mark.parametrize(("watchdog", "metrics"), [("5", "on"), ("5", "off"), ("0", "on")])
 @pytest.mark.parametrize("paging", ["none", "pagerduty"])
 def test_the_notice_function_tells_exactly_the_alarms_created_and_the_rule_passes_them(
-    watchdog: str, paging: str
+    watchdog: str, metrics: str, paging: str
 ) -> None:
     from moto.events.models import EventPattern
 
     from hyperpod_ha_stack.alarms import NOTICE_PATH
 
-    resources = deployed(WatchdogRateMinutes=watchdog, **_paging(paging))
+    resources = deployed(WatchdogRateMinutes=watchdog, EarlyWarningMetrics=metrics, **_paging(paging))
     created = {name for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
     assert ("WatchdogErrorsAlarm" in created) is (watchdog != "0")
     assert ("PagingDeadLetterQueueAlarm" in created) is (paging != "none")

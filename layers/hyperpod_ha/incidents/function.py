@@ -168,6 +168,8 @@ class IncidentFunction:
             if advisories := advisories_record(event):
                 record["advisories"] = advisories
             self.status.put(str(event["cluster"]), "verdict", record)
+        # Known-bad releases: a notice once per advisory and release, never a page.
+        self.incidents.announce_advisories(str(event["cluster"]), advisories_record(event))
 
 
 def _instant(value: object) -> dt.datetime | None:

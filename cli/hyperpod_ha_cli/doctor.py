@@ -7,7 +7,8 @@ group (SageMaker), each controller reachable through Session Manager (StartSessi
 TerminateSession at once: nothing runs on the node), the account's Session Manager preferences
 (a KMS key there ends every session of the stack's own client), the notification topic's
 subscriptions (none confirmed: nobody is told), the failover topic's subscription to the stack,
-the watchdog's schedule, and the last verdict's age. Read-only but for that one session per
+the watchdog's schedule, the last verdict's age, and an operator's silence in force (a warning:
+nothing pages until it ends). Read-only but for that one session per
 controller. Exit 0 every check passed, 1 one failed (each says why and what to do), 2 usage
 error (no such stack, another cluster's), 3 runtime error.
 """
@@ -25,7 +26,8 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hyperpod_ha.controllers.discovery import discover_controllers
-from hyperpod_ha.human_time import ago
+from hyperpod_ha.human_time import ago, iso_utc
+from hyperpod_ha.silences import Silences
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_cli.errors import NOT_VERIFIED, VERIFIED
 from hyperpod_ha_cli.options import seconds_within
@@ -106,6 +108,7 @@ def diagnose(target: Target, outputs: Mapping[str, str], max_age: int) -> list[C
         ("failover topic", lambda: [_failover_subscription(target, outputs)]),
         ("watchdog", lambda: [_watchdog(outputs)]),
         ("last verdict", lambda: [_last_verdict(target, outputs, max_age)]),
+        ("silence", lambda: [_silence(target, outputs)]),
     ]
     checks: list[Check] = []
     for name, step in steps:
@@ -282,6 +285,22 @@ def _watchdog(outputs: Mapping[str, str]) -> Check:
             f"aws scheduler update-schedule --name {name} --state ENABLED ...",
         )
     return Check("watchdog", PASS, f"schedule {name} {schedule.get('ScheduleExpression')}")
+
+
+def _silence(target: Target, outputs: Mapping[str, str], now: float | None = None) -> Check:
+    """An operator's silence in force: nobody is paged until it ends (a warning, not a failure:
+    someone meant it)."""
+    silences = Silences(boto3.client("dynamodb"), outputs["StateTableName"])
+    silence = silences.read(target.cluster).in_force(time.time() if now is None else now)
+    if silence is None:
+        return Check("silence", PASS, "none in force: the stack pages")
+    return Check(
+        "silence",
+        WARN,
+        f"nothing pages and nothing is restored until {iso_utc(silence.until)} "
+        f"({silence.started_by}: {silence.reason})",
+        f"hyperpod-ha silence end --cluster {target.cluster} --stack-name {target.stack_name}",
+    )
 
 
 def _last_verdict(

@@ -269,6 +269,9 @@ def _verdict_lines(verdict: Mapping[str, Any] | None, now: float | None) -> list
         return ["last verdict: none recorded", _accounting_line(None)]
     active = f", active controller {verdict['active_controller']}" if verdict.get("active_controller") else ""
     lines = [f"last verdict: {verdict.get('verdict')}{active}, {when(verdict.get('recorded_at'), now)}"]
+    if verdict.get("silenced"):
+        silenced = verdict["silenced"]
+        lines.append(f"  found in a silence (by {silenced.get('started_by')}): no incident was opened")
     if verdict.get("redundancy"):
         lines.append(_redundancy_line(verdict))
     lines += reason_lines(verdict.get("reasons") or [])

@@ -1,7 +1,8 @@
 """EvaluateVerdictFunction: the controllers' reports -> one verdict (pure; no AWS calls).
 
 Input and output: :mod:`hyperpod_ha.verdict.inputs` and :mod:`hyperpod_ha.verdict.decision`.
-Environment: ``EXPECTED_STATE_FSTYPES`` (:class:`hyperpod_ha.verdict.VerdictPolicy`).
+Environment: ``EXPECTED_STATE_FSTYPES`` (:class:`hyperpod_ha.verdict.VerdictPolicy`); the early
+warnings' ``OVERLOAD_*`` thresholds (:class:`hyperpod_ha.early_warning.settings.WarningThresholds`).
 """
 
 from __future__ import annotations

@@ -148,6 +148,17 @@ class Number(_Bounded[float]):
         return "an integer" if self.whole else "a number"
 
 
+@dataclass(frozen=True)
+class OnOff(Variable[bool]):
+    """A template's ``on``/``off`` parameter: ``True`` for on."""
+
+    def parse(self, raw: str) -> bool:
+        value = raw.strip()
+        if value not in ("on", "off"):
+            raise self.refused("must be on or off")
+        return value == "on"
+
+
 class Settings:
     """Base of a settings object (a frozen dataclass): each field read by its reader (the
     ``Annotated`` metadata of its annotation, or its type when that is a settings class) from

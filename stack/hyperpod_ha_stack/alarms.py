@@ -194,7 +194,8 @@ EARLY_WARNING_ALARMS = (
         "DbdAgentQueuePercent",
         ("cluster", {"Ref": "ClusterName"}),
         statistic="Maximum",
-        condition="WatchdogEnabled",
+        # No metric without the watchdog, nor with EarlyWarningMetrics=off: no alarm either.
+        condition="EarlyWarningMetricsOn",
         comparison="GreaterThanOrEqualToThreshold",
         more_dimensions=(("service", SERVICE),),
         period={"Fn::FindInMap": [READY_STANDBYS_PERIODS, {"Ref": "WatchdogRateMinutes"}, "Seconds"]},
@@ -255,19 +256,29 @@ def alarms(resources: Mapping[str, Any]) -> list[Alarm]:
 
 
 # The alarms NoticeFunction tells: the stack's, but the notice path's own, as the template creates
-# them for each value of the one condition an alarm may have (its env's TOLD_ALARMS picks one).
+# them in each case its env's TOLD_ALARMS picks: the conditions that hold then (EarlyWarningMetricsOn
+# holds only with WatchdogEnabled).
 TOLD_ALARMS = "ToldAlarms"
-TOLD_BY_CONDITION = {"WithWatchdog": "WatchdogEnabled", "WithoutWatchdog": None}
+TOLD_BY_CONDITION: dict[str, frozenset[str]] = {
+    "WithWatchdog": frozenset({"WatchdogEnabled", "EarlyWarningMetricsOn"}),
+    "WithWatchdogWithoutEarlyWarningMetrics": frozenset({"WatchdogEnabled"}),
+    "WithoutWatchdog": frozenset(),
+}
 
 
 def told_alarms(stack_alarms: list[Alarm]) -> dict[str, dict[str, str]]:
-    """``ToldAlarms``: for the watchdog on and off, the comma-separated logical ids of the alarms
-    created then, but the notice path's own; an alarm of another condition stops the writer."""
-    conditions = {alarm.condition for alarm in stack_alarms} - {None, "WatchdogEnabled"}
+    """``ToldAlarms``: for each case, the comma-separated logical ids of the alarms created then,
+    but the notice path's own; an alarm of another condition stops the writer."""
+    known = frozenset().union(*TOLD_BY_CONDITION.values())
+    conditions = {alarm.condition for alarm in stack_alarms} - {None} - known
     if conditions:
         raise ValueError(f"say in hyperpod_ha_stack.alarms.told_alarms which alarms {conditions} create")
     told = [alarm for alarm in stack_alarms if alarm.logical_id not in NOTICE_PATH]
     return {
-        key: {"LogicalIds": ",".join(a.logical_id for a in told if a.condition in (None, condition))}
-        for key, condition in TOLD_BY_CONDITION.items()
+        key: {
+            "LogicalIds": ",".join(
+                a.logical_id for a in told if a.condition is None or a.condition in holding
+            )
+        }
+        for key, holding in TOLD_BY_CONDITION.items()
     }

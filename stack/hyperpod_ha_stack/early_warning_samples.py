@@ -7,7 +7,7 @@ from hyperpod_ha.incidents import OpenRequest
 from hyperpod_ha.incidents import messages as incident_messages
 from hyperpod_ha.topic_messages import TopicMessage
 from hyperpod_ha.verdict.reasons import Reason, ReasonCode
-from hyperpod_ha_stack.sample_inputs import CLUSTER, NOW, REGION, WELL_EVIDENCE, opened_incident
+from hyperpod_ha_stack.sample_inputs import CLUSTER, NOW, REGION, STACK_NAME, WELL_EVIDENCE, opened_incident
 
 
 def _early_warning(overloaded: bool) -> TopicMessage:
@@ -43,7 +43,7 @@ def _early_warning(overloaded: bool) -> TopicMessage:
     tick = Tick("tick-2026-12-01T09:58", "2026-12-01T09:58:00Z")
     since = int(NOW - 600) if overloaded else int(NOW)
     request = OpenRequest.from_event(open_request(CLUSTER, tick, verdict, warning, since, NOW))
-    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
 def controller_overloaded() -> TopicMessage:

@@ -36,6 +36,7 @@ from hyperpod_ha_stack.sample_inputs import (
     OPS_ITEM,
     REGION,
     SECRET,
+    STACK_NAME,
     WELL_EVIDENCE,
     controller_entry,
     incident_request,
@@ -57,13 +58,18 @@ FILTER_POLICIES: Final = {
 
 def down() -> TopicMessage:
     request = incident_request(verdict="DOWN", reasons=list(DOWN_REASONS))
-    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
 def down_reminder() -> TopicMessage:
     request = incident_request(verdict="DOWN", reasons=list(DOWN_REASONS))
     return incident_messages.reminder(
-        request, opened_incident(request, created=False, opened_ago=3700), REGION, NOW, 3600
+        request,
+        opened_incident(request, created=False, opened_ago=3700),
+        REGION,
+        NOW,
+        3600,
+        stack_name=STACK_NAME,
     )
 
 
@@ -86,7 +92,7 @@ def degraded() -> TopicMessage:
         ],
         **trigger_fields("eventbridge", "5b3c0f6e-2d4a-4e8b-9c1d-7e6f5a4b3c2d"),
     )
-    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
 def split_brain() -> TopicMessage:
@@ -101,7 +107,7 @@ def split_brain() -> TopicMessage:
             "ctl1 logged 'Running as primary controller' 3 min ago; ctl2 logged it 2 min ago",
         ],
     )
-    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
 def unknown() -> TopicMessage:
@@ -112,7 +118,7 @@ def unknown() -> TopicMessage:
     request = incident_request(
         verdict="UNKNOWN", evidence=evidence, reasons=["no controller could be checked"]
     )
-    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
 def verification_error() -> TopicMessage:
@@ -123,7 +129,7 @@ def verification_error() -> TopicMessage:
         reasons=["verification could not complete"],
         error={"Error": "States.Timeout", "Cause": "HealthCheckFunction did not answer within 120 s"},
     )
-    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
 def rollout() -> TopicMessage:
@@ -136,7 +142,7 @@ def rollout() -> TopicMessage:
         "target": "sagemaker-cluster:abcd1234efgh_controller-machine-i-02a2b3c4d5e6f7002",
     }
     request = rollout_failed(CLUSTER, SECRET, controller, "slurmdbd did not answer within 45 s")
-    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
 def database_revert_failed() -> TopicMessage:
@@ -145,7 +151,7 @@ def database_revert_failed() -> TopicMessage:
     database = DatabaseConfiguration("RevertFailed", "Restore the endpoint in DescribeCluster", "timed out")
     event = revert_failed_request(CLUSTER, "e-4c1d", database, "2026-12-01T09:55:00Z")
     request = OpenRequest.from_event(event)
-    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
 _NO_STANDBY: Final = (
@@ -178,7 +184,7 @@ def redundancy_lost() -> TopicMessage:
     )
     tick = Tick("tick-2026-12-01T09:58", "2026-12-01T09:58:00Z")
     request = OpenRequest.from_event(open_request(CLUSTER, tick, verdict, int(NOW - 720), NOW))
-    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
 def drill_not_verified() -> TopicMessage:
@@ -190,7 +196,7 @@ def drill_not_verified() -> TopicMessage:
         trigger={"source": "operator", "id": "drill-7f3a", "time": ""},
         run_reason="failover drill",
     )
-    return incident_messages.opened(request, opened_incident(request), REGION, NOW)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
 def _resolve(verdict: str, reasons: list[Reason]) -> ResolveRequest:
@@ -205,19 +211,21 @@ def recovered() -> TopicMessage:
     item = ResolvedIncident(
         OPS_ITEM, "DOWN", "1", console_links.ops_item_console_url(OPS_ITEM, REGION), NOW - 900
     )
-    (recovery,) = incident_messages.recovered(request, [item], run_links().execution, REGION, NOW)
+    (recovery,) = incident_messages.recovered(
+        request, [item], run_links().execution, REGION, NOW, stack_name=STACK_NAME
+    )
     return recovery
 
 
 def verified() -> TopicMessage:
     active = "ctl1 (configured primary) is active: writes the heartbeat (last beat 2 s ago)"
     request = _resolve("HEALTHY", [Reason(ReasonCode.PRIMARY_ACTIVE, active)])
-    return incident_messages.verified(request, run_links().execution, REGION, NOW)
+    return incident_messages.verified(request, run_links().execution, REGION, NOW, stack_name=STACK_NAME)
 
 
 def verified_no_standby() -> TopicMessage:
     request = _resolve("FAILED_OVER", [Reason(code, text) for code, text in _NO_STANDBY])
-    return incident_messages.verified(request, run_links().execution, REGION, NOW)
+    return incident_messages.verified(request, run_links().execution, REGION, NOW, stack_name=STACK_NAME)
 
 
 def workers() -> TopicMessage:
@@ -225,14 +233,16 @@ def workers() -> TopicMessage:
         "7c2d5e8f", CLUSTER, CLUSTER_ARN, "i-0f0f0f0f0f0f00006", "Unhealthy", "GPU XID error", "Replace",
         "2026-12-01T09:59:20Z",
     )  # fmt: skip
-    return hyperpod_notices.workers_unhealthy(event, 6, int(NOW) - 420, 600, REGION, NOW)
+    return hyperpod_notices.workers_unhealthy(
+        event, 6, int(NOW) - 420, 600, REGION, NOW, stack_name=STACK_NAME
+    )
 
 
 def cluster_failed() -> TopicMessage:
     event = ClusterStateChange(
         "3e4f5a6b", CLUSTER, CLUSTER_ARN, "Failed", "Lifecycle script failed", "2026-12-01T09:58:00Z"
     )
-    return hyperpod_notices.cluster_status(event, REGION, NOW)
+    return hyperpod_notices.cluster_status(event, REGION, NOW, stack_name=STACK_NAME)
 
 
 def database_reverted() -> TopicMessage:
@@ -240,7 +250,9 @@ def database_reverted() -> TopicMessage:
         "e-4c2e", CLUSTER, CLUSTER_ARN, "Warn", "Cluster", "", None, None, "2026-12-01T09:57:00Z"
     )
     database = DatabaseConfiguration("Reverted", "No action needed", "The new endpoint did not answer")
-    return hyperpod_notices.accounting_database_change(event, database, "reverted", REGION, NOW)
+    return hyperpod_notices.accounting_database_change(
+        event, database, "reverted", REGION, NOW, stack_name=STACK_NAME
+    )
 
 
 def drill() -> TopicMessage:
@@ -264,10 +276,10 @@ def drill() -> TopicMessage:
         "execution_link": console_links.execution_console_url(DRILL_EXECUTION, REGION),
         "started_at": NOW - 330,
     }
-    return summary(report, REGION, NOW)
+    return summary(report, REGION, NOW, stack_name=STACK_NAME)
 
 
-_STACK: Final = Stack(CLUSTER, REGION, "hyperpod-ha.", "/aws/lambda/hyperpod-ha-RotateDbSecretFunction")
+_STACK: Final = Stack(CLUSTER, REGION, f"{STACK_NAME}.", f"/aws/lambda/{STACK_NAME}-RotateDbSecretFunction")
 
 
 def rotation() -> TopicMessage:

@@ -14,6 +14,8 @@ from hyperpod_ha.topic_messages import Links
 # 2026-12-01 10:00 UTC, the samples' "now".
 NOW: Final = 1_796_119_200.0
 REGION: Final = "us-west-2"
+# The stack `configure` names for the cluster: the samples' commands name it (`--stack-name`).
+STACK_NAME: Final = "hyperpod-ha-ml-cluster"
 CLUSTER: Final = "ml-cluster"
 ACCOUNT: Final = "123456789012"
 EXECUTION: Final = (

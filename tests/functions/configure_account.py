@@ -125,6 +125,29 @@ def moto_account(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Ac
         )
 
 
+def as_configured_through_the_api(account: Account, node_types: dict[str, str]) -> None:
+    """The cluster as HyperPod's API configures its Slurm (its migration guide removes
+    provisioning_parameters.json): each group's ``SlurmConfig.NodeType`` from ``node_types``, the
+    FSx for Lustre file system mounted by ``InstanceStorageConfigs``, no provisioning file."""
+    put_provisioning(None)
+    sagemaker = boto3.client("sagemaker", region_name=REGION)
+    groups = sagemaker.describe_cluster(ClusterName=CLUSTER)["InstanceGroups"]
+    sagemaker.delete_cluster(ClusterName=CLUSTER)
+    lustre = {"FsxLustreConfig": {"DnsName": account.dns_name, "MountName": MOUNT_NAME, "MountPath": "/fsx"}}
+    sagemaker.create_cluster(
+        ClusterName=CLUSTER,
+        InstanceGroups=[
+            {
+                **_group(group["InstanceGroupName"], group["InstanceType"], group["TargetCount"]),
+                "SlurmConfig": {"NodeType": node_types[group["InstanceGroupName"]]},
+                "InstanceStorageConfigs": [lustre],
+            }
+            for group in groups
+        ],
+        VpcConfig={"SecurityGroupIds": [account.security_group], "Subnets": account.subnets},
+    )
+
+
 def _group(name: str, instance_type: str, count: int) -> Any:
     return {
         "InstanceGroupName": name,

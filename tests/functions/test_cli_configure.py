@@ -19,6 +19,7 @@ from tests.functions.configure_account import (
     PROVISIONING_KEY,
     REGION,
     Account,
+    as_configured_through_the_api,
     configure,
     moto_account,
     put_provisioning,
@@ -179,6 +180,46 @@ def test_a_file_system_that_cannot_be_matched_exactly_is_asked_for(
         "FileSystemId (FSx DescribeFileSystems: 0 file systems with "
         f"DNS name {account.dns_name} and mount name other)" in error
     )
+
+
+API_NODE_TYPES = {
+    "controller-machine-group": "Controller",
+    "login-group": "Login",
+    "compute-nodes": "Compute",
+}
+
+
+def test_a_cluster_configured_through_the_api_is_found_without_provisioning_parameters(
+    account: Account, capsys: pytest.CaptureFixture[str]
+) -> None:
+    as_configured_through_the_api(account, API_NODE_TYPES)
+
+    assert configure(account, "--no-input") == 0
+
+    overrides = sam_view(account.config_file, CLUSTER)[1]
+    assert overrides["ControllerGroupName"] == "controller-machine-group"
+    assert overrides["FileSystemId"] == account.file_system_id
+    out = capsys.readouterr().out
+    assert (
+        "ControllerGroupName = controller-machine-group  (from DescribeCluster "
+        "InstanceGroups[controller-machine-group].SlurmConfig.NodeType)" in out
+    )
+    assert (
+        f"FileSystemId = {account.file_system_id}  (from FSx DescribeFileSystems (DNS name of "
+        "DescribeCluster InstanceGroups[controller-machine-group].InstanceStorageConfigs[0]))" in out
+    )
+
+
+def test_two_controller_groups_are_asked_for_not_picked(
+    account: Account, capsys: pytest.CaptureFixture[str]
+) -> None:
+    as_configured_through_the_api(account, {**API_NODE_TYPES, "login-group": "Controller"})
+
+    assert configure(account, "--no-input") == 2
+
+    error = capsys.readouterr().err
+    assert "ControllerGroupName (the sources disagree: DescribeCluster" in error
+    assert "FileSystemId" in error  # which group's file system is not known either
 
 
 def test_an_existing_environment_is_kept_unless_forced(

@@ -71,6 +71,7 @@ def test_a_fresh_stack_fails_until_someone_is_told_and_a_verdict_is_recorded(
     assert seen["session preferences"] == "ok"
     assert seen["failover topic"] == "ok"
     assert seen["watchdog"] == "ok"
+    assert seen["silence"] == "ok"
     (told,) = [c for c in report["checks"] if c["check"] == "notification topic"]
     assert told["outcome"] == "FAIL"
     assert "nobody is told" in told["detail"]

@@ -139,3 +139,17 @@ def test_status_shows_the_silence_in_force(stack: str, capsys: pytest.CaptureFix
     assert "(1 h 30 min left) by " in text
     assert text.splitlines()[1].endswith(": AMI roll-out")
     assert "SILENCED" not in render({"cluster": "ml-cluster", "silence": None})
+
+
+def test_doctor_warns_while_a_silence_is_in_force(stack: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from hyperpod_ha_cli.doctor import WARN, _silence
+    from hyperpod_ha_cli.stacks import Target
+
+    target = Target("ml-cluster", STACK, REGION, None)
+    outputs = {"StateTableName": stack}
+    assert _silence(target, outputs).outcome == "ok"
+    silence(capsys, "start", "--cluster", "ml-cluster", "--for", "1h", "--reason", "AMI roll-out")
+    check = _silence(target, outputs)
+    assert check.outcome == WARN
+    assert check.detail.endswith(": AMI roll-out)")
+    assert check.fix == f"hyperpod-ha silence end --cluster ml-cluster --stack-name {STACK}"

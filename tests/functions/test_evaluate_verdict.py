@@ -39,8 +39,10 @@ def node(name: str) -> Controller:
     )
 
 
-def report(name: str, log: str, ping: str, writer: int, dbd: str) -> dict[str, Any]:
-    """A health-check report (JSON) made from captured output."""
+def report(
+    name: str, log: str, ping: str, writer: int, dbd: str, sdiag: ProbeSection | None = None
+) -> dict[str, Any]:
+    """A health-check report (JSON) made from captured output (``sdiag``: that section too)."""
 
     def s(section: str, text: str, rc: int = 0) -> ProbeSection:
         return ProbeSection(name=section, text=text, exit_code=rc, millis=5, timed_out=False, truncated=False)
@@ -63,6 +65,7 @@ def report(name: str, log: str, ping: str, writer: int, dbd: str) -> dict[str, A
                 f"bytes={' '.join(map(str, data))}",
             ),
             s("state_save", "path=/s\nexists=yes\nmount_target=/srv\nfstype=lustre\nwritable=yes"),
+            *([sdiag] if sdiag else []),
         ]
     )
     result = CommandResult(output, "", 0, 1.0, "test")
@@ -123,6 +126,36 @@ def test_healthy(app: ModuleType) -> None:
     assert out["reasons"][0].startswith("ctl1 (configured primary) is active")
     assert set(out["evidence"]) == {"ctl1", "ctl2"}
     assert out["evidence"]["ctl2"]["logged_role"] == "standby"
+
+
+def test_a_runs_verdict_tells_the_early_warnings_and_weighs_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EXPECTED_STATE_FSTYPES", raising=False)
+    monkeypatch.setenv("OVERLOAD_ROUND_TRIP_MS", "1000")  # the watchdog's parameter, the run's too
+    app = load_function_module("evaluate_verdict", fresh=True)
+
+    def reports(sdiag_ms: int) -> list[dict[str, Any]]:
+        # The lab's active ctl1 as captured (sdiag -t, 24.11), answering sdiag in sdiag_ms.
+        sdiag = ProbeSection("sdiag", capture("sdiag_24_11.txt"), 0, sdiag_ms, False, False)
+        primary = ("slurmctld_log_ctl1_primary.txt", "ping_all_up.txt", 0, "sacctmgr_cluster_ctl1.txt")
+        standby = ("slurmctld_log_ctl2_standby.txt", "ping_all_up.txt", 0, "sacctmgr_cluster_ctl1.txt")
+        return [report("ctl1", *primary, sdiag=sdiag), report("ctl2", *standby)]
+
+    quiet = invoke(app, {"reports": reports(40), "attempt": 1})
+    slow = invoke(app, {"reports": reports(1500), "attempt": 1})
+    assert quiet["warnings"] == []
+    (warning,) = slow["warnings"]
+    assert (warning["kind"], warning["controller"], warning["codes"]) == (
+        "controller-overloaded",
+        "ctl1",
+        ["overloaded-round-trip"],
+    )
+    assert "sdiag answered in 1500 ms (1000 ms)" in warning["headline"]
+    assert warning["figures"]["round_trip_ms"] == 1500
+    # Told beside the verdict, never weighed by it: the same verdict, reasons and next step.
+    assert {k: v for k, v in slow.items() if k != "warnings"} == {
+        k: v for k, v in quiet.items() if k != "warnings"
+    }
+    assert slow["verdict"] == "HEALTHY"
 
 
 def test_failed_over_with_the_old_primary_unreachable(app: ModuleType) -> None:

@@ -12,6 +12,7 @@ from dataclasses import replace
 import boto3
 import pytest
 
+from hyperpod_ha.early_warning.metrics import ACTIVE_METRICS, CLUSTER_METRICS, NODE_METRICS
 from hyperpod_ha.incidents.keys import KIND_KEY, SOURCE
 from hyperpod_ha_dev.simulation.engine import EmbeddedRun, simulated_run
 from hyperpod_ha_dev.simulation.scenarios import SCENARIOS
@@ -22,7 +23,7 @@ from tests.functions.test_dashboard import WATCHDOG_FIGURES, emitted
 pytestmark = pytest.mark.slow
 
 
-def _run(**parameters: int) -> Iterator[EmbeddedRun]:
+def _run(**parameters: int | str) -> Iterator[EmbeddedRun]:
     base = SCENARIOS["healthy"]
     with simulated_run(replace(base, parameters={**base.parameters, **parameters}), ROOT) as run:
         yield run
@@ -37,6 +38,11 @@ def healthy() -> Iterator[EmbeddedRun]:
 def loaded() -> Iterator[EmbeddedRun]:
     # The simulated slurmctld has 3 server threads: past a threshold of 2, at once.
     yield from _run(OverloadServerThreads=2, OverloadWindowMinutes=0)
+
+
+@pytest.fixture
+def loaded_without_metrics() -> Iterator[EmbeddedRun]:
+    yield from _run(OverloadServerThreads=2, OverloadWindowMinutes=0, EarlyWarningMetrics="off")
 
 
 def _ops_items() -> list[str]:
@@ -90,3 +96,23 @@ def test_an_overloaded_controller_opens_its_incident(loaded: EmbeddedRun) -> Non
         TableName=loaded.stack.ref("StateTable"), Key={"pk": {"S": "status#ml-cluster#warnings"}}
     )["Item"]
     assert json.loads(status["data"]["S"])["warnings"][0]["kind"] == "controller-overloaded"
+
+
+def test_with_the_metrics_off_a_tick_writes_none_of_them_and_still_warns(
+    loaded_without_metrics: EmbeddedRun, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = loaded_without_metrics.stack.tick()
+    (warning,) = result["warnings"]
+    assert warning["codes"] == ["overloaded-server-threads"]
+    assert result["figures"][0]["server_threads"] == 3
+    assert _ops_items() == ["controller-overloaded"]
+    written = {name for _, name, _ in emitted(capsys.readouterr().out)}
+    figures = {name for name, _, _ in (*ACTIVE_METRICS, *NODE_METRICS)} | set(CLUSTER_METRICS)
+    assert written & figures == set()
+    assert "ReadyStandbys" in written  # the watchdog's own metrics are still written
+    # Nor the alarm that reads them.
+    stack = loaded_without_metrics.stack.name
+    alarms = boto3.client("cloudwatch").describe_alarms(AlarmNamePrefix=f"{stack}.")["MetricAlarms"]
+    names = {alarm["AlarmName"].removeprefix(f"{stack}.") for alarm in alarms}
+    assert "NoStandbyReadyAlarm" in names
+    assert "AccountingQueueFillingAlarm" not in names

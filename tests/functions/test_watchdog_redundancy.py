@@ -13,6 +13,7 @@ import boto3
 import pytest
 
 from hyperpod_ha import state_table
+from hyperpod_ha.silences import Silences
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.simulation.engine import EmbeddedRun, simulated_run
 from hyperpod_ha_dev.simulation.scenarios import (
@@ -125,3 +126,22 @@ def test_the_incident_that_opens_after_the_restores_says_that_restoring_stopped(
         [said] = [line for line in item["Description"].splitlines() if stopped in line]
         assert said.startswith("- the last restore, ")
         assert said.endswith(f" s ago: {stopped}")
+
+
+def test_in_a_silence_no_standby_opens_nothing_and_the_first_tick_after_it_does() -> None:
+    bob = "arn:aws:iam::123456789012:user/bob"
+    with simulated_run(failed_over_then_back(3, 0), ROOT) as run:
+        silences = Silences(boto3.client("dynamodb"), run.stack.ref("StateTable"))
+        silences.start("ml-cluster", 3600, "replacing the standby", bob)
+        for _ in range(2):
+            tick = run.stack.tick()
+            assert (tick["verdict"], tick["redundancy"], tick["redundancy_step"]) == (
+                "FAILED_OVER",
+                "none",
+                "open",
+            )
+        assert ops_items() == []
+        silences.end("ml-cluster", bob)
+        assert run.stack.tick()["redundancy_step"] == "open"
+        (item,) = ops_items()
+        assert item["OperationalData"]["hyperpod-ha:kind"]["Value"] == "redundancy-lost"

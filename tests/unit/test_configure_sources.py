@@ -1,5 +1,6 @@
 """``hyperpod-ha configure``'s pure parts: the template's parameter checks, what DescribeCluster
-gives (the controller group's own VPC, an external accounting database) and how sources that
+gives (the controller group's own VPC, an external accounting database, and on a cluster whose
+Slurm HyperPod's API configures the controller group and its FSx mount) and how sources that
 disagree are resolved (named, never picked)."""
 
 from __future__ import annotations
@@ -7,7 +8,14 @@ from __future__ import annotations
 import pytest
 
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha_cli.configure.discovery import from_cluster, lifecycle_locations
+from hyperpod_ha_cli.configure.discovery import (
+    FsxMount,
+    cluster_fsx_mounts,
+    from_cluster,
+    from_slurm_config,
+    lifecycle_locations,
+    provisioning_fsx_mounts,
+)
 from hyperpod_ha_cli.configure.findings import found, not_found, resolve
 from hyperpod_ha_cli.configure.parameters import template_parameters, validate
 
@@ -112,6 +120,59 @@ def test_an_external_accounting_database_gives_host_port_and_secret() -> None:
         "3307",
         secret,
     )
+
+
+LUSTRE = {"FsxLustreConfig": {"DnsName": "fs-1.fsx.us-east-1.amazonaws.com", "MountName": "abc"}}
+
+
+def test_the_controller_group_is_the_one_slurm_config_names_controller() -> None:
+    cluster = _cluster(SlurmConfig={"NodeType": "Controller"}, InstanceStorageConfigs=[LUSTRE])
+    cluster["InstanceGroups"][1]["SlurmConfig"] = {"NodeType": "Compute", "PartitionNames": ["dev"]}
+    cluster["InstanceGroups"][1]["InstanceStorageConfigs"] = [
+        {"FsxLustreConfig": {"DnsName": "other.fsx.us-east-1.amazonaws.com"}}
+    ]
+    (finding,) = from_slurm_config(cluster)
+    assert (finding.value, finding.source) == (
+        "controller-machine",
+        "DescribeCluster InstanceGroups[controller-machine].SlurmConfig.NodeType",
+    )
+    # Only the controller group's own mount: the compute group's file system is not slurmctld's.
+    assert cluster_fsx_mounts(cluster, "controller-machine") == [
+        FsxMount(
+            "DescribeCluster InstanceGroups[controller-machine].InstanceStorageConfigs[0]",
+            "fs-1.fsx.us-east-1.amazonaws.com",
+            "abc",
+        )
+    ]
+    assert cluster_fsx_mounts(cluster, None) == []
+
+
+def test_a_cluster_configured_by_its_lifecycle_scripts_gives_no_controller_group_here() -> None:
+    assert from_slurm_config(_cluster()) == []
+    assert cluster_fsx_mounts(_cluster(), "controller-machine") == []
+
+
+def test_two_controller_groups_are_two_answers() -> None:
+    cluster = _cluster(SlurmConfig={"NodeType": "Controller"})
+    cluster["InstanceGroups"][1]["SlurmConfig"] = {"NodeType": "Controller"}
+    resolved, unresolved = resolve(from_slurm_config(cluster))
+    assert "ControllerGroupName" not in resolved
+    assert unresolved["ControllerGroupName"].conflict
+
+
+def test_a_provisioning_file_without_a_file_system_is_named() -> None:
+    mounts, unnamed = provisioning_fsx_mounts(
+        [
+            ("s3://a/provisioning_parameters.json", {"fsx_dns_name": "fs.example"}),
+            ("s3://b/provisioning_parameters.json", {}),
+            ("s3://c/provisioning_parameters.json", {"fsx_dns_name": "fs.example", "fsx_mountname": 7}),
+        ]
+    )
+    assert mounts == [FsxMount("s3://a/provisioning_parameters.json", "fs.example", None)]
+    assert [(f.source, f.reason) for f in unnamed] == [
+        ("s3://b/provisioning_parameters.json", "no fsx_dns_name"),
+        ("s3://c/provisioning_parameters.json", "fsx_mountname is not a string"),
+    ]
 
 
 def test_lifecycle_locations_are_each_read_once() -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from hyperpod_ha.environment import Integer, Number, Text, Variable
+from hyperpod_ha.environment import Integer, Number, OnOff, Text, Variable
 from hyperpod_ha.errors import ConfigurationError
 
-ENV = {"A": "x", "N": "7", "F": "2.5", "EMPTY": ""}
+ENV = {"A": "x", "N": "7", "F": "2.5", "EMPTY": "", "OFF": " off", "ON": "on"}
 
 
 def test_values_and_defaults() -> None:
@@ -19,6 +19,11 @@ def test_values_and_defaults() -> None:
     assert Integer("N", scale=60).read(ENV) == 420
     assert Number("F", minimum=0.5).read(ENV) == 2.5
     assert Number("N", whole=True).read(ENV) == 7.0
+    assert (OnOff("ON").read(ENV), OnOff("OFF", "on").read(ENV), OnOff("EMPTY", "on").read(ENV)) == (
+        True,
+        False,
+        True,
+    )
 
 
 @pytest.mark.parametrize(
@@ -32,6 +37,7 @@ def test_values_and_defaults() -> None:
         (Number("A"), "A is not a number"),
         (Number("F", minimum=3), "F must be at least 3"),
         (Number("F", whole=True), "F is not an integer"),
+        (OnOff("A", "on"), "A must be on or off"),
     ],
 )
 def test_a_bad_variable_is_named(variable: Variable[object], message: str) -> None:

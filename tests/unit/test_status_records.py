@@ -9,7 +9,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from hyperpod_ha.status_records import StatusRecords, redundancy_record, verdict_metric
+from hyperpod_ha.status_records import VERDICT_NAMES, StatusRecords, redundancy_record, verdict_metric
+from hyperpod_ha.verdict import VerdictName
 
 
 @pytest.fixture
@@ -61,6 +62,10 @@ def test_verdict_metric_names(verdict: str, metric: str) -> None:
 
 def test_a_name_that_is_not_a_verdict_has_no_metric() -> None:
     assert verdict_metric("rollout-failed") is None
+
+
+def test_the_records_name_every_verdict_and_only_them() -> None:
+    assert set(VerdictName.__members__) == VERDICT_NAMES
 
 
 def test_the_accounting_record_keeps_known_keys_bounded() -> None:

@@ -273,6 +273,22 @@ def test_the_run_defaults_check_at_once_and_converge_on_slurmctld_timeout() -> N
         assert {"MinValue", "MaxValue"} <= parameters[name].keys(), name
 
 
+def test_the_early_warnings_metrics_and_their_alarm_can_be_turned_off() -> None:
+    parameter = TEMPLATE["Parameters"]["EarlyWarningMetrics"]
+    assert (parameter["Default"], parameter["AllowedValues"]) == ("on", ["on", "off"])
+    assert TEMPLATE["Conditions"]["EarlyWarningMetricsOn"] == {
+        "Fn::And": [
+            {"Condition": "WatchdogEnabled"},
+            {"Fn::Equals": [{"Ref": "EarlyWarningMetrics"}, "on"]},
+        ]
+    }
+    resources = TEMPLATE["Resources"]
+    conditioned = [k for k, v in resources.items() if v.get("Condition") == "EarlyWarningMetricsOn"]
+    assert conditioned == ["AccountingQueueFillingAlarm"]
+    variables = FUNCTIONS["WatchdogFunction"]["Properties"]["Environment"]["Variables"]
+    assert variables["EARLY_WARNING_METRICS"] == {"Ref": "EarlyWarningMetrics"}
+
+
 def test_the_watchdog_is_scheduled_and_can_be_turned_off() -> None:
     resources = TEMPLATE["Resources"]
     parameter = TEMPLATE["Parameters"]["WatchdogRateMinutes"]
@@ -282,7 +298,6 @@ def test_the_watchdog_is_scheduled_and_can_be_turned_off() -> None:
     }
     watchdog = [k for k, v in resources.items() if v.get("Condition") == "WatchdogEnabled"]
     assert sorted(watchdog) == [
-        "AccountingQueueFillingAlarm",
         "NoStandbyReadyAlarm",
         "WatchdogDeadLetterQueue",
         "WatchdogDeadLetterQueueAlarm",

@@ -60,7 +60,9 @@ def test_ticks_on_a_cluster_that_stays_down_tell_once_then_remind_once_per_inter
             assert (
                 f"     {name}: aws ssm start-session --region us-east-1 --target sagemaker-cluster:" in body
             )
-        assert "hyperpod-ha runbook start --cluster ml-cluster --region us-east-1 --follow" in body
+        # Complete (issue 40): the embedded stack's own name, as AWS::StackName gives it.
+        runbook = "hyperpod-ha runbook start --cluster ml-cluster --stack-name hyperpod-ha --region us-east-1"
+        assert f"{runbook} --follow" in body
         assert "/systems-manager/opsitems/oi-" in body
 
         opened_hours_ago(1.1)

@@ -2,10 +2,12 @@
 configuration (``~/.config/hyperpod-ha/samconfig.toml``: :mod:`hyperpod_ha_cli.stacks`), never
 in the checkout's tracked samconfig.toml.
 
-Finds every deploy parameter it can (``DescribeCluster``, the cluster's
-``provisioning_parameters.json``, the FSx file system it names, the multi-head sample stack's
-outputs), checks each against template.yaml, asks on stdin only for required values it could
-not find (``--no-input``: names them and exits 2, writing nothing), and writes
+Finds every deploy parameter it can (``DescribeCluster``, with the instance groups' Slurm
+configuration where HyperPod's API configures Slurm, the cluster's
+``provisioning_parameters.json`` where it still exists, the FSx file system either names, the
+multi-head sample stack's outputs), checks each against template.yaml, asks on stdin only for
+required values it could not find (``--no-input``: names them and exits 2, writing nothing) and
+for who is told (``NotificationEmail``: empty, it warns that nobody is), and writes
 ``[<cluster>.deploy.parameters]`` for ``sam deploy --config-file <file> --config-env <cluster>``;
 every other command finds the cluster's stack and region there. Exit 0 written, 2 for bad
 arguments or values still missing, 3 when AWS could not be asked."""
@@ -192,18 +194,24 @@ def _session(args: argparse.Namespace) -> boto3.Session:
 
 def _discover(session: boto3.Session, cluster_name: str, multihead_stack: str | None) -> Discovered:
     """Every source, in the order the later ones need the earlier (the controller group names
-    the VPC override; provisioning_parameters.json names the file system)."""
+    the VPC override and the file system it mounts; provisioning_parameters.json, where the
+    lifecycle scripts still have one, names the controller group and the file system too)."""
     cluster: dict[str, Any] = dict(session.client("sagemaker").describe_cluster(ClusterName=cluster_name))
     groups = discovery.group_names(cluster)
     locations = discovery.lifecycle_locations(cluster)
-    controller, files = discovery.from_provisioning(session.client("s3"), locations, groups)
-    controller_group = resolve(controller)[0].get("ControllerGroupName")
+    from_files, files = discovery.from_provisioning(session.client("s3"), locations, groups)
+    controller = [*discovery.from_slurm_config(cluster), *from_files]
+    found_group = resolve(controller)[0].get("ControllerGroupName")
+    controller_group = found_group.value if found_group else None
+    named, unnamed = discovery.provisioning_fsx_mounts(files)
+    mounts = [*discovery.cluster_fsx_mounts(cluster, controller_group), *named]
     stack_findings, username = discovery.from_stack(session.client("cloudformation"), multihead_stack)
     resolved, unresolved = resolve(
         [
             *controller,
-            *discovery.from_cluster(cluster, controller_group.value if controller_group else None),
-            *discovery.file_system_id(session.client("fsx"), files),
+            *discovery.from_cluster(cluster, controller_group),
+            *discovery.file_system_id(session.client("fsx"), mounts),
+            *unnamed,
             *stack_findings,
         ]
     )

@@ -1,12 +1,16 @@
-"""Where a cluster's deploy values are found: ``DescribeCluster``, the cluster's
-``provisioning_parameters.json`` beside its lifecycle scripts, the FSx file system named there,
-and the multi-head sample stack's outputs. Each adapter takes its boto3 client and returns
-findings; a source that fails says why, so its values are named as not found."""
+"""Where a cluster's deploy values are found: ``DescribeCluster`` (the VPC, the accounting
+database and, on a cluster whose Slurm is configured through HyperPod's API, each instance
+group's ``SlurmConfig.NodeType`` and FSx for Lustre mount), the cluster's
+``provisioning_parameters.json`` beside its lifecycle scripts (which HyperPod's migration to that
+API removes), the FSx file system either names, and the multi-head sample stack's outputs. Each
+adapter takes its boto3 client and returns findings; a source that fails says why, so its values
+are named as not found."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -29,6 +33,17 @@ STACK_OUTPUTS = {
     "SlurmDBEndpointAddress": "DbHost",
 }
 USERNAME_OUTPUT = "SlurmDBUsername"  # informational: the lifecycle scripts' database user
+# DescribeCluster's InstanceGroups[].SlurmConfig.NodeType of the group that runs slurmctld.
+CONTROLLER_NODE_TYPE = "Controller"
+
+
+@dataclass(frozen=True)
+class FsxMount:
+    """An FSx for Lustre file system as a source names it: DNS name, and mount name if known."""
+
+    source: str
+    dns_name: str
+    mount_name: str | None
 
 
 def failure(error: Exception) -> str:
@@ -68,6 +83,54 @@ def from_cluster(cluster: Mapping[str, Any], controller_group: str | None) -> li
             if database.get(key) is not None:
                 findings.append(found(parameter, source, str(database[key])))
     return findings
+
+
+def from_slurm_config(cluster: Mapping[str, Any]) -> list[Finding]:
+    """ControllerGroupName from the instance groups' ``SlurmConfig.NodeType`` (a cluster whose
+    Slurm HyperPod's API configures); none on a cluster configured by its lifecycle scripts.
+    Two controller groups are two answers, so the operator is asked rather than one picked."""
+    return [
+        found(
+            "ControllerGroupName",
+            f"DescribeCluster InstanceGroups[{group.get('InstanceGroupName')}].SlurmConfig.NodeType",
+            str(group.get("InstanceGroupName")),
+        )
+        for group in cluster.get("InstanceGroups", [])
+        if (group.get("SlurmConfig") or {}).get("NodeType") == CONTROLLER_NODE_TYPE
+        and group.get("InstanceGroupName")
+    ]
+
+
+def cluster_fsx_mounts(cluster: Mapping[str, Any], controller_group: str | None) -> list[FsxMount]:
+    """The FSx for Lustre file systems the controller group mounts (``InstanceStorageConfigs``):
+    where slurmctld keeps its state when HyperPod's API set the cluster up."""
+    mounts = []
+    for group in cluster.get("InstanceGroups", []):
+        if controller_group is None or group.get("InstanceGroupName") != controller_group:
+            continue
+        for index, storage in enumerate(group.get("InstanceStorageConfigs") or []):
+            lustre = storage.get("FsxLustreConfig") or {}
+            if lustre.get("DnsName"):
+                source = f"DescribeCluster InstanceGroups[{controller_group}].InstanceStorageConfigs[{index}]"
+                mounts.append(FsxMount(source, str(lustre["DnsName"]), lustre.get("MountName")))
+    return mounts
+
+
+def provisioning_fsx_mounts(
+    files: list[tuple[str, Mapping[str, Any]]],
+) -> tuple[list[FsxMount], list[Finding]]:
+    """The file system each ``provisioning_parameters.json`` names, and the files that name none."""
+    mounts: list[FsxMount] = []
+    unnamed: list[Finding] = []
+    for uri, provisioning in files:
+        dns_name, mount_name = provisioning.get("fsx_dns_name"), provisioning.get("fsx_mountname")
+        if not isinstance(dns_name, str) or not dns_name:
+            unnamed.append(not_found("FileSystemId", uri, "no fsx_dns_name"))
+        elif mount_name is not None and not isinstance(mount_name, str):
+            unnamed.append(not_found("FileSystemId", uri, "fsx_mountname is not a string"))
+        else:
+            mounts.append(FsxMount(uri, dns_name, mount_name))
+    return mounts, unnamed
 
 
 def lifecycle_locations(cluster: Mapping[str, Any]) -> list[str]:
@@ -134,43 +197,50 @@ def from_provisioning(
     return findings, files
 
 
-def file_system_id(fsx: FSxClient, files: list[tuple[str, Mapping[str, Any]]]) -> list[Finding]:
-    """FileSystemId: the one file system whose DNS name (and mount name, when given) is exactly
-    what ``provisioning_parameters.json`` names."""
+def file_system_id(fsx: FSxClient, mounts: list[FsxMount]) -> list[Finding]:
+    """FileSystemId: for each mount a source names, the one file system whose DNS name (and
+    mount name, when given) is exactly that; the file systems are listed once."""
+    if not mounts:
+        return [
+            not_found(
+                "FileSystemId",
+                "DescribeCluster and provisioning_parameters.json",
+                "neither the controller group's InstanceStorageConfigs nor a provisioning_parameters.json "
+                "names an FSx for Lustre file system",
+            )
+        ]
+    try:
+        systems = [
+            system
+            for page in fsx.get_paginator("describe_file_systems").paginate()
+            for system in page["FileSystems"]
+        ]
+    except (ClientError, BotoCoreError) as error:
+        return [not_found("FileSystemId", "FSx DescribeFileSystems", failure(error))]
     findings: list[Finding] = []
-    for uri, provisioning in files:
-        dns_name, mount_name = provisioning.get("fsx_dns_name"), provisioning.get("fsx_mountname")
-        if not isinstance(dns_name, str) or not dns_name:
-            findings.append(not_found("FileSystemId", uri, "no fsx_dns_name"))
-            continue
-        try:
-            matches = [
-                system["FileSystemId"]
-                for page in fsx.get_paginator("describe_file_systems").paginate()
-                for system in page["FileSystems"]
-                if system.get("DNSName", "").lower() == dns_name.lower()
-                and (
-                    mount_name is None or system.get("LustreConfiguration", {}).get("MountName") == mount_name
-                )
-            ]
-        except (ClientError, BotoCoreError) as error:
-            findings.append(not_found("FileSystemId", "FSx DescribeFileSystems", failure(error)))
-            continue
+    for mount in mounts:
+        matches = [
+            system["FileSystemId"]
+            for system in systems
+            if system.get("DNSName", "").lower() == mount.dns_name.lower()
+            and (
+                mount.mount_name is None
+                or system.get("LustreConfiguration", {}).get("MountName") == mount.mount_name
+            )
+        ]
         if len(matches) == 1:
-            findings.append(found("FileSystemId", f"FSx DescribeFileSystems (DNS name of {uri})", matches[0]))
+            findings.append(
+                found("FileSystemId", f"FSx DescribeFileSystems (DNS name of {mount.source})", matches[0])
+            )
         else:
-            wanted = f"DNS name {shown(dns_name)}" + (
-                f" and mount name {shown(str(mount_name))}" if mount_name else ""
+            wanted = f"DNS name {shown(mount.dns_name)}" + (
+                f" and mount name {shown(mount.mount_name)}" if mount.mount_name else ""
             )
             findings.append(
                 not_found(
                     "FileSystemId", "FSx DescribeFileSystems", f"{len(matches)} file systems with {wanted}"
                 )
             )
-    if not findings:
-        findings.append(
-            not_found("FileSystemId", PROVISIONING_FILE, "no provisioning_parameters.json was read")
-        )
     return findings
 
 

@@ -30,6 +30,7 @@ class DrillRecords:
     sns: SNSClient
     topic_arn: str | None
     region: str = "us-east-1"  # for the message's commands and console links
+    stack_name: str | None = None  # for the message's commands (the template's AWS::StackName)
 
     def notify(self, message: TopicMessage) -> str | None:
         """The drill's message on the topic (the one form, redacted); its MessageId."""

@@ -212,7 +212,7 @@ def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
             )
         )
         report["incident"] = opened.to_json()
-    told = summary(report, context.records.region, context.clock())
+    told = summary(report, context.records.region, context.clock(), stack_name=context.records.stack_name)
     report["notified"] = context.records.notify(told) is not None
     report["ops_item_id"] = None
     if not request.dry_run:

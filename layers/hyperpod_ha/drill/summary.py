@@ -14,6 +14,7 @@ from hyperpod_ha.topic_messages.sections import (
     controller_lines,
     facts,
     next_steps,
+    on_call_command,
     reason_lines,
     when,
 )
@@ -87,9 +88,11 @@ def _figures(report: Mapping[str, Any]) -> list[str]:
     return [f"  {line}" for line in lines]
 
 
-def summary(report: Mapping[str, Any], region: str, now: float) -> TopicMessage:
+def summary(
+    report: Mapping[str, Any], region: str, now: float, *, stack_name: str | None = None
+) -> TopicMessage:
     """The drill's message: severity 4, or 3 when it failed (an incident of its own is opened
-    too when it left the cluster not verified)."""
+    too when it left the cluster not verified). ``stack_name`` completes its commands."""
     cluster, outcome = str(report.get("cluster")), str(report.get("outcome"))
     moved = f"{report.get('from') or '-'} -> {report.get('to') or '-'}"
     verified = report.get("verified")
@@ -136,9 +139,13 @@ def summary(report: Mapping[str, Any], region: str, now: float) -> TopicMessage:
             "",
             *reason_lines("The last verdict's reasons:", [str(r) for r in report["verdict_reasons"]]),
         ]
-    look = [f"`hyperpod-ha status --cluster {cluster} --region {region}` (the drill, the verdict)"]
+    look = [f"`{on_call_command('status', cluster, region, stack_name)}` (the drill, the verdict)"]
     links = [("Drill run", report.get("execution_link"))]
-    body += ["", *next_steps(cluster, region, controllers, look, links, diagnose=outcome == "failed")]
+    diagnose = outcome == "failed"
+    body += [
+        "",
+        *next_steps(cluster, region, controllers, look, links, diagnose=diagnose, stack_name=stack_name),
+    ]
     return message(
         cluster=cluster,
         kind="drill",

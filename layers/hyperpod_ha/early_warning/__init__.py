@@ -9,6 +9,8 @@ figures: the RPC counters' differences, the queue's rate), ``rules`` (pure: whic
 figures give, with their reasons and codes), ``watch`` (the watchdog's: a warning sustained over
 its window opens its incident through IncidentFunction, a warning gone resolves it; the last
 sample and the windows in the state table) and ``metrics`` (the figures as CloudWatch metrics per
-controller). May import ``controllers``, ``verdict``, ``slurm``, ``state_table``,
-``status_records``, ``human_time``, ``environment``, ``errors`` and ``observability``; the
-watchdog imports it, and the restore's guard reads its pure ``rules``."""
+controller). May import ``controllers``, ``slurm``, ``state_table``, ``status_records``,
+``human_time``, ``environment``, ``errors`` and ``observability``, not ``verdict`` (a verdict is
+read through ``models.Judged``): the watchdog imports it, the restore's guard reads its pure
+``rules``, and EvaluateVerdictFunction (the verdict's) tells a run's warnings with them
+(``rules.one_check_warnings``; it opens no incident)."""

@@ -20,16 +20,16 @@ from hyperpod_ha.early_warning.models import (
     SAMPLE_ROWS,
     STANDBY,
     ControllerFigures,
+    Judged,
     RpcLoad,
     Sample,
 )
-from hyperpod_ha.verdict import Verdict
 
 Rows = Mapping[str, tuple[int, int]]
 
 
 def controller_figures(
-    verdict: Verdict, reports: Sequence[ControllerReport], previous: Sample | None
+    verdict: Judged, reports: Sequence[ControllerReport], previous: Sample | None
 ) -> tuple[tuple[ControllerFigures, ...], Sample | None]:
     """The figures of every checked controller (the active one first), and this check's sample."""
     by_instance = {report.instance_id: report for report in reports if report.checked}

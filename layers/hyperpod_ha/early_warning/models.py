@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from enum import Enum
+from typing import Any, Final, Protocol
 
 KIND_OVERLOADED: Final = "controller-overloaded"
 KIND_ACCOUNTING_AT_RISK: Final = "accounting-at-risk"
@@ -15,6 +16,22 @@ STANDBY: Final = "standby"
 # Rows of each RPC table kept in a sample and named in a warning.
 SAMPLE_ROWS: Final = 8
 NAMED_ROWS: Final = 3
+
+
+class Judged(Protocol):
+    """A verdict (:class:`hyperpod_ha.verdict.Verdict`) as far as the warnings read it: who is
+    active (its evidence per controller) and, for an incident, its name and texts. A protocol:
+    EvaluateVerdictFunction (the verdict's) tells a run's warnings with :mod:`.rules`, so this
+    feature does not import the verdict."""
+
+    @property
+    def name(self) -> Enum: ...
+
+    @property
+    def evidence(self) -> Mapping[str, Mapping[str, Any]]: ...
+
+    @property
+    def texts(self) -> list[str]: ...
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,14 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
 
+from hyperpod_ha.controllers.models import ControllerReport
+from hyperpod_ha.early_warning.figures import controller_figures
 from hyperpod_ha.early_warning.models import (
     KIND_ACCOUNTING_AT_RISK,
     KIND_OVERLOADED,
     ControllerFigures,
     EarlyWarning,
+    Judged,
 )
 from hyperpod_ha.early_warning.settings import WarningThresholds
 from hyperpod_ha.human_time import duration
@@ -92,6 +95,18 @@ def early_warnings(
         return ()
     found = [overloaded(active, thresholds), accounting_at_risk(active, thresholds)]
     return tuple(warning for warning in found if warning is not None)
+
+
+def one_check_warnings(
+    verdict: Judged, reports: Sequence[ControllerReport], thresholds: WarningThresholds
+) -> tuple[EarlyWarning, ...]:
+    """The warnings one check shows by itself (a verification run's: no sample before it).
+
+    The same rules as the watchdog's, on the serving controller's sdiag in this check's reports.
+    What needs two checks is left to the watchdog: the RPCs' average over a window
+    (``overloaded-rpc-average``) and the DBD agent queue's rate (``accounting-at-risk``)."""
+    figures, _ = controller_figures(verdict, reports, None)
+    return early_warnings(figures, thresholds)
 
 
 def overloaded(active: ControllerFigures, thresholds: WarningThresholds) -> EarlyWarning | None:

@@ -19,13 +19,19 @@ from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 from hyperpod_ha import state_table
 from hyperpod_ha.controllers.models import ControllerReport
 from hyperpod_ha.early_warning.figures import controller_figures
-from hyperpod_ha.early_warning.models import KIND_OVERLOADED, KINDS, ControllerFigures, EarlyWarning, Sample
+from hyperpod_ha.early_warning.models import (
+    KIND_OVERLOADED,
+    KINDS,
+    ControllerFigures,
+    EarlyWarning,
+    Judged,
+    Sample,
+)
 from hyperpod_ha.early_warning.rules import early_warnings
 from hyperpod_ha.early_warning.settings import WarningThresholds
 from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.json_input import load_json
 from hyperpod_ha.status_records import StatusRecords
-from hyperpod_ha.verdict import Verdict
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -92,7 +98,7 @@ class EarlyWarningWatch:
     ask: Callable[[dict[str, Any]], dict[str, Any]] | None
     thresholds: WarningThresholds = field(default_factory=WarningThresholds)
 
-    def check(self, tick: Tick, verdict: Verdict, reports: Sequence[ControllerReport], now: float) -> Outcome:
+    def check(self, tick: Tick, verdict: Judged, reports: Sequence[ControllerReport], now: float) -> Outcome:
         sample, held = self._read()
         figures, new_sample = controller_figures(verdict, reports, sample)
         warnings = early_warnings(figures, self.thresholds)
@@ -118,7 +124,7 @@ class EarlyWarningWatch:
         self,
         ask: Callable[[dict[str, Any]], dict[str, Any]],
         tick: Tick,
-        verdict: Verdict,
+        verdict: Judged,
         steps: Mapping[str, Step],
         present: Mapping[str, EarlyWarning],
         kept: dict[str, Held],
@@ -170,7 +176,7 @@ def _trigger(tick: Tick) -> dict[str, str]:
 
 
 def open_request(
-    cluster: str, tick: Tick, verdict: Verdict, warning: EarlyWarning, since: int, now: float
+    cluster: str, tick: Tick, verdict: Judged, warning: EarlyWarning, since: int, now: float
 ) -> dict[str, Any]:
     """IncidentFunction's ``open`` of the warning's incident (no verdict: the watchdog's finding)."""
     from hyperpod_ha.human_time import duration
@@ -193,7 +199,7 @@ def open_request(
     }
 
 
-def resolve_request(cluster: str, tick: Tick, verdict: Verdict, kind: str) -> dict[str, Any]:
+def resolve_request(cluster: str, tick: Tick, verdict: Judged, kind: str) -> dict[str, Any]:
     """IncidentFunction's ``resolve`` of that kind only."""
     return {
         "action": "resolve",

@@ -5,7 +5,7 @@ restore of redundancy) adds what a restore did to the cluster's open incidents o
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -94,7 +94,10 @@ class IncidentFunction:
             opened = self.incidents.open(self._own(OpenRequest.from_event(event)))
             if opened.created:
                 metrics.add_metric(name="IncidentsOpened", unit="Count", value=1)
-            self._record_verdict(event)
+            if opened.silenced is not None:
+                metrics.add_metric(name="IncidentsSilenced", unit="Count", value=1)
+            # Recorded whether or not it was silenced: the verdict is what the run found.
+            self._record_verdict(event, silenced=opened.silenced)
             return opened.to_json()
         if action == "resolve":
             # Lets Powertools expire an in-progress record when this invocation times out.
@@ -130,8 +133,9 @@ class IncidentFunction:
             raise InvalidIncidentRequest(f"this stack watches cluster {self.cluster}, not {request.cluster}")
         return request
 
-    def _record_verdict(self, event: dict[str, Any]) -> None:
-        """The run's verdict: kept for `hyperpod-ha status` and counted for the dashboard."""
+    def _record_verdict(self, event: dict[str, Any], silenced: Mapping[str, Any] | None = None) -> None:
+        """The run's verdict: kept for `hyperpod-ha status` and counted for the dashboard; with
+        the operator's silence that kept its incident from opening, if one did."""
         verdict = event.get("verdict")
         name = verdict_metric(verdict) if isinstance(verdict, str) else None
         if name is None:
@@ -167,6 +171,8 @@ class IncidentFunction:
                 record.update(redundancy)
             if advisories := advisories_record(event):
                 record["advisories"] = advisories
+            if silenced is not None:
+                record["silenced"] = {key: silenced.get(key) for key in ("until", "started_by", "reason")}
             self.status.put(str(event["cluster"]), "verdict", record)
         # Known-bad releases: a notice once per advisory and release, never a page.
         self.incidents.announce_advisories(str(event["cluster"]), advisories_record(event))

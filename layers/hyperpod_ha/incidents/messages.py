@@ -16,6 +16,7 @@ from hyperpod_ha.topic_messages.sections import (
     controllers_of,
     facts,
     next_steps,
+    on_call_command,
     reason_lines,
     when,
 )
@@ -70,15 +71,26 @@ def headline(request: OpenRequest) -> str:
     return f"{row.headline} ({request.verdict})" if request.verdict else row.headline
 
 
-def opened(request: OpenRequest, incident: OpenedIncident, region: str, now: float) -> TopicMessage:
-    """The incident is open: the OpsItem is new (opened by this run) or was open already."""
+def opened(
+    request: OpenRequest, incident: OpenedIncident, region: str, now: float, *, stack_name: str | None = None
+) -> TopicMessage:
+    """The incident is open: the OpsItem is new (opened by this run) or was open already.
+    ``stack_name`` (here and below) completes the commands the message prints."""
     first = f"{headline(request)} (HyperPod cluster {request.cluster})."
     state = "opened by this run" if incident.created else "already open; this run found the problem again"
-    return _incident_message(request, incident, region, now, "opened", headline(request), first, state)
+    return _incident_message(
+        request, incident, region, now, "opened", headline(request), first, state, stack_name
+    )
 
 
 def reminder(
-    request: OpenRequest, incident: OpenedIncident, region: str, now: float, every_seconds: int
+    request: OpenRequest,
+    incident: OpenedIncident,
+    region: str,
+    now: float,
+    every_seconds: int,
+    *,
+    stack_name: str | None = None,
 ) -> TopicMessage:
     """The incident is still open (at most once per ``every_seconds``, :mod:`.reminders`)."""
     since = f" for {duration(now - incident.opened_at)}" if incident.opened_at is not None else ""
@@ -88,7 +100,7 @@ def reminder(
         f"at most every {duration(every_seconds)} while it stays open"
     )
     what = f"still open{since}: {headline(request)}"
-    return _incident_message(request, incident, region, now, "reminder", what, first, state)
+    return _incident_message(request, incident, region, now, "reminder", what, first, state, stack_name)
 
 
 def _incident_message(
@@ -100,6 +112,7 @@ def _incident_message(
     what: str,
     first: str,
     state: str,
+    stack_name: str | None,
 ) -> TopicMessage:
     controllers = controllers_of(request.evidence)
     body: list[str | Cuttable] = [first, ""]
@@ -128,7 +141,14 @@ def _incident_message(
     ]
     body += [
         "",
-        *next_steps(request.cluster, region, controllers, kinds.kind(request.kind).look_at, links),
+        *next_steps(
+            request.cluster,
+            region,
+            controllers,
+            kinds.kind(request.kind).look_at,
+            links,
+            stack_name=stack_name,
+        ),
     ]
     if incident.incident_arn:
         body += ["", f"Incident Manager incident: {incident.incident_arn}"]
@@ -150,6 +170,8 @@ def recovered(
     execution_link: str | None,
     region: str,
     now: float,
+    *,
+    stack_name: str | None = None,
 ) -> tuple[TopicMessage, ...]:
     """A verification found the cluster well and resolved open OpsItems: one message per problem
     resolved, each carrying that problem's dedup key and the most severe severity its OpsItems
@@ -159,7 +181,7 @@ def recovered(
     for item in resolved:
         by_kind.setdefault(item.kind, []).append(item)
     return tuple(
-        _recovered(request, kind, items, execution_link, region, now)
+        _recovered(request, kind, items, execution_link, region, now, stack_name)
         for kind, items in sorted(by_kind.items())
     )
 
@@ -171,6 +193,7 @@ def _recovered(
     execution_link: str | None,
     region: str,
     now: float,
+    stack_name: str | None,
 ) -> TopicMessage:
     severity = min((item.severity for item in resolved), default=kinds.DEFAULT_SEVERITY)
     resolved_lines = tuple(
@@ -182,7 +205,7 @@ def _recovered(
     lost = _no_standby(request)
     body = _well(request, now, first + (f" But {lost}." if lost else ""))
     body += ["", "Resolved OpsItems:", Cuttable(resolved_lines), ""]
-    body += _well_details(request, region, execution_link)
+    body += _well_details(request, region, execution_link, stack_name)
     return message(
         cluster=request.cluster,
         kind="recovered",
@@ -195,7 +218,14 @@ def _recovered(
     )
 
 
-def verified(request: ResolveRequest, execution_link: str | None, region: str, now: float) -> TopicMessage:
+def verified(
+    request: ResolveRequest,
+    execution_link: str | None,
+    region: str,
+    now: float,
+    *,
+    stack_name: str | None = None,
+) -> TopicMessage:
     """The short message when a verification found the cluster well and nothing was open."""
     meaning = _MEANING.get(request.verdict, "the cluster is served")
     first = f"HyperPod cluster {request.cluster} verified {request.verdict}: {meaning}."
@@ -204,7 +234,7 @@ def verified(request: ResolveRequest, execution_link: str | None, region: str, n
         first += f" But {lost}."
     body = _well(request, now, first)
     body += ["", "No problem was open.", ""]
-    body += _well_details(request, region, execution_link)
+    body += _well_details(request, region, execution_link, stack_name)
     return message(
         cluster=request.cluster,
         kind="verified",
@@ -233,11 +263,17 @@ def _well(request: ResolveRequest, now: float, first: str) -> list[str | Cuttabl
     ]
 
 
-def _well_details(request: ResolveRequest, region: str, execution_link: str | None) -> list[str | Cuttable]:
+def _well_details(
+    request: ResolveRequest, region: str, execution_link: str | None, stack_name: str | None
+) -> list[str | Cuttable]:
     controllers = controllers_of(request.evidence)
     body: list[str | Cuttable] = [*controller_lines(controllers), ""]
     body += reason_lines("Why (every reason):", request.reasons, request.reasons_left_off)
-    look = (f"`hyperpod-ha status --cluster {request.cluster} --region {region}` (nothing needs doing now)",)
+    status = on_call_command("status", request.cluster, region, stack_name)
+    look = (f"`{status}` (nothing needs doing now)",)
     links = [("Verification run", execution_link)]
-    body += ["", *next_steps(request.cluster, region, controllers, look, links, diagnose=False)]
+    body += [
+        "",
+        *next_steps(request.cluster, region, controllers, look, links, diagnose=False, stack_name=stack_name),
+    ]
     return body

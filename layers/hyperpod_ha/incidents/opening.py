@@ -35,6 +35,8 @@ def open_incident(
     incident_manager: IncidentManager | None,
     reminders: Reminders,
     now: float,
+    *,
+    stack_name: str | None = None,
 ) -> OpenResult:
     create = ops_item_request(request)
     ops_item_id = ops_center.create(create, request.cluster, request.kind)
@@ -62,7 +64,7 @@ def open_incident(
     )
     # A retried call of a run that told people already tells nothing more.
     told = data_value(data, NOTIFIED_KEY) == request.execution_id
-    sent = None if told else _tell(request, opened, topic, region, reminders, now)
+    sent = None if told else _tell(request, opened, topic, region, reminders, now, stack_name)
     notified = told or sent is not None
     if sent is not None:
         updates[NOTIFIED_KEY] = {"Type": "SearchableString", "Value": bounded(request.execution_id)}
@@ -88,6 +90,7 @@ def _tell(
     region: str,
     reminders: Reminders,
     now: float,
+    stack_name: str | None,
 ) -> OpenMessage | None:
     """The message this run sends about the incident: "opened" by the run that created it,
     "reminder" when one is due (:mod:`.reminders`); else none."""
@@ -98,14 +101,16 @@ def _tell(
         )
         return None
     if incident.created:
-        topic.publish(messages.opened(request, incident, region, now))
+        topic.publish(messages.opened(request, incident, region, now, stack_name=stack_name))
         return "opened"
     assert incident.ops_item_id
     if not reminders.claim(request.cluster, incident.ops_item_id, incident.opened_at, now):
         logger.info("incident still open; no reminder due", extra={"ops_item": incident.ops_item_id})
         return None
     try:
-        topic.publish(messages.reminder(request, incident, region, now, reminders.every_seconds))
+        topic.publish(
+            messages.reminder(request, incident, region, now, reminders.every_seconds, stack_name=stack_name)
+        )
     except Exception:
         reminders.release(request.cluster, incident.ops_item_id, now)
         raise

@@ -31,6 +31,8 @@ def resolve_incidents(
     region: str,
     announce_verified: Callable[[ResolveRequest], bool],
     now: float,
+    *,
+    stack_name: str | None = None,
 ) -> ResolveResult:
     # An earlier attempt of this same call may have resolved some already.
     earlier = _covered(
@@ -68,7 +70,7 @@ def resolve_incidents(
         for item in resolved
     ]
     link = console_links.execution_console_url(request.execution_id, region)
-    for recovery in messages.recovered(request, items, link, region, now):
+    for recovery in messages.recovered(request, items, link, region, now, stack_name=stack_name):
         topic.publish(recovery)
     for ops_item in resolved:
         ops_center.update(
@@ -91,10 +93,12 @@ def _resolved(summary: Mapping[str, Any], link: str) -> ResolvedIncident:
     )
 
 
-def announce_verified(request: ResolveRequest, topic: Topic, region: str, now: float) -> bool:
+def announce_verified(
+    request: ResolveRequest, topic: Topic, region: str, now: float, *, stack_name: str | None = None
+) -> bool:
     """Publish the short "verified" message; not idempotent by itself (nothing in OpsCenter records it)."""
     if not topic.arn:
         return False
     link = console_links.execution_console_url(request.execution_id, region)
-    topic.publish(messages.verified(request, link, region, now))
+    topic.publish(messages.verified(request, link, region, now, stack_name=stack_name))
     return True

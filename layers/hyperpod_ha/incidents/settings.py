@@ -42,3 +42,5 @@ class IncidentSettings(Settings):
         int, Integer("REMINDER_MINUTES", 60, minimum=0, maximum=MAX_REMINDER_MINUTES, scale=60)
     ] = 3600
     state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None
+    # The template's AWS::StackName (Globals): the commands a message prints name it.
+    stack_name: Annotated[str | None, OptionalText("STACK_NAME")] = None

@@ -112,6 +112,7 @@ class Incidents:
             self._manager,
             self._reminders,
             self.clock(),
+            stack_name=self.settings.stack_name,
         )
 
     def resolve(
@@ -126,6 +127,7 @@ class Incidents:
             self.settings.region,
             announce_verified or self.announce_verified,
             self.clock(),
+            stack_name=self.settings.stack_name,
         )
 
     def note(self, request: NoteRequest) -> NoteResult:
@@ -165,4 +167,6 @@ class Incidents:
         if silence is not None:
             logger.info("verified notice not sent: silenced", extra={"silence": silence.describe()})
             return False
-        return announce_verified(request, self._topic, self.settings.region, self.clock())
+        return announce_verified(
+            request, self._topic, self.settings.region, self.clock(), stack_name=self.settings.stack_name
+        )

@@ -36,6 +36,7 @@ class EventMetadataTriage:
     open_incident: Callable[[dict[str, Any]], dict[str, Any]]
     clock: Callable[[], float]
     region: str = ""  # for the console links of a notice
+    stack_name: str | None = None  # for the commands a notice prints
 
     def complete(self, event: ClusterEvent, metadata: EventMetadata) -> EventMetadata:
         """The envelope's metadata, or the record's when the envelope's is null or partial."""
@@ -99,7 +100,7 @@ class EventMetadataTriage:
             )
         outcome = "reverted" if status == "Reverted" else "not applicable"
         message = hyperpod_notices.accounting_database_change(
-            event, database, outcome, self.region, self.clock()
+            event, database, outcome, self.region, self.clock(), stack_name=self.stack_name
         )
         if (silence := self.publisher.silenced(event.cluster_name)) is not None:
             return result(event, "silenced", rollback_status=status, silenced=silence.to_json())

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
-from hyperpod_ha.environment import Settings, Text
+from hyperpod_ha.environment import OptionalText, Settings, Text
 from hyperpod_ha.ingestion.cluster_event_records import ClusterEventRecords
 from hyperpod_ha.ingestion.controller_notifications import controller_notification_record
 from hyperpod_ha.ingestion.database_incidents import IncidentFunctionClient
@@ -151,6 +151,8 @@ class HyperPodEventFunctionSettings(Settings):
     region: Annotated[str, Text("AWS_REGION", Text("AWS_DEFAULT_REGION"))]
     mass_failure: MassFailurePolicy
     verification: VerificationRunsSettings
+    # The template's AWS::StackName (Globals): the commands a notice prints name it.
+    stack_name: Annotated[str | None, OptionalText("STACK_NAME")] = None
 
 
 @dataclass(frozen=True)
@@ -184,9 +186,11 @@ class HyperPodEventFunction:
                 ).open,
                 clock=time.time,
                 region=settings.region,
+                stack_name=settings.stack_name,
             ),
             account=settings.account,
             region=settings.region,
+            stack_name=settings.stack_name,
         )
         return cls(triage, RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url))
 

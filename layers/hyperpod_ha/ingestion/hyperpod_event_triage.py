@@ -49,6 +49,7 @@ class HyperPodEventTriage:
     region: str
     # None: metadata is not read (callers without SageMaker's DescribeClusterEvent or IncidentFunction).
     metadata: EventMetadataTriage | None = None
+    stack_name: str | None = None  # for the commands a notice prints
 
     def handle(self, event: Mapping[str, Any], rejected: RejectedInputs) -> dict[str, Any]:
         raw_id = event.get("id") if isinstance(event, Mapping) else None
@@ -116,6 +117,7 @@ class HyperPodEventTriage:
             self.workers.policy.window_seconds,
             self.region,
             self.clock(),
+            stack_name=self.stack_name,
         )
         if (silence := self.publisher.silenced(event.cluster_name)) is not None:
             # Counted all the same: a threshold crossed in the window is not crossed again after it.
@@ -137,7 +139,9 @@ class HyperPodEventTriage:
             return self._verify(event, reason, {"status": event.status})
         if not event.alarming:
             return self._result(event, "ignored", reason=f"cluster status {event.status}")
-        message = hyperpod_notices.cluster_status(event, self.region, self.clock())
+        message = hyperpod_notices.cluster_status(
+            event, self.region, self.clock(), stack_name=self.stack_name
+        )
         if (silence := self.publisher.silenced(event.cluster_name)) is not None:
             return self._result(event, "silenced", silenced=silence.to_json())
         sent = self.publisher.publish_once(event.cluster_name, event.event_id, message, int(self.clock()))

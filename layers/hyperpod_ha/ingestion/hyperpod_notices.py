@@ -24,16 +24,26 @@ def _event_line(event: HyperPodEvent, now: float) -> str:
     return f"{event.event_id}, {at}" if at else event.event_id
 
 
-def _steps(event: HyperPodEvent, region: str, kind: str, look_at: tuple[str, ...] = ()) -> list[str]:
+def _steps(
+    event: HyperPodEvent, region: str, stack_name: str | None, kind: str, look_at: tuple[str, ...] = ()
+) -> list[str]:
     link = console_links.cluster_console_url(
         event.cluster_name, region, console_links.partition_of(event.cluster_arn)
     )
     looks = (*kinds.kind(kind).look_at, *look_at)
-    return next_steps(event.cluster_name, region, (), looks, [("HyperPod cluster", link)], diagnose=False)
+    links = [("HyperPod cluster", link)]
+    return next_steps(event.cluster_name, region, (), looks, links, diagnose=False, stack_name=stack_name)
 
 
 def workers_unhealthy(
-    event: NodeHealthEvent, unhealthy: int, window_start: int, window_seconds: int, region: str, now: float
+    event: NodeHealthEvent,
+    unhealthy: int,
+    window_start: int,
+    window_seconds: int,
+    region: str,
+    now: float,
+    *,
+    stack_name: str | None = None,
 ) -> TopicMessage:
     """More unhealthy workers within one window than the threshold: one notice per window."""
     window = duration(window_seconds)
@@ -57,7 +67,7 @@ def workers_unhealthy(
         "",
         "Further unhealthy workers in this window are counted without another notice.",
         "",
-        *_steps(event, region, "workers-unhealthy"),
+        *_steps(event, region, stack_name, "workers-unhealthy"),
     ]
     return message(
         cluster=event.cluster_name,
@@ -68,7 +78,9 @@ def workers_unhealthy(
     )
 
 
-def cluster_status(event: ClusterStateChange, region: str, now: float) -> TopicMessage:
+def cluster_status(
+    event: ClusterStateChange, region: str, now: float, *, stack_name: str | None = None
+) -> TopicMessage:
     """HyperPod reports the cluster Failed or RollingBack."""
     body = [
         f"HyperPod cluster {event.cluster_name} changed status to {event.status}.",
@@ -82,7 +94,7 @@ def cluster_status(event: ClusterStateChange, region: str, now: float) -> TopicM
             ]
         ),
         "",
-        *_steps(event, region, "cluster-status"),
+        *_steps(event, region, stack_name, "cluster-status"),
     ]
     return message(
         cluster=event.cluster_name,
@@ -94,7 +106,13 @@ def cluster_status(event: ClusterStateChange, region: str, now: float) -> TopicM
 
 
 def accounting_database_change(
-    event: ClusterEvent, database: DatabaseConfiguration, outcome: str, region: str, now: float
+    event: ClusterEvent,
+    database: DatabaseConfiguration,
+    outcome: str,
+    region: str,
+    now: float,
+    *,
+    stack_name: str | None = None,
 ) -> TopicMessage:
     """HyperPod changed the external accounting database configuration and reverted it (or had
     nothing to revert); a change it could not revert is an incident instead."""
@@ -112,7 +130,7 @@ def accounting_database_change(
             ]
         ),
         "",
-        *_steps(event, region, "accounting-database-change", ("HyperPod's advisory above",)),
+        *_steps(event, region, stack_name, "accounting-database-change", ("HyperPod's advisory above",)),
     ]
     return message(
         cluster=event.cluster_name,

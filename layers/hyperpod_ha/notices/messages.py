@@ -11,7 +11,7 @@ from hyperpod_ha import console_links
 from hyperpod_ha.human_time import utc_minute
 from hyperpod_ha.notices.aws_events import AlarmChange, RotationEvent
 from hyperpod_ha.topic_messages import TopicMessage, kinds, message
-from hyperpod_ha.topic_messages.sections import facts, next_steps, when
+from hyperpod_ha.topic_messages.sections import facts, next_steps, on_call_command, when
 
 _FUNCTION_ALARM = re.compile(r"^(?P<stem>[A-Za-z0-9]+)(?:Errors|Throttles)Alarm$")
 _QUEUE_ALARM = re.compile(r"^(?P<queue>[A-Za-z0-9]+DeadLetterQueue)Alarm$")
@@ -63,10 +63,11 @@ def rotation_failed(event: RotationEvent, stack: Stack, now: float) -> TopicMess
                 f"the secret's versions: `aws secretsmanager describe-secret --secret-id {event.secret_arn} "
                 f"--region {stack.region}`",
                 "the last rotation and roll-out: "
-                f"`hyperpod-ha status --cluster {stack.cluster} --region {stack.region}`",
+                f"`{on_call_command('status', stack.cluster, stack.region, stack.name)}`",
             ),
             [("Secret", console_links.secret_console_url(event.secret_arn, stack.region))],
             diagnose=False,
+            stack_name=stack.name,
         ),
     ]
     return message(
@@ -130,6 +131,7 @@ def alarm_changed(change: AlarmChange, stack: Stack, now: float) -> TopicMessage
             (_alarm_hint(logical_id, stack),) if firing else (),
             [("Alarm", console_links.alarm_console_url(change.alarm_name, stack.region))],
             diagnose=False,
+            stack_name=stack.name,
         ),
     ]
     return message(

@@ -17,7 +17,7 @@ from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.human_time import iso_utc
 from hyperpod_ha.json_input import load_json
 from hyperpod_ha.request_fields import MAX_ID_CHARS, bounded_text
-from hyperpod_ha.topic_messages.sections import RunStart
+from hyperpod_ha.topic_messages.sections import RunStart, on_call_command
 
 ABANDONED_STATUSES = frozenset({"ABORTED", "TIMED_OUT", "FAILED"})
 # Only a FAILED run may have cleaned up after itself: it is handled only while its lease is held.
@@ -110,12 +110,16 @@ def is_execution_of(run: AbandonedRun, state_machine_arn: str) -> bool:
     return bool(machine) and run.execution_arn.startswith(execution_prefix(machine))
 
 
-def incident_reasons(run: AbandonedRun, *, drill: bool) -> tuple[str, tuple[str, ...]]:
-    """The incident's kind and reasons for an abandoned run or drill."""
+def incident_reasons(
+    run: AbandonedRun, *, drill: bool, region: str, stack_name: str | None
+) -> tuple[str, tuple[str, ...]]:
+    """The incident's kind and reasons for an abandoned run or drill (the command to verify it
+    again complete: this stack and region)."""
     if drill:
+        runbook = on_call_command("runbook start", run.cluster, region, stack_name, "--follow")
         return "drill-not-verified", (
             f"the failover drill was {run.status} before it finished: the cluster may be left failed over",
-            "run `hyperpod-ha runbook start` to verify it, and hand control back if needed",
+            f"run `{runbook}` to verify it, and hand control back if needed",
         )
     return "verification-error", (
         f"the verification run was {run.status} before it finished: nothing was verified",

@@ -93,7 +93,8 @@ class AbandonedRunFunction:
             # A verdict's FAILED: the run released its lease and opened its incident itself.
             logger.info("failed run cleaned up after itself", extra={"execution_arn": run.execution_arn})
             return {"outcome": "ignored", "reason": "the run released its lease itself"}
-        kind, reasons = incident_reasons(run, drill=drill)
+        where = self._incidents.settings
+        kind, reasons = incident_reasons(run, drill=drill, region=where.region, stack_name=where.stack_name)
         opened = self._incidents.open(
             OpenRequest(
                 cluster=run.cluster,

@@ -147,6 +147,15 @@ def reason_lines(title: str, reasons: Sequence[str], left_off: int = 0) -> list[
     return [title, Cuttable(items, note)]
 
 
+def on_call_command(command: str, cluster: str, region: str, stack_name: str | None, *extra: str) -> str:
+    """``hyperpod-ha <command>`` as a message prints it: complete (cluster, stack, region), so it
+    acts on this stack as written from any directory, whatever the reader's own configuration.
+    ``stack_name`` is the template's ``AWS::StackName`` (``STACK_NAME``); ``None`` only outside
+    a deployed function (a test's or a sample's message), and then the option is left out."""
+    stack = ("--stack-name", stack_name) if stack_name else ()
+    return " ".join(("hyperpod-ha", command, "--cluster", cluster, *stack, "--region", region, *extra))
+
+
 def next_steps(
     cluster: str,
     region: str,
@@ -155,9 +164,11 @@ def next_steps(
     links: Sequence[tuple[str, str | None]],
     *,
     diagnose: bool = True,
+    stack_name: str | None = None,
 ) -> list[str]:
     """Numbered steps. ``diagnose`` (a problem): a shell on each controller, what to look at
-    (``look_at``, the slurmctld log, the state directory) and the runbook command; then the links."""
+    (``look_at``, the slurmctld log, the state directory) and the runbook command (complete:
+    :func:`on_call_command`); then the links."""
     steps: list[list[str]] = []
     looks = list(look_at)
     if diagnose:
@@ -175,7 +186,7 @@ def next_steps(
     if looks:
         steps.append(["Look at:", *(f"     - {item}" for item in looks)])
     if diagnose:
-        runbook = f"hyperpod-ha runbook start --cluster {cluster} --region {region} --follow"
+        runbook = on_call_command("runbook start", cluster, region, stack_name, "--follow")
         steps.append([f"Check again once fixed: {runbook}"])
     shown = [(label, url) for label, url in links if url]
     if shown:

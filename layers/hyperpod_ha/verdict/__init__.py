@@ -3,10 +3,11 @@ DEGRADED, SPLIT_BRAIN, DOWN, UNKNOWN) with its reasons and evidence, and whether
 run checks again before that verdict is final. Pure logic, no AWS calls: it imports only
 ``hyperpod_ha.controllers`` (the reports), ``hyperpod_ha.slurm``, ``hyperpod_ha.errors``,
 ``hyperpod_ha.redaction``, ``hyperpod_ha.human_time`` and ``hyperpod_ha.environment`` (and
-``function``, EvaluateVerdictFunction, ``hyperpod_ha.observability``). ``models`` holds the
-results; ``reasons`` every reason's code, severity and meaning (a reason is a code and its
-text); ``settings`` the policy a verdict is judged by; ``inputs`` decodes the workflow's JSON;
-``observation`` is the cluster as the reports show it (each controller an
+``function``, EvaluateVerdictFunction, ``hyperpod_ha.observability`` and the early warnings'
+pure ``hyperpod_ha.early_warning.rules``, which import this package: never the other modules).
+``models`` holds the results; ``reasons`` every reason's code, severity and meaning (a reason
+is a code and its text); ``settings`` the policy a verdict is judged by; ``inputs`` decodes
+the workflow's JSON; ``observation`` is the cluster as the reports show it (each controller an
 ``ObservedController``), which the rules read, one module per concern (``activity``: who is
 active; ``takeover``: why no backup took over; ``accounting``, ``state_save``, ``scheduling``,
 ``standbys``, gathered by ``degradation``); ``redundancy`` what is left for the next failover

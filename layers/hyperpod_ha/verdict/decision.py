@@ -22,16 +22,29 @@ from hyperpod_ha.verdict.models import (
     ConvergenceInputError,
     Next,
     NextStep,
+    Verdict,
 )
 from hyperpod_ha.verdict.observation import configured_timeout
 from hyperpod_ha.verdict.reasons import codes, texts
 from hyperpod_ha.verdict.settings import VerdictPolicy
 
 
-def decide(request: VerdictRequest, policy: VerdictPolicy, now: dt.datetime | None = None) -> dict[str, Any]:
-    verdict = evaluate(
-        request.reports, policy, attempt=request.attempt, config_strategy=request.config_strategy
-    )
+def judge(request: VerdictRequest, policy: VerdictPolicy) -> Verdict:
+    """The request's verdict (what :func:`decide` tells and steps on)."""
+    return evaluate(request.reports, policy, attempt=request.attempt, config_strategy=request.config_strategy)
+
+
+def decide(
+    request: VerdictRequest,
+    policy: VerdictPolicy,
+    now: dt.datetime | None = None,
+    *,
+    verdict: Verdict | None = None,
+) -> dict[str, Any]:
+    """``verdict``: :func:`judge`'s of this request when the caller has it already
+    (EvaluateVerdictFunction weighs the early warnings on it too): judged once."""
+    if verdict is None:
+        verdict = judge(request, policy)
     result = verdict.to_json()
     # The rules judge the controllers' evidence only; what the trigger's source reported
     # (HyperPod's slurmdbd health) is told beside their reasons, never weighed by them.

@@ -17,7 +17,7 @@ from hyperpod_ha.commands import InvalidCommandRequest
 from hyperpod_ha.controllers.errors import ControllerGroupNotFound
 from hyperpod_ha.controllers.settings import ProbeSettings
 from hyperpod_ha.early_warning.settings import WarningThresholds
-from hyperpod_ha.environment import Environment, Integer, OptionalText, Settings, Text
+from hyperpod_ha.environment import Environment, Integer, OnOff, OptionalText, Settings, Text
 from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import add_cluster_metric, logger, metrics
 from hyperpod_ha.restore.settings import RestoreSettings
@@ -82,6 +82,8 @@ class WatchdogFunctionSettings(Settings):
     ] = REDUNDANCY_GRACE_MINUTES * 60
     # The early warnings' thresholds (controller-overloaded, accounting-at-risk).
     thresholds: WarningThresholds = field(default_factory=WarningThresholds)
+    # EarlyWarningMetrics: off writes none of the figures' custom metrics (their cost), the warnings stay.
+    early_warning_metrics: Annotated[bool, OnOff("EARLY_WARNING_METRICS", "on")] = True
     # IncidentFunction, which opens and resolves redundancy-lost; without it nothing is opened.
     incident_function_arn: Annotated[str | None, OptionalText("INCIDENT_FUNCTION_ARN")] = None
     # The restore's Session document: named in the reasons' command only.
@@ -130,6 +132,7 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
     from hyperpod_ha.controllers.models import Controller, ControllerReport
     from hyperpod_ha.early_warning.watch import EarlyWarningWatch
     from hyperpod_ha.runs.verification_runs import VerificationRuns
+    from hyperpod_ha.silences import Silences
     from hyperpod_ha.watchdog.found_failures import FoundFailures
     from hyperpod_ha.watchdog.redundancy_loss import RedundancyWatch
     from hyperpod_ha.watchdog.restore_start import RestoreStart
@@ -165,12 +168,19 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
     else:
         logger.warning("INCIDENT_FUNCTION_ARN not set: no redundancy-lost incident is opened")
     table = settings.verification.state_table
+    silences = Silences(dynamodb, table)
+
+    def silenced() -> str | None:
+        silence = silences.in_force(settings.cluster)
+        return None if silence is None else silence.describe()
+
     restore = RestoreStart(
         settings.restore,
         settings.restore_document or "<RestoreSlurmctldDocument>",
         lambda hour: state_table.restore_actions(dynamodb, table, settings.cluster, hour),
         lambda: state_table.read_lease(dynamodb, table, settings.cluster),
         settings.cluster,
+        silenced,
     )
     return Watchdog(
         settings.cluster,
@@ -183,4 +193,5 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
         unreachable=UnreachableNodes(settings.cluster, dynamodb, settings.verification.state_table),
         restore=restore,
         early_warning=EarlyWarningWatch(settings.cluster, dynamodb, table, ask, settings.thresholds),
+        figure_metrics=settings.early_warning_metrics,
     )

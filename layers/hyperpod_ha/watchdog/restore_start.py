@@ -8,14 +8,15 @@ through the cluster's lease as every trigger does, and that run's verdict starts
 today. Bounded: only when the restore's own planner (:func:`~hyperpod_ha.restore.planner.plan_restore`,
 pure: its guards, the mode, the actions counted this hour against ``RestoreMaxPerHour``) would take
 an action now, so no run every tick when nothing can be done (the budget spent, a guard blocks,
-``standbys`` with only the configured primary down, a drill or a restore holding the cluster).
+``standbys`` with only the configured primary down, a drill or a restore holding the cluster,
+the operator's silence).
 The restore plans again when it runs (the count kept there with a conditional write).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from hyperpod_ha.controllers.maintenance import Maintenance
@@ -68,6 +69,8 @@ class RestoreStart:
     actions_this_hour: Callable[[int], int]
     lease: Callable[[], Lease | None]
     cluster: str  # named in the operator's reboot command
+    # The operator's silence in force, in words (hyperpod_ha.silences): no run for a restore in it.
+    silenced: Callable[[], str | None] = lambda: None
 
     def weigh(
         self,
@@ -91,7 +94,7 @@ class RestoreStart:
             reports,
             self.document,
             maintenance=maintenance,
-            holds=holds(self.lease(), now),
+            holds=replace(holds(self.lease(), now), silenced=self.silenced()),
             used_this_hour=self.actions_this_hour(int(now) // HOUR),
             max_per_hour=self.settings.max_per_hour,
             policy=policy or VerdictPolicy(),

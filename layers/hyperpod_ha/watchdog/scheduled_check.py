@@ -55,6 +55,8 @@ class Watchdog:
     unreachable: UnreachableNodes | None = None
     restore: RestoreStart | None = None
     early_warning: EarlyWarningWatch | None = None
+    # The figures as custom metrics (EarlyWarningMetrics); off: weighed and kept, never written.
+    figure_metrics: bool = True
 
     def tick(self, tick: Tick) -> TickResult:
         cluster = self.discover()
@@ -71,8 +73,8 @@ class Watchdog:
     def _warn(
         self, tick: Tick, verdict: Verdict, reports: Sequence[ControllerReport]
     ) -> Mapping[str, Any] | None:
-        """The figures as metrics and the early warnings; never what stops a tick: a failure is
-        logged, and the next tick compares with the last sample kept."""
+        """The early warnings and (with ``figure_metrics``) the figures as metrics; never what
+        stops a tick: a failure is logged, and the next tick compares with the last sample kept."""
         if self.early_warning is None:
             return None
         try:
@@ -83,7 +85,8 @@ class Watchdog:
                 extra={"error_code": error_code(error), "reason": str(error)[:300]},
             )
             return None
-        emit_figures(self.cluster, outcome.figures)
+        if self.figure_metrics:
+            emit_figures(self.cluster, outcome.figures)
         return outcome.to_json()
 
     def _verification(

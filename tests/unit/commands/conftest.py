@@ -6,11 +6,15 @@ from typing import TYPE_CHECKING
 import boto3
 import pytest
 from botocore.stub import Stubber
+from hypothesis import settings
 
 from tests.fakes.ssm_agent import FakeSsmAgent
 
 if TYPE_CHECKING:
     from mypy_boto3_ssm import SSMClient
+
+# Under qemu-user (tests/arm64) Python runs some twenty times slower: fewer examples, no deadline.
+settings.register_profile("emulated", max_examples=10, deadline=None)
 
 
 @pytest.fixture

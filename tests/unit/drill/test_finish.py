@@ -31,6 +31,7 @@ class Records:
     """``DrillRecords`` as ``finish`` uses it: the messages sent and the OpsItems created."""
 
     region = "us-east-1"
+    stack_name = "hyperpod-ha-c"
 
     def __init__(self) -> None:
         self.messages: list[TopicMessage] = []
@@ -97,6 +98,11 @@ def test_a_dry_run_records_its_report_and_message_without_an_ops_item() -> None:
     assert report["incident"] is None
     assert report["notified"] is True
     assert "dry run: checked and planned only" in records.messages[0].body
+    # Its command names the stack, so it works as written wherever it is read (issue 40).
+    assert (
+        "hyperpod-ha status --cluster c --stack-name hyperpod-ha-c --region us-east-1"
+        in records.messages[0].body
+    )
     assert "drill" in status.put_kinds  # `hyperpod-ha status` still shows the dry run
     assert report["lease_released"] is True
 

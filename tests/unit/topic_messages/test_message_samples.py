@@ -4,12 +4,14 @@ kind without a sample fails here."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from hyperpod_ha.topic_messages import check_form, kinds
 from hyperpod_ha_stack import message_samples, messages_page
 from hyperpod_ha_stack.generate import stale
+from hyperpod_ha_stack.sample_inputs import REGION, STACK_NAME
 from tests.conftest import ROOT
 
 
@@ -37,3 +39,22 @@ def test_the_page_is_current_and_shows_every_sample() -> None:
         assert json.dumps(policy) in page
     for sample in message_samples.SAMPLES:
         assert f"Subject: `{sample.make().subject}`" in page
+
+
+# A `hyperpod-ha` command a message prints: up to the end of its backquotes or its line.
+_COMMAND = re.compile(r"hyperpod-ha (?:runbook|status|drill|restore|silence|doctor)\b[^`\n]*")
+
+
+def test_every_command_a_message_prints_names_the_stack_and_region() -> None:
+    # Issue 40: complete commands work as written from any directory, whatever the reader's
+    # own configuration (which may name another stack, or none).
+    commands = [
+        command
+        for sample in message_samples.SAMPLES
+        for command in _COMMAND.findall(sample.make().body)
+        if "--cluster" in command  # a mention ("`hyperpod-ha status` names it") is not a command
+    ]
+    assert any(command.startswith("hyperpod-ha runbook start") for command in commands)
+    assert any(command.startswith("hyperpod-ha status") for command in commands)
+    for command in commands:
+        assert f"--stack-name {STACK_NAME} --region {REGION}" in command, command

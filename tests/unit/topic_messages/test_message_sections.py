@@ -13,6 +13,7 @@ from hyperpod_ha.topic_messages.sections import (
     controllers_of,
     facts,
     next_steps,
+    on_call_command,
 )
 
 NOW = 1_796_119_200.0  # 2026-12-01 10:00 UTC
@@ -99,6 +100,18 @@ def test_next_steps_are_numbered_and_a_notice_has_no_shell() -> None:
     ]
     notice = next_steps("ml", "eu-west-1", controllers, ("one thing",), [], diagnose=False)
     assert notice == ["Next steps:", "  1. Look at:", "     - one thing"]
+
+
+def test_the_runbook_command_names_the_stack_when_known() -> None:
+    steps = next_steps("ml", "eu-west-1", [], (), [], stack_name="hyperpod-ha-ml")
+    assert (
+        "  2. Check again once fixed: hyperpod-ha runbook start --cluster ml --stack-name hyperpod-ha-ml "
+        "--region eu-west-1 --follow"
+    ) in steps
+    assert (
+        on_call_command("status", "ml", "eu-west-1", None)
+        == "hyperpod-ha status --cluster ml --region eu-west-1"
+    )
 
 
 def test_every_kind_has_a_headline_and_a_severity_on_the_scale() -> None:

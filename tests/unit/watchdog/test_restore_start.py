@@ -57,6 +57,7 @@ class Reads:
     lease: Lease | None = None
     hours: list[int] = field(default_factory=list)
     lease_reads: int = 0
+    silence: str | None = None  # the operator's silence in force, in words
 
     def actions_this_hour(self, hour: int) -> int:
         self.hours.append(hour)
@@ -66,12 +67,17 @@ class Reads:
         self.lease_reads += 1
         return self.lease
 
+    def silenced(self) -> str | None:
+        return self.silence
+
 
 def restore_start(
     reads: Reads, mode: str = "standbys", max_per_hour: int = 2, cluster_id: str | None = None
 ) -> RestoreStart:
     settings = RestoreSettings(mode, max_per_hour, cluster_id=cluster_id)
-    return RestoreStart(settings, "RestoreDoc", reads.actions_this_hour, reads.read_lease, "c1")
+    return RestoreStart(
+        settings, "RestoreDoc", reads.actions_this_hour, reads.read_lease, "c1", reads.silenced
+    )
 
 
 @dataclass
@@ -188,6 +194,13 @@ def test_a_dead_standby_on_a_healthy_cluster_starts_one_run_for_the_restore() ->
             None,
             "ctl2: not reachable through SSM (TargetUnreachable",
         ),
+        (
+            (PRIMARY, STANDBY_DEAD),
+            "all",
+            Reads(silence="silenced until 2026-12-06T18:00:00Z by arn:aws:iam::1:user/bob: kernel"),
+            None,
+            "not restored: silenced until 2026-12-06T18:00:00Z by arn:aws:iam::1:user/bob: kernel",
+        ),
     ],
     ids=[
         "budget spent",
@@ -197,6 +210,7 @@ def test_a_dead_standby_on_a_healthy_cluster_starts_one_run_for_the_restore() ->
         "guard: that node updating",
         "a drill holds the cluster",
         "standby unreachable: since when not recorded yet",
+        "the operator's silence",
     ],
 )
 def test_no_run_when_the_restore_would_not_act(

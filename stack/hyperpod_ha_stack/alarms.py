@@ -33,7 +33,17 @@ QUEUE_HOLDS: dict[str, str] = {
     "RotationDeadLetterQueue": "rotation invocations never handled",
     "WatchdogDeadLetterQueue": "failed ticks, so a silent failure may go unseen",
     "NoticeDeadLetterQueue": "notices never told: failed rotations or alarm changes nobody was told of",
+    "PagingDeadLetterQueue": "pages the paging service never took: triggers or resolves not sent",
 }
+# Queues a pipe drains (not dead-letter queues): a message is there for a moment each time, so
+# the alarm is on the oldest one's age. Queue -> what waits in it.
+QUEUE_WAITS: dict[str, str] = {
+    "PagingTriggerQueue": "triggers the paging service has not taken",
+    "PagingResolveQueue": "resolves the paging service has not taken",
+}
+# Seconds a drained queue's oldest message may wait: the pipe retries a refused request for a
+# while before the message returns to the queue.
+QUEUE_WAIT_LIMIT = 300
 
 
 @dataclass(frozen=True)
@@ -234,6 +244,17 @@ def function_alarms(function: str, condition: str | None) -> tuple[Alarm, Alarm]
 
 
 def queue_alarm(queue: str, condition: str | None) -> Alarm:
+    if queue in QUEUE_WAITS:
+        return Alarm(
+            f"{queue}Alarm",
+            f"A message waited in {queue} over {QUEUE_WAIT_LIMIT} s ({QUEUE_WAITS[queue]}).",
+            "AWS/SQS",
+            "ApproximateAgeOfOldestMessage",
+            ("QueueName", {"Fn::GetAtt": [queue, "QueueName"]}),
+            statistic="Maximum",
+            condition=condition,
+            threshold=QUEUE_WAIT_LIMIT,
+        )
     if queue not in QUEUE_HOLDS:
         raise ValueError(f"say what {queue} holds in hyperpod_ha_stack.alarms.QUEUE_HOLDS")
     return Alarm(
@@ -257,12 +278,15 @@ def alarms(resources: Mapping[str, Any]) -> list[Alarm]:
 
 # The alarms NoticeFunction tells: the stack's, but the notice path's own, as the template creates
 # them in each case its env's TOLD_ALARMS picks: the conditions that hold then (EarlyWarningMetricsOn
-# holds only with WatchdogEnabled).
+# holds only with WatchdogEnabled; Pages with either).
 TOLD_ALARMS = "ToldAlarms"
 TOLD_BY_CONDITION: dict[str, frozenset[str]] = {
     "WithWatchdog": frozenset({"WatchdogEnabled", "EarlyWarningMetricsOn"}),
     "WithWatchdogWithoutEarlyWarningMetrics": frozenset({"WatchdogEnabled"}),
     "WithoutWatchdog": frozenset(),
+    "WithWatchdogAndPaging": frozenset({"WatchdogEnabled", "EarlyWarningMetricsOn", "Pages"}),
+    "WithWatchdogWithoutEarlyWarningMetricsAndPaging": frozenset({"WatchdogEnabled", "Pages"}),
+    "WithPaging": frozenset({"Pages"}),
 }
 
 

@@ -39,7 +39,10 @@ def page() -> str:
         "| `event` | `opened`, `reminder` (still open, at most once per `ReminderMinutes`), `resolved`, "
         "`notice` | every message |",
         "| `dedup_key` | `hyperpod-ha:<cluster>:<problem>`: one per cluster and problem (the OpsItem's "
-        "dedup string); a resolution carries the key of the problem it resolves | every message |",
+        "dedup string; an alarm's is `hyperpod-ha:<cluster>:alarm:<alarm>`); a resolution carries the key "
+        "of the problem it resolves | every message |",
+        "| `level` | `critical`, `error`, `warning`, `info`: the severity as paging services take it "
+        "(PagerDuty's `payload.severity`; [on-call](on-call.md#paging)) | every message |",
         "| `verdict` | `HEALTHY`, `FAILED_OVER`, `DEGRADED`, `SPLIT_BRAIN`, `DOWN`, `UNKNOWN` "
         "| where there is one |",
         "",

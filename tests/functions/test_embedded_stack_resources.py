@@ -37,6 +37,7 @@ FLIPPED = {
     "MasterSecretArn": "arn:aws:secretsmanager:us-east-1:123456789012:secret:master-AbCdEf",
     "LocalEndpointUrl": "http://127.0.0.1:4566",
     "FunctionArchitecture": "x86_64",
+    "PagingService": "pagerduty",  # PagingSecretArn: a secret the fixture creates first
 }
 # Properties moto keeps nowhere, or keeps without any effect in moto, and why.
 WITHOUT_EFFECT = {
@@ -70,6 +71,9 @@ def created(request: pytest.FixtureRequest) -> Iterator[Created]:
     with embedded_aws():
         site = create_site()
         site.extra_parameters.update({} if request.param == "defaults" else FLIPPED)
+        if request.param != "defaults":
+            key = boto3.client("secretsmanager").create_secret(Name="pagerduty", SecretString="routing-key")
+            site.extra_parameters["PagingSecretArn"] = key["ARN"]
         stack = create_stack(ROOT, site.stack_parameters())
         values = {key: parameter_text(value) for key, value in site.stack_parameters().items()}
         translated = translate(ROOT / "template.yaml", values)
@@ -246,9 +250,24 @@ def _rotation_schedule(created: Created, logical_id: str, properties: dict[str, 
 
 
 def _subscription(created: Created, logical_id: str, properties: dict[str, Any]) -> Observed:
-    listed = boto3.client("sns").list_subscriptions_by_topic(TopicArn=properties["TopicArn"])["Subscriptions"]
+    sns = boto3.client("sns")
+    listed = sns.list_subscriptions_by_topic(TopicArn=properties["TopicArn"])["Subscriptions"]
     (found,) = [s for s in listed if s["SubscriptionArn"] == created.stack.ref(logical_id)]
-    return {key: found[key] for key in properties}, properties
+    # The other properties are the subscription's attributes (a policy as JSON text).
+    attributes = sns.get_subscription_attributes(SubscriptionArn=found["SubscriptionArn"])["Attributes"]
+    observed = {
+        key: found[key] if key in found else _json_or_text(attributes.get(key), properties[key])
+        for key in properties
+    }
+    expected = {
+        key: value if key in found or isinstance(value, dict) else parameter_text(value)
+        for key, value in properties.items()
+    }
+    return observed, expected
+
+
+def _json_or_text(attribute: str | None, expected: Any) -> Any:
+    return json.loads(attribute) if isinstance(expected, dict) and attribute is not None else attribute
 
 
 def _topic(created: Created, logical_id: str, properties: dict[str, Any]) -> Observed:
@@ -262,9 +281,20 @@ def _queue(created: Created, logical_id: str, properties: dict[str, Any]) -> Obs
     attributes = boto3.client("sqs").get_queue_attributes(
         QueueUrl=created.stack.ref(logical_id), AttributeNames=["All"]
     )["Attributes"]
-    return {key: attributes.get(key) for key in properties}, {
-        k: parameter_text(v) for k, v in properties.items()
+    # A policy (RedrivePolicy) is JSON text; its numbers compared as text, as SQS keeps them.
+    observed = {
+        key: _texts(json.loads(attributes[key]))
+        if isinstance(value, dict) and key in attributes
+        else attributes.get(key)
+        for key, value in properties.items()
     }
+    return observed, {
+        k: _texts(v) if isinstance(v, dict) else parameter_text(v) for k, v in properties.items()
+    }
+
+
+def _texts(policy: dict[str, Any]) -> dict[str, str]:
+    return {key: parameter_text(value) for key, value in policy.items()}
 
 
 def _table(created: Created, logical_id: str, properties: dict[str, Any]) -> Observed:
@@ -347,7 +377,41 @@ def _layer(created: Created, logical_id: str, properties: dict[str, Any]) -> Obs
     return observed, {key: value for key, value in properties.items() if key not in ("Content", "LayerName")}
 
 
+def _connection(created: Created, logical_id: str, properties: dict[str, Any]) -> Observed:
+    events = boto3.client("events")
+    connection = events.describe_connection(Name=created.stack.ref(logical_id))
+    # The key as EventBridge keeps it: in the connection's own secret, resolved from PagingSecretArn.
+    kept = boto3.client("secretsmanager").get_secret_value(SecretId=connection["SecretArn"])["SecretString"]
+    api_key = properties["AuthParameters"]["ApiKeyAuthParameters"]
+    observed = {
+        "Description": connection["Description"],
+        "AuthorizationType": connection["AuthorizationType"],
+        "ApiKeyName": json.loads(kept)["api_key_name"],
+        "Resolved": "{{resolve:" not in kept and "routing-key" in kept,
+    }
+    expected = {
+        "Description": properties["Description"],
+        "AuthorizationType": properties["AuthorizationType"],
+        "ApiKeyName": api_key["ApiKeyName"],
+        "Resolved": True,
+    }
+    return observed, expected
+
+
+def _api_destination(created: Created, logical_id: str, properties: dict[str, Any]) -> Observed:
+    destination = boto3.client("events").describe_api_destination(Name=created.stack.ref(logical_id))
+    return {key: destination[key] for key in properties}, properties
+
+
+def _pipe(created: Created, logical_id: str, properties: dict[str, Any]) -> Observed:
+    pipe = boto3.client("pipes").describe_pipe(Name=created.stack.ref(logical_id))
+    return {key: pipe[key] for key in properties}, properties
+
+
 OBSERVERS: dict[str, Callable[[Created, str, dict[str, Any]], Observed]] = {
+    "AWS::Events::Connection": _connection,
+    "AWS::Events::ApiDestination": _api_destination,
+    "AWS::Pipes::Pipe": _pipe,
     "AWS::Lambda::Function": _function,
     "AWS::Lambda::EventInvokeConfig": _invoke_config,
     "AWS::Lambda::LayerVersion": _layer,

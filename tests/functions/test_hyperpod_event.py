@@ -106,6 +106,7 @@ def test_a_failed_cluster_is_notified_once(watching: Embedded) -> None:
         "severity": "2",
         "event": "notice",
         "dedup_key": "hyperpod-ha:ml-cluster:cluster-status",
+        "level": "error",
     }
     assert "Lifecycle script failed" in notice["Message"]
 

@@ -143,6 +143,7 @@ def test_open_through_the_handler(stack: Stack) -> None:
         "severity": "1",
         "event": "opened",
         "dedup_key": "hyperpod-ha:ml-cluster:SPLIT_BRAIN",
+        "level": "critical",
         "verdict": "SPLIT_BRAIN",
     }
     assert "hunter2" not in json.dumps(message)

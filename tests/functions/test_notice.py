@@ -66,6 +66,7 @@ def test_a_failed_rotation_through_the_rule_is_one_readable_message(embedded: Em
         "severity": "2",
         "event": "notice",
         "dedup_key": "hyperpod-ha:ml-cluster:rotation-failed",
+        "level": "error",
     }
     assert (
         message.subject

@@ -20,6 +20,7 @@ import pytest
 from hyperpod_ha_cli import drill as drill_cli
 from hyperpod_ha_cli import status as status_cli
 from hyperpod_ha_cli.main import main
+from hyperpod_ha_dev.cli import lab_drill as lab_drill_cli
 from hyperpod_ha_dev.simulation.lab import restore_lab
 from hyperpod_lab import Lab
 from tests.real.lab_support import SLURM, lab_session
@@ -47,6 +48,8 @@ def printed(monkeypatch: pytest.MonkeyPatch) -> list[io.StringIO]:
 
     monkeypatch.chdir(ROOT)
     monkeypatch.setattr(drill_cli, "result_stream", stream)
+    # `drill start --lab` is the dev extra's, which prints through its own import.
+    monkeypatch.setattr(lab_drill_cli, "result_stream", stream)
     monkeypatch.setattr(status_cli, "result_stream", stream)
     return kept
 

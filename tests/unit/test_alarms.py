@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from hyperpod_ha.notices.function import OWN_ALARMS
-from hyperpod_ha_stack.alarms import NOTICE_PATH
+from hyperpod_ha_stack.alarms import NOTICE_PATH, QUEUE_HOLDS, QUEUE_WAIT_LIMIT, QUEUE_WAITS
 from hyperpod_ha_stack.template import find_in_map, load_template
 from tests.conftest import ROOT
 
@@ -39,7 +39,9 @@ def test_only_the_notice_paths_alarms_publish_to_the_topic_themselves() -> None:
     for alarm in ALARMS:
         if alarm["MetricName"] not in ("ReadyStandbys", "DbdAgentQueuePercent"):  # levels: tested below
             assert alarm["ComparisonOperator"] == "GreaterThanThreshold"
-        if alarm["MetricName"] != "DbdAgentQueuePercent":
+        if alarm["MetricName"] == "ApproximateAgeOfOldestMessage":  # a queue a pipe drains
+            assert alarm["Threshold"] == QUEUE_WAIT_LIMIT
+        elif alarm["MetricName"] != "DbdAgentQueuePercent":
             assert alarm["Threshold"] == 0
         if "AlarmActions" in alarm:
             assert alarm["AlarmActions"] == alarm["OKActions"] == [TOPIC]
@@ -56,7 +58,14 @@ def test_every_function_has_error_and_throttle_alarms(logical_id: str, metric: s
 @pytest.mark.parametrize("queue", sorted(k for k, v in RESOURCES.items() if v["Type"] == "AWS::SQS::Queue"))
 def test_every_dead_letter_queue_has_an_alarm(queue: str) -> None:
     value = {"Fn::GetAtt": [queue, "QueueName"]}
-    assert len(alarms_on("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", value)) == 1
+    # A queue a pipe drains holds a message for a moment each time: its alarm is the oldest's age.
+    metric = "ApproximateAgeOfOldestMessage" if queue in QUEUE_WAITS else "ApproximateNumberOfMessagesVisible"
+    assert len(alarms_on("AWS/SQS", metric, "QueueName", value)) == 1
+
+
+def test_the_paging_queues_alarm_on_age_and_their_dead_letter_queue_on_depth() -> None:
+    assert set(QUEUE_WAITS) == {"PagingTriggerQueue", "PagingResolveQueue"}
+    assert "PagingDeadLetterQueue" in QUEUE_HOLDS
 
 
 STATE_MACHINES = sorted(k for k, v in RESOURCES.items() if v["Type"] == "AWS::Serverless::StateMachine")

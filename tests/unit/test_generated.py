@@ -93,7 +93,7 @@ def _body(resource: dict[str, Any], **conditions: bool) -> dict[str, Any]:
 
 def test_the_dashboard_body_is_json_with_only_the_deploy_time_names_to_fill_in() -> None:
     resource = dashboard_resource(STACK_ALARMS)
-    body = _body(resource, WatchdogEnabled=True, EarlyWarningMetricsOn=True)
+    body = _body(resource, WatchdogEnabled=True, EarlyWarningMetricsOn=True, Pages=True)
     assert len(body["widgets"]) == len(WIDGETS)
     text = json.dumps(body)
     names = {part.split("}", 1)[0] for part in text.split("${")[1:]}
@@ -108,14 +108,17 @@ def test_the_dashboard_body_is_json_with_only_the_deploy_time_names_to_fill_in()
 
 # EarlyWarningMetricsOn holds only with WatchdogEnabled (the template's condition says so).
 @pytest.mark.parametrize(("watchdog", "metrics"), [(True, True), (True, False), (False, False)])
-def test_the_alarm_widget_lists_every_alarm_the_stack_creates(watchdog: bool, metrics: bool) -> None:
-    holding = {"WatchdogEnabled": watchdog, "EarlyWarningMetricsOn": metrics}
+@pytest.mark.parametrize("pages", [True, False])
+def test_the_alarm_widget_lists_every_alarm_the_stack_creates(
+    watchdog: bool, metrics: bool, pages: bool
+) -> None:
+    holding = {"WatchdogEnabled": watchdog, "EarlyWarningMetricsOn": metrics, "Pages": pages}
     body = _body(dashboard_resource(STACK_ALARMS), **holding)
     [widget] = [w for w in body["widgets"] if w["type"] == "alarm"]
     listed = [arn.removeprefix("${").removesuffix(".Arn}") for arn in widget["properties"]["alarms"]]
     created = [a.logical_id for a in STACK_ALARMS if a.condition is None or holding[a.condition]]
     assert sorted(listed) == sorted(created)
-    assert {a.condition for a in STACK_ALARMS} == {None, "WatchdogEnabled", "EarlyWarningMetricsOn"}
+    assert {a.condition for a in STACK_ALARMS} == {None, "WatchdogEnabled", "EarlyWarningMetricsOn", "Pages"}
 
 
 def test_the_dashboard_is_named_for_its_cluster_and_region_within_cloudwatch_s_rules() -> None:
@@ -220,7 +223,7 @@ def test_the_service_dimension_is_the_runtimes_in_the_template_the_alarms_and_th
     assert ours
     for alarm in ours:
         assert {"Name": "service", "Value": SERVICE} in alarm["Dimensions"], alarm["AlarmName"]
-    body = _body(resources["Dashboard"], WatchdogEnabled=True, EarlyWarningMetricsOn=True)
+    body = _body(resources["Dashboard"], WatchdogEnabled=True, EarlyWarningMetricsOn=True, Pages=True)
     lines = [line for w in body["widgets"] for line in w["properties"].get("metrics", [])]
     mine = [line for line in lines if line[0] == "HyperPodHA"]
     assert mine

@@ -120,15 +120,19 @@ def test_send_command_keeps_its_tag_condition_whatever_the_cluster_id(cluster_id
         }
 
 
-@pytest.mark.parametrize("watchdog", ["5", "0"])
-def test_the_notice_function_tells_exactly_the_alarms_created_and_the_rule_passes_them(watchdog: str) -> None:
+@pytest.mark.parametrize(("watchdog", "metrics"), [("5", "on"), ("5", "off"), ("0", "on")])
+@pytest.mark.parametrize("paging", ["none", "pagerduty"])
+def test_the_notice_function_tells_exactly_the_alarms_created_and_the_rule_passes_them(
+    watchdog: str, metrics: str, paging: str
+) -> None:
     from moto.events.models import EventPattern
 
     from hyperpod_ha_stack.alarms import NOTICE_PATH
 
-    resources = deployed(WatchdogRateMinutes=watchdog)
+    resources = deployed(WatchdogRateMinutes=watchdog, EarlyWarningMetrics=metrics, **_paging(paging))
     created = {name for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
     assert ("WatchdogErrorsAlarm" in created) is (watchdog != "0")
+    assert ("PagingDeadLetterQueueAlarm" in created) is (paging != "none")
     told = resources["NoticeFunction"]["Properties"]["Environment"]["Variables"]["TOLD_ALARMS"]
     assert set(told.split(",")) == created - NOTICE_PATH
     (rule,) = [
@@ -155,3 +159,87 @@ def test_the_notice_function_tells_exactly_the_alarms_created_and_the_rule_passe
     assert all(passes(f"ha.{name}") for name in created - NOTICE_PATH)
     assert not any(passes(f"ha.{name}") for name in NOTICE_PATH)
     assert len(json.dumps(rule)) < 2048  # EventBridge's default bound on a pattern
+
+
+PAGING_SECRET = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:pagerduty-AbCdEf"
+
+
+def _paging(service: str) -> dict[str, str]:
+    if service == "none":
+        return {}
+    extra = {"PagingWebhookUrl": "https://hooks.example.com/x"} if service == "webhook" else {}
+    return {"PagingService": service, "PagingSecretArn": PAGING_SECRET, **extra}
+
+
+def test_without_paging_nothing_of_it_is_created() -> None:
+    assert [name for name in deployed() if name.startswith("Paging")] == []
+
+
+@pytest.mark.parametrize("service", ["pagerduty", "webhook"])
+def test_each_pipe_role_reads_its_own_queue_and_calls_the_one_destination(service: str) -> None:
+    resources = deployed(**_paging(service))
+    assert {name for name in resources if name.startswith("Paging")} == {
+        "PagingConnection",
+        "PagingDestination",
+        "PagingTriggerQueue",
+        "PagingResolveQueue",
+        "PagingDeadLetterQueue",
+        "PagingQueuePolicy",
+        "PagingTriggerSubscription",
+        "PagingResolveSubscription",
+        "PagingTriggerPipeRole",
+        "PagingResolvePipeRole",
+        "PagingTriggerPipe",
+        "PagingResolvePipe",
+        "PagingTriggerQueueAlarm",
+        "PagingResolveQueueAlarm",
+        "PagingDeadLetterQueueAlarm",
+    }
+    for pipe in ("Trigger", "Resolve"):
+        role = resources[f"Paging{pipe}PipeRole"]["Properties"]
+        (statement,) = _listed(role["AssumeRolePolicyDocument"]["Statement"])
+        assert statement["Principal"] == {"Service": "pipes.amazonaws.com"}
+        assert statement["Condition"] == {"StringEquals": {"aws:SourceAccount": "123456789012"}}
+        (policy,) = role["Policies"]
+        assert policy["PolicyDocument"]["Statement"] == [
+            {
+                "Effect": "Allow",
+                "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
+                "Resource": f"<Paging{pipe}Queue.Arn>",
+            },
+            {
+                "Effect": "Allow",
+                "Action": "events:InvokeApiDestination",
+                "Resource": "<PagingDestination.Arn>",
+            },
+        ]
+        assert resources[f"Paging{pipe}Pipe"]["Properties"]["RoleArn"] == f"<Paging{pipe}PipeRole.Arn>"
+    # Only the notification topic may send to the paging queues.
+    (statement,) = resources["PagingQueuePolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    assert statement["Principal"] == {"Service": "sns.amazonaws.com"}
+    assert statement["Action"] == "sqs:SendMessage"
+    assert statement["Condition"] == {"ArnEquals": {"aws:SourceArn": "<NotificationTopic>"}}
+
+
+@pytest.mark.parametrize("service", ["pagerduty", "webhook"])
+def test_the_key_comes_from_the_secret_only(service: str) -> None:
+    connection = deployed(**_paging(service))["PagingConnection"]["Properties"]
+    reference = "{{resolve:secretsmanager:" + PAGING_SECRET + "}}"
+    assert connection["AuthParameters"]["ApiKeyAuthParameters"]["ApiKeyValue"] == reference
+    body = connection["AuthParameters"].get("InvocationHttpParameters", {}).get("BodyParameters", [])
+    if service == "pagerduty":
+        assert body == [{"Key": "routing_key", "Value": reference, "IsValueSecret": True}]
+    else:
+        assert body == []
+
+
+def test_a_resolution_goes_to_the_resolve_pipe_only_and_notices_to_neither() -> None:
+    resources = deployed(**_paging("pagerduty"))
+    trigger = resources["PagingTriggerSubscription"]["Properties"]["FilterPolicy"]
+    resolve = resources["PagingResolveSubscription"]["Properties"]["FilterPolicy"]
+    assert trigger["event"] == ["opened", "reminder"]
+    assert resolve["event"] == ["resolved"]
+    assert trigger["dedup_key"] == resolve["dedup_key"] == [{"exists": True}]
+    template = resources["PagingResolvePipe"]["Properties"]["TargetParameters"]["InputTemplate"]
+    assert '"event_action": "resolve"' in template
+    assert "trigger" not in template

@@ -215,6 +215,20 @@ def test_a_deployment_with_a_local_endpoint_is_refused_by_cloudformation(endpoin
     assert _rules_admit(LocalEndpointUrl="") == []
 
 
+def test_paging_is_refused_without_its_secret_and_the_webhook_without_its_url() -> None:
+    secret = "arn:aws:secretsmanager:us-east-1:123456789012:secret:pagerduty-AbCdEf"
+    assert _rules_admit() == []
+    (no_secret,) = _rules_admit(PagingService="pagerduty")
+    assert no_secret.startswith("PagingService needs PagingSecretArn")
+    assert _rules_admit(PagingService="pagerduty", PagingSecretArn=secret) == []
+    (no_url,) = _rules_admit(PagingService="webhook", PagingSecretArn=secret)
+    assert no_url == "PagingService=webhook needs PagingWebhookUrl."
+    assert (
+        _rules_admit(PagingService="webhook", PagingSecretArn=secret, PagingWebhookUrl="https://h.example/x")
+        == []
+    )
+
+
 def test_the_local_endpoint_is_the_only_way_to_another_endpoint() -> None:
     # No function sets AWS_ENDPOINT_URL (or a service's own endpoint variable) itself.
     for logical_id, resource in FUNCTIONS.items():

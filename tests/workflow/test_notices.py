@@ -58,6 +58,7 @@ def test_ticks_on_a_cluster_that_stays_down_tell_once_then_remind_once_per_inter
             "severity": "1",
             "event": "opened",
             "dedup_key": "hyperpod-ha:ml-cluster:DOWN",
+            "level": "critical",
             "verdict": "DOWN",
         }
         assert opened.subject == "[hyperpod-ha] ml-cluster: DOWN: no Slurm controller is active (sev 1)"
@@ -105,6 +106,7 @@ def test_the_recovery_is_told_with_the_severity_of_what_it_resolves() -> None:
             "event": "resolved",
             # The resolve carries the opening's key: a paging service resolves what it triggered.
             "dedup_key": opened.attributes["dedup_key"],
+            "level": opened.attributes["level"],
             "verdict": "HEALTHY",
         }
         assert "DOWN resolved" in recovered.subject

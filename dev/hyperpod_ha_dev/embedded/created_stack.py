@@ -77,6 +77,12 @@ class EmbeddedStack:
             text = text.replace(attribute, value)
         return delivery.invoke_async(spec, json.loads(text))
 
+    def deliver_pipe(self, logical_id: str) -> list[Any]:
+        """Drain a pipe's queue once as EventBridge Pipes would (:mod:`.pipes`): moto runs none."""
+        from hyperpod_ha_dev.embedded import pipes
+
+        return list(pipes.deliver(self.ref(logical_id)))
+
     def executions(self, output: str = "FailoverVerificationStateMachineArn") -> list[dict[str, Any]]:
         sfn = boto3.client("stepfunctions")
         arn = str(self.outputs[output])

@@ -140,6 +140,8 @@ def alarm_changed(change: AlarmChange, stack: Stack, now: float) -> TopicMessage
         event="opened" if firing else "resolved",
         what=f"alarm {logical_id} {'is ALARM' if firing else 'is OK again'}",
         body=body,
+        # Each alarm is its own problem: one alarm back to OK resolves its page, not another's.
+        problem=f"alarm:{logical_id}",
         severity=_CLUSTER_ALARMS[logical_id][0]
         if logical_id in _CLUSTER_ALARMS
         else kinds.severity_of("alarm"),

@@ -5,7 +5,9 @@ characters: only ``what happened`` is ever cut). Attributes, on every message, f
 filter policies: ``cluster``, ``kind`` (:mod:`hyperpod_ha.topic_messages.kinds`), ``severity`` ("1"
 critical .. "4" low), ``event`` (``opened``, ``reminder``, ``resolved`` or ``notice``),
 ``dedup_key`` (one per cluster and problem, the OpsItem's dedup string: a paging service keys
-its trigger and resolve on it) and ``verdict`` where there is one. The body is plain text
+its trigger and resolve on it), ``level`` (the severity as the word paging services take:
+``critical``, ``error``, ``warning``, ``info``; EventBridge Pipes cannot map a value, so the
+message carries it) and ``verdict`` where there is one. The body is plain text
 (e-mail, Chatbot and paging read it alike), within SNS's 256 KiB: a list that may be long
 (every reason) is a :class:`Cuttable`, cut at its end with "… N more" when the whole would not
 fit.
@@ -38,7 +40,9 @@ ATTRIBUTE_LIMIT: Final = 256
 
 Event = Literal["opened", "reminder", "resolved", "notice"]
 EVENTS: Final = get_args(Event)
-REQUIRED_ATTRIBUTES: Final = ("cluster", "kind", "severity", "event", "dedup_key")
+REQUIRED_ATTRIBUTES: Final = ("cluster", "kind", "severity", "event", "dedup_key", "level")
+# Severity "1" .. "4" as PagerDuty's Events v2 payload.severity (the paging section of template.yaml).
+LEVELS: Final = {"1": "critical", "2": "error", "3": "warning", "4": "info"}
 SOURCE: Final = "hyperpod-ha"
 _SUBJECT = re.compile(r"^\[hyperpod-ha\] [A-Za-z0-9-]{1,63}: .+ \(sev [1-4]\)$")
 
@@ -119,6 +123,7 @@ def message(
         "severity": severity,
         "event": event,
         "dedup_key": dedup_key(cluster, problem or kind),
+        "level": LEVELS[severity],
     }
     if verdict:
         attributes["verdict"] = verdict
@@ -134,6 +139,8 @@ def check_form(message: TopicMessage) -> None:
         raise NotInTheOneForm("the subject is not '[hyperpod-ha] <cluster>: <what happened> (sev N)'")
     if message.attributes["severity"] not in kinds.SEVERITIES:
         raise NotInTheOneForm("severity is not 1..4")
+    if message.attributes["level"] != LEVELS[message.attributes["severity"]]:
+        raise NotInTheOneForm("level is not the severity's word")
     if message.attributes["event"] not in EVENTS:
         raise NotInTheOneForm(f"event is not one of {EVENTS}")
     if not message.subject.endswith(f"(sev {message.attributes['severity']})"):

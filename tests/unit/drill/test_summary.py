@@ -47,6 +47,7 @@ def test_a_completed_drill() -> None:
         "severity": "4",
         "event": "notice",
         "dedup_key": "hyperpod-ha:ml-cluster:drill",
+        "level": "info",
         "verdict": "FAILED_OVER",
     }
     body = message.body

@@ -212,6 +212,7 @@ def test_verified_says_why_the_cluster_is_well() -> None:
         "severity": "4",
         "event": "notice",
         "dedup_key": "hyperpod-ha:ml-cluster:verified",
+        "level": "info",
         "verdict": "HEALTHY",
     }
     assert "  - ctl1 (configured primary) is active: writes the heartbeat" in message.body

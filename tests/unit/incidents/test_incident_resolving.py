@@ -56,6 +56,7 @@ def test_resolve_closes_our_open_items_and_says_recovered_once(world: World) -> 
         "severity": "1",
         "event": "resolved",
         "dedup_key": "hyperpod-ha:ml-cluster:DOWN",  # the resolved problem's, as its opening had
+        "level": "critical",
         "verdict": "HEALTHY",
     }
     assert "  - oi-000000000001 DOWN (sev 1), open since an earlier run: https://" in message["Message"]

@@ -25,6 +25,7 @@ def test_many_unhealthy_workers_read_as_a_window_people_read() -> None:
         "severity": "2",
         "event": "notice",
         "dedup_key": "hyperpod-ha:ml-cluster:workers-unhealthy",
+        "level": "error",
     }
     assert "Window:     10 min from 10 min ago (2026-12-01 09:50 UTC)" in message.body
     assert "epoch" not in message.body

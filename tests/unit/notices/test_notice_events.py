@@ -52,6 +52,7 @@ def test_the_rotation_failure_reads_as_a_message_not_raw_json() -> None:
         "severity": "2",
         "event": "notice",
         "dedup_key": "hyperpod-ha:ml-cluster:rotation-failed",
+        "level": "error",
     }
     body = message.body
     assert "eventVersion" not in body  # no CloudTrail JSON

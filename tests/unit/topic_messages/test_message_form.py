@@ -64,6 +64,7 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
         "severity": "1",
         "event": "opened",
         "dedup_key": "hyperpod-ha:ml-cluster:DOWN",
+        "level": "critical",
         "verdict": "DOWN",
     }
     notice = _message(kind="workers-unhealthy", event="notice", verdict="")
@@ -73,6 +74,7 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
         "severity": "2",
         "event": "notice",
         "dedup_key": "hyperpod-ha:ml-cluster:workers-unhealthy",
+        "level": "error",
     }
     assert _message(kind="drill", severity="3").subject.endswith("(sev 3)")
 
@@ -91,6 +93,7 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
                     "severity": "2",
                     "event": "notice",
                     "dedup_key": "hyperpod-ha:ml:k",
+                    "level": "error",
                 },
             ),
             "subject",
@@ -105,6 +108,7 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
                     "severity": "9",
                     "event": "notice",
                     "dedup_key": "hyperpod-ha:ml:k",
+                    "level": "critical",
                 },
             ),
             "severity is not",
@@ -119,6 +123,7 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
                     "severity": "3",
                     "event": "notice",
                     "dedup_key": "hyperpod-ha:ml:k",
+                    "level": "warning",
                 },
             ),
             "subject's severity",
@@ -133,9 +138,26 @@ def test_every_message_has_the_attributes_and_the_kinds_severity() -> None:
                     "severity": "2",
                     "event": "other",
                     "dedup_key": "hyperpod-ha:ml:k",
+                    "level": "error",
                 },
             ),
             "event",
+        ),
+        (
+            TopicMessage(
+                "[hyperpod-ha] ml: x (sev 2)",
+                "b",
+                {
+                    "cluster": "ml",
+                    "kind": "k",
+                    "severity": "2",
+                    "event": "opened",
+                    "dedup_key": "hyperpod-ha:ml:k",
+                    # A paging service would page at another severity than the message says.
+                    "level": "critical",
+                },
+            ),
+            "level",
         ),
     ],
 )

@@ -15,11 +15,13 @@ from typing import Any
 
 from hyperpod_ha_dev.embedded.patching import applied
 from hyperpod_ha_dev.embedded.shims.alarm import Alarm
+from hyperpod_ha_dev.embedded.shims.api_destination import ApiDestination, Connection
 from hyperpod_ha_dev.embedded.shims.document import Document
 from hyperpod_ha_dev.embedded.shims.function import Function, LayerVersion
 from hyperpod_ha_dev.embedded.shims.intrinsics import clean_json_as_cloudformation, equals_as_text
 from hyperpod_ha_dev.embedded.shims.invoke_config import EventInvokeConfig
 from hyperpod_ha_dev.embedded.shims.model import Shim, client
+from hyperpod_ha_dev.embedded.shims.pipe import Pipe
 from hyperpod_ha_dev.embedded.shims.policy_documents import KEY, ROLE
 from hyperpod_ha_dev.embedded.shims.rotation_schedule import RotationSchedule
 from hyperpod_ha_dev.embedded.shims.schedule import Schedule
@@ -30,11 +32,14 @@ SHIMS: dict[str, Any] = {
     shim.cloudformation_type(): shim
     for shim in (
         Alarm,
+        ApiDestination,
+        Connection,
         Document,
         EventInvokeConfig,
         Function,
         KEY,
         LayerVersion,
+        Pipe,
         ROLE,
         RotationSchedule,
         Schedule,

@@ -25,6 +25,7 @@ SERVICE_PREFIX = {
     "KMS": "kms",
     "Scheduler": "scheduler",
     "SecretsManager": "secretsmanager",
+    "Pipes": "pipes",
 }
 
 

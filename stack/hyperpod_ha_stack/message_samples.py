@@ -316,6 +316,16 @@ def restore_action() -> TopicMessage:
     return restore_notice(CLUSTER, record)
 
 
+def slurm_advisory() -> TopicMessage:
+    from hyperpod_ha.incidents.advisory_notices import advisory_notice
+    from hyperpod_ha.slurm.advisories import applying
+    from hyperpod_ha.status_records import advisories_record
+
+    applied = [row.to_json() for row in applying({"ctl1": "24.11.5", "ctl2": "24.11.5"})]
+    (row,) = advisories_record({"advisories": applied})
+    return advisory_notice(CLUSTER, REGION, row)
+
+
 def alarm() -> TopicMessage:
     change = AlarmChange(
         "c4a8e2f6",
@@ -398,6 +408,12 @@ SAMPLES: Final = (
         "restore-action",
         "a restore of redundancy started slurmctld (or could not, or left it to you)",
         restore_action,
+    ),
+    Sample(
+        "slurm-advisory",
+        "a run finds the controllers on a release a known defect or security advisory affects (once "
+        "per advisory and release)",
+        slurm_advisory,
     ),
 )
 

@@ -363,11 +363,14 @@ def test_state_table_writes_by_key_touch_only_this_clusters_keys() -> None:
     from fnmatch import fnmatchcase
 
     from hyperpod_ha import state_table
+    from hyperpod_ha.incidents.advisory_notices import advisory_event_id
 
     cluster = "c1"
+    advisory = {"advisory": "slurm-security-2026-09", "releases": ["24.11.5"]}
     written_by_code = {
         state_table.lease_key(cluster),
         state_table.notice_key(cluster, "event-1"),
+        state_table.notice_key(cluster, advisory_event_id(advisory)),
         state_table.watchdog_key(cluster),
         state_table.reminder_key(cluster, "oi-0123456789ab"),
         state_table.redundancy_key(cluster),
@@ -399,7 +402,7 @@ def test_state_table_writes_by_key_touch_only_this_clusters_keys() -> None:
             for k in keys:
                 assert any(fnmatchcase(pk, k) for pk in written_by_code), (role, k)
     # Releasing the lease: controller status, node events, watchdog, abandoned runs, the drill,
-    # the restore, the roll-out, the three state machines; a notice told once: NoticeFunction;
-    # reminders: every function that opens incidents (IncidentFunction, AbandonedRun, the drill,
-    # the rotation). Per transport.
-    assert found == {"lease": 2 * 10, "notice": 2 * 1, "reminder": 2 * 4}
+    # the restore, the roll-out, the three state machines; a notice told once: NoticeFunction and
+    # IncidentFunction (a known-bad release's); reminders: every function that opens incidents
+    # (IncidentFunction, AbandonedRun, the drill, the rotation). Per transport.
+    assert found == {"lease": 2 * 10, "notice": 2 * 2, "reminder": 2 * 4}

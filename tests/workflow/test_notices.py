@@ -19,7 +19,17 @@ pytestmark = pytest.mark.slow
 
 
 def told(run: EmbeddedRun) -> list[TopicMessage]:
+    """What people were told of the incidents: the simulated controllers' release (22.05.8) is one
+    a Slurm advisory names, told apart by its own once-per-release notice (:func:`advisories`)."""
+    return [m for m in everything_told(run) if m.attributes["kind"] != "slurm-advisory"]
+
+
+def everything_told(run: EmbeddedRun) -> list[TopicMessage]:
     return published(run.stack.outputs["NotificationTopicArn"])
+
+
+def advisories(run: EmbeddedRun) -> list[TopicMessage]:
+    return [m for m in everything_told(run) if m.attributes["kind"] == "slurm-advisory"]
 
 
 def opened_hours_ago(hours: float) -> None:
@@ -70,6 +80,9 @@ def test_ticks_on_a_cluster_that_stays_down_tell_once_then_remind_once_per_inter
         for ticks in range(4, 6):
             assert run.stack.tick()["outcome"] == "started"
             wait_until_ended(run, ticks)
+        # Five runs on the same release: the advisory told once, a notice of severity 4.
+        (advisory,) = advisories(run)
+        assert (advisory.attributes["severity"], advisory.attributes["event"]) == ("4", "notice")
         reminders = [m for m in told(run) if m.attributes["event"] == "reminder"]
         (reminder,) = reminders  # the fourth tick reminds; the fifth, within the hour, does not
         check_form(reminder)

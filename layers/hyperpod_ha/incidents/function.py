@@ -174,6 +174,8 @@ class IncidentFunction:
             if silenced is not None:
                 record["silenced"] = {key: silenced.get(key) for key in ("until", "started_by", "reason")}
             self.status.put(str(event["cluster"]), "verdict", record)
+        # Known-bad releases: a notice once per advisory and release, never a page.
+        self.incidents.announce_advisories(str(event["cluster"]), advisories_record(event))
 
 
 def _instant(value: object) -> dt.datetime | None:

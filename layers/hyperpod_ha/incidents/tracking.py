@@ -5,11 +5,14 @@ clients are passed in (created once per container)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
+from hyperpod_ha.incidents.advisory_notices import REMIND_SECONDS, advisory_event_id, advisory_notice
 from hyperpod_ha.incidents.incident_manager import IncidentManager
 from hyperpod_ha.incidents.models import (
     NoteRequest,
@@ -28,6 +31,7 @@ from hyperpod_ha.incidents.topic import Topic
 from hyperpod_ha.observability import logger
 from hyperpod_ha.silences import Silences
 from hyperpod_ha.topic_messages import Links
+from hyperpod_ha.topic_messages.publisher import TopicPublisher
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -128,6 +132,33 @@ class Incidents:
 
     def note(self, request: NoteRequest) -> NoteResult:
         return note_incidents(request, self._ops_center, self.clock())
+
+    def announce_advisories(self, cluster: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+        """A severity-4 notice per advisory row the verdict named, once per advisory and release
+        (a marker in the state table); none without the topic or the table, or while a silence is
+        in force (then told at the first run after it). The advisories announced now; one that
+        could not be published is logged and left to the next run."""
+        if not rows or not self.settings.topic_arn or self.dynamodb is None or not self.settings.state_table:
+            return []
+        silence = self._silences.in_force(cluster) if self._silences else None
+        if silence is not None:
+            logger.info("advisory notices not sent: silenced", extra={"silence": silence.describe()})
+            return []
+        publisher = TopicPublisher(
+            self.sns, self.settings.topic_arn, self.dynamodb, self.settings.state_table, REMIND_SECONDS
+        )
+        told: list[str] = []
+        for row in rows:
+            notice = advisory_notice(cluster, self.settings.region, row)
+            try:
+                if publisher.publish_once(cluster, advisory_event_id(row), notice, int(self.clock())):
+                    told.append(str(row["advisory"]))
+            except (ClientError, BotoCoreError) as error:
+                logger.warning(
+                    "advisory notice not sent: the next run tries again",
+                    extra={"advisory": row["advisory"], "error_type": type(error).__name__},
+                )
+        return told
 
     def announce_verified(self, request: ResolveRequest) -> bool:
         """The "verified" notice, unless a silence is in force (a notice, not a resolution: the

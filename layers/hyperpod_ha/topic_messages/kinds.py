@@ -149,6 +149,18 @@ KINDS: Final = {
         ),
         MessageKind("alarm", "an alarm of hyperpod-ha changed state", "2", incident=False),
         MessageKind(
+            "slurm-advisory",
+            "the controllers run a known-bad Slurm release",
+            # Nothing is down: the verdict names it at every run, this tells people once.
+            "4",
+            (
+                "the advisory's sources above and its fixed release: plan the controllers' Slurm "
+                "upgrade (a HyperPod AMI with it, `UpdateClusterSoftware`)",
+                "`hyperpod-ha status` names every advisory that applies at each run",
+            ),
+            incident=False,
+        ),
+        MessageKind(
             "restore-action",
             "slurmctld started again on a controller (RestoreRedundancy)",
             "4",

@@ -109,6 +109,7 @@ def diagnose(target: Target, outputs: Mapping[str, str], max_age: int) -> list[C
         ("watchdog", lambda: [_watchdog(outputs)]),
         ("last verdict", lambda: [_last_verdict(target, outputs, max_age)]),
         ("silence", lambda: [_silence(target, outputs)]),
+        ("paging", lambda: [paging(target.stack_name)]),
     ]
     checks: list[Check] = []
     for name, step in steps:
@@ -285,6 +286,52 @@ def _watchdog(outputs: Mapping[str, str]) -> Check:
             f"aws scheduler update-schedule --name {name} --state ENABLED ...",
         )
     return Check("watchdog", PASS, f"schedule {name} {schedule.get('ScheduleExpression')}")
+
+
+_PAGING = ("PagingTriggerPipe", "PagingResolvePipe", "PagingDeadLetterQueue")
+# A pipe on its way to RUNNING (just deployed, or updated): not yet a failure.
+_PIPE_ON_ITS_WAY = ("CREATING", "STARTING", "UPDATING")
+
+
+def paging(stack_name: str) -> Check:
+    """With PagingService: both pipes running and no page left in the paging dead-letter queue."""
+    found: dict[str, str] = {}
+    pages = (
+        boto3.client("cloudformation").get_paginator("list_stack_resources").paginate(StackName=stack_name)
+    )
+    for page in pages:
+        for resource in page["StackResourceSummaries"]:
+            if resource["LogicalResourceId"] in _PAGING:
+                found[resource["LogicalResourceId"]] = str(resource.get("PhysicalResourceId", ""))
+    if not found:
+        return Check("paging", PASS, "not configured (PagingService none): the topic's subscribers only")
+    pipes = boto3.client("pipes")
+    for logical_id in _PAGING[:2]:
+        name = found.get(logical_id, "")
+        state = str(pipes.describe_pipe(Name=name).get("CurrentState")) if name else "missing"
+        if state in _PIPE_ON_ITS_WAY:
+            return Check("paging", WARN, f"pipe {name} is {state}", "check again in a minute")
+        if state != "RUNNING":
+            return Check(
+                "paging",
+                FAIL,
+                f"{logical_id} {name} is {state}: nothing pages",
+                f"aws pipes describe-pipe --name {name} (StateReason); aws pipes start-pipe --name {name}",
+            )
+    queue = found.get("PagingDeadLetterQueue", "")
+    waiting = boto3.client("sqs").get_queue_attributes(
+        QueueUrl=queue, AttributeNames=["ApproximateNumberOfMessages"]
+    )
+    refused = int(waiting["Attributes"].get("ApproximateNumberOfMessages", "0"))
+    if refused:
+        return Check(
+            "paging",
+            FAIL,
+            f"{refused} page(s) the paging service never took, in {queue}",
+            f"read them (aws sqs receive-message --queue-url {queue}), check the key in PagingSecretArn, "
+            "then move them back with aws sqs start-message-move-task",
+        )
+    return Check("paging", PASS, "both pipes running, no refused page")
 
 
 def _silence(target: Target, outputs: Mapping[str, str], now: float | None = None) -> Check:

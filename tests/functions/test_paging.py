@@ -208,3 +208,28 @@ def test_the_webhook_gets_every_event_with_its_key_and_the_secret_header(
     assert opened["dedup_key"] == recovered["dedup_key"] == "hyperpod-ha:ml-cluster:DOWN"
     assert {request.headers["Authorization"] for request in service.requests} == {WEBHOOK_KEY}
     assert "routing_key" not in opened
+
+
+def test_doctor_says_whether_the_pipes_run_and_pages_were_refused(
+    pagerduty: tuple[Any, PagingService],
+) -> None:
+    from hyperpod_ha_cli.doctor import FAIL, PASS, WARN, paging
+
+    stack, service = pagerduty
+    first = paging(stack.name)  # a pipe just created is CREATING, then RUNNING
+    assert first.outcome in (PASS, WARN)
+    assert paging(stack.name).outcome == PASS
+    service.answer = 500
+    publish(stack, message_samples.down())
+    for _ in range(11):  # the queue's maxReceiveCount is 10
+        stack.deliver_pipe("PagingTriggerPipe")
+    refused = paging(stack.name)
+    assert (refused.outcome, refused.detail.startswith("1 page(s) the paging service never took")) == (
+        FAIL,
+        True,
+    )
+    boto3.client("pipes").stop_pipe(Name=stack.ref("PagingResolvePipe"))
+    stopped = paging(stack.name)
+    assert stopped.outcome == FAIL
+    assert stopped.detail.startswith("PagingResolvePipe ")
+    assert stopped.fix.endswith(f"aws pipes start-pipe --name {stack.ref('PagingResolvePipe')}")

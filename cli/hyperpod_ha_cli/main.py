@@ -117,8 +117,20 @@ def command_name(args: argparse.Namespace) -> str:
     return " ".join(words)
 
 
+def with_default_subcommand(words: list[str]) -> list[str]:
+    """``silence --cluster C --for 2h --reason R`` is ``silence start ...``: the form on-call
+    types most (as ``git stash`` is ``git stash push``); ``silence list`` and ``end`` are named."""
+    commands = [i for i, word in enumerate(words) if not word.startswith("-")]
+    if not commands or words[commands[0]] != "silence":
+        return words
+    at = commands[0] + 1
+    if at < len(words) and words[at].startswith("-") and words[at] not in ("-h", "--help"):
+        return [*words[:at], "start", *words[at:]]
+    return words
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    words = list(sys.argv[1:] if argv is None else argv)
+    words = with_default_subcommand(list(sys.argv[1:] if argv is None else argv))
     try:
         args = build_parser().parse_args(words)
     except _UsageError as error:

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from hyperpod_ha_cli.main import build_parser
+from hyperpod_ha_cli.main import build_parser, with_default_subcommand
 
 # The commands that call AWS in a real account (the others run on moto or the lab).
 TALKS_TO_AWS = ("invoke", "runbook start", "drill start", "restore start", "status", "configure")
@@ -120,3 +120,27 @@ def test_without_the_dev_extra_a_development_command_says_what_to_install(
     assert json.loads(captured.out)["exit_code"] == 2
     assert main(["status", "--cluster", "ml", "--lab"]) == 2
     assert "status --lab/--embedded is a development command" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        (["silence", "--cluster", "c", "--for", "2h", "--reason", "r"], "start"),
+        (["silence", "start", "--cluster", "c", "--for", "2h", "--reason", "r"], "start"),
+        (["silence", "list", "--cluster", "c"], "list"),
+        (["silence", "end", "--cluster", "c"], "end"),
+    ],
+)
+def test_silence_without_a_subcommand_starts_one(words: list[str], expected: str) -> None:
+    args = build_parser().parse_args(with_default_subcommand(words))
+    assert args.silence_command == expected
+
+
+def test_only_silence_takes_a_default_subcommand() -> None:
+    assert with_default_subcommand(["status", "--cluster", "c"]) == ["status", "--cluster", "c"]
+    assert with_default_subcommand(["silence", "--help"]) == ["silence", "--help"]
+    assert with_default_subcommand(["--verbose", "silence", "--cluster", "c"])[:3] == [
+        "--verbose",
+        "silence",
+        "start",
+    ]

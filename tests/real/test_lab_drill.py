@@ -19,6 +19,7 @@ import pytest
 
 from hyperpod_ha_cli import drill as drill_cli
 from hyperpod_ha_cli import status as status_cli
+from hyperpod_ha_cli.errors import NOT_VERIFIED
 from hyperpod_ha_cli.main import main
 from hyperpod_ha_dev.cli import lab_drill as lab_drill_cli
 from hyperpod_ha_dev.simulation.lab import restore_lab
@@ -92,7 +93,7 @@ def test_a_drill_on_a_cluster_not_healthy_is_refused(lab: Lab, printed: list[io.
         report = _json(printed[-1])
     finally:
         restore_lab(lab)
-    assert (code, report["outcome"]) == (3, "refused")
+    assert (code, report["outcome"]) == (NOT_VERIFIED, "refused")
     assert report["reasons"][0].startswith("the cluster is not HEALTHY now (DEGRADED)")
     assert (report["takeover_seconds"], report["hand_back"]) == (None, None)
     for host, offset in offsets.items():
@@ -110,7 +111,7 @@ def test_a_drill_whose_standby_is_dead_is_refused_naming_it(lab: Lab, printed: l
         report = _json(printed[-1])
     finally:
         restore_lab(lab)
-    assert (code, report["outcome"]) == (3, "refused"), report["reasons"]
+    assert (code, report["outcome"]) == (NOT_VERIFIED, "refused"), report["reasons"]
     assert report["reasons"][0].startswith("the target ctl2 is not a ready standby ("), report["reasons"]
     assert (report["verdict"], report["redundancy"], report["standbys"]) == ("HEALTHY", "none", [])
     assert (report["takeover_seconds"], report["hand_back"]) == (None, None)

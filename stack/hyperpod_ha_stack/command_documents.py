@@ -62,11 +62,52 @@ def rollout_command_document() -> dict[str, Any]:
     return {**document, "parameters": {**document["parameters"], "secretId": secret}}
 
 
+def _topic_parameter(description: str) -> dict[str, Any]:
+    """The stack's failover topic and no other: SlurmFailoverTopicArn between ^ and $ (its
+    allowed characters mean nothing to a regular expression: slurm_triggers.node)."""
+    return {
+        "type": "String",
+        "description": description,
+        "allowedPattern": {"Fn::Sub": "^${SlurmFailoverTopicArn}$"},
+    }
+
+
+# The trigger script bounds its own strigger calls (about 40 s at worst).
+TRIGGERS_TIMEOUT_SECONDS = "90"
+
+
+def triggers_command_document() -> dict[str, Any]:
+    """The Slurm triggers' install or list as a Command document: only the mode and this stack's
+    topic are parameters."""
+    from hyperpod_ha.slurm_triggers.node import MODE_PATTERN, triggers_command
+
+    return {
+        "schemaVersion": "2.2",
+        "description": "hyperpod-ha Slurm triggers (install: the program and the missing triggers; list)",
+        "parameters": {
+            "mode": {
+                "type": "String",
+                "description": "install (the program, then each missing trigger) or list (read-only)",
+                "allowedPattern": MODE_PATTERN,
+            },
+            "topicArn": _topic_parameter("The cluster's failover topic the trigger program publishes to"),
+        },
+        "mainSteps": [
+            {
+                "action": "aws:runShellScript",
+                "name": "slurmTriggers",
+                "inputs": {"runCommand": [triggers_command()], "timeoutSeconds": TRIGGERS_TIMEOUT_SECONDS},
+            }
+        ],
+    }
+
+
 # Command document logical id -> (its Content as the node receives it, the key of its command,
 # the same as its Session document's: hyperpod_ha_stack.documents.NODE_COMMANDS).
 COMMAND_DOCUMENTS: dict[str, tuple[Callable[[], dict[str, Any]], str]] = {
     "ControllerProbeCommandDocument": (probe_command_document, "ControllerProbe"),
     "SlurmdbdRolloutCommandDocument": (rollout_command_document, "SlurmdbdRollout"),
+    "SlurmTriggersCommandDocument": (triggers_command_document, "SlurmTriggers"),
 }
 
 

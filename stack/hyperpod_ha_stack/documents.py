@@ -21,6 +21,7 @@ from hyperpod_ha.drill.node import accounting_command, jobs_command, takeover_co
 from hyperpod_ha.node_scripts import node_script
 from hyperpod_ha.probe import probe_command
 from hyperpod_ha.restore.node import restore_command
+from hyperpod_ha.slurm_triggers.node import triggers_command
 
 MAPPING = "NodeScripts"
 # What a command names its script by in its Fn::Sub.
@@ -49,6 +50,7 @@ NODE_SCRIPTS: dict[str, NodeScript] = {
     "SlurmdbdRollout": NodeScript("hyperpod_ha.rotation", "slurmdbd_credentials.py"),
     "FailoverDrill": NodeScript("hyperpod_ha.drill", "drill_node.sh"),
     "RestoreSlurmctld": NodeScript("hyperpod_ha.restore", "restore_node.sh"),
+    "SlurmTriggers": NodeScript("hyperpod_ha.slurm_triggers", "slurm_triggers_node.sh"),
 }
 
 
@@ -66,6 +68,7 @@ NODE_COMMANDS: dict[str, tuple[Callable[[], str], str]] = {
     "FailoverDrillJobs": (jobs_command, "FailoverDrill"),
     "FailoverDrillAccounting": (accounting_command, "FailoverDrill"),
     "RestoreSlurmctld": (restore_command, "RestoreSlurmctld"),
+    "SlurmTriggers": (triggers_command, "SlurmTriggers"),
 }
 
 

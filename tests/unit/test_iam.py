@@ -144,6 +144,9 @@ def test_the_functions_run_only_this_stacks_documents() -> None:
         "FailoverDrillAccountingDocument",
         # The restore's one Session document (issue 24): RestoreRedundancyFunction runs only it.
         "RestoreSlurmctldDocument",
+        # The Slurm triggers' install and list (issue 37): WatchdogFunction runs only it.
+        "SlurmTriggersDocument",
+        "SlurmTriggersCommandDocument",
     }
     for transport in ("session-manager", "run-command"):
         for role, statement in statements(translated(transport)):

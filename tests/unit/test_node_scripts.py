@@ -17,6 +17,7 @@ SCRIPTS = {
     "hyperpod_ha.probe": "controller_probe.sh",
     "hyperpod_ha.drill": "drill_node.sh",
     "hyperpod_ha.restore": "restore_node.sh",
+    "hyperpod_ha.slurm_triggers": "slurm_triggers_node.sh",
 }
 # The shared part the drill's and the restore's scripts start with, in place of their line
 # ". hyperpod_ha/acting/controller_node.sh".
@@ -57,6 +58,7 @@ def test_every_node_script_of_the_package_is_one_the_loader_is_used_for() -> Non
     assert [p for p, n in SCRIPTS.items() if INCLUDE in _file(p, n)] == [
         "hyperpod_ha.drill",
         "hyperpod_ha.restore",
+        "hyperpod_ha.slurm_triggers",
     ]
 
 

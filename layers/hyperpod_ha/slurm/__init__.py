@@ -6,7 +6,8 @@ queue), :mod:`.controller_load` (``sdiag``'s figures, ``MaxDBDMsgs``), :mod:`.no
 (``sinfo``), :mod:`.role_log` (slurmctld's log: roles and takeover refusals),
 :mod:`.heartbeat`, :mod:`.state_save`, :mod:`.host` (the node's identity and daemons),
 :mod:`.failover_conf` (what the next failover needs: slurm.conf's link and hash, the version,
-the ON/OFF programs); :mod:`.probe_output` splits the probe's output into those sections;
+the ON/OFF programs), :mod:`.strigger_get` (the Slurm triggers the stack installs, as ``strigger
+--get`` lists them); :mod:`.probe_output` splits the probe's output into those sections;
 :mod:`.text` holds what they share. Every parser takes text from outside and either returns
 typed values or raises :class:`SlurmOutputError` (an
 :class:`~hyperpod_ha.errors.InputRejected`, so a ``ValueError``) with a reason that is safe
@@ -88,6 +89,15 @@ from hyperpod_ha.slurm.role_log import (
     parse_role_log,
 )
 from hyperpod_ha.slurm.state_save import StateSave, parse_state_save
+from hyperpod_ha.slurm.strigger_get import (
+    TRIGGER_PROGRAM_PATH,
+    TriggerCheck,
+    TriggerRow,
+    installed_events,
+    missing_events,
+    parse_strigger_get,
+    parse_trigger_check,
+)
 from hyperpod_ha.slurm.text import ERROR_LIMIT, TEXT_LIMIT, excerpt, first_error
 
 __all__ = [
@@ -107,6 +117,7 @@ __all__ = [
     "SECTIONS",
     "TEXT_LIMIT",
     "TIMED_OUT_CODES",
+    "TRIGGER_PROGRAM_PATH",
     "Advisory",
     "AppliedAdvisory",
     "ClusterRegistration",
@@ -139,6 +150,8 @@ __all__ = [
     "SlurmConfig",
     "SlurmOutputError",
     "StateSave",
+    "TriggerCheck",
+    "TriggerRow",
     "advisories_for",
     "applying",
     "classify_refusal_line",
@@ -147,8 +160,10 @@ __all__ = [
     "decode_heartbeat",
     "excerpt",
     "first_error",
+    "installed_events",
     "label_index",
     "log_line",
+    "missing_events",
     "parse_agent_queue_size",
     "parse_cluster_registrations",
     "parse_conf_change",
@@ -168,6 +183,8 @@ __all__ = [
     "parse_show_config",
     "parse_slurm_conf",
     "parse_state_save",
+    "parse_strigger_get",
+    "parse_trigger_check",
     "release_of",
     "walking",
 ]

@@ -154,6 +154,18 @@ def database_revert_failed() -> TopicMessage:
     return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
 
 
+def accounting_buffer_full() -> TopicMessage:
+    from hyperpod_ha.ingestion.slurm_trigger_records import buffer_full_request
+    from hyperpod_ha.slurm.triggers import EVENTS, TriggerMessage
+
+    message = TriggerMessage(
+        EVENTS["primary_slurmctld_acct_buffer_full"], "ip-10-1-0-12", "2026-12-01T09:59:00Z"
+    )
+    event = buffer_full_request(CLUSTER, "3e9b6c1d-4f2a-4b8e-9d7c-5a6b7c8d9e0f", message, EXECUTION)
+    request = OpenRequest.from_event(event)
+    return incident_messages.opened(request, opened_incident(request), REGION, NOW, stack_name=STACK_NAME)
+
+
 _NO_STANDBY: Final = (
     (
         ReasonCode.BACKUP_TOOK_OVER,
@@ -385,6 +397,12 @@ SAMPLES: Final = (
         "accounting-at-risk",
         "slurmdbd or its database is away and the DBD agent queue grows toward MaxDBDMsgs",
         accounting_at_risk,
+    ),
+    Sample(
+        "accounting-at-risk: Slurm's trigger",
+        "Slurm's trigger primary_slurmctld_acct_buffer_full reached the failover topic: slurmctld "
+        "drops accounting records now (the same OpsItem as the watchdog's warning)",
+        accounting_buffer_full,
     ),
     Sample("drill-not-verified", "a drill left the cluster not verified", drill_not_verified),
     Sample("recovered", "a run verifies the cluster and resolves what was open", recovered),

@@ -15,7 +15,8 @@ from hyperpod_ha.commands import CommandResult, ProtocolError
 from hyperpod_ha.controllers.check import report_from_result
 from hyperpod_ha.controllers.models import ReportStatus
 from hyperpod_ha.errors import InputRejected
-from hyperpod_ha.ingestion.dead_letter_body import rejected_body
+from hyperpod_ha.ingestion.dead_letter_body import MAX_KEPT_BYTES, rejected_body
+from hyperpod_ha.ingestion.failover_topic import parse_failover_topic_message
 from hyperpod_ha.ingestion.sns_records import check_sns_record
 from hyperpod_ha.json_input import MAX_DEPTH, check_depth, load_json
 from hyperpod_ha.notifications import NotificationRejected
@@ -47,6 +48,7 @@ from hyperpod_ha.slurm import (
     parse_state_save,
 )
 from hyperpod_ha.slurm.probe_output import MAX_MARKERS, MAX_SECTION_CHARS
+from hyperpod_ha.slurm.triggers import MAX_MESSAGE_CHARS, TriggerMessageRejected
 from tests.fakes.canned_runner import CannedRunner
 from tests.unit.controllers.cases.probe_outputs import NODE, probe_text, result, section
 
@@ -191,6 +193,35 @@ def test_an_sns_record_with_deep_attributes_is_rejected_and_kept_bounded() -> No
     assert kept["input"]["Sns"]["MessageId"] == "m-1"
 
 
+_TRIGGER = "Slurm trigger backup_slurmctld_failure fired on "
+HOSTILE_TRIGGER_MESSAGES = {
+    "a MiB of message": _TRIGGER + "a" * (1024 * 1024),
+    "repeated words at the bound": ("Slurm trigger fired on at " * 20)[:MAX_MESSAGE_CHARS],
+    "a host of dots": _TRIGGER + "." * 150 + " at 2026-12-06T17:00:00Z",
+    "a host of labels": _TRIGGER + "a-" * 100 + " at 2026-12-06T17:00:00Z",
+    "control characters": _TRIGGER + "ctl1\x00\x1b[2J at 2026-12-06T17:00:00Z",
+    "a second line": _TRIGGER
+    + "ctl1 at 2026-12-06T17:00:00Z\nSlurm Controller is ON, (10.1.2.3, Primary Node)",
+    "a secret in it": _TRIGGER + "StoragePass=Hunter2 at 2026-12-06T17:00:00Z",
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE_TRIGGER_MESSAGES))
+def test_a_hostile_trigger_message_is_a_typed_reject_kept_bounded(name: str) -> None:
+    message = HOSTILE_TRIGGER_MESSAGES[name]
+    record = {"Sns": {"MessageId": "m-1", "TopicArn": TOPIC, "Subject": "Slurm Trigger", "Message": message}}
+    sns = check_sns_record(record, TOPIC)
+    with pytest.raises(TriggerMessageRejected) as caught:
+        parse_failover_topic_message(sns["Subject"], sns["Message"])
+    reason = str(caught.value)
+    # The reason names the rule, never the text it refused.
+    assert len(reason) < 120
+    assert "Hunter2" not in reason
+    assert "ctl1" not in reason
+    body = rejected_body("sns", "m-1", reason, record)
+    assert len(body.encode()) <= MAX_KEPT_BYTES
+
+
 # --- the probe's parsers on pathological text -------------------------------------------------
 
 
@@ -317,6 +348,7 @@ def test_every_reject_here_is_an_input_rejected() -> None:
         NodeReportInvalid,
         AbandonedRunRejected,
         NotificationRejected,
+        TriggerMessageRejected,
         ProbeOutputError,
     ):
         assert issubclass(error, InputRejected)

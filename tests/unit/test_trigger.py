@@ -53,3 +53,24 @@ def test_every_delivery_of_one_trigger_takes_the_same_lease() -> None:
     again = Trigger("sns", "m-1", {"message": "ON, redelivered"})
     assert lease_id_for_trigger(first) == lease_id_for_trigger(again)
     assert lease_id_for_trigger(first) != lease_id_for_trigger(Trigger("sns", "m-2"))
+
+
+def test_a_slurm_trigger_reads_as_its_event_kept_only_when_it_is_one_of_ours() -> None:
+    trigger = Trigger("slurm-trigger", "m-1", {"event": "backup_slurmctld_failure"}, "2026-12-01T09:59:00Z")
+    assert trigger.describe(NOW) == (
+        "Slurm's trigger backup_slurmctld_failure (SNS message m-1), 1 min ago (2026-12-01 09:59 UTC)"
+    )
+    kept = Trigger.from_json({**trigger.to_json(), "summary": {"event": "backup_slurmctld_failure", "x": 1}})
+    assert kept is not None
+    assert kept.summary == {"event": "backup_slurmctld_failure"}
+    for event in ("{0}{x}", "fini", "b" * 5000, 7, None):
+        odd = Trigger.from_json({"source": "slurm-trigger", "id": "m-2", "summary": {"event": event}})
+        assert odd is not None
+        assert odd.summary == {}
+        assert odd.describe(NOW) == "Slurm's trigger (event not named) (SNS message m-2)"
+    # Only a Slurm trigger's summary keeps it.
+    other = Trigger.from_json(
+        {"source": "sns", "id": "m-3", "summary": {"event": "backup_slurmctld_failure"}}
+    )
+    assert other is not None
+    assert other.summary == {}

@@ -1,8 +1,10 @@
 """The two trigger functions of the ingestion, each its settings and its entry class:
 
-- ControllerStatusFunction: each SNS record checked and parsed, then the cluster's verification
-  run started or joined, once per SNS MessageId (SNS delivers at least once: each answer is
-  recorded once, ``notification_records``, and a redelivery answered from it).
+- ControllerStatusFunction: each SNS record of the failover topic checked and parsed (HyperPod's
+  ON/OFF notification or Slurm's trigger, ``failover_topic``), then the cluster's verification
+  run started or joined (and for a full accounting buffer the accounting incident opened), once
+  per SNS MessageId (SNS delivers at least once: each answer is recorded once,
+  ``notification_records``, and a redelivery answered from it).
 - HyperPodEventFunction: one HyperPod EventBridge event triaged (a verification run, a worker
   counted, a notice), or kept on the dead-letter queue when it is not one.
 """
@@ -15,21 +17,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from hyperpod_ha.environment import OptionalText, Settings, Text
+from hyperpod_ha.errors import InputRejected
 from hyperpod_ha.ingestion.cluster_event_records import ClusterEventRecords
 from hyperpod_ha.ingestion.controller_notifications import controller_notification_record
 from hyperpod_ha.ingestion.database_incidents import IncidentFunctionClient
 from hyperpod_ha.ingestion.event_metadata_triage import EventMetadataTriage
+from hyperpod_ha.ingestion.failover_topic import parse_failover_topic_message
 from hyperpod_ha.ingestion.hyperpod_event_triage import HyperPodEventTriage
 from hyperpod_ha.ingestion.instance_groups import InstanceGroups
 from hyperpod_ha.ingestion.rejected_inputs import RejectedInputs
 from hyperpod_ha.ingestion.settings import MassFailurePolicy
+from hyperpod_ha.ingestion.slurm_trigger_records import OpenIncident, slurm_trigger_record
 from hyperpod_ha.ingestion.sns_records import check_sns_record, sns_records
 from hyperpod_ha.ingestion.worker_failures import WorkerFailures
-from hyperpod_ha.notifications import (
-    ControllerNotification,
-    NotificationRejected,
-    parse_controller_notification,
-)
+from hyperpod_ha.notifications import ControllerNotification, NotificationRejected
 from hyperpod_ha.observability import metrics
 from hyperpod_ha.runs.settings import VerificationRunsSettings
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency.persistence.base import BasePersistenceLayer
     from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
     from aws_lambda_powertools.utilities.typing import LambdaContext
+
+    from hyperpod_ha.slurm.triggers import TriggerMessage
 
 # A cluster's failure notice is sent once per event; redeliveries come within a day.
 NOTICE_TTL_SECONDS = 86400
@@ -53,6 +56,8 @@ class ControllerStatusFunctionSettings(Settings):
     topic_arn: Annotated[str, Text("SLURM_FAILOVER_TOPIC_ARN")]
     idempotency_table: Annotated[str, Text("IDEMPOTENCY_TABLE")]
     rejected_queue_url: Annotated[str, Text("REJECTED_QUEUE_URL")]
+    # A Slurm trigger's full accounting buffer opens the accounting incident through it.
+    incident_function_arn: Annotated[str, Text("INCIDENT_FUNCTION_ARN")]
     verification: VerificationRunsSettings
 
 
@@ -69,17 +74,22 @@ class ControllerStatusFunction:
         rejected: RejectedInputs,
         persistence_store: BasePersistenceLayer,
         topic_arn: str,
+        open_incident: OpenIncident,
     ) -> None:
         from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig, idempotent_function
 
         self._rejected = rejected
         self._topic_arn = topic_arn
 
-        def handle(record: Mapping[str, Any], notification: ControllerNotification) -> dict[str, Any]:
+        def handle(
+            record: Mapping[str, Any], notification: ControllerNotification | TriggerMessage
+        ) -> dict[str, Any]:
             sns = record["Sns"]
-            return controller_notification_record(
-                runs, cluster, sns["MessageId"], notification, sns.get("Timestamp", "")
-            )
+            if isinstance(notification, ControllerNotification):
+                return controller_notification_record(
+                    runs, cluster, sns["MessageId"], notification, sns.get("Timestamp", "")
+                )
+            return slurm_trigger_record(runs, cluster, sns["MessageId"], notification, open_incident)
 
         self._config = IdempotencyConfig(
             event_key_jmespath="Sns.MessageId", raise_on_no_idempotency_key=True, response_hook=_replayed
@@ -100,6 +110,7 @@ class ControllerStatusFunction:
             RejectedInputs(boto3.client("sqs"), settings.rejected_queue_url),
             AnswerRecords(table_name=settings.idempotency_table),
             settings.topic_arn,
+            IncidentFunctionClient(boto3.client("lambda"), settings.incident_function_arn).open,
         )
 
     def handle(self, event: object, context: LambdaContext) -> dict[str, Any]:
@@ -117,8 +128,8 @@ class ControllerStatusFunction:
             return self._reject(raw, "", str(error))
         message_id = str(sns["MessageId"])
         try:
-            notification = parse_controller_notification(sns.get("Subject"), sns.get("Message"))
-        except NotificationRejected as error:
+            notification = parse_failover_topic_message(sns.get("Subject"), sns.get("Message"))
+        except InputRejected as error:  # NotificationRejected or TriggerMessageRejected
             return self._reject(raw, message_id, str(error))
         try:
             result: dict[str, Any] = self._handle_once(record=raw, notification=notification)

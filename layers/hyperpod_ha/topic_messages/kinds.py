@@ -102,8 +102,9 @@ KINDS: Final = {
         ),
         MessageKind(
             "accounting-at-risk",
-            "accounting records will be lost: slurmctld's queue for slurmdbd is filling",
-            # Records are lost at a rate already measured, and a failover now loses the queue.
+            "accounting records at risk: slurmctld's queue for slurmdbd is filling or full",
+            # Records are lost at a rate already measured (the watchdog's warning) or already
+            # dropped (Slurm's trigger of a full buffer), and a failover now loses the queue.
             "2",
             (
                 "do not fail over now: a takeover loses the records queued in slurmctld's memory",

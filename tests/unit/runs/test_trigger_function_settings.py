@@ -73,6 +73,7 @@ def test_the_watchdogs_defaults() -> None:
     [
         (ControllerStatusFunctionSettings, "IDEMPOTENCY_TABLE"),
         (ControllerStatusFunctionSettings, "REJECTED_QUEUE_URL"),
+        (ControllerStatusFunctionSettings, "INCIDENT_FUNCTION_ARN"),
         (HyperPodEventFunctionSettings, "NOTIFICATION_TOPIC_ARN"),
         (HyperPodEventFunctionSettings, "CONTROLLER_GROUP"),
         (HyperPodEventFunctionSettings, "INCIDENT_FUNCTION_ARN"),

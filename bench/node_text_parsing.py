@@ -8,7 +8,8 @@ Session Manager output cap of 4 MiB; a report read back from the workflow's stat
 ``controllers/decoding.py`` at Step Functions' 256 KiB); and the roll-out's node report
 (:func:`parse_node_report`) at 4 MiB. The shapes are those that made the old patterns
 backtrack or rescan (repeated ``a=``, long inner space runs, repeated ``slurmctld version``),
-floods of empty lines, markers and JSON-looking lines, and JSON nested beyond any decoder.
+floods of empty lines, markers and JSON-looking lines, JSON nested beyond any decoder, and
+slurmctld's own log line forms (a user's text after a real message start, header near misses).
 Each input gives a parsed value or its typed error (an ``InputRejected``); anything else
 breaks the measurement. The figure is the slowest input's median, against 50 ms.
 """
@@ -95,6 +96,12 @@ def _fill(unit: str, size: int, around: tuple[str, str] = ("", "")) -> str:
     return around[0] + unit * ((size - len(around[0]) - len(around[1])) // len(unit)) + around[1]
 
 
+def _fill_lines(line: str, size: int) -> str:
+    """``line`` (ending in a newline) repeated, then empty lines: exactly ``size`` characters."""
+    text = _fill(line, size)
+    return text + "\n" * (size - len(text))
+
+
 def section_texts() -> dict[str, str]:
     """name -> a section's text of :data:`MAX_SECTION_CHARS` characters."""
     size = MAX_SECTION_CHARS
@@ -113,6 +120,22 @@ def section_texts() -> dict[str, str]:
         "sinfo-flags": _fill("*", size, ("idle", " 3")),
         "pipes": _fill("|", size),
         "error-lines": _fill("error: heartbeat file could not be read\n", size),
+        # slurmctld's own line forms, which the role log reads whole since issue 35: a user's
+        # partition string after a real message start, and near misses of each header.
+        "forged-role-lines": _fill_lines(
+            "[2026-12-06T08:00:00.000] _get_job_parts: invalid partition specified: "
+            "slurmctld running in background mode\n",
+            size,
+        ),
+        "journal-role-lines": _fill_lines(
+            "2026-12-06T08:00:00+0000 ctl1 slurmctld[4242]: [2026-12-06T08:00:00.000] "
+            "error: ControlMachine ctl1 not responding, BackupController1 ctl2 taking over\n",
+            size,
+        ),
+        "open-brackets": _fill("[" * 63 + "\n", size),
+        "journal-header-misses": _fill_lines(
+            "2026-12-06T08:00:00 " + "h" * 255 + " slurmctld[" + "9" * 11 + "\n", size
+        ),
     }
 
 

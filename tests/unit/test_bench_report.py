@@ -305,6 +305,20 @@ def test_hostile_node_text_is_at_its_largest_and_each_gives_a_result_or_a_typed_
     assert outcomes["rollout/parse_node_report/deep-line"] == "rejected"
 
 
+def test_the_role_log_shapes_are_what_they_say() -> None:
+    # The bench's role-line inputs (issue 35) reach the parser's whole-message path: a user's
+    # phrase after a real message start is no role, slurmctld's own journal line is one.
+    from bench.node_text_parsing import section_texts
+    from hyperpod_ha.slurm import parse_role_log
+
+    texts = section_texts()
+    assert parse_role_log(texts["forged-role-lines"]).lines == ()
+    journal = parse_role_log(texts["journal-role-lines"]).lines
+    assert {line.event for line in journal} == {"taking_over"}  # and not empty
+    assert parse_role_log(texts["open-brackets"]).lines == ()
+    assert parse_role_log(texts["journal-header-misses"]).lines == ()
+
+
 def _restore_run(seconds: float | None, passed: bool = True) -> dict[str, Any]:
     return {
         "passed": passed,

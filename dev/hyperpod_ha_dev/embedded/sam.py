@@ -9,6 +9,8 @@ YAML reader (samtranslator's public API, installed with the SAM CLI).
 from __future__ import annotations
 
 import argparse
+import copy
+import functools
 import json
 import logging
 import os
@@ -59,13 +61,23 @@ def local_code(root: Path, code: dict[str, Any]) -> Path:
     return root / str(code["S3Key"]).removesuffix(".zip")
 
 
+@functools.lru_cache(maxsize=2)
+def _parsed(text: str) -> dict[str, Any]:
+    """The template read once per text: SAM's YAML reader takes about two seconds on it, and the
+    tests translate it with many parameter sets."""
+    from samtranslator.yaml_helper import yaml_parse
+
+    parsed: dict[str, Any] = yaml_parse(text)
+    return parsed
+
+
 def translate(template_path: Path, parameters: dict[str, Any] | None = None) -> dict[str, Any]:
     from samtranslator.translator.transform import transform
-    from samtranslator.yaml_helper import yaml_parse
 
     # The translator asks boto3 for the region (pseudo parameters); any region will do.
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    source = yaml_parse(template_path.read_text())
+    # A copy: the translation changes what it is given.
+    source = copy.deepcopy(_parsed(template_path.read_text()))
     _as_packaged(source, template_path.parent)
     values = {**SAMPLE_PARAMETERS, **(parameters or {})}
     translated: dict[str, Any] = transform(source, values, _NoManagedPolicies())

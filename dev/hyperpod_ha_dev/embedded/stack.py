@@ -60,7 +60,7 @@ def create_stack(
     return EmbeddedStack(name, root, dict(created.stack_parameters), resources, functions, outputs)
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def _translated(source: str, root: str, values: str) -> str:
     """The translation as JSON text, once per template text and parameters (tests create many)."""
     del source  # the cache key: the template file's text

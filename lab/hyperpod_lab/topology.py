@@ -156,6 +156,24 @@ class LabPaths:
         """Put first on the PATH of commands run on lab hosts (the systemctl stand-in)."""
         return self.root / "bin"
 
+    @property
+    def aws_cli_dir(self) -> Path:
+        """Where an instance has its AWS CLI, which a lab host lacks: on the PATH of every command
+        and daemon of the lab's hosts, after the systemctl stand-in, so a program slurmctld runs
+        (a Slurm trigger's) finds ``aws`` as on an instance. The lab leaves it empty; the
+        development tools put their stand-in there while they relay what it publishes."""
+        return self.root / "aws-cli"
+
+    @property
+    def sns_outbox(self) -> Path:
+        """What the hosts' ``aws sns publish`` sent (the lab has no SNS): one JSON line each."""
+        return self.shared / "log" / "sns_outbox.log"
+
+    def trigger_program_dir(self, host: str) -> Path:
+        """Bound onto the host's ``/usr/local/libexec/hyperpod-ha``, where the Slurm triggers'
+        install writes their program: each controller has its own, and it goes with the lab."""
+        return self.host_dir(host) / "libexec-hyperpod-ha"
+
     def host_munge_run(self, host: str) -> Path:
         """Bound onto the host's /run/munge: each host has its own munged, as an instance does
         (one munged for every node would see a step's launch credential once per node, a replay)."""

@@ -89,3 +89,62 @@ def test_the_lab_serves_awscurrent_for_one_request_and_leaves_nothing(tmp_path: 
             assert aws(secret.tools, *call).returncode == 254
         secret.close()
         assert not secret.tools.exists()
+
+
+TOPIC = "arn:aws:sns:us-east-1:123456789012:slurm-failover"
+MESSAGE = "Slurm trigger backup_slurmctld_failure fired on ctl1 at 2026-12-06T17:00:00Z"
+
+
+def publish(tools: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return aws(tools, "sns", "publish", *options)
+
+
+def test_a_publish_is_one_json_line_in_the_outbox_and_a_message_id(tmp_path: Path) -> None:
+    outbox = tmp_path / "shared" / "sns_outbox.log"
+    outbox.parent.mkdir()
+    node_aws_cli.install(tmp_path / "tools", sys.executable, outbox=outbox)
+    options = ["--region", "us-east-1", "--topic-arn", TOPIC, "--subject", "Slurm Trigger", "--message"]
+    first = publish(tmp_path / "tools", *options, MESSAGE)
+    assert first.returncode == 0, first.stderr
+    assert set(json.loads(first.stdout)) == {"MessageId"}
+    # In any order, without a subject, a message over several lines: still one line each.
+    second = publish(tmp_path / "tools", "--message", "two\nlines", "--topic-arn", TOPIC)
+    assert second.returncode == 0, second.stderr
+    lines = outbox.read_text().splitlines()
+    assert len(lines) == 2
+    one, two = (json.loads(line) for line in lines)
+    assert (one["topic_arn"], one["subject"], one["message"]) == (TOPIC, "Slurm Trigger", MESSAGE)
+    assert one["at"].endswith("Z")
+    assert (two["subject"], two["message"]) == (None, "two\nlines")
+    assert stat.S_IMODE(outbox.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize(
+    ("options", "code", "said"),
+    [
+        (["--topic-arn", TOPIC], 252, "required"),
+        (["--topic-arn", TOPIC, "--message", "m", "--message-attributes", "{}"], 252, "answers only"),
+        (["--topic-arn", TOPIC, "--message", "m", "--message", "again"], 252, "answers only"),
+        (["--topic-arn", TOPIC, "--message"], 252, "answers only"),
+        (["--topic-arn", TOPIC, "--message", ""], 254, "Empty message"),
+        (["--topic-arn", TOPIC, "--message", "m" * (node_aws_cli.MESSAGE_CHARS + 1)], 254, "too long"),
+        (["--topic-arn", TOPIC, "--message", "m", "--subject", "x" * 101], 254, "Subject"),
+        (["--topic-arn", TOPIC, "--message", "m", "--subject", "two\nlines"], 254, "Subject"),
+    ],
+)
+def test_a_publish_sns_would_refuse_is_refused_and_writes_nothing(
+    tmp_path: Path, options: list[str], code: int, said: str
+) -> None:
+    outbox = tmp_path / "outbox"
+    node_aws_cli.install(tmp_path / "tools", sys.executable, outbox=outbox)
+    refused = publish(tmp_path / "tools", *options)
+    assert (refused.returncode, refused.stdout) == (code, "")
+    assert said in refused.stderr
+    assert not outbox.exists()
+
+
+def test_without_an_outbox_a_publish_is_refused_as_a_role_without_the_grant(tmp_path: Path) -> None:
+    node_aws_cli.install(tmp_path, sys.executable)
+    refused = publish(tmp_path, "--topic-arn", TOPIC, "--message", MESSAGE)
+    assert refused.returncode == 254
+    assert "AuthorizationError" in refused.stderr

@@ -122,11 +122,16 @@ class EmbeddedRun:
     stack: EmbeddedStack
     started: float
 
-    def notify(self, message: str) -> str:
-        """Publish a controller status change as the lifecycle scripts would; its MessageId."""
-        answer = boto3.client("sns").publish(
-            TopicArn=self.site.failover_topic_arn, Subject=SUBJECT, Message=message
-        )
+    def notify(self, message: str, subject: str | None = SUBJECT) -> str:
+        """Publish on the cluster's failover topic: by default a controller status change as the
+        lifecycle scripts would; with ``subject``, what a node published under it (a Slurm
+        trigger's program, ``None`` for none). Its MessageId."""
+        sns = boto3.client("sns")
+        topic = self.site.failover_topic_arn
+        if subject is None:
+            answer = sns.publish(TopicArn=topic, Message=message)
+        else:
+            answer = sns.publish(TopicArn=topic, Subject=subject, Message=message)
         return str(answer["MessageId"])
 
     def finish(

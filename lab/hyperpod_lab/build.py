@@ -207,12 +207,16 @@ class LabBuild(LabTeardown, LabReadiness):
             program.chmod(0o755)
         paths.hosts_file.write_text(config.hosts_file(topology))
         paths.bin_dir.mkdir()
+        paths.aws_cli_dir.mkdir()
         shim = paths.bin_dir / "systemctl"
-        shim.write_text(config.systemctl_shim(topology))
+        shim.write_text(config.systemctl_shim(topology, self._host_env()))
         shim.chmod(0o755)
         for host in topology.hosts:
             for sub in ("etc", "log", "spool", "run"):
                 (paths.host_dir(host.name) / sub).mkdir(parents=True, exist_ok=True)
+            programs = paths.trigger_program_dir(host.name)
+            programs.mkdir()
+            programs.chmod(0o755)  # the triggers' install refuses a directory others may write
             munge.prepare_run_dir(paths.host_munge_run(host.name))
             paths.hidden_state_dir(host.name).mkdir(mode=0o700)
             etc = paths.host_etc(host.name)
@@ -250,6 +254,8 @@ class LabBuild(LabTeardown, LabReadiness):
                 f"mount --bind {shlex.quote(str(paths.host_dir(host.name)))} {local}",
                 f"mount --bind {shlex.quote(str(paths.host_etc(host.name)))} {machine.SLURM_ETC}",
                 f"mount --bind {shlex.quote(str(paths.host_munge_run(host.name)))} {munge.RUN_DIR}",
+                f"mount --bind {shlex.quote(str(paths.trigger_program_dir(host.name)))} "
+                f"{machine.TRIGGER_PROGRAM_DIR}",
                 f"touch {local}/run/{HOLDER_READY}",
                 "set +e",
                 "trap 'exit 0' TERM INT",

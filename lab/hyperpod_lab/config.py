@@ -9,7 +9,9 @@ one database, so who registered as the cluster's controller is the same answer e
 
 from __future__ import annotations
 
+import shlex
 import string
+from collections.abc import Mapping
 
 from hyperpod_lab.topology import (
     CLUSTER_NAME,
@@ -148,9 +150,13 @@ def hosts_file(topology: Topology) -> str:
     return "\n".join(lines) + "\n"
 
 
-def systemctl_shim(topology: Topology) -> str:
+def systemctl_shim(topology: Topology, environment: Mapping[str, str]) -> str:
     """``systemctl`` for lab hosts, which have no systemd: the verbs the project's node
     scripts use (``is-active``, ``start``, ``stop``, ``restart``) on the host's own units.
+
+    A unit starts with ``environment`` (the lab's daemons'), not its caller's, as systemd starts
+    a unit: a slurmctld the restore starts runs its trigger programs with the same PATH as one
+    the lab started.
 
     It runs inside a host, whose PID namespace holds only that host's processes, so
     ``pgrep`` finds its daemons only; a daemon it starts is reaped by the host's holder. A
@@ -159,6 +165,7 @@ def systemctl_shim(topology: Topology) -> str:
     (``pgrep`` matches zombies unless told the run states).
     """
     local = topology.paths.local
+    unit_environment = " ".join(shlex.quote(f"{name}={value}") for name, value in sorted(environment.items()))
     return f"""#!/bin/sh
 # hyperpod-lab systemctl: the lab hosts' stand-in for systemd (generated; removed by down).
 set -u
@@ -186,7 +193,7 @@ stop() {{
 }}
 start() {{
   running && return 0
-  setsid "$unit" -D >>{local}/log/"$unit".out 2>&1 </dev/null &
+  env -i {unit_environment} setsid "$unit" -D >>{local}/log/"$unit".out 2>&1 </dev/null &
   return 0
 }}
 case "$verb" in

@@ -88,9 +88,11 @@ class LabHosts:
         self, extra: Mapping[str, str] | None = None, path_first: Sequence[str] = ()
     ) -> dict[str, str]:
         """A lab host's command environment: clean, with ``path_first`` (an agent's tools) and
-        the systemctl stand-in first, then the lab's Slurm (so every daemon and command of the
-        lab is of one release)."""
-        path = ":".join([*path_first, str(self.paths.bin_dir), self.release.path()])
+        the systemctl stand-in first, then where an instance has its AWS CLI, then the lab's
+        Slurm (so every daemon and command of the lab is of one release)."""
+        path = ":".join(
+            [*path_first, str(self.paths.bin_dir), str(self.paths.aws_cli_dir), self.release.path()]
+        )
         return {**CLEAN_ENV, "PATH": path, **(extra or {})}
 
     def _save(self, state: LabState) -> None:

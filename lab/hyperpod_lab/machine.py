@@ -1,6 +1,6 @@
 """What the labs on one machine share: the machine's munged (the login host's, where client
 commands run) and the mount points every lab host binds its own directory onto (/etc/slurm,
-/run/munge).
+/run/munge, /usr/local/libexec/hyperpod-ha).
 
 Several labs can be up at once (one per slot, :mod:`hyperpod_lab.topology`). The first lab
 that needs one of these creates it; the last lab to go removes it. Removing a mount point in
@@ -28,6 +28,11 @@ LOCK_PATH: Final = Path(tempfile.gettempdir()) / "hyperpod-lab-machine.lock"
 # the lab that started it while others still use it. Its command line names this directory.
 MUNGE_DIR: Final = Path("/run/hyperpod-lab-munge")
 SLURM_ETC: Final = Path("/etc/slurm")
+# Where the Slurm triggers' install writes their program (hyperpod_ha.slurm_triggers): each host
+# binds its own directory there, so nothing of it lands on the machine.
+TRIGGER_PROGRAM_DIR: Final = Path("/usr/local/libexec/hyperpod-ha")
+# Mount points removed only while empty (the machine's own files are never touched).
+_EMPTY_DIRECTORIES: Final = (SLURM_ETC, TRIGGER_PROGRAM_DIR, TRIGGER_PROGRAM_DIR.parent)
 # Mount points the labs created (absent before the first lab); removed with the last lab.
 _CREATED: Final = MUNGE_DIR / "created"
 _MUNGED_GRACE_SECONDS: Final = 2.0
@@ -55,11 +60,15 @@ def acquire() -> None:
     a munged answering for the login host. Call under :func:`machine_lock`."""
     MUNGE_DIR.mkdir(mode=0o700, exist_ok=True)
     created = set(_created())
-    for mount_point in (SLURM_ETC, munge.RUN_DIR):
+    for mount_point in (SLURM_ETC, munge.RUN_DIR, TRIGGER_PROGRAM_DIR.parent, TRIGGER_PROGRAM_DIR):
         if not mount_point.exists():
             created.add(str(mount_point))
     _CREATED.write_text("".join(f"{path}\n" for path in sorted(created)))
     SLURM_ETC.mkdir(exist_ok=True)
+    for directory in (TRIGGER_PROGRAM_DIR.parent, TRIGGER_PROGRAM_DIR):
+        if str(directory) in created:
+            directory.mkdir(mode=0o755, exist_ok=True)
+            directory.chmod(0o755)  # whatever the umask: the triggers' install checks each above it
     if not munge.answers():
         munge.start(MUNGE_DIR)
 
@@ -74,8 +83,9 @@ def release(topology: Topology) -> list[str]:
     if ours:
         terminate(ours, _MUNGED_GRACE_SECONDS)
         removed += [f"munged {pid}" for pid in ours]
-    for path in map(Path, _created()):
-        if path == SLURM_ETC:
+    # The deepest first: /usr/local/libexec/hyperpod-ha before /usr/local/libexec.
+    for path in sorted(map(Path, _created()), key=lambda path: len(path.parts), reverse=True):
+        if path in _EMPTY_DIRECTORIES:
             with contextlib.suppress(OSError):
                 path.rmdir()  # only if still empty: the labs' mount point, nothing else
         else:

@@ -258,6 +258,11 @@ def _build(
             # -ggdb3, a quarter of the compile time) and no dependency files for a build made once.
             "--disable-debug",
             "--disable-dependency-tracking",
+            # Shared libraries only: with static ones too, libtool compiles every file of
+            # libslurm twice. No slurmrestd (nothing of the lab calls it), whose data parsers and
+            # OpenAPI plugins the HTTP parser would otherwise bring in.
+            "--disable-static",
+            "--disable-slurmrestd",
             *options,
         ],
         ["make", f"-j{jobs}"],

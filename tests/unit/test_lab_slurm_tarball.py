@@ -116,9 +116,16 @@ def test_the_tarball_is_extracted_and_configured_like_24_11_into_its_own_prefix(
         f"--sysconfdir={SYSCONFDIR}",
         "--with-munge",
     ]
-    # A build for the lab only: no debug information, no dependency tracking; with the HTTP
-    # parser slurmctld's /readyz needs (configure fails without it rather than build without).
-    assert set(configure[4:]) == {"--disable-debug", "--disable-dependency-tracking", "--with-http-parser"}
+    # A build for the lab only: no debug information, no dependency tracking, no static
+    # libraries, no slurmrestd; with the HTTP parser slurmctld's /readyz needs (configure fails
+    # without it rather than build without).
+    assert set(configure[4:]) == {
+        "--disable-debug",
+        "--disable-dependency-tracking",
+        "--disable-static",
+        "--disable-slurmrestd",
+        "--with-http-parser",
+    }
     assert tree.name == "slurm-25.11.7"
     assert steps.tree_files == ["META", "configure"]  # the archive's tree, extracted
     assert [argv[:2] for argv, _ in steps.calls[1:]] == [["make", steps.calls[1][0][1]], ["make", "install"]]

@@ -72,8 +72,8 @@ def _topic_parameter(description: str) -> dict[str, Any]:
     }
 
 
-# The trigger script bounds its own strigger calls (about 40 s at worst).
-TRIGGERS_TIMEOUT_SECONDS = "90"
+# The trigger script bounds its own calls (about 30 s at worst).
+TRIGGERS_TIMEOUT_SECONDS = "60"
 
 
 def triggers_command_document() -> dict[str, Any]:

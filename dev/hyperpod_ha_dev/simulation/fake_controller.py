@@ -14,6 +14,7 @@ probes one node at a time), as the shared slurm.conf names one path for every no
 
 from __future__ import annotations
 
+import getpass
 import os
 import shlex
 import signal
@@ -53,6 +54,10 @@ class ControllerState:
     running_programs: bool = True  # `scontrol show config` names SlurmctldPrimaryOnProg/OffProg
     programs: Literal["executable", "not_executable", "missing"] = "executable"  # as this node sees them
     slurm_version: str = "22.05.8"  # what `slurmctld -V` says
+    # The node has strigger: the cluster's triggers kept in the shared directory (as slurmctld
+    # keeps them in StateSaveLocation), listed and set as Slurm prints and checks them, and
+    # SlurmUser (this process's user) in `scontrol show config`. Off: no strigger on the node.
+    strigger: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,17 @@ class FakeController:
         return self.shared_dir / "etc" / "slurm.conf"
 
     @property
+    def triggers_file(self) -> Path:
+        """The cluster's Slurm triggers, one row each as ``strigger --get`` prints it."""
+        return self.shared_dir / "triggers"
+
+    @property
+    def program_dir(self) -> Path:
+        """Where the Slurm triggers' install writes its program: one path on every node (the
+        node-local directory every simulated node uses in turn), as on HyperPod."""
+        return self.local_dir / "libexec" / "hyperpod-ha"
+
+    @property
     def local_dir(self) -> Path:
         """The node-local directory (the log), one path for every node, used in turn."""
         return self.shared_dir.parent / "node-local"
@@ -126,6 +142,7 @@ class FakeController:
             + self._capture("show_config_accounting_lab.txt")
             + f"SlurmctldLogFile        = {log}\n"
             + "MaxDBDMsgs              = 20008\n"
+            + (f"SlurmUser               = {getpass.getuser()}({os.getuid()})\n" if state.strigger else "")
             + "".join(
                 f"SlurmctldPrimary{slot}Prog = {path if state.running_programs else '(null)'}\n"
                 for slot, path in programs.items()
@@ -146,6 +163,7 @@ class FakeController:
         pid = self._daemon.pid if self._daemon else ""
         ping = self._prints(state.ping, state.ping_rc)
         running = "active" if pid else "inactive"
+        (self.root / "bin" / "strigger").unlink(missing_ok=True)  # only a state with strigger has one
         # A drill's takeover, reconfigure and start are recorded for the simulated cluster to act on.
         takeover = f"echo \"takeover ${{2:-1}} {self.identity.name}\" >> '{self.requests_file}'; exit 0"
         reconfigure = (
@@ -186,6 +204,11 @@ class FakeController:
                 # pgrep exits 1 when nothing matches, as the real one does.
                 "pgrep": f'[ "$2" = slurmctld ] && [ -n "{pid}" ] && {{ echo {pid}; exit 0; }}\nexit 1\n',
                 "slurmctld": f"echo 'slurm {state.slurm_version}'\n",
+                **(
+                    {"strigger": _STRIGGER.replace("@TABLE@", str(self.triggers_file))}
+                    if state.strigger
+                    else {}
+                ),
                 "uname": f"echo {self.identity.name}\n",
                 "hostname": f"echo {self.identity.name}\n",
                 # `ip -o addr` lines, as the probe reads them
@@ -224,6 +247,7 @@ class FakeController:
             "LC_ALL": "C",
             "SLURM_CONF": str(self.root / "slurm.conf"),
             "HYPERPOD_HA_PROBE_TIMEOUT": "3",
+            "HYPERPOD_HA_TRIGGER_DIR": str(self.program_dir),
         }
         return subprocess.run(
             shlex.split(command),
@@ -302,3 +326,33 @@ class FakeController:
             path = self.root / "bin" / name
             path.write_text("#!/bin/bash\n" + body)
             path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+# strigger as Slurm 24.11/25.11 prints and checks (src/strigger/strigger.c): --get prints a header
+# and "%7u %-9s %7s %-35s %6d %-8s %-5s %s" per trigger; --set refuses a program whose path (the
+# text before the first space) is not a regular file.
+_STRIGGER = r"""table='@TABLE@'
+touch "$table"
+case "$1" in
+  --get)
+    [ -s "$table" ] || exit 0
+    echo 'TRIG_ID RES_TYPE   RES_ID TYPE                                OFFSET USER     FLAGS PROGRAM'
+    cat "$table"
+    ;;
+  --set)
+    flags="" event="" program=""
+    for a in "$@"; do
+      case "$a" in
+        --flags=PERM) flags=PERM ;;
+        --program=*) program=${a#--program=} ;;
+        --set) ;;
+        --*) event=${a#--} ;;
+      esac
+    done
+    [ -f "${program%% *}" ] || { echo "Invalid --program value, file not found"; exit 1; }
+    printf '%7u %-9s %7s %-35s %6d %-8s %-5s %s\n' "$(($(wc -l <"$table") + 1))" slurmctld '*' "$event" 0 \
+      "$(id -un)" "$flags" "$program" >>"$table"
+    ;;
+  *) exit 2 ;;
+esac
+"""

@@ -109,7 +109,7 @@ class Scenario:
     expect_executions: int = 1
     trigger: TriggerKind = "notification"
     node_events: int = 0
-    parameters: dict[str, int] = field(default_factory=dict)
+    parameters: dict[str, int | str] = field(default_factory=dict)
     expect_codes: tuple[ReasonCode, ...] = ()  # each one a code of the final verdict's reasons
 
 

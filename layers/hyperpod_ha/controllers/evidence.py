@@ -21,6 +21,7 @@ from hyperpod_ha.controllers.models import (
     PingEvidence,
     RoleEvidence,
     SlurmctldHttpEvidence,
+    SlurmTriggersEvidence,
 )
 from hyperpod_ha.controllers.sections import failure, parsed
 from hyperpod_ha.slurm import (
@@ -43,6 +44,7 @@ from hyperpod_ha.slurm import (
     parse_services,
     parse_show_config,
     parse_slurm_conf,
+    parse_trigger_check,
 )
 
 # /proc states of a process that exists but does not run: stopped (T, t); Z and X are dead.
@@ -78,6 +80,7 @@ def evidence(node: Controller, output: ProbeOutput) -> dict[str, Any]:
         "hyperpod": _hyperpod(output.sections.get("hyperpod_hand")),
         "conf_change": _conf_change(output.sections.get("conf_change")),
         "notify_failures": _notify_failures(output.sections.get("notify_failures")),
+        "slurm_triggers": _slurm_triggers(output.sections.get("slurm_triggers")),
         "notes": notes,
     }
 
@@ -275,4 +278,21 @@ def _notify_failures(section: ProbeSection | None) -> NotifyFailuresEvidence:
         last_failure=found.last_failure,
         age_seconds=found.age_seconds,
         error=found.error,
+    )
+
+
+def _slurm_triggers(section: ProbeSection | None) -> SlurmTriggersEvidence:
+    """Which of the stack's triggers the active slurmctld lacks, and this node's program."""
+    problem = failure(section)
+    if problem is not None or section is None:
+        return SlurmTriggersEvidence(error=f"strigger --get: {problem}")
+    check = parse_trigger_check(section.text, section.exit_code)
+    missing = check.missing
+    return SlurmTriggersEvidence(
+        answered=check.answered,
+        missing_count=None if missing is None else len(missing),
+        missing=(missing or ())[:LIST_LIMIT],
+        program_state=check.program_state,
+        program_topic=check.program_topic,
+        error=check.error,
     )

@@ -277,6 +277,20 @@ class HyperpodHandEvidence:
 
 
 @dataclass(frozen=True)
+class SlurmTriggersEvidence:
+    """The Slurm triggers the stack installs (:mod:`hyperpod_ha.slurm.strigger_get`), as this node
+    sees them: ``strigger --get`` (the active slurmctld's triggers, the same from every controller)
+    and this node's copy of their program (slurmctld runs it where it is in control)."""
+
+    answered: bool | None = None  # strigger --get answered; None: not known (not asked, no strigger)
+    missing_count: int | None = None  # the stack's events without a trigger of ours; None: not known
+    missing: tuple[str, ...] = ()  # which (the first of them)
+    program_state: str | None = None  # executable, not_executable, missing, unknown
+    program_topic: str | None = None  # the topic this node's program publishes to
+    error: str | None = None
+
+
+@dataclass(frozen=True)
 class DbdEvidence:
     reachable: bool | None = None
     registered_host: str | None = None  # ControlHost: the controller registered with slurmdbd
@@ -358,6 +372,7 @@ class ControllerReport:
     hyperpod: HyperpodHandEvidence = field(default_factory=HyperpodHandEvidence)
     conf_change: ConfChangeEvidence = field(default_factory=ConfChangeEvidence)
     notify_failures: NotifyFailuresEvidence = field(default_factory=NotifyFailuresEvidence)
+    slurm_triggers: SlurmTriggersEvidence = field(default_factory=SlurmTriggersEvidence)
     notes: tuple[str, ...] = ()
 
     @property

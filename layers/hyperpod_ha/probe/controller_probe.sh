@@ -52,6 +52,7 @@ main() {
   start_job dbd_clusters "$(limit 12 "$cap")" sec_dbd_clusters
   start_job dbd_ping "$(limit 12 "$cap")" sec_dbd_ping
   start_job hyperpod_hand "$(limit 12 "$cap")" sec_hyperpod_hand
+  start_job slurm_triggers "$(limit 10 "$cap")" sec_slurm_triggers
 
   # Phase 2 needs StateSaveLocation, SlurmctldLogFile and SlurmUser from the configuration,
   # and the slurm.conf file phase 1 found (services: SlurmUser owns the node's own slurmctld).
@@ -72,7 +73,7 @@ main() {
   start_job slurmctld_http "$(limit 10 "$cap")" sec_slurmctld_http "$(conf_get SlurmctldPort)" \
     "$(conf_get CommunicationParameters)"
 
-  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf conf_change notify_failures slurmctld_http hyperpod_hand"
+  local all="identity services slurm_conf config ping sinfo sdiag dbd_clusters dbd_ping role heartbeat state_save failover_conf conf_change notify_failures slurmctld_http hyperpod_hand slurm_triggers"
   # shellcheck disable=SC2086 # a fixed list of words
   wait_jobs $all
 
@@ -86,7 +87,7 @@ main() {
   return 0
 }
 
-# --- jobs ----------------------------------------------------------------------------------
+# --- jobs ---
 
 now_ms() {
   if [ -n "${EPOCHREALTIME:-}" ]; then
@@ -173,7 +174,7 @@ conf_get() { # key [sources] -> value from `scontrol show config` (if it answere
   return 1
 }
 
-# --- sections (each gets its time limit in seconds first) -----------------------------------
+# --- sections (each gets its time limit in seconds first) ---
 
 CONFIG_KEYS='CommunicationParameters|SlurmctldHost\[[0-9]+\]|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|AccountingStorageHost|AccountingStoragePort|AccountingStorageType|MessageTimeout|MaxDBDMsgs|MaxJobCount|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg|SLURM_VERSION|SLURM_CONF'
 CONF_FILE_KEYS='CommunicationParameters|SlurmctldHost|ControlMachine|ControlAddr|BackupController|BackupAddr|SlurmctldTimeout|StateSaveLocation|SlurmctldLogFile|SlurmctldPort|ClusterName|SlurmUser|SlurmctldPrimaryOnProg|SlurmctldPrimaryOffProg'
@@ -242,7 +243,7 @@ slurmctld_pids() {
   return 0
 }
 
-# --- end of this node's own slurmctld -------------------------------------------------------
+# --- end of this node's own slurmctld ---
 
 sec_services() { # seconds slurm-user
   local seconds=$1 slurm_user=$2 daemon state pid pids mine facts same own_net own_uts
@@ -661,6 +662,14 @@ sec_hyperpod_hand() {
     echo "actions_error=sinfo -R: $(last_words "$out") (exit $rc)"
   fi
   return 0
+}
+
+sec_slurm_triggers() { # slurm/strigger_get.py
+  local p=${HYPERPOD_HA_TRIGGER_DIR:-/usr/local/libexec/hyperpod-ha}/slurm-trigger o r
+  program_state "$1" program "$p"
+  echo "program_topic=$(sed -n "s/^topic='\(.*\)'$/\1/p" "$p" 2>/dev/null)"
+  o=$(timeout -k 2 "$1" strigger --get 2>&1) || { r=$?; echo "get_error=$(last_words "$o")"; return $r; }
+  echo "$o" | grep -F " $p " || :
 }
 
 program_state() { # seconds name path: name=<path> and, when set, name_state=executable|not_executable|missing

@@ -38,6 +38,7 @@ SECTIONS: Final = (
     "notify_failures",
     "slurmctld_http",
     "hyperpod_hand",
+    "slurm_triggers",
 )
 # Exit codes of ``timeout`` (124; 137 when it had to kill) and of the probe's own kill.
 TIMED_OUT_CODES: Final = frozenset({124, 137})

@@ -100,6 +100,7 @@ def missing_events(rows: Iterable[TriggerRow], program_path: str = TRIGGER_PROGR
 
 
 _STATES: Final = frozenset({"executable", "not_executable", "missing", "unknown"})
+_PATH: Final = re.compile(r"/[A-Za-z0-9._/-]{1,255}")
 _TOPIC: Final = re.compile(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}")
 
 
@@ -107,6 +108,7 @@ _TOPIC: Final = re.compile(r"arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_
 class TriggerCheck:
     """The probe's look at the Slurm triggers from one controller."""
 
+    program: str = TRIGGER_PROGRAM_PATH  # where the node looked for it (the tests' own place)
     program_state: str | None = None  # executable, not_executable, missing, unknown
     program_topic: str | None = None  # the topic this node's program publishes to
     answered: bool | None = None  # strigger --get answered (None: not known)
@@ -116,7 +118,7 @@ class TriggerCheck:
     @property
     def missing(self) -> tuple[str, ...] | None:
         """The stack's events without a trigger of ours; None when strigger did not answer."""
-        return missing_events(self.rows) if self.answered else None
+        return missing_events(self.rows, self.program) if self.answered else None
 
 
 def parse_trigger_check(text: str, exit_code: int) -> TriggerCheck:
@@ -127,7 +129,9 @@ def parse_trigger_check(text: str, exit_code: int) -> TriggerCheck:
     topic = values.get("program_topic") or ""
     answered = exit_code == 0
     error = values.get("get_error")
+    program = values.get("program") or ""
     return TriggerCheck(
+        program=program if _PATH.fullmatch(program) else TRIGGER_PROGRAM_PATH,
         program_state=state if state in _STATES else None,
         program_topic=topic if _TOPIC.fullmatch(topic) else None,
         answered=answered,

@@ -21,8 +21,8 @@ PROGRAM_DIR=${HYPERPOD_HA_TRIGGER_DIR:-/usr/local/libexec/hyperpod-ha}
 PROGRAM="$PROGRAM_DIR/slurm-trigger"
 TOPIC_ARN_PATTERN='^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+$'
 # Every strigger call is bounded; the whole install stops setting after SET_SECONDS.
-CALL_SECONDS=8
-SET_SECONDS=20
+CALL_SECONDS=5
+SET_SECONDS=15
 
 main() { # mode topic-arn
   local mode=${1:-} topic=${2:-}

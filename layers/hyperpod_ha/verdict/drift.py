@@ -4,7 +4,9 @@ A standby takes over with its own slurmctld, reading its own slurm.conf: a contr
 slurm.conf is a local copy (GNU ``sed -i`` on HyperPod's link to the shared copy replaces the
 link with a file), differs from the others, names other controllers, another SlurmctldTimeout
 or another StateSaveLocation, runs another Slurm version, or has no SlurmctldPrimaryOnProg/OffProg
-(the programs that publish the failover topic's messages) fails over badly, or silently.
+(the programs that publish the failover topic's messages) fails over badly, or silently; with
+``SlurmTriggers=on``, Slurm's triggers missing, or their program on a controller
+(:mod:`.slurm_triggers`), leave a dead standby to the watchdog's next tick.
 Controllers that could not be checked are not compared, and a field a controller could not
 tell is left out of the comparison. These are problems: a serving cluster with drift is
 DEGRADED; on DOWN and SPLIT_BRAIN they are told beside the reasons, never instead of them.
@@ -18,6 +20,7 @@ from typing import Final
 from hyperpod_ha.controllers.models import ControllerReport, FailoverConfigEvidence
 from hyperpod_ha.verdict.observation import Observation, ObservedController
 from hyperpod_ha.verdict.reasons import Reason, ReasonCode
+from hyperpod_ha.verdict.slurm_triggers import trigger_problems
 
 # The reason when a controller would publish nothing on the failover topic (both programs unset).
 NOTIFICATIONS_OFF: Final = (
@@ -47,7 +50,7 @@ def drift_problems(seen: Observation, active: ObservedController | None) -> list
             differs += f" (/opt/slurm: {'; '.join(links)})" if links else ""
         if differs:
             problems.append(Reason(code, differs))
-    return problems
+    return problems + trigger_problems(seen)
 
 
 def _notifications(

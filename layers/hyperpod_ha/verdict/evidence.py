@@ -59,6 +59,9 @@ def _checked_entry(seen: Observation, checked: ControllerReport) -> dict[str, An
         "readyz": checked.http.readyz,
         "readyz_why": checked.http.why,
         "hyperpod_node_actions": list(checked.hyperpod.node_actions),
+        # The Slurm triggers (strigger --get: the active slurmctld's) and this node's program.
+        "slurm_triggers_missing": checked.slurm_triggers.missing_count,
+        "slurm_trigger_program": checked.slurm_triggers.program_state,
         **_failover_entry(checked),
         # Where on-call looks first.
         "slurmctld_log": checked.config.log_file,

@@ -83,6 +83,8 @@ class ReasonCode(StrEnum):
     NOTIFICATIONS_OFF = "notifications-off"
     NOTIFICATION_PROGRAM_UNSET = "notification-program-unset"
     NOTIFICATION_PROGRAM_BROKEN = "notification-program-broken"
+    SLURM_TRIGGERS_MISSING = "slurm-triggers-missing"
+    SLURM_TRIGGER_PROGRAM_MISSING = "slurm-trigger-program-missing"
     CHECK_GAVE_NO_EVIDENCE = "check-gave-no-evidence"
 
 
@@ -155,6 +157,14 @@ _ROWS: Final = (
     ReasonKind(C.NOTIFICATION_PROGRAM_UNSET, 3, "one of SlurmctldPrimaryOnProg/OffProg is not set"),
     ReasonKind(
         C.NOTIFICATION_PROGRAM_BROKEN, 3, "a SlurmctldPrimaryOnProg/OffProg is missing or not executable"
+    ),
+    ReasonKind(
+        C.SLURM_TRIGGERS_MISSING, 3, "SlurmTriggers=on: Slurm triggers the stack installs are not set"
+    ),
+    ReasonKind(
+        C.SLURM_TRIGGER_PROGRAM_MISSING,
+        3,
+        "a controller lacks the Slurm triggers' program (or it is not executable)",
     ),
     ReasonKind(C.CHECK_GAVE_NO_EVIDENCE, 3, "a check that names no controller gave nothing"),
 )

@@ -8,7 +8,7 @@ import string
 from dataclasses import dataclass
 from typing import Annotated, Final
 
-from hyperpod_ha.environment import Settings, Variable
+from hyperpod_ha.environment import OnOff, Settings, Variable
 from hyperpod_ha.verdict.models import DEFAULT_SLURMCTLD_TIMEOUT
 
 # A file system type as the kernel names it (lustre, nfs4, fuse.sshfs, ...).
@@ -37,3 +37,6 @@ class VerdictPolicy(Settings):
     expected_state_fstypes: Annotated[frozenset[str], _FileSystemTypes("EXPECTED_STATE_FSTYPES", "")] = (
         frozenset()
     )
+    # SlurmTriggers: the stack installs Slurm's triggers, so a missing one is drift. Off (no
+    # expectation) unless the template says on, as for the file system types.
+    slurm_triggers: Annotated[bool, OnOff("SLURM_TRIGGERS", "off")] = False

@@ -5,8 +5,10 @@ through the cluster's lease. ``scheduled_check`` (the check, :class:`Watchdog`),
 ``tick`` (the schedule's input and the result), ``redundancy_loss`` (the redundancy-lost
 incident its ticks drive), ``unreachable_nodes`` (since when a controller is unreachable through
 SSM, for the restore's reboot), ``restore_start`` (a run for a restore, bounded by the restore's
-planner) and ``function`` (WatchdogFunction and its settings). May import the runtime modules
+planner), ``trigger_install`` (the Slurm triggers installed where missing) and ``function``
+(WatchdogFunction and its settings). May import the runtime modules
 ``controllers``, ``verdict``, ``commands``, ``runs``, ``lease``, ``environment``, ``errors``,
 ``aws_errors``, ``state_table``, ``human_time``, ``observability``, the restore's pure parts
-(``restore.settings``, ``restore.models``, ``restore.planner``) and IncidentFunction's client
+(``restore.settings``, ``restore.models``, ``restore.planner``), the node scripts' kit
+(``acting.node_commands``) and ``slurm_triggers`` and IncidentFunction's client
 (``ingestion.database_incidents``); only its handler imports it."""

@@ -22,6 +22,7 @@ from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.observability import add_cluster_metric, logger, metrics
 from hyperpod_ha.restore.settings import RestoreSettings
 from hyperpod_ha.runs.settings import VerificationRunsSettings
+from hyperpod_ha.verdict import VerdictPolicy
 from hyperpod_ha.watchdog.scheduled_check import Watchdog
 from hyperpod_ha.watchdog.tick import TickRejected, parse_tick
 
@@ -88,11 +89,23 @@ class WatchdogFunctionSettings(Settings):
     incident_function_arn: Annotated[str | None, OptionalText("INCIDENT_FUNCTION_ARN")] = None
     # The restore's Session document: named in the reasons' command only.
     restore_document: Annotated[str | None, OptionalText("RESTORE_DOCUMENT")] = None
+    # The verdict's policy (SLURM_TRIGGERS: missing Slurm triggers are drift, and installed).
+    policy: VerdictPolicy = field(default_factory=VerdictPolicy)
+    # SlurmTriggers=on: the document that installs them, and the topic their program publishes to.
+    slurm_triggers_document: Annotated[str | None, OptionalText("SLURM_TRIGGERS_DOCUMENT")] = None
+    failover_topic_arn: Annotated[str | None, OptionalText("SLURM_FAILOVER_TOPIC_ARN")] = None
 
     @classmethod
     def from_environment(cls, env: Environment | None = None) -> Self:
         with failures_counted():
-            return super().from_environment(env)
+            settings = super().from_environment(env)
+            if settings.policy.slurm_triggers and not (
+                settings.slurm_triggers_document and settings.failover_topic_arn
+            ):
+                raise ConfigurationError(
+                    "SLURM_TRIGGERS is on without SLURM_TRIGGERS_DOCUMENT and SLURM_FAILOVER_TOPIC_ARN"
+                )
+            return settings
 
 
 @dataclass(frozen=True)
@@ -112,6 +125,11 @@ class WatchdogFunction:
             metrics.add_metric(name="WatchdogNotVerified", unit="Count", value=1)
         if result.verdict.redundancy != "unknown":
             add_cluster_metric("ReadyStandbys", len(result.verdict.standbys), self.watchdog.cluster)
+        triggers = result.slurm_triggers or {}
+        if triggers.get("installed"):
+            add_cluster_metric("SlurmTriggersInstalled", triggers["installed"], self.watchdog.cluster)
+        if triggers.get("outcome") == "failed":
+            metrics.add_metric(name="SlurmTriggerInstallsFailed", unit="Count", value=1)
         # A gauge: the failed publishes of the ON/OFF program within the last hour, at each tick.
         add_cluster_metric(
             "ControllerNotificationsFailed", result.verdict.missed_notifications, self.watchdog.cluster
@@ -174,6 +192,17 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
         silence = silences.in_force(settings.cluster)
         return None if silence is None else silence.describe()
 
+    triggers = None
+    if settings.policy.slurm_triggers and settings.slurm_triggers_document and settings.failover_topic_arn:
+        from hyperpod_ha.watchdog.trigger_install import TriggerInstall
+
+        triggers = TriggerInstall(
+            runner,
+            settings.slurm_triggers_document,
+            settings.failover_topic_arn,
+            lambda: state_table.read_lease(dynamodb, table, settings.cluster),
+            silenced,
+        )
     restore = RestoreStart(
         settings.restore,
         settings.restore_document or "<RestoreSlurmctldDocument>",
@@ -194,4 +223,6 @@ def _watchdog(settings: WatchdogFunctionSettings) -> Watchdog:
         restore=restore,
         early_warning=EarlyWarningWatch(settings.cluster, dynamodb, table, ask, settings.thresholds),
         figure_metrics=settings.early_warning_metrics,
+        policy=settings.policy,
+        triggers=triggers,
     )

@@ -15,7 +15,9 @@ would act now (:mod:`.restore_start`), so that its verdict starts the restore. E
 records since when each controller has been unreachable through SSM (:mod:`.unreachable_nodes`:
 the restore's reboot waits on it). Whatever the verdict, the tick then weighs the cluster's
 redundancy (:mod:`.redundancy_loss`): no ready standby for ``RedundancyGraceMinutes`` opens the
-``redundancy-lost`` incident.
+``redundancy-lost`` incident. With ``SlurmTriggers=on``, a tick that finds Slurm's triggers (or
+their program on a controller) missing installs them before it acts on the verdict, and judges
+again from what the install left (:mod:`.trigger_install`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from hyperpod_ha.watchdog.found_failures import FoundFailures
 from hyperpod_ha.watchdog.redundancy_loss import RedundancyWatch
 from hyperpod_ha.watchdog.restore_start import RestoreStart
 from hyperpod_ha.watchdog.tick import Tick, TickResult
+from hyperpod_ha.watchdog.trigger_install import TriggerInstall, TriggerStep
 from hyperpod_ha.watchdog.unreachable_nodes import UnreachableNodes
 
 
@@ -57,14 +60,24 @@ class Watchdog:
     early_warning: EarlyWarningWatch | None = None
     # The figures as custom metrics (EarlyWarningMetrics); off: weighed and kept, never written.
     figure_metrics: bool = True
+    # SlurmTriggers=on: missing Slurm triggers are installed before the verdict is acted on.
+    triggers: TriggerInstall | None = None
 
     def tick(self, tick: Tick) -> TickResult:
         cluster = self.discover()
         reports = check_every_controller(cluster, self.check)
-        verdict = evaluate(reports, self.policy, config_strategy=cluster.accounting.config_strategy)
+        strategy = cluster.accounting.config_strategy
+        verdict = evaluate(reports, self.policy, config_strategy=strategy)
+        installed = self._install_triggers(verdict, reports)
+        if installed is not None and installed.mended is not None:
+            # Judged again from what the install left: a drift it mended starts no run.
+            reports = list(installed.mended)
+            verdict = evaluate(reports, self.policy, config_strategy=strategy)
         since = self._note_unreachable(reports)
         result = self._verification(tick, verdict, reports, cluster, since)
-        result = replace(result, unreachable=since)
+        result = replace(
+            result, unreachable=since, slurm_triggers=installed.to_json() if installed is not None else None
+        )
         # After the verification's own step: a failure here still leaves that run started.
         if self.redundancy is not None:
             result = replace(result, redundancy_step=self.redundancy.check(tick, verdict, self.clock()))
@@ -147,6 +160,19 @@ class Watchdog:
             restore=True,
             restore_reason=weighed.reason,
         )
+
+    def _install_triggers(self, verdict: Verdict, reports: Sequence[ControllerReport]) -> TriggerStep | None:
+        """The Slurm triggers installed where missing; a failure is told, never what stops a tick."""
+        if self.triggers is None:
+            return None
+        try:
+            step = self.triggers.check(verdict, reports, self.clock(), self.policy)
+        except ClientError as error:
+            step = TriggerStep("failed", f"not installed: {error_code(error)}: {str(error)[:200]}")
+        if step.outcome in ("installed", "failed"):
+            log = logger.info if step.outcome == "installed" else logger.warning
+            log("slurm triggers", extra=step.to_json())
+        return step
 
     def _note_unreachable(self, reports: Sequence[ControllerReport]) -> Mapping[str, int]:
         """The record for the restore's reboot; a failure to keep it never stops the tick's run."""

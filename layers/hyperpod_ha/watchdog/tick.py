@@ -58,6 +58,8 @@ class TickResult:
     restore_reason: str | None = None
     # The early warnings, every controller's figures and each kind's step (early_warning.watch).
     early_warnings: Mapping[str, Any] | None = None
+    # What the tick did about the Slurm triggers (watchdog.trigger_install.TriggerStep); None: off.
+    slurm_triggers: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,4 +80,5 @@ class TickResult:
             "warnings": list((self.early_warnings or {}).get("warnings", [])),
             "figures": list((self.early_warnings or {}).get("figures", [])),
             "warning_steps": dict((self.early_warnings or {}).get("steps", {})),
+            "slurm_triggers": dict(self.slurm_triggers) if self.slurm_triggers is not None else None,
         }

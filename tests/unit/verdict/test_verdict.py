@@ -137,6 +137,8 @@ def test_verdict_json() -> None:
         "readyz": None,
         "readyz_why": "/readyz: not in the probe output",
         "hyperpod_node_actions": [],
+        "slurm_triggers_missing": None,
+        "slurm_trigger_program": None,
         "slurm_version": "24.11.5",
         "slurm_link": None,
         "slurm_conf_link": True,

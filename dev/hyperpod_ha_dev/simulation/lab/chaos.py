@@ -37,7 +37,7 @@ from hyperpod_ha_dev.simulation.lab.lock import lab_lock
 from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
 from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS
 from hyperpod_ha_dev.simulation.lab.status_log import StatusLogPublisher
-from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
+from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent, lab_parameters
 from hyperpod_ha_dev.simulation.lab.verify import LabNotUp
 from hyperpod_ha_dev.simulation.ticker import Tick, WatchdogTicker
 from hyperpod_lab import Lab, LabError
@@ -96,7 +96,7 @@ def run_chaos(
                     root,
                     controllers,
                     LAB_TRANSPORT,
-                    settings,
+                    lab_parameters(settings),
                     function_transports={"RestoreRedundancyFunction": LAB_TRANSPORT},
                 ) as run,
             ):

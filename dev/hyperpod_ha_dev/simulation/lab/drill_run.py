@@ -25,7 +25,7 @@ from hyperpod_ha_dev.simulation.drill import timeline_entry
 from hyperpod_ha_dev.simulation.engine import embedded_run
 from hyperpod_ha_dev.simulation.lab.lock import lab_lock
 from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
-from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
+from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent, lab_parameters
 from hyperpod_ha_dev.simulation.lab.verify import slurm_version
 from hyperpod_ha_dev.simulation.timeline import TimelineEntry
 from hyperpod_lab import Lab
@@ -96,7 +96,7 @@ def run_lab_drill(lab: Lab, project: Path, request: Mapping[str, Any], status_vi
                     project,
                     controllers,
                     LAB_TRANSPORT,
-                    {},
+                    lab_parameters({}),
                     function_transports={"FailoverDrillFunction": LAB_TRANSPORT},
                 ) as run,
             ):

@@ -31,7 +31,7 @@ from hyperpod_ha_dev.simulation.lab import stack_records
 from hyperpod_ha_dev.simulation.lab.baseline import restore_lab
 from hyperpod_ha_dev.simulation.lab.lock import lab_lock
 from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
-from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
+from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent, lab_parameters
 from hyperpod_ha_dev.simulation.lab.verify import LabNotUp
 from hyperpod_lab import Lab
 from hyperpod_lab.faults import clear, inject
@@ -115,7 +115,7 @@ def _run(lab: Lab, root: Path, kind: str, say: Tell) -> WarningRun:
         try:
             with (
                 attached_agent(lab, secret),
-                embedded_run(root, controllers, LAB_TRANSPORT, PARAMETERS) as run,
+                embedded_run(root, controllers, LAB_TRANSPORT, lab_parameters(PARAMETERS)) as run,
             ):
                 if kind == KIND_OVERLOADED:
                     return _overload(lab, run.stack, say)

@@ -29,7 +29,7 @@ from hyperpod_ha_dev.simulation.lab.result import (
 from hyperpod_ha_dev.simulation.lab.scenario import (
     LabScenario,
 )
-from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
+from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent, lab_parameters
 from hyperpod_ha_dev.simulation.scenarios import Scenario
 from hyperpod_lab import Lab, LabError
 
@@ -88,7 +88,7 @@ def run_lab(name: str, root: Path, *, lab: Lab | None = None, defaults: bool = F
                     root,
                     controllers,
                     LAB_TRANSPORT,
-                    {} if defaults and not scenario.defaults else scenario.parameters,
+                    lab_parameters({} if defaults and not scenario.defaults else scenario.parameters),
                     function_transports={"RestoreRedundancyFunction": LAB_TRANSPORT},
                     fast=not (defaults or scenario.defaults),
                 ) as run,

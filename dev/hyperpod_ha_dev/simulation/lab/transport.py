@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
-from typing import Final
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
 
 import boto3
 
@@ -22,6 +22,15 @@ from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
 from hyperpod_lab import Lab, LabRunner
 
 LAB_TRANSPORT: Final = "lab-agent"
+# The lab's stack sets no Slurm triggers unless a scenario asks for them (SlurmTriggers on): the
+# lab's runs deliver no watchdog tick that would install them, and their absence would be drift
+# in every lab verdict.
+LAB_PARAMETERS: Final = {"SlurmTriggers": "off"}
+
+
+def lab_parameters(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The stack's parameters in the lab: :data:`LAB_PARAMETERS` under the scenario's own."""
+    return {**LAB_PARAMETERS, **parameters}
 
 
 class LabAgent:

@@ -22,7 +22,7 @@ from hyperpod_ha_dev.simulation.lab.node_secret import NodeSecret
 from hyperpod_ha_dev.simulation.lab.operator_run import operator_runs
 from hyperpod_ha_dev.simulation.lab.scenario import PERSISTENT_FAULT_PARAMETERS
 from hyperpod_ha_dev.simulation.lab.stack_records import RESTORE, restore_actions, verdict_outputs
-from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent
+from hyperpod_ha_dev.simulation.lab.transport import LAB_TRANSPORT, attached_agent, lab_parameters
 from hyperpod_ha_dev.simulation.scenarios import Scenario
 from hyperpod_ha_dev.simulation.timeline import Follow
 from hyperpod_lab import Lab
@@ -130,7 +130,7 @@ def verify_lab(
                     root,
                     controllers,
                     LAB_TRANSPORT,
-                    settings,
+                    lab_parameters(settings),
                     function_transports={"RestoreRedundancyFunction": LAB_TRANSPORT},
                 ) as run,
             ):

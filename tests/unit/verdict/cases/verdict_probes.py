@@ -167,6 +167,8 @@ class Probe:
     # conf_change: each file's age in seconds (slurm.conf, topology.conf, ...), and a kill by a signal
     conf_ages: tuple[tuple[str, int], ...] = ()
     signal_exit: tuple[str, int] | None = None  # (status, age)
+    # slurm_triggers: the section's text and exit code (strigger's); None: no such section
+    triggers: tuple[str, int] | None = None
 
     def text_of(self, value: str) -> str:
         return capture(value) if value.endswith(".txt") else value
@@ -204,6 +206,7 @@ class Probe:
             *([] if self.readyz is None else [s("slurmctld_http", self.http_section())]),
             *([s("hyperpod_hand", self.hand_section())] if self.slurm_link or self.node_actions else []),
             *([s("conf_change", self.conf_change_section())] if self.conf_ages or self.signal_exit else []),
+            *([s("slurm_triggers", *self.triggers)] if self.triggers else []),
         ]
 
     def conf_change_section(self) -> str:

@@ -13,6 +13,7 @@ from hyperpod_ha.slurm import (
     parse_trigger_check,
 )
 from hyperpod_ha.slurm.triggers import TRIGGER_EVENTS
+from hyperpod_ha_dev import CAPTURES
 
 EVERY = tuple(event.name for event in TRIGGER_EVENTS)
 HEADER = "TRIG_ID RES_TYPE   RES_ID TYPE                                OFFSET USER     FLAGS PROGRAM"
@@ -124,3 +125,19 @@ def test_any_text_gives_rows_or_nothing(text: str) -> None:
         assert found.program.startswith("/")
     parse_trigger_check(text, 0)
     parse_trigger_check(text, 1)
+
+
+def test_the_labs_real_table_after_an_install() -> None:
+    """Slurm 25.11.7's own output (dev/hyperpod_ha_dev/captures/README.md): the install's 11, ours."""
+    rows = parse_strigger_get((CAPTURES / "strigger_get_25_11.txt").read_text())
+    assert [row.trig_id for row in rows] == list(range(1, 12))
+    assert {row.res_type for row in rows} == {"slurmctld", "slurmdbd", "database"}
+    assert {(row.res_id, row.user, row.offset) for row in rows} == {("*", "root", 0)}
+    assert installed_events(rows) == EVERY
+
+
+def test_a_fired_permanent_trigger_is_still_ours() -> None:
+    """A PERM trigger that fired is listed again (its copy, first): still installed."""
+    rows = parse_strigger_get((CAPTURES / "strigger_get_after_firing_25_11.txt").read_text())
+    assert [row.trig_id for row in rows][:2] == [3, 1]
+    assert installed_events(rows) == EVERY

@@ -8,9 +8,10 @@ PYTHON ?= $(shell for p in $$HOME/.pyenv/versions/3.13*/bin/python3.13 $$(comman
 	"$$p" -c 'import sys; assert sys.version_info >= (3, 11)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
-# checkov's pins clash with the SAM CLI's: it gets a tool environment of its own.
+# checkov's pins clash with the SAM CLI's: it gets a tool environment of its own, one per version
+# in the user's cache, so a new clone of the project (CI's) does not install it again.
 CHECKOV_VERSION := 3.3.30
-CHECKOV_VENV := .venv-checkov
+CHECKOV_VENV := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/hyperpod-ha/checkov-$(CHECKOV_VERSION)
 export AWS_DEFAULT_REGION ?= us-east-1
 export PYTHONDONTWRITEBYTECODE := 1
 export SAM_CLI_TELEMETRY := 0
@@ -59,7 +60,7 @@ tests/iam/node_modules/.installed: tests/iam/package.json tests/iam/package-lock
 
 venv: $(BIN)/.installed tests/iam/node_modules/.installed
 
-$(CHECKOV_VENV)/.installed: Makefile
+$(CHECKOV_VENV)/.installed:
 	@test -x $(CHECKOV_VENV)/bin/python || $(PYTHON) -m venv $(CHECKOV_VENV)
 	$(CHECKOV_VENV)/bin/python -m pip install --quiet "checkov==$(CHECKOV_VERSION)"
 	@touch $@

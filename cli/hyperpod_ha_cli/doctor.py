@@ -108,6 +108,7 @@ def diagnose(target: Target, outputs: Mapping[str, str], max_age: int) -> list[C
         ("failover topic", lambda: [_failover_subscription(target, outputs)]),
         ("watchdog", lambda: [_watchdog(outputs)]),
         ("last verdict", lambda: [_last_verdict(target, outputs, max_age)]),
+        ("slurm triggers", lambda: [_slurm_triggers(target, outputs)]),
         ("silence", lambda: [_silence(target, outputs)]),
         ("paging", lambda: [paging(target.stack_name)]),
     ]
@@ -286,6 +287,46 @@ def _watchdog(outputs: Mapping[str, str]) -> Check:
             f"aws scheduler update-schedule --name {name} --state ENABLED ...",
         )
     return Check("watchdog", PASS, f"schedule {name} {schedule.get('ScheduleExpression')}")
+
+
+# The verdict's reasons about the Slurm triggers (hyperpod_ha.verdict.slurm_triggers).
+_TRIGGER_REASONS = ("Slurm triggers missing", "the Slurm trigger program ")
+
+
+def _slurm_triggers(target: Target, outputs: Mapping[str, str]) -> Check:
+    """SlurmTriggers, whether anything installs them, and what the last verdict said of them."""
+    stack = boto3.client("cloudformation").describe_stacks(StackName=target.stack_name)["Stacks"][0]
+    given = {p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters", [])}
+    records = StatusRecords(boto3.client("dynamodb"), outputs["StateTableName"]).read(target.cluster)
+    reasons = (records.get("verdict") or {}).get("reasons") or []
+    return slurm_triggers_check(
+        given.get("SlurmTriggers") or "on",
+        bool(outputs.get("WatchdogScheduleName")),
+        [str(reason) for reason in reasons],
+        outputs.get("SlurmTriggersDocumentName", "<SlurmTriggersDocumentName>"),
+        outputs.get("SlurmFailoverTopicArn", "<SlurmFailoverTopicArn>"),
+    )
+
+
+def slurm_triggers_check(
+    setting: str, watchdog: bool, reasons: list[str], document: str, topic: str
+) -> Check:
+    """Pure: never a failure (the verdict weighs the triggers), a warning when nobody installs them
+    or the last verdict found them missing."""
+    if setting != "on":
+        return Check("slurm triggers", PASS, "off (SlurmTriggers): none installed, none looked for")
+    install = (
+        f"aws ssm start-session --target <controller target> --document-name {document} "
+        f"--parameters mode=install,topicArn={topic}"
+    )
+    if not watchdog:
+        why = "on, but the watchdog is off (WatchdogRateMinutes 0): nobody installs them"
+        return Check("slurm triggers", WARN, why, f"install them on each controller: {install}")
+    found = [reason for reason in reasons if reason.startswith(_TRIGGER_REASONS)]
+    if found:
+        detail = f"the last verdict: {found[0]}"
+        return Check("slurm triggers", WARN, detail, f"the watchdog's next tick installs them, or: {install}")
+    return Check("slurm triggers", PASS, "on: the watchdog installs them and re-checks them at each tick")
 
 
 _PAGING = ("PagingTriggerPipe", "PagingResolvePipe", "PagingDeadLetterQueue")

@@ -17,6 +17,12 @@ watchdog's incident, ``RedundancyGraceMinutes`` 0): the restore's own defaults (
   tick after it (the tick runs the probe on every controller). The schedule fires every
   ``WatchdogRateMinutes`` (default 5, at least 1), so a dead standby is found at most that
   long plus this after it died (``worst_case_seconds``). Target 30 s.
+- ``slurm_trigger``: ``standby-trigger-restored``: the stack's Slurm triggers installed, the
+  watchdog off, SIGKILL of the standby's slurmctld; the active slurmctld fires
+  ``backup_slurmctld_failure`` and its program's message starts the run (issue 37). From the fault
+  to the run's start (target SlurmctldTimeout + 30 s: Slurm notices a silent backup within
+  SlurmctldTimeout, then the message's delivery), and to the restore's verification ending
+  HEALTHY with redundancy full (target 60 s), with no tick at all.
 
 Runs where ``bench.lab_verdict`` can (root, namespaces, the lab's packages, MariaDB); the
 scenarios hold the machine's lab lock and leave the lab up and clean.
@@ -36,6 +42,10 @@ RUNS: Final = 1
 SCENARIOS: Final = {"standbys": "standby-restored", "all": "primary-restored"}
 TARGETS: Final = {"standbys": 60, "all": 120}
 TICK_TARGET_SECONDS: Final = 30
+TRIGGER_SCENARIO: Final = "standby-trigger-restored"
+# Slurm notices a silent backup within SlurmctldTimeout; the message's delivery on top.
+TRIGGER_DELIVERY_SECONDS: Final = 30
+TRIGGER_HEALTHY_TARGET_SECONDS: Final = 60
 RATES_MINUTES: Final = (1, 5)  # the template's fastest watchdog rate and its default
 
 
@@ -82,11 +92,49 @@ def tick_report(runs: list[Mapping[str, Any]]) -> dict[str, Any]:
     )
 
 
-def report(by_mode: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, Any]:
+def trigger_report(runs: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The dead standby told by Slurm's trigger: the fault to the run's start, and to HEALTHY
+    with redundancy full again (medians)."""
+    started = [r.get("run_started_seconds") for r in runs]
+    healthy = [r.get("fault_to_verdict_seconds") for r in runs]
+    wrong = [i for i, r in enumerate(runs) if not r.get("passed") or started[i] is None or healthy[i] is None]
+    if not runs or wrong:
+        return {
+            "error": f"run(s) {wrong} of {TRIGGER_SCENARIO} did not pass or were not measured",
+            "failed_checks": [[c["name"] for c in r.get("checks", []) if not c["passed"]] for r in runs],
+        }
+    timeout = int(runs[0].get("slurmctld_timeout_seconds") or 0)
     return {
+        "scenario": TRIGGER_SCENARIO,
+        "parameters": "template defaults but RestoreRedundancy=standbys; no watchdog tick",
+        "slurmctld_timeout_seconds": timeout,
+        "run_start": at_most(
+            round(median([float(v) for v in started if v is not None]), 1),
+            timeout + TRIGGER_DELIVERY_SECONDS,
+            unit="seconds from the fault to the run Slurm's trigger started (median)",
+            run_started_seconds=started,
+            relayed=[r.get("relayed") for r in runs],
+        ),
+        "healthy": at_most(
+            round(median([float(v) for v in healthy if v is not None]), 1),
+            TRIGGER_HEALTHY_TARGET_SECONDS,
+            unit="seconds from the fault to HEALTHY with redundancy full again (median)",
+            fault_to_healthy_seconds=healthy,
+            restore_actions=[r.get("restore_actions") for r in runs],
+        ),
+    }
+
+
+def report(
+    by_mode: Mapping[str, list[Mapping[str, Any]]], trigger_runs: list[Mapping[str, Any]] | None = None
+) -> dict[str, Any]:
+    section = {
         "modes": {mode: mode_report(mode, runs) for mode, runs in by_mode.items()},
         "watchdog_tick_seconds": tick_report(list(by_mode.get("standbys", []))),
     }
+    if trigger_runs is not None:
+        section["slurm_trigger"] = trigger_report(trigger_runs)
+    return section
 
 
 def measure(runs: int = RUNS) -> dict[str, Any]:
@@ -95,7 +143,20 @@ def measure(runs: int = RUNS) -> dict[str, Any]:
         return {"skipped": reason}
     lab = importlib.import_module("hyperpod_lab").Lab()
     run_lab = importlib.import_module("hyperpod_ha_dev.simulation.lab").run_lab
-    return report({mode: [_run(name, lab, run_lab) for _ in range(runs)] for mode, name in SCENARIOS.items()})
+    by_mode: dict[str, list[Mapping[str, Any]]] = {
+        mode: [_run(name, lab, run_lab) for _ in range(runs)] for mode, name in SCENARIOS.items()
+    }
+    return report(by_mode, [_run(TRIGGER_SCENARIO, lab, run_lab) for _ in range(runs)])
+
+
+def measure_trigger(runs: int = RUNS) -> dict[str, Any]:
+    """The Slurm trigger's figures alone (``slurm_trigger``): one scenario, not the three."""
+    reason = unavailable()
+    if reason is not None:
+        return {"skipped": reason}
+    lab = importlib.import_module("hyperpod_lab").Lab()
+    run_lab = importlib.import_module("hyperpod_ha_dev.simulation.lab").run_lab
+    return trigger_report([_run(TRIGGER_SCENARIO, lab, run_lab) for _ in range(runs)])
 
 
 def table_lines(section: Mapping[str, Any]) -> list[str]:
@@ -120,4 +181,16 @@ def table_lines(section: Mapping[str, Any]) -> list[str]:
         )
     elif "error" in tick:
         lines.append(f"Lab watchdog: error: {tick['error']}")
+    trigger = section.get("slurm_trigger")
+    if trigger is not None and "error" in trigger:
+        lines.append(f"Lab Slurm trigger: error: {trigger['error']}")
+    elif trigger is not None:
+        start, healthy = trigger["run_start"], trigger["healthy"]
+        lines.append(
+            f"Lab Slurm trigger, a dead standby ({trigger['scenario']}, no tick): the run started "
+            f"{start['value']} s after the fault (target <= {start['target']} s: SlurmctldTimeout "
+            f"{trigger['slurmctld_timeout_seconds']} s + {TRIGGER_DELIVERY_SECONDS}) "
+            f"{'yes' if start['met'] else 'MISSED'}; HEALTHY with redundancy full again after "
+            f"{healthy['value']} s (target <= {healthy['target']} s) {'yes' if healthy['met'] else 'MISSED'}"
+        )
     return lines

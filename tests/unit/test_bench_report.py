@@ -341,3 +341,21 @@ def test_the_restore_figures_are_checks_with_their_worst_case() -> None:
     assert lines[0].startswith("Lab restore, standbys (standby-restored, defaults): 28.0 s")
     assert lines[1].startswith("Lab restore, all: error:")
     assert "worst case rate 1 min: 63 s, rate 5 min: 303 s" in lines[2]
+
+
+def test_the_slurm_triggers_figures_are_checks_against_slurmctld_timeout() -> None:
+    run = {**_restore_run(34.3), "run_started_seconds": 13.2, "slurmctld_timeout_seconds": 10}
+    section = lab_restore.report({"standbys": [_restore_run(28.0)]}, [run])
+    trigger = section["slurm_trigger"]
+    assert (trigger["run_start"]["value"], trigger["run_start"]["target"], trigger["run_start"]["met"]) == (
+        13.2,
+        40,
+        True,
+    )
+    assert (trigger["healthy"]["value"], trigger["healthy"]["target"]) == (34.3, 60)
+    line = lab_restore.table_lines(section)[-1]
+    assert line.startswith("Lab Slurm trigger, a dead standby (standby-trigger-restored, no tick): ")
+    assert "the run started 13.2 s after the fault (target <= 40 s" in line
+    unmeasured = lab_restore.report({}, [{**run, "run_started_seconds": None}])["slurm_trigger"]
+    assert "did not pass or were not measured" in unmeasured["error"]
+    assert "slurm_trigger" not in lab_restore.report({"standbys": [_restore_run(28.0)]})

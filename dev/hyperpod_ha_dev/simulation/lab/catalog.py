@@ -14,6 +14,7 @@ from hyperpod_ha_dev.simulation.lab.scenario import (
     LabScenario,
 )
 from hyperpod_ha_dev.simulation.lab.takeover_scenarios import TAKEOVER_SCENARIOS
+from hyperpod_ha_dev.simulation.lab.trigger_scenarios import TRIGGER_SCENARIOS
 
 NOT_VERIFIED: Final = frozenset({"DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN"})
 
@@ -143,5 +144,12 @@ SCENARIO_LIST: Final = (
 # The rotation, the takeovers beyond one backup, the drift and the restores have modules of their own.
 LAB_SCENARIOS: Final[dict[str, LabScenario]] = {
     s.name: s
-    for s in (*SCENARIO_LIST, ROTATION_SCENARIO, *TAKEOVER_SCENARIOS, *DRIFT_SCENARIOS, *RESTORE_SCENARIOS)
+    for s in (
+        *SCENARIO_LIST,
+        ROTATION_SCENARIO,
+        *TAKEOVER_SCENARIOS,
+        *DRIFT_SCENARIOS,
+        *RESTORE_SCENARIOS,
+        *TRIGGER_SCENARIOS,
+    )
 }

@@ -29,6 +29,7 @@ import boto3
 from hyperpod_ha.acting.node_commands import parse_script_output
 from hyperpod_ha.commands import CommandRequest, runner_for
 from hyperpod_ha.human_time import parse_utc
+from hyperpod_ha.slurm.strigger_get import parse_strigger_get
 from hyperpod_ha.slurm.triggers import SUBJECT, TriggerMessageRejected, parse_trigger_message
 from hyperpod_ha.slurm_triggers.node import triggers_parameters, triggers_result
 from hyperpod_ha_dev.simulation import node_aws_cli
@@ -78,6 +79,19 @@ def install_triggers(drill: Drill) -> dict[str, Any]:
             + (f", error {result.error}" if result.error else ""),
         )
     return results
+
+
+def clear_triggers(drill: Drill) -> int:
+    """Clear the stack's triggers from the lab (the active slurmctld holds them, in
+    StateSaveLocation): later scenarios run with SlurmTriggers off, on the lab's baseline. How
+    many were cleared."""
+    lab, host = drill.lab, drill.primary
+    listed = lab.exec(host, ["strigger", "--get"])
+    ours = [row.trig_id for row in parse_strigger_get(listed.stdout) if row.is_ours()]
+    for trig_id in ours:
+        lab.exec(host, ["strigger", "--clear", f"--id={trig_id}"])
+    drill.note("Slurm triggers cleared", f"{len(ours)} of the stack's, on {host}")
+    return len(ours)
 
 
 def _events_written(drill: Drill, since: int) -> list[str]:
@@ -159,6 +173,7 @@ def _standby_killed_told_by_slurm(drill: Drill) -> None:
         drill.details["relay_refused"] = list(relay.refused)
     finally:
         (lab.paths.aws_cli_dir / node_aws_cli.COMMAND).unlink(missing_ok=True)
+        drill.details["triggers_cleared"] = clear_triggers(drill)
     # As systemd would: the restarted slurmctld runs its triggers' programs with the unit's PATH.
     drill.details["restarted_slurmctld_path"] = slurmctld_path(lab, host)
 
@@ -250,7 +265,9 @@ TRIGGER_SCENARIOS: Final = (
         _standby_killed_told_by_slurm,
         frozenset({"HEALTHY"}),
         "HEALTHY (redundancy full again)",
-        parameters={"RestoreRedundancy": "standbys"},
+        # The stack as deployed: its triggers re-checked by every run (SlurmTriggers on, the
+        # template's default, which the lab's stack otherwise turns off).
+        parameters={"RestoreRedundancy": "standbys", "SlurmTriggers": "on"},
         verify=_told_by_slurm,
         measured=True,
         defaults=True,

@@ -13,6 +13,7 @@ import pytest
 
 from hyperpod_ha import state_table
 from hyperpod_ha.incidents.keys import KIND_KEY, RESTORE_ACTIONS_KEY
+from hyperpod_ha.slurm.triggers import trigger_message
 from hyperpod_ha_dev.simulation.engine import EmbeddedRun
 from hyperpod_ha_dev.simulation.restore import (
     RestartsAndDies,
@@ -108,6 +109,25 @@ def test_a_verification_with_standbys_restores_the_standby_and_the_next_run_is_h
     assert "The controller is restored" in restore["states"]
     assert (after["status"], after["states"][-1]) == ("SUCCEEDED", "Failover verified")
     assert "Start the restore" not in after["states"]  # HEALTHY: nothing to restore
+
+
+def test_slurms_trigger_for_a_dead_standby_starts_the_run_whose_restore_brings_it_back() -> None:
+    # Issue 37: the active slurmctld's backup_slurmctld_failure, published by the triggers'
+    # program, starts the run (no tick, no operator); RestoreRedundancy=standbys restores ctl2.
+    message = trigger_message("backup_slurmctld_failure", "ctl1", "2026-12-06T17:00:00Z")
+    found = run_verification_with_restore(ROOT, "standbys", slurm_trigger=message)
+    first, after = found["FailoverVerificationStateMachineArn"]
+    [restore] = found["RedundancyRestoreStateMachineArn"]
+    trigger = first["input"]["trigger"]
+    assert (trigger["source"], trigger["summary"]["event"], trigger["summary"]["host"]) == (
+        "slurm-trigger",
+        "backup_slurmctld_failure",
+        "ctl1",
+    )
+    assert (first["status"], first["error"]) == ("SUCCEEDED", None)
+    assert "Start the restore" in first["states"]
+    assert "The controller is restored" in restore["states"]
+    assert (after["status"], after["states"][-1]) == ("SUCCEEDED", "Failover verified")
 
 
 def test_a_run_holding_the_lease_hands_it_to_the_restore_before_its_snapshot() -> None:

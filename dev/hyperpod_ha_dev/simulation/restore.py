@@ -10,6 +10,7 @@ until BatchRebootClusterNodes is asked to reboot it (the embedded cluster record
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ import boto3
 
 from hyperpod_ha import state_table
 from hyperpod_ha.lease import Lease
+from hyperpod_ha.slurm.triggers import SUBJECT as TRIGGER_SUBJECT
 from hyperpod_ha_dev.embedded.site import rebooted_nodes
 from hyperpod_ha_dev.simulation import scenarios as s
 from hyperpod_ha_dev.simulation.cluster import SimulatedCluster, SimulatedController
@@ -191,21 +193,34 @@ def run_verification_with_restore(
     mode: str,
     cluster_type: type[RestoreSimulatedCluster] = RestoreSimulatedCluster,
     lease_id: str = "",
+    slurm_trigger: str | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """A verification run with ``restore_redundancy`` = ``mode`` (holding the cluster's lease
     ``lease_id``, as a trigger's run does, unless it is empty), then whatever it started, to the
-    end: every execution of both state machines, oldest first, with its states and output."""
-    with simulated_run(s.SCENARIOS["healthy"], root, cluster_type) as run:
+    end: every execution of both state machines, oldest first, with its states and output.
+    ``slurm_trigger``: the run is started instead by that Slurm trigger message, published on
+    the failover topic as the triggers' program does (the stack's ``RestoreRedundancy`` = ``mode``)."""
+    scenario = s.SCENARIOS["healthy"]
+    if slurm_trigger is not None:
+        scenario = dataclasses.replace(
+            scenario, parameters={**scenario.parameters, "RestoreRedundancy": mode}
+        )
+    with simulated_run(scenario, root, cluster_type) as run:
         sfn = boto3.client("stepfunctions")
         cluster = str(run.stack.parameters["ClusterName"])
-        if lease_id:
-            lease = Lease.for_run(lease_id, f"operator:{lease_id}", "verify-first", int(time.time()), 3600)
-            state_table.put_lease(boto3.client("dynamodb"), run.stack.ref("StateTable"), cluster, lease)
-        sfn.start_execution(
-            stateMachineArn=str(run.stack.outputs["FailoverVerificationStateMachineArn"]),
-            name="verify-first",
-            input=json.dumps({"cluster": cluster, "restore_redundancy": mode, "lease_id": lease_id}),
-        )
+        if slurm_trigger is not None:
+            run.notify(slurm_trigger, subject=TRIGGER_SUBJECT)
+        else:
+            if lease_id:
+                lease = Lease.for_run(
+                    lease_id, f"operator:{lease_id}", "verify-first", int(time.time()), 3600
+                )
+                state_table.put_lease(boto3.client("dynamodb"), run.stack.ref("StateTable"), cluster, lease)
+            sfn.start_execution(
+                stateMachineArn=str(run.stack.outputs["FailoverVerificationStateMachineArn"]),
+                name="verify-first",
+                input=json.dumps({"cluster": cluster, "restore_redundancy": mode, "lease_id": lease_id}),
+            )
         found: dict[str, list[dict[str, Any]]] = {}
         deadline = time.monotonic() + FINISH_SECONDS
         while time.monotonic() < deadline:
@@ -233,4 +248,5 @@ def run_verification_with_restore(
                 described = sfn.describe_execution(executionArn=execution["executionArn"])
                 execution["error"] = described.get("error")
                 execution["output"] = json.loads(described.get("output") or "null")
+                execution["input"] = json.loads(described.get("input") or "null")
         return found

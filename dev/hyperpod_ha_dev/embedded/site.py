@@ -5,6 +5,7 @@ controllers, the cluster's failover topic, the database secret, the FSx file sys
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -14,6 +15,7 @@ from typing import Any
 from unittest import mock
 
 import boto3
+import botocore.loaders
 from moto.core.config import DefaultConfig
 
 from hyperpod_ha_dev.embedded.account import ACCOUNT, CREDENTIALS, REGION
@@ -25,6 +27,17 @@ MOTO_CONFIG: DefaultConfig = {
 }
 
 
+# No EC2 images: nothing here starts an instance, and moto reads its image lists at every start.
+_MOTO_ENVIRONMENT = {"MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}
+
+
+@functools.cache
+def _shared_loader(search_paths: str | None = None) -> botocore.loaders.Loader:
+    """One botocore loader for every session: moto gives each start a new boto3 session, whose
+    own loader would read each service's model again (about 20 ms a client)."""
+    return botocore.loaders.create_loader(search_paths)
+
+
 @contextlib.contextmanager
 def embedded_aws() -> Iterator[None]:
     """An in-process AWS (moto) with the real handlers answering Lambda invocations."""
@@ -34,7 +47,10 @@ def embedded_aws() -> Iterator[None]:
 
     # moto's interpreter logs every state's internals at WARNING; keep our output readable.
     logging.getLogger("moto.stepfunctions").setLevel(logging.CRITICAL)
-    with mock.patch.dict(os.environ, CREDENTIALS):
+    with (
+        mock.patch.dict(os.environ, {**CREDENTIALS, **_MOTO_ENVIRONMENT}),
+        mock.patch("botocore.session.create_loader", _shared_loader),
+    ):
         # Never a real account or another endpoint, whatever the shell says.
         os.environ.pop("AWS_ENDPOINT_URL", None)
         os.environ.pop("AWS_PROFILE", None)

@@ -36,7 +36,8 @@ PYTEST = [str(BIN / "python"), "-m", "pytest", "-p", "no:cacheprovider"]
 # and the rest run on 24.11 only. 22.05 is on no HyperPod AMI and in no tier (docs/lab.md).
 LAB_2511_TESTS = (
     "test_up_builds or test_a_job_runs or test_runner_runs or test_sigkill or verdict[failover] or "
-    "verdict[back] or verdict[hung-primary] or verdict[isolated-primary] or verdict[standby-refuses]"
+    "verdict[back] or verdict[hung-primary] or verdict[isolated-primary] or verdict[standby-refuses] or "
+    "verdict[both-down] or test_an_operator_session"
 )
 # Labs at once: each waits on the clock most of the time, and each costs two cores' worth only
 # while its scenario's workflow runs. 24.11 takes slots 1-3, 25.11 slot 4; slot 0 is the

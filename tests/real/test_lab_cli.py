@@ -83,7 +83,7 @@ def test_an_operator_session(lab: Lab, capfd: pytest.CaptureFixture[str]) -> Non
         assert "serves no /readyz" in readyz["ctl2"]["why"]
     assert result["fault"]["fault"] == "kill"
     assert 0 < result["fault_to_verdict_seconds"] < 120
-    if SLURM == "24.11":
+    if SLURM in ("24.11", "25.11"):  # the standby refuses: it cannot read the heartbeat file
         assert code == 1
         assert result["verdict"] == "DOWN"
         assert result["active_controller"] is None

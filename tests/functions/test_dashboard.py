@@ -14,7 +14,7 @@ from hyperpod_ha import state_table
 from tests.conftest import EVENTS, Embedded, UseTransport
 from tests.fakes.unreachable_runner import UnreachableRunner
 from tests.functions.test_controller_status import sns_event, with_message
-from tests.functions.test_failover_drill import begin, finish_event
+from tests.functions.test_failover_drill import EXECUTION, begin, finish_event
 
 VERDICTS = ("HEALTHY", "FAILED_OVER", "DEGRADED", "SPLIT_BRAIN", "DOWN", "UNKNOWN")
 # The early warnings' per-cluster figures, written at each watchdog tick on a cluster it reaches:
@@ -83,7 +83,7 @@ def run_every_emitting_path(embedded: Embedded, use_transport: UseTransport) -> 
     )
     stack.invoke("FailoverDrillFunction", finish_event(begin(embedded)))  # completed, with the figures
     stack.invoke("FailoverDrillFunction", finish_event(begin(embedded), error={"Error": "X", "Cause": "y"}))
-    begin(embedded, "holder")
+    begin(embedded, EXECUTION + "-holder")  # another drill holds the cluster: this one is refused
     stack.invoke("FailoverDrillFunction", finish_event(begin(embedded), takeover=None, hand_back=None))
     release_lease(embedded)
     use_transport("unreachable", lambda: UnreachableRunner("unreachable"))

@@ -14,15 +14,24 @@ from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.lease import Lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.embedded.functions import FunctionError, LambdaContext
+from hyperpod_ha_dev.embedded.held_executions import end_execution, held_execution
 from tests.conftest import Embedded, UseTransport, load_function_module, subscribed_inbox
 from tests.fakes.canned_runner import CannedRunner
 from tests.functions.test_controller_status import only_record, sns_event
 
-EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-FailoverDrillStateMachine:d1"
+EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-failover-drill:d1"
 REQUEST = {"cluster": "ml-cluster", "to": "auto", "hand_back": True, "dry_run": False}
 
 
+def running(embedded: Embedded, execution: str = EXECUTION) -> str:
+    """``execution`` started (if not yet) as a drill of the stack that stays running: the steps
+    invoked here act as from inside it."""
+    machine = str(embedded.stack.outputs["FailoverDrillStateMachineArn"])
+    return held_execution(machine, execution.rsplit(":", 1)[-1], REQUEST)
+
+
 def begin(embedded: Embedded, execution: str = EXECUTION) -> dict[str, Any]:
+    running(embedded, execution)
     result: dict[str, Any] = embedded.stack.invoke(
         "FailoverDrillFunction", {"action": "begin", "request": REQUEST, "execution_id": execution}
     )
@@ -252,3 +261,66 @@ def test_a_direct_finish_naming_another_holder_s_lease_releases_nothing(embedded
     held = held_lease(embedded)
     assert held is not None
     assert held.execution_arn == EXECUTION + "-holder"
+
+
+# --- issue 35, finding 2: a direct invoke of the lease's and the report's steps --------------
+
+
+def nothing_on_record(embedded: Embedded, inbox: str) -> None:
+    """No status record, notice, OpsItem or incident: what a refused report leaves."""
+    table = embedded.stack.ref("StateTable")
+    assert StatusRecords(boto3.client("dynamodb"), table).read("ml-cluster") == {}
+    assert boto3.client("sqs").receive_message(QueueUrl=inbox).get("Messages", []) == []
+    filters: list[Any] = [{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}]
+    assert boto3.client("ssm").describe_ops_items(OpsItemFilters=filters)["OpsItemSummaries"] == []
+
+
+def forged_execution(embedded: Embedded, how: str) -> str:
+    """The execution a direct invoke names, each way it is not a running drill of this stack."""
+    if how == "an ended drill":
+        ended = running(embedded, EXECUTION + "-ended")
+        end_execution(ended, "SUCCEEDED")
+        return ended
+    if how == "a restore's execution":
+        restores = str(embedded.stack.outputs["RedundancyRestoreStateMachineArn"])
+        return held_execution(restores, "d1", REQUEST)
+    return {"no such execution": EXECUTION, "not an execution ARN": "d1"}[how]
+
+
+FORGED = ["no such execution", "an ended drill", "a restore's execution", "not an execution ARN"]
+
+
+@pytest.mark.parametrize("how", FORGED)
+def test_a_direct_finish_outside_a_running_drill_records_sends_and_opens_nothing(
+    embedded: Embedded, how: str
+) -> None:
+    inbox = subscribed_inbox(str(embedded.stack.outputs["NotificationTopicArn"]))
+    # Not verified: the report would open an incident, write a verdict, send its summary.
+    not_back = {"target": "ctl1", "verdict": "DOWN", "verified": False, "checks": 10}
+    event = finish_event({"taken": False}, hand_back=not_back, execution_id=forged_execution(embedded, how))
+    with pytest.raises(FunctionError) as raised:
+        embedded.stack.invoke("FailoverDrillFunction", event)
+    assert raised.value.error_type == "DrillStepRefused"
+    assert "nothing is reported or released" in str(raised.value)
+    nothing_on_record(embedded, inbox)
+
+
+def test_a_refused_drill_still_reports_from_its_running_execution(embedded: Embedded) -> None:
+    inbox = subscribed_inbox(str(embedded.stack.outputs["NotificationTopicArn"]))
+    running(embedded)  # its begin found the cluster busy: no lease taken
+    event = finish_event({"taken": False, "reason": "a run holds the cluster now"}, plan=None)
+    event |= {"takeover": None, "jobs": None, "test_job": None, "hand_back": None, "takeover_started": False}
+    report = embedded.stack.invoke("FailoverDrillFunction", event)
+    assert report["outcome"] == "refused"
+    table = embedded.stack.ref("StateTable")
+    assert StatusRecords(boto3.client("dynamodb"), table).read("ml-cluster")["drill"]["outcome"] == "refused"
+    assert len(boto3.client("sqs").receive_message(QueueUrl=inbox)["Messages"]) == 1
+
+
+@pytest.mark.parametrize("how", FORGED)
+def test_a_direct_begin_outside_a_running_drill_takes_no_lease(embedded: Embedded, how: str) -> None:
+    event = {"action": "begin", "request": REQUEST, "execution_id": forged_execution(embedded, how)}
+    with pytest.raises(FunctionError) as raised:
+        embedded.stack.invoke("FailoverDrillFunction", event)
+    assert raised.value.error_type == "DrillStepRefused"
+    assert held_lease(embedded) is None

@@ -19,6 +19,7 @@ from hyperpod_ha.errors import ConfigurationError
 from hyperpod_ha.lease import Lease
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha_dev.embedded.functions import FunctionError, LambdaContext
+from hyperpod_ha_dev.embedded.held_executions import end_execution, held_execution
 from hyperpod_ha_dev.embedded.site import create_site, embedded_aws, rebooted_nodes
 from hyperpod_ha_dev.embedded.stack import create_stack
 from tests.conftest import FAST_RUNS, ROOT, Embedded, UseTransport, load_function_module, published
@@ -28,6 +29,20 @@ from tests.unit.verdict.cases.verdict_probes import Probe, Unreachable, node
 EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-redundancy-restore:r1"
 REQUEST = {"cluster": "ml-cluster", "mode": "standbys", "dry_run": False}
 CTL2_DOWN_PING = "Slurmctld(primary) at ctl1 is UP\nSlurmctld(backup) at ctl2 is DOWN"
+
+
+def running(embedded: Embedded, execution: str = EXECUTION, request: dict[str, Any] = REQUEST) -> str:
+    """``execution`` started (if not yet) as a restore of the stack that stays running: the steps
+    invoked here act as from inside it."""
+    machine = str(embedded.stack.outputs["RedundancyRestoreStateMachineArn"])
+    return held_execution(machine, execution.rsplit(":", 1)[-1], request)
+
+
+@pytest.fixture
+def embedded(embedded: Embedded) -> Embedded:
+    """The stack with EXECUTION running: each step invoked here is one of its steps."""
+    running(embedded)
+    return embedded
 
 
 def invoke(embedded: Embedded, action: str, **event: Any) -> dict[str, Any]:
@@ -49,6 +64,7 @@ def plan_event() -> dict[str, Any]:
             "maintenance": {"cluster_status": "InService", "controllers": []},
         },
         "reports": [report.to_json() for report in reports],
+        "execution_id": EXECUTION,
     }
 
 
@@ -63,7 +79,7 @@ def test_the_restore_takes_the_lease_of_its_kind_and_a_second_is_refused(embedde
     lease = held_lease(embedded)
     assert lease is not None
     assert (lease.kind, lease.execution_arn) == ("restore", EXECUTION)
-    other = invoke(embedded, "begin", execution_id=EXECUTION + "-other")
+    other = invoke(embedded, "begin", execution_id=running(embedded, EXECUTION + "-other"))
     assert other["taken"] is False
     assert other["reason"] == f"not restored: a restore holds the cluster now: {EXECUTION}"
 
@@ -171,7 +187,7 @@ def test_finish_records_the_restore_and_sends_one_notice(embedded: Embedded) -> 
             "request": {"cluster": "ml-cluster", "mode": "everything"},
             "execution_id": EXECUTION,
         },
-        {"action": "plan", "request": REQUEST, "cluster": [], "reports": []},
+        {"action": "plan", "request": REQUEST, "cluster": [], "reports": [], "execution_id": EXECUTION},
         {"action": "act", "request": REQUEST, "item": {"kind": "reboot"}},
         {"action": "check", "request": REQUEST, "item": {}, "report": {}, "checks": 99},
     ],
@@ -217,6 +233,61 @@ def test_a_bad_mode_setting_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> 
         app.lambda_handler({"action": "begin", "request": REQUEST, "execution_id": EXECUTION}, context)
 
 
+# --- issue 35, finding 2: a direct invoke of a step outside a running restore ----------------
+
+
+def forged_execution(embedded: Embedded, how: str) -> str:
+    """The execution a direct invoke names, each way it is not a running restore of this stack."""
+    if how == "an ended restore":
+        ended = running(embedded, EXECUTION + "-ended")
+        end_execution(ended, "ABORTED")
+        return ended
+    if how == "a drill's execution":
+        drills = str(embedded.stack.outputs["FailoverDrillStateMachineArn"])
+        return held_execution(drills, "r1", REQUEST)
+    return {"no such execution": EXECUTION + "-forged", "not an execution ARN": "r1"}[how]
+
+
+FORGED = ["no such execution", "an ended restore", "a drill's execution", "not an execution ARN"]
+
+
+@pytest.mark.parametrize("how", FORGED)
+def test_a_direct_finish_outside_a_running_restore_records_and_sends_nothing(
+    embedded: Embedded, how: str
+) -> None:
+    planned = invoke(embedded, "plan", **plan_event())
+    results = [{"controller": "ctl2", "kind": "start-slurmctld", "restored": False, "what": "forged"}]
+    with pytest.raises(FunctionError) as raised:
+        invoke(
+            embedded, "finish", plan=planned, results=results, execution_id=forged_execution(embedded, how)
+        )
+    assert raised.value.error_type == "RestoreStepRefused"
+    assert "nothing is recorded" in str(raised.value)
+    table = embedded.stack.ref("StateTable")
+    assert StatusRecords(boto3.client("dynamodb"), table).read("ml-cluster") == {}
+    assert published(str(embedded.stack.outputs["NotificationTopicArn"])) == []
+
+
+@pytest.mark.parametrize("how", FORGED)
+def test_a_direct_begin_plan_or_verify_outside_a_running_restore_acts_on_nothing(
+    embedded: Embedded, how: str
+) -> None:
+    execution = forged_execution(embedded, how)
+    for action, event in (
+        ("begin", {}),
+        ("plan", plan_event()),  # would count an action in the hour
+        ("verify", {}),  # would start a verification run
+    ):
+        with pytest.raises(FunctionError) as raised:
+            invoke(embedded, action, **{**event, "execution_id": execution})
+        assert raised.value.error_type == "RestoreStepRefused", action
+    assert held_lease(embedded) is None
+    hour = int(dt.datetime.now(dt.UTC).timestamp()) // 3600
+    table = embedded.stack.ref("StateTable")
+    assert state_table.restore_actions(boto3.client("dynamodb"), table, "ml-cluster", hour) == 0
+    assert embedded.executions() == []  # no verification run
+
+
 # --- issue 35, finding 2: a direct invoke of a step that acts ---------------------------------
 
 RESTORED = "before=stopped\naction=started\nanswers_ping=yes\nHYPERPOD_HA_RESULT rc=0\n"
@@ -230,6 +301,7 @@ def embedded_all() -> Iterator[Embedded]:
         site = create_site()
         site.extra_parameters.update({**FAST_RUNS, "RestoreRedundancy": "all", "ClusterId": "abcdef123456"})
         embedded = Embedded(site, create_stack(ROOT, site.stack_parameters()))
+        running(embedded, EXECUTION, ALL)
         yield embedded
         embedded.stack.stop_running_executions()
 

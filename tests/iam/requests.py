@@ -195,6 +195,7 @@ OPERATIONS: dict[tuple[str, str], Mapper] = {
         for op in ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "BatchGetItem")
     },
     ("states", "StartExecution"): lambda p, r: [Request("states:StartExecution", p["stateMachineArn"])],
+    ("states", "DescribeExecution"): lambda p, r: [Request("states:DescribeExecution", p["executionArn"])],
     **{
         ("sagemaker", op): _sagemaker(f"sagemaker:{op}")
         for op in (

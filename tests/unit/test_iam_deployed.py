@@ -243,3 +243,25 @@ def test_a_resolution_goes_to_the_resolve_pipe_only_and_notices_to_neither() -> 
     template = resources["PagingResolvePipe"]["Properties"]["TargetParameters"]["InputTemplate"]
     assert '"event_action": "resolve"' in template
     assert "trigger" not in template
+
+
+def test_each_step_function_describes_only_its_own_state_machines_executions() -> None:
+    # Issue 35, finding 2: the drill's and the restore's steps ask Step Functions whether their
+    # request's execution is a running one of their own state machine, and of no other.
+    resources = deployed()
+    granted = {
+        role: statement["Resource"] for role, statement in _granted(resources, "states:DescribeExecution")
+    }
+    executions = "arn:aws:states:eu-west-1:123456789012:execution"
+    assert granted == {
+        "FailoverDrillFunctionRole": f"{executions}:ha-failover-drill:*",
+        "RestoreRedundancyFunctionRole": f"{executions}:ha-redundancy-restore:*",
+    }
+    for function, variable, machine in (
+        ("FailoverDrillFunction", "DRILL_STATE_MACHINE_ARN", "FailoverDrillStateMachine"),
+        ("RestoreRedundancyFunction", "RESTORE_STATE_MACHINE_ARN", "RedundancyRestoreStateMachine"),
+    ):
+        name = resources[machine]["Properties"]["StateMachineName"]
+        known = resources[function]["Properties"]["Environment"]["Variables"][variable]
+        assert known == f"arn:aws:states:eu-west-1:123456789012:stateMachine:{name}"
+        assert granted[f"{function}Role"] == f"{executions}:{name}:*"

@@ -21,6 +21,7 @@ from hyperpod_ha.drill.steps import DrillContext, run_step
 from hyperpod_ha.environment import Number, Settings, Text
 from hyperpod_ha.incidents import Incidents, IncidentSettings
 from hyperpod_ha.observability import metrics
+from hyperpod_ha.own_executions import OwnExecutions, StepFunctionsExecutions
 from hyperpod_ha.status_records import StatusRecords
 
 if TYPE_CHECKING:
@@ -43,6 +44,9 @@ class FailoverDrillFunctionSettings(Settings):
         Number("DRILL_COMMAND_DEADLINE_SECONDS", DEFAULT_COMMAND_DEADLINE_SECONDS, minimum=1, whole=True),
     ]
     incidents: IncidentSettings  # its topic also gets the drill's summary
+    # This stack's drill state machine, by its name (it references this function: a Ref would be
+    # a cycle): begin and finish act only inside its running executions.
+    state_machine_arn: Annotated[str, Text("DRILL_STATE_MACHINE_ARN")]
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,11 @@ class FailoverDrillFunction:
                 status=StatusRecords(dynamodb, acting.state_table),
                 incidents=cache(lambda: Incidents.from_settings(settings.incidents, ssm, sns)),
                 transport=acting.command_transport,
+                executions=OwnExecutions(
+                    settings.state_machine_arn,
+                    StepFunctionsExecutions(cache(lambda: boto3.client("stepfunctions"))),
+                    "drill",
+                ),
                 metric=lambda name, unit, value: metrics.add_metric(name=name, unit=unit, value=value),
             )
         )

@@ -26,7 +26,9 @@ class InvalidDrillRequest(InputRejected):
 class DrillStepRefused(InvalidDrillRequest):
     """A step that runs a command on a controller refused before running it: this drill does not
     hold the cluster's lease, or the node is not a controller this cluster's discovery finds now
-    (with that target). Nothing was run; the reason is safe to log."""
+    (with that target); or the lease's or the report's step (``begin``, ``finish``) was not
+    invoked by a running execution of this stack's drill state machine. Nothing was run,
+    written or sent; the reason is safe to log."""
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from hyperpod_ha.drill.records import DrillRecords
 from hyperpod_ha.drill.report import build_report
 from hyperpod_ha.drill.summary import summary
 from hyperpod_ha.incidents import Incidents, OpenRequest
+from hyperpod_ha.own_executions import OwnExecutions
 from hyperpod_ha.request_fields import text_field
 from hyperpod_ha.status_records import StatusRecords, controllers_record
 from hyperpod_ha.topic_messages.sections import RunStart
@@ -49,6 +50,9 @@ class DrillContext:
     status: StatusRecords
     incidents: Callable[[], Incidents]
     transport: str
+    # This stack's drill state machine: the steps that act on their request's content without a
+    # command's lease check (begin takes the lease, finish reports) run only inside its execution.
+    executions: OwnExecutions
     metric: MetricSink = field(default=lambda name, unit, value: None)
     clock: Callable[[], float] = time.time
 
@@ -75,9 +79,20 @@ def _own_target(event: Mapping[str, Any], context: DrillContext, node: Controlle
     ).target
 
 
+def _own_execution(event: Mapping[str, Any], context: DrillContext, what: str) -> str:
+    """The request's execution, when it is a running execution of this stack's drill state
+    machine; :class:`DrillStepRefused` otherwise (a direct invoke naming any id), before anything."""
+    execution_id = _text(event, "execution_id")
+    context.executions.check(execution_id, DrillStepRefused, what)
+    return execution_id
+
+
 def begin(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
+    """Take the cluster's lease (kind ``drill``), only for a running drill of this stack: a
+    forged begin would hold the cluster, every trigger joining a drill that never runs."""
     request = request_of(event, context)
-    return context.lease.begin(request.cluster, _text(event, "execution_id"))
+    execution_id = _own_execution(event, context, "the lease is not taken: ")
+    return context.lease.begin(request.cluster, execution_id)
 
 
 def plan(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
@@ -185,10 +200,13 @@ def test_job(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
 
 def finish(event: Mapping[str, Any], context: DrillContext) -> dict[str, Any]:
     """The drill report: lease released, summary sent, OpsItem resolved (none for a dry run),
-    incident if not verified."""
+    incident if not verified.
+
+    Only inside this stack's running drill execution: the report is made of the request's
+    content, and a refused drill (no lease taken) reports too, so the lease cannot tell."""
     state = dict(event)
     request = request_of(state, context)
-    execution_id = _text(event, "execution_id")
+    execution_id = _own_execution(event, context, "nothing is reported or released: ")
     lease = state.get("lease") or {}
     if lease.get("taken") and lease.get("lease_id") != context.lease.lease_id(execution_id):
         # Only this drill's own lease is counted and released, never one a request names.

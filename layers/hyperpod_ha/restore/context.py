@@ -13,8 +13,9 @@ from hyperpod_ha.acting.execution_lease import ExecutionLease
 from hyperpod_ha.acting.node_commands import NodeDocuments
 from hyperpod_ha.acting.notice_topic import NoticeTopic
 from hyperpod_ha.controllers.models import ClusterControllers
-from hyperpod_ha.request_fields import is_cluster_name
-from hyperpod_ha.restore.errors import InvalidRestoreRequest
+from hyperpod_ha.own_executions import OwnExecutions
+from hyperpod_ha.request_fields import is_cluster_name, text_field
+from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreStepRefused
 from hyperpod_ha.restore.reboot import NodeReboots
 from hyperpod_ha.restore.secret_versions import SecretRollouts
 from hyperpod_ha.restore.settings import RestoreMode, RestoreSettings, restore_mode
@@ -41,6 +42,9 @@ class RestoreContext:
     status: StatusRecords
     topic: NoticeTopic
     runs: FollowingRuns
+    # This stack's restore state machine: the steps that act on their request's content without
+    # the lease's re-check (begin, plan, finish, verify) run only inside its running execution.
+    executions: OwnExecutions
     # BatchRebootClusterNodes (RestoreRedundancy=all, and ClusterId for the grant:
     # settings.reboot_refused); None: this stack cannot reboot nodes.
     reboots: NodeReboots | None = None
@@ -75,3 +79,12 @@ def request_of(event: Mapping[str, Any], context: RestoreContext) -> RestoreRequ
     if request.cluster != context.cluster:
         raise InvalidRestoreRequest("the request names another cluster than this stack's")
     return request
+
+
+def own_execution(event: Mapping[str, Any], context: RestoreContext, what: str) -> str:
+    """The request's execution, when it is a running execution of this stack's restore state
+    machine; :class:`RestoreStepRefused` otherwise (a direct invoke naming any id), before
+    anything is read, written or sent."""
+    execution_id = text_field(event, "execution_id", rejected=InvalidRestoreRequest)
+    context.executions.check(execution_id, RestoreStepRefused, what)
+    return execution_id

@@ -15,6 +15,7 @@ from hyperpod_ha.acting.settings import ActingSettings
 from hyperpod_ha.acting.steps import logged_step
 from hyperpod_ha.environment import Number, OptionalText, Settings, Text
 from hyperpod_ha.incidents import IncidentSettings
+from hyperpod_ha.own_executions import OwnExecutions, StepFunctionsExecutions
 from hyperpod_ha.restore.context import RestoreContext
 from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFailed
 from hyperpod_ha.restore.reboot import NodeReboots
@@ -48,6 +49,9 @@ class RestoreRedundancyFunctionSettings(Settings):
     restore: RestoreSettings
     incidents: IncidentSettings  # its topic gets the restore-action notice
     verification: VerificationRunsSettings  # the run that follows an action
+    # This stack's restore state machine, by its name (it references this function: a Ref would
+    # be a cycle): begin, plan, finish and verify act only inside its running executions.
+    state_machine_arn: Annotated[str, Text("RESTORE_STATE_MACHINE_ARN")]
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,11 @@ class RestoreRedundancyFunction:
                 status=StatusRecords(dynamodb, table),
                 topic=NoticeTopic(boto3.client("sns"), settings.incidents.topic_arn),
                 runs=FollowingRuns(settings.verification, dynamodb, cluster),
+                executions=OwnExecutions(
+                    settings.state_machine_arn,
+                    StepFunctionsExecutions(cache(lambda: boto3.client("stepfunctions"))),
+                    "restore",
+                ),
                 reboots=NodeReboots(sagemaker, cluster),
                 region=settings.incidents.region,
             )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from hyperpod_ha.restore.context import request_of
+from hyperpod_ha.restore.context import own_execution, request_of
 from hyperpod_ha.restore.errors import InvalidRestoreRequest
 from hyperpod_ha.topic_messages import TopicMessage, message
 from hyperpod_ha.topic_messages.sections import facts, reason_lines
@@ -26,7 +26,10 @@ MAX_NOTE_LINES: Final = 32
 
 
 def finish(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
+    """The restore's record, notice and note, only inside this stack's running restore: each is
+    made of the request's content (a forged one would write what `hyperpod-ha status` prints)."""
     request = request_of(event, context)
+    execution_id = own_execution(event, context, "nothing is recorded: ")
     plan = event.get("plan")
     if not isinstance(plan, Mapping):
         raise InvalidRestoreRequest("finish needs the plan")
@@ -45,7 +48,7 @@ def finish(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
             for a in (plan.get("not_taken") or [])[:_MAX_RESULTS]
             if isinstance(a, Mapping)
         ],
-        "execution_id": _text(event.get("execution_id")),
+        "execution_id": _text(execution_id),
     }
     context.status.put(request.cluster, "restore", record)
     message_id = None

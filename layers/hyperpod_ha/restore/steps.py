@@ -19,7 +19,7 @@ from hyperpod_ha.controllers.maintenance import Maintenance
 from hyperpod_ha.controllers.models import RUNNING, ClusterControllers, Controller, ControllerReport
 from hyperpod_ha.controllers.targets import discovered_controller
 from hyperpod_ha.request_fields import text_field
-from hyperpod_ha.restore.context import RestoreContext, RestoreRequest, request_of
+from hyperpod_ha.restore.context import RestoreContext, RestoreRequest, own_execution, request_of
 from hyperpod_ha.restore.errors import InvalidRestoreRequest, RestoreCommandFailed, RestoreStepRefused
 from hyperpod_ha.restore.guards import within_hourly_bound
 from hyperpod_ha.restore.models import ClusterHolds, RestoreAction, RestorePlan
@@ -45,8 +45,9 @@ def begin(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
     the run holds it (the request's ``handed_from``: the lease's id and the run's execution, one
     of this stack's verification state machine)."""
     request = request_of(event, context)
+    # Only a running restore of this stack takes the lease: a forged one would hold the cluster.
+    execution_id = own_execution(event, context, "not restored: the lease is not taken: ")
     handed = handed_lease(event.get("request"), context.runs.settings.state_machine_arn)
-    execution_id = _text(event, "execution_id")
     taken = context.lease.begin(request.cluster, execution_id, refused="not restored: ", handed=handed)
     return {**taken, "cluster": request.cluster} if taken["taken"] else taken
 
@@ -74,8 +75,10 @@ def handed_lease(request: object, verification_arn: str) -> HandedLease | None:
 
 
 def plan(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
-    """From one check of every controller: the actions, each counted against the hourly bound."""
+    """From one check of every controller: the actions, each counted against the hourly bound
+    (only inside this stack's running restore: a forged plan would spend the hour's actions)."""
     request = request_of(event, context)
+    own_execution(event, context, "not planned: ")
     cluster = event.get("cluster")
     if not isinstance(cluster, Mapping):
         raise InvalidRestoreRequest("plan needs the discovered cluster")
@@ -332,9 +335,10 @@ def _not_running(name: str, *, started: bool) -> tuple[str, str]:
 
 
 def verify(event: Mapping[str, Any], context: RestoreContext) -> dict[str, Any]:
-    """After an action: a verification run, as any trigger starts one (it takes the lease)."""
+    """After an action: a verification run, as any trigger starts one (it takes the lease);
+    only from inside this stack's running restore, whose execution names the run."""
     request_of(event, context)
-    execution_id = _text(event, "execution_id")
+    execution_id = own_execution(event, context, "no verification started: ")
     started = context.runs.start(execution_id, "after restoring redundancy")
     return dict(started)
 

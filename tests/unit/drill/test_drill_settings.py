@@ -18,6 +18,7 @@ ENVIRONMENT = {
     "JOBS_DOCUMENT": "jobs-doc",
     "ACCOUNTING_DOCUMENT": "accounting-doc",
     "DRILL_COMMAND_DEADLINE_SECONDS": "60",
+    "DRILL_STATE_MACHINE_ARN": "arn:aws:states:eu-west-1:123456789012:stateMachine:ha-failover-drill",
     "AWS_REGION": "eu-west-1",
 }
 
@@ -34,6 +35,7 @@ def test_the_template_s_environment() -> None:
     assert (settings.command_deadline_seconds, settings.acting.lease_seconds) == (60.0, 3600)
     assert settings.incidents.topic_arn == "arn:aws:sns:us-east-1:123456789012:topic"
     assert (settings.incidents.region, settings.incidents.response_plan_arn) == ("eu-west-1", None)
+    assert settings.state_machine_arn == ENVIRONMENT["DRILL_STATE_MACHINE_ARN"]
 
 
 @pytest.mark.parametrize(
@@ -45,6 +47,7 @@ def test_the_template_s_environment() -> None:
         "TAKEOVER_DOCUMENT",
         "JOBS_DOCUMENT",
         "ACCOUNTING_DOCUMENT",
+        "DRILL_STATE_MACHINE_ARN",
     ],
 )
 def test_a_missing_variable_is_named(name: str) -> None:

@@ -7,12 +7,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+import pytest
+
 from hyperpod_ha.drill import steps
+from hyperpod_ha.drill.models import DrillStepRefused
 from hyperpod_ha.drill.records import DrillRecords
 from hyperpod_ha.incidents import Incidents
+from hyperpod_ha.own_executions import OwnExecutions
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha.topic_messages import TopicMessage
-from tests.unit.drill.cases.own_cluster import EXECUTION, Held, discovered
+from tests.fakes.step_executions import DRILLS, RESTORES, KnownExecutions, execution_of, own_executions
+from tests.unit.drill.cases.own_cluster import EXECUTION, Held, discovered, drills_running
 from tests.unit.drill.test_rules import CTL1, CTL2
 
 
@@ -59,7 +64,9 @@ def no_incidents() -> Incidents:
     raise AssertionError("a verified drill opens no incident")
 
 
-def finish(dry_run: bool) -> tuple[dict[str, Any], Records, Status]:
+def finish(
+    dry_run: bool, executions: OwnExecutions | None = None, **changes: Any
+) -> tuple[dict[str, Any], Records, Status]:
     records, status = Records(), Status()
     lease = HeldAndReleased(None, "state", 3600, "drill", execution=EXECUTION)  # type: ignore[arg-type]
     context = steps.DrillContext(
@@ -71,6 +78,7 @@ def finish(dry_run: bool) -> tuple[dict[str, Any], Records, Status]:
         status=cast(StatusRecords, status),
         incidents=no_incidents,
         transport="simulated",
+        executions=executions or drills_running(),
         clock=lambda: 40.0,
     )
     planned = {"refused": None, "primary": CTL1.to_json(), "target": CTL2.to_json()}
@@ -86,6 +94,7 @@ def finish(dry_run: bool) -> tuple[dict[str, Any], Records, Status]:
         "plan": planned,
         "check_verdict": "HEALTHY",
         **({} if dry_run else acted),
+        **changes,
     }
     return steps.run_step(event, context), records, status
 
@@ -111,3 +120,91 @@ def test_a_drill_that_acted_is_kept_as_a_resolved_ops_item() -> None:
     report, records, _ = finish(dry_run=False)
     assert records.ops_items == ["HyperPod cluster c: failover drill completed"]
     assert report["ops_item_id"] == "oi-000000000001"
+
+
+# --- issue 35, finding 2: only a running execution of this stack's drill reports ---------------
+
+NOT_VERIFIED = {"hand_back": {"target": "ctl1", "verdict": "DOWN", "verified": False}}
+
+
+@pytest.mark.parametrize(
+    ("executions", "execution_id", "reason"),
+    [
+        (drills_running(), EXECUTION + "-forged", "no drill execution of that name exists"),
+        (
+            own_executions(DRILLS, "drill", ended={"d1": "SUCCEEDED"}),
+            EXECUTION,
+            "that drill execution is SUCCEEDED, not running",
+        ),
+        (
+            # An id with the drill's prefix that Step Functions says is of another state machine.
+            OwnExecutions(DRILLS, KnownExecutions({EXECUTION: (RESTORES, "RUNNING")}), "drill"),
+            EXECUTION,
+            "not of this stack's drill state machine",
+        ),
+        (drills_running(), execution_of(RESTORES, "d1"), "names no execution of this stack's drill"),
+        (drills_running(), "d1", "names no execution of this stack's drill"),
+    ],
+    ids=["no such execution", "an ended drill", "another machine's", "a restore's ARN", "not an ARN"],
+)
+def test_a_finish_outside_a_running_drill_records_sends_and_opens_nothing(
+    executions: OwnExecutions, execution_id: str, reason: str
+) -> None:
+    recorded: list[tuple[Records, Status]] = []
+
+    def forged(**changes: Any) -> None:
+        _, records, status = finish(False, executions, **changes)
+        recorded.append((records, status))
+
+    with pytest.raises(DrillStepRefused, match=f"nothing is reported or released: .*{reason}"):
+        forged(execution_id=execution_id, lease={"taken": False}, **NOT_VERIFIED)
+    assert recorded == []
+
+
+def test_the_refusal_reads_nothing_and_writes_nothing() -> None:
+    records, status = Records(), Status()
+    executions = own_executions(DRILLS, "drill")
+    context = steps.DrillContext(
+        cluster="c",
+        controllers=lambda: discovered(CTL1, CTL2),
+        lease=cast(Any, None),  # a refused report neither counts nor releases a lease
+        commands=lambda: cast(Any, None),
+        records=cast(DrillRecords, records),
+        status=cast(StatusRecords, status),
+        incidents=no_incidents,
+        transport="simulated",
+        executions=executions,
+    )
+    event = {"action": "finish", "request": {"cluster": "c"}, "execution_id": EXECUTION, **NOT_VERIFIED}
+    with pytest.raises(DrillStepRefused):
+        steps.run_step(event, context)
+    assert (records.messages, records.ops_items, status.put_kinds) == ([], [], [])
+    assert cast(KnownExecutions, executions.executions).asked == [EXECUTION]
+
+
+def test_a_refused_drill_reports_from_its_running_execution() -> None:
+    # Its begin found the cluster busy: no lease taken, the report still goes out.
+    report, records, status = finish(
+        False, drills_running(), lease={"taken": False}, plan=None, takeover_started=False, takeover=None
+    )
+    assert report["outcome"] == "refused"
+    assert "lease_released" not in report
+    assert len(records.messages) == 1
+    assert "drill" in status.put_kinds
+
+
+def test_begin_outside_a_running_drill_takes_no_lease() -> None:
+    context = steps.DrillContext(
+        cluster="c",
+        controllers=lambda: discovered(CTL1, CTL2),
+        lease=cast(Any, None),  # would fail if the step took it
+        commands=lambda: cast(Any, None),
+        records=cast(Any, None),
+        status=cast(Any, None),
+        incidents=no_incidents,
+        transport="simulated",
+        executions=drills_running(),
+    )
+    event = {"action": "begin", "request": {"cluster": "c"}, "execution_id": EXECUTION + "-forged"}
+    with pytest.raises(DrillStepRefused, match="the lease is not taken: no drill execution"):
+        steps.run_step(event, context)

@@ -13,7 +13,7 @@ from hyperpod_ha.drill import steps
 from hyperpod_ha.drill.models import DrillStepRefused, InvalidDrillRequest
 from hyperpod_ha.drill.node import NodeOutput
 from hyperpod_ha.drill.node_commands import NodeCommands
-from tests.unit.drill.cases.own_cluster import EXECUTION, discovered, lease_held_by
+from tests.unit.drill.cases.own_cluster import EXECUTION, discovered, drills_running, lease_held_by
 from tests.unit.drill.test_rules import CTL1, CTL2
 
 FOREIGN = {**CTL2.to_json(), "target": "sagemaker-cluster:othercluster_controller-machine-i-2"}
@@ -54,6 +54,7 @@ def context(commands: Commands, held_by: str | None = EXECUTION) -> steps.DrillC
         status=unused,
         incidents=unused,
         transport="simulated",
+        executions=drills_running(),
         clock=lambda: 40.0,
     )
 

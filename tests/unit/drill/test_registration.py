@@ -13,7 +13,7 @@ from hyperpod_ha.drill import rules, steps
 from hyperpod_ha.drill.node import NodeOutput, parse_node_output
 from hyperpod_ha.drill.node_commands import DrillCommandFailed, NodeCommands
 from hyperpod_ha.drill.summary import summary
-from tests.unit.drill.cases.own_cluster import EXECUTION, discovered, lease_held_by
+from tests.unit.drill.cases.own_cluster import EXECUTION, discovered, drills_running, lease_held_by
 from tests.unit.drill.test_node_script import run
 from tests.unit.drill.test_rules import CTL1, CTL2
 
@@ -119,6 +119,7 @@ def register_step(phase_name: str, answer: NodeOutput | Exception) -> tuple[dict
         status=unused,
         incidents=unused,
         transport="simulated",
+        executions=drills_running(),
         clock=lambda: 40.0,
     )
     target = CTL2 if phase_name == "takeover" else CTL1

@@ -30,6 +30,7 @@ from hyperpod_ha.restore.state_items import RestoreItems
 from hyperpod_ha.restore.verification import FollowingRuns
 from hyperpod_ha.status_records import StatusRecords
 from tests.fakes.canned_runner import CannedRunner
+from tests.fakes.step_executions import RESTORES, own_executions
 from tests.unit.restore.test_reboot import CTL2, MINUTES, NOW, PRIMARY, unreached_ctl2
 
 EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-redundancy-restore:r1"
@@ -131,6 +132,7 @@ class Cluster:
             status=cast(StatusRecords, None),
             topic=cast(NoticeTopic, None),  # an acting step does not notify
             runs=cast(FollowingRuns, None),  # nor verify
+            executions=own_executions(RESTORES, "restore", (EXECUTION,)),
             reboots=cast(NodeReboots, self),
             clock=lambda: NOW,
         )

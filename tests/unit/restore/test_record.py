@@ -13,15 +13,18 @@ from hyperpod_ha.acting.notice_topic import NoticeTopic
 from hyperpod_ha.incidents import NoteRequest
 from hyperpod_ha.incidents import keys as incident_keys
 from hyperpod_ha.incidents import models as incident_models
+from hyperpod_ha.own_executions import OwnExecutions
 from hyperpod_ha.restore import record
 from hyperpod_ha.restore.context import RestoreContext
+from hyperpod_ha.restore.errors import RestoreStepRefused
 from hyperpod_ha.restore.guards import within_hourly_bound
 from hyperpod_ha.restore.settings import RestoreSettings
 from hyperpod_ha.restore.state_items import RestoreItems
 from hyperpod_ha.status_records import StatusRecords
 from hyperpod_ha.topic_messages import TopicMessage
+from tests.fakes.step_executions import ACCOUNT_PREFIX, RESTORES, own_executions
 
-RESTORE = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-redundancy-restore:restore-1"
+RESTORE = f"{ACCOUNT_PREFIX}:execution:hyperpod-ha-redundancy-restore:restore-1"
 START_CTL2 = "aws ssm start-session --target i-0a1b2c3d4e5f60002 --document-name hyperpod-ha-RestoreSlurmctld"
 
 
@@ -46,7 +49,9 @@ class Silence:
         return self.silence
 
 
-def context(notices: list[TopicMessage], silence: str | None = None) -> RestoreContext:
+def context(
+    notices: list[TopicMessage], silence: str | None = None, executions: OwnExecutions | None = None
+) -> RestoreContext:
     unused: Any = None  # finish touches only the status record, the silence and the topic
 
     return RestoreContext(
@@ -62,6 +67,7 @@ def context(notices: list[TopicMessage], silence: str | None = None) -> RestoreC
         status=StatusRecords(cast("Any", _Table()), "state"),
         topic=cast(NoticeTopic, Notices(notices)),
         runs=unused,
+        executions=executions or own_executions(RESTORES, "restore", (RESTORE,)),
     )
 
 
@@ -221,3 +227,61 @@ def test_incident_function_takes_the_largest_note_finish_makes() -> None:
 )
 def test_the_restore_and_incident_function_agree(ours: object, theirs: object) -> None:
     assert ours == theirs
+
+
+# --- issue 35, finding 2: only a running execution of this stack's restore records -------------
+
+
+@pytest.mark.parametrize(
+    ("executions", "execution_id", "reason"),
+    [
+        (
+            own_executions(RESTORES, "restore", (RESTORE,)),
+            RESTORE + "-2",
+            "no restore execution of that name",
+        ),
+        (
+            own_executions(RESTORES, "restore", ended={"restore-1": "ABORTED"}),
+            RESTORE,
+            "is ABORTED, not running",
+        ),
+        (
+            own_executions(RESTORES, "restore", (RESTORE,)),
+            f"{ACCOUNT_PREFIX}:execution:hyperpod-ha-failover-drill:restore-1",
+            "names no execution of this stack's restore state machine",
+        ),
+    ],
+    ids=["no such execution", "an ended restore", "a drill's execution"],
+)
+def test_a_finish_outside_a_running_restore_records_and_sends_nothing(
+    executions: OwnExecutions, execution_id: str, reason: str
+) -> None:
+    notices: list[TopicMessage] = []
+    failed = {"controller": "ctl2", "kind": "start-slurmctld", "restored": False, "what": "forged"}
+    event = {
+        "action": "finish",
+        "request": {"cluster": "ml-cluster", "mode": "standbys", "dry_run": False},
+        "plan": plan(act=True),
+        "results": [failed],
+        "execution_id": execution_id,
+    }
+    restore_context = context(notices, executions=executions)
+    with pytest.raises(RestoreStepRefused, match=f"nothing is recorded: .*{reason}"):
+        record.finish(event, restore_context)
+    assert notices == []
+    assert restore_context.status._ddb.items == []  # type: ignore[attr-defined]
+
+
+def test_a_finish_inside_its_running_restore_records_with_its_execution() -> None:
+    notices: list[TopicMessage] = []
+    restore_context = context(notices)
+    event = {
+        "action": "finish",
+        "request": {"cluster": "ml-cluster", "mode": "standbys", "dry_run": False},
+        "plan": plan(act=True),
+        "results": [{"controller": "ctl2", "kind": "start-slurmctld", "restored": True, "what": "ok"}],
+        "execution_id": RESTORE,
+    }
+    assert record.finish(event, restore_context)["restored"] == ["ctl2"]
+    assert len(notices) == 1
+    assert RESTORE in str(restore_context.status._ddb.items[-1]["Item"])  # type: ignore[attr-defined]

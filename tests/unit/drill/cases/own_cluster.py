@@ -9,8 +9,10 @@ from hyperpod_ha.acting.execution_lease import ExecutionLease
 from hyperpod_ha.controllers.models import ClusterControllers, Controller
 from hyperpod_ha.drill.models import ControllerRef
 from hyperpod_ha.lease import Lease, lease_id_for_drill
+from hyperpod_ha.own_executions import OwnExecutions
+from tests.fakes.step_executions import DRILLS, own_executions
 
-EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-FailoverDrillStateMachine:d1"
+EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:hyperpod-ha-failover-drill:d1"
 
 
 @dataclass(frozen=True)
@@ -38,3 +40,8 @@ def discovered(*refs: ControllerRef) -> ClusterControllers:
     return ClusterControllers(
         "c", "arn:aws:sagemaker:us-east-1:123456789012:cluster/abc", "abc", "InService", controllers
     )
+
+
+def drills_running(*executions: str) -> OwnExecutions:
+    """This stack's drill state machine with ``executions`` running (by default, EXECUTION)."""
+    return own_executions(DRILLS, "drill", executions or (EXECUTION,))

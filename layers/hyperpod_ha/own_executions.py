@@ -79,21 +79,18 @@ class OwnExecutions:
 
     def check(self, execution_arn: str, refused: type[InputRejected], what: str = "") -> None:
         """Nothing when ``execution_arn`` is a running execution of this state machine;
-        ``refused`` otherwise, its reason starting with ``what`` (the request's text is never in
-        it: the reason is logged)."""
+        ``refused`` otherwise, its reason starting with ``what`` (what was not done, the caller's
+        words; the request's text is never in it: the reason is logged)."""
         if not self.is_execution_of(execution_arn):
             raise refused(
-                f"{what}the request names no execution of this stack's {self.workflow} state machine: "
-                "nothing is done"
+                f"{what}the request names no execution of this stack's {self.workflow} state machine"
             )
         found = self.executions.status(execution_arn)
         if found is None:
-            raise refused(f"{what}no {self.workflow} execution of that name exists: nothing is done")
+            raise refused(f"{what}no {self.workflow} execution of that name exists")
         machine, status = found
         if machine != self.state_machine_arn:
-            raise refused(
-                f"{what}that execution is not of this stack's {self.workflow} state machine: nothing is done"
-            )
+            raise refused(f"{what}that execution is not of this stack's {self.workflow} state machine")
         if status != RUNNING:
             shown = status[:_STATUS_CHARS] or "of no status"
-            raise refused(f"{what}that {self.workflow} execution is {shown}, not running: nothing is done")
+            raise refused(f"{what}that {self.workflow} execution is {shown}, not running")

@@ -42,3 +42,16 @@ def own_executions(
         for name, status in (ended or {}).items()
     }
     return OwnExecutions(state_machine_arn, KnownExecutions(known), workflow)
+
+
+@dataclass
+class EveryExecutionRuns:
+    """Every execution of ``state_machine_arn`` asked about is RUNNING: for the tests of what a
+    step does once its execution passed the check."""
+
+    state_machine_arn: str
+    asked: list[str] = field(default_factory=list)
+
+    def status(self, execution_arn: str) -> tuple[str, str] | None:
+        self.asked.append(execution_arn)
+        return self.state_machine_arn, "RUNNING"

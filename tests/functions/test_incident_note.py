@@ -13,16 +13,20 @@ import pytest
 from moto import mock_aws
 
 from hyperpod_ha.incidents import IncidentSettings, InvalidIncidentRequest, OpenRequest
+from hyperpod_ha.incidents.errors import NoteRefused
 from hyperpod_ha.incidents.function import IncidentFunction
 from hyperpod_ha.incidents.keys import KIND_REDUNDANCY_LOST, RESTORE_ACTIONS_KEY
 from hyperpod_ha.incidents.limits import OPERATIONAL_DATA_VALUE_LIMIT
 from hyperpod_ha.incidents.ops_item import ops_item_request
 from hyperpod_ha.incidents.tracking import Incidents
+from hyperpod_ha.own_executions import OwnExecutions
 from hyperpod_ha_dev.embedded import opscenter
 from hyperpod_ha_dev.embedded.patching import applied
 from tests.conftest import EVENTS
+from tests.fakes.step_executions import EveryExecutionRuns, KnownExecutions
 
 REGION = "us-west-2"
+RESTORES = "arn:aws:states:us-west-2:123456789012:stateMachine:hyperpod-ha-redundancy-restore"
 RESTORE = "arn:aws:states:us-west-2:123456789012:execution:hyperpod-ha-redundancy-restore:restore-1"
 NOW = 1_796_119_200.0  # 2026-12-01 10:00:00 UTC
 
@@ -36,9 +40,12 @@ def ssm(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         yield boto3.client("ssm", region_name=REGION)
 
 
-def function(ssm: Any) -> IncidentFunction:
+def function(ssm: Any, restores: OwnExecutions | None = None) -> IncidentFunction:
+    """IncidentFunction with the stack's restore state machine (``restores``; by default each
+    of its executions asked about runs: the tests of what a note does)."""
     incidents = Incidents(ssm, boto3.client("sns"), IncidentSettings(region=REGION), clock=lambda: NOW)
-    return IncidentFunction(incidents, None, None, "ml-cluster")
+    restores = restores or OwnExecutions(RESTORES, EveryExecutionRuns(RESTORES), "restore")
+    return IncidentFunction(incidents, None, None, "ml-cluster", restores)
 
 
 def open_item(ssm: Any, kind: str = KIND_REDUNDANCY_LOST, cluster: str = "ml-cluster", **changes: Any) -> str:
@@ -103,7 +110,9 @@ def test_the_verdicts_incident_gets_them_too_but_no_other_kind(ssm: Any) -> None
 def test_the_sample_note_goes_on_the_open_incident(ssm: Any) -> None:
     sample = json.loads((EVENTS / "incident_note.json").read_text())
     lost = open_item(ssm)
-    assert function(ssm).handle(sample, None) == {"noted": [lost]}
+    machine = sample["execution_id"].rsplit(":", 1)[0].replace(":execution:", ":stateMachine:")
+    restores = OwnExecutions(machine, EveryExecutionRuns(machine), "restore")
+    assert function(ssm, restores).handle(sample, None) == {"noted": [lost]}
     [entry] = notes(ssm, lost) or []
     assert entry["lines"] == sample["lines"]
 
@@ -164,3 +173,45 @@ def test_an_unknown_action_names_note() -> None:
     incidents = Incidents(None, None, IncidentSettings(region=REGION))  # type: ignore[arg-type]
     with pytest.raises(InvalidIncidentRequest, match="action must be open, resolve or note"):
         IncidentFunction(incidents, None, None, "ml-cluster").handle({"action": "append"}, None)  # type: ignore[arg-type]
+
+
+# --- issue 35, finding 2: a note only from a running restore of this stack --------------------
+
+
+@pytest.mark.parametrize(
+    ("known", "execution_id", "reason"),
+    [
+        ({}, RESTORE, "no restore execution of that name exists"),
+        ({RESTORE: (RESTORES, "SUCCEEDED")}, RESTORE, "that restore execution is SUCCEEDED, not running"),
+        (
+            {},
+            "arn:aws:states:us-west-2:123456789012:execution:hyperpod-ha-failover-drill:restore-1",
+            "the request names no execution of this stack's restore state machine",
+        ),
+    ],
+    ids=["no such execution", "an ended restore", "a drill's execution"],
+)
+def test_a_note_outside_a_running_restore_notes_nothing(
+    ssm: Any, known: dict[str, tuple[str, str]], execution_id: str, reason: str
+) -> None:
+    lost = open_item(ssm)
+    restores = OwnExecutions(RESTORES, KnownExecutions(known), "restore")
+    with pytest.raises(NoteRefused, match=f"nothing is noted: {reason}"):
+        function(ssm, restores).handle(note(execution_id=execution_id, lines=["forged"]), None)
+    assert notes(ssm, lost) is None
+
+
+def test_a_function_that_knows_no_restore_notes_nothing(ssm: Any) -> None:
+    lost = open_item(ssm)
+    incidents = Incidents(ssm, boto3.client("sns"), IncidentSettings(region=REGION), clock=lambda: NOW)
+    with pytest.raises(NoteRefused, match="knows no restore state machine"):
+        IncidentFunction(incidents, None, None, "ml-cluster").handle(note(), None)  # type: ignore[arg-type]
+    assert notes(ssm, lost) is None
+
+
+def test_a_note_from_the_running_restore_is_asked_of_step_functions_once(ssm: Any) -> None:
+    lost = open_item(ssm)
+    asked = KnownExecutions({RESTORE: (RESTORES, "RUNNING")})
+    function(ssm, OwnExecutions(RESTORES, asked, "restore")).handle(note(), None)
+    assert asked.asked == [RESTORE]
+    assert [entry["execution"] for entry in notes(ssm, lost) or []] == [RESTORE]

@@ -256,10 +256,12 @@ def test_each_step_function_describes_only_its_own_state_machines_executions() -
     assert granted == {
         "FailoverDrillFunctionRole": f"{executions}:ha-failover-drill:*",
         "RestoreRedundancyFunctionRole": f"{executions}:ha-redundancy-restore:*",
+        "IncidentFunctionRole": f"{executions}:ha-redundancy-restore:*",  # the restore's note
     }
     for function, variable, machine in (
         ("FailoverDrillFunction", "DRILL_STATE_MACHINE_ARN", "FailoverDrillStateMachine"),
         ("RestoreRedundancyFunction", "RESTORE_STATE_MACHINE_ARN", "RedundancyRestoreStateMachine"),
+        ("IncidentFunction", "RESTORE_STATE_MACHINE_ARN", "RedundancyRestoreStateMachine"),
     ):
         name = resources[machine]["Properties"]["StateMachineName"]
         known = resources[function]["Properties"]["Environment"]["Variables"][variable]

@@ -7,16 +7,17 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from hyperpod_ha.environment import OptionalText, Settings, Text
-from hyperpod_ha.incidents.errors import InvalidIncidentRequest
+from hyperpod_ha.incidents.errors import InvalidIncidentRequest, NoteRefused
 from hyperpod_ha.incidents.models import MAX_REASONS, NoteRequest, OpenRequest, ResolveRequest
 from hyperpod_ha.incidents.settings import IncidentSettings
 from hyperpod_ha.incidents.tracking import Incidents
 from hyperpod_ha.incidents.verified_once import announce_verified_once, idempotency_config
 from hyperpod_ha.observability import add_cluster_metric, logger, metrics
+from hyperpod_ha.own_executions import OwnExecutions, StepFunctionsExecutions
 from hyperpod_ha.request_fields import bounded_text
 from hyperpod_ha.status_records import (
     StatusRecords,
@@ -45,6 +46,9 @@ class IncidentFunctionSettings(Settings):
     state_table: Annotated[str | None, OptionalText("STATE_TABLE")] = None
     # The stack's cluster: a request naming another is refused ("" only in settings made by hand).
     cluster: Annotated[str, Text("CLUSTER_NAME", "")] = ""
+    # The stack's restore state machine (by its name: it references this function): a note comes
+    # only from its running executions. "" only in settings made by hand: then no note is taken.
+    restore_state_machine_arn: Annotated[str, Text("RESTORE_STATE_MACHINE_ARN", "")] = ""
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,8 @@ class IncidentFunction:
     idempotency_table: str | None
     status: StatusRecords | None
     cluster: str = ""  # "" only in a function made by hand: then any cluster's request is taken
+    # The restore's executions a note may come from; None (a function made by hand): no note.
+    restores: OwnExecutions | None = None
 
     @classmethod
     def from_settings(cls, settings: IncidentFunctionSettings) -> IncidentFunction:
@@ -64,7 +70,16 @@ class IncidentFunction:
         status = (
             StatusRecords(boto3.client("dynamodb"), settings.state_table) if settings.state_table else None
         )
-        return cls(incidents, settings.idempotency_table, status, settings.cluster)
+        restores = (
+            OwnExecutions(
+                settings.restore_state_machine_arn,
+                StepFunctionsExecutions(cache(lambda: boto3.client("stepfunctions"))),
+                "restore",
+            )
+            if settings.restore_state_machine_arn
+            else None
+        )
+        return cls(incidents, settings.idempotency_table, status, settings.cluster, restores)
 
     @cached_property
     def _idempotency(self) -> IdempotencyConfig:
@@ -110,7 +125,9 @@ class IncidentFunction:
             self._record_verdict(event)
             return resolved.to_json()
         if action == "note":
-            return self.incidents.note(self._own(NoteRequest.from_event(event))).to_json()
+            request = self._own(NoteRequest.from_event(event))
+            self._from_running_restore(request.execution_id)
+            return self.incidents.note(request).to_json()
         raise InvalidIncidentRequest("action must be open, resolve or note")
 
     def _superseded(self, event: dict[str, Any]) -> str | None:
@@ -126,6 +143,13 @@ class IncidentFunction:
         if recorded is None or later is None or mine is None or later <= mine:
             return None
         return bounded_text(str(recorded.get("execution_id") or "a later run"))
+
+    def _from_running_restore(self, execution_id: str) -> None:
+        """A note's lines go on the open incidents only from a running restore of this stack
+        (asked of Step Functions): a direct invoke would write any text there."""
+        if self.restores is None:
+            raise NoteRefused("this function knows no restore state machine: nothing is noted")
+        self.restores.check(execution_id, NoteRefused, "nothing is noted: ")
 
     def _own(self, request: _Request) -> _Request:
         """The request, when it names this stack's cluster (one stack, one cluster)."""

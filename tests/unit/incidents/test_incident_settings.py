@@ -10,6 +10,7 @@ from hyperpod_ha.incidents.function import IncidentFunctionSettings
 
 TOPIC = "arn:aws:sns:us-west-2:123456789012:hyperpod-ha"
 PLAN = "arn:aws:ssm-incidents::123456789012:response-plan/hyperpod"
+RESTORES = "arn:aws:states:us-west-2:123456789012:stateMachine:hyperpod-ha-redundancy-restore"
 
 
 def test_the_template_s_variables_are_read() -> None:
@@ -20,12 +21,14 @@ def test_the_template_s_variables_are_read() -> None:
             "INCIDENT_RESPONSE_PLAN_ARN": PLAN,
             "IDEMPOTENCY_TABLE": "idempotency",
             "STATE_TABLE": "state",
+            "RESTORE_STATE_MACHINE_ARN": RESTORES,
         }
     )
     assert settings == IncidentFunctionSettings(
         IncidentSettings("us-west-2", TOPIC, PLAN, 3600, "state"),
         idempotency_table="idempotency",
         state_table="state",
+        restore_state_machine_arn=RESTORES,
     )
 
 

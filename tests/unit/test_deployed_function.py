@@ -29,6 +29,8 @@ RESOURCES = {
         "https://sqs.eu-west-1.amazonaws.com/111122223333/hyperpod-ha-ControllerStatusDLQ",
     ),
     "ControllerStatusFunction": ("AWS::Lambda::Function", "hyperpod-ha-ControllerStatusFunction-GHI"),
+    # A full accounting buffer's trigger opens its incident through IncidentFunction.
+    "IncidentFunction": ("AWS::Lambda::Function", "hyperpod-ha-IncidentFunction-JKL"),
     "ControllerStatusLogGroup": ("AWS::Logs::LogGroup", "/aws/lambda/hyperpod-ha-ControllerStatusFunction"),
 }
 
@@ -84,6 +86,9 @@ def test_the_environment_comes_from_the_stacks_parameters_and_resources(cloudfor
     assert spec.environment["STATE_TABLE"] == "hyperpod-ha-StateTable-ABC"
     assert spec.environment["STATE_MACHINE_ARN"] == RESOURCES["FailoverVerificationStateMachine"][1]
     assert spec.environment["REJECTED_QUEUE_URL"] == RESOURCES["ControllerStatusDeadLetterQueue"][1]
+    assert spec.environment["INCIDENT_FUNCTION_ARN"] == (
+        "arn:aws:lambda:eu-west-1:111122223333:function:hyperpod-ha-IncidentFunction-JKL"
+    )
     cloudformation.assert_no_pending_responses()
 
 

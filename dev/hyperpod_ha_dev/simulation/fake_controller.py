@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from hyperpod_ha_dev.simulation.capture_clock import CaptureClock
+from hyperpod_ha_dev.simulation.node_paths import moved
 
 SlurmctldState = Literal["running", "stopped", "hung"]
 
@@ -249,6 +250,8 @@ class FakeController:
             "HYPERPOD_HA_PROBE_TIMEOUT": "3",
             "HYPERPOD_HA_TRIGGER_DIR": str(self.program_dir),
         }
+        # The triggers' install writes where a controller keeps their program: here, this node's.
+        command = moved(command, "/usr/local/libexec/hyperpod-ha", str(self.program_dir))
         return subprocess.run(
             shlex.split(command),
             capture_output=True,

@@ -16,8 +16,9 @@
 
 # The events, as hyperpod_ha.slurm.triggers.TRIGGER_EVENTS names them (a test compares).
 EVENTS="backup_slurmctld_failure backup_slurmctld_assumed_control backup_slurmctld_resumed_operation primary_slurmctld_failure primary_slurmctld_resumed_control primary_slurmctld_resumed_operation primary_slurmdbd_failure primary_slurmdbd_resumed_operation primary_database_failure primary_database_resumed_operation primary_slurmctld_acct_buffer_full"
-# Local to each controller (slurmctld runs it where it is in control); the variable: tests only.
-PROGRAM_DIR=${HYPERPOD_HA_TRIGGER_DIR:-/usr/local/libexec/hyperpod-ha}
+# Local to each controller (slurmctld runs it where it is in control). Fixed: a script that
+# writes as root takes no path from its environment (tests move it in the script's text).
+PROGRAM_DIR=/usr/local/libexec/hyperpod-ha
 PROGRAM="$PROGRAM_DIR/slurm-trigger"
 TOPIC_ARN_PATTERN='^arn:aws[a-z-]*:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]+$'
 # Every strigger call is bounded; the whole install stops setting after SET_SECONDS.

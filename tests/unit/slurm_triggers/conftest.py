@@ -17,6 +17,7 @@ import pytest
 from hyperpod_ha.acting.node_commands import ScriptOutput, parse_script_output
 from hyperpod_ha.commands import CommandRequest
 from hyperpod_ha_dev.simulation.agent import agent_command_line
+from hyperpod_ha_dev.simulation.node_paths import moved
 from hyperpod_ha_stack.template import load_template, with_fixed_values
 from tests.conftest import ROOT
 
@@ -117,6 +118,7 @@ class Node:
     def run(self, mode: str, topic: str = TOPIC, **env: str) -> ScriptOutput:
         parameters = {"mode": [mode], "topicArn": [topic]}
         line = agent_command_line(CommandRequest("target", DOCUMENT, 60, parameters), TemplateDocuments())
+        line = moved(line, "/usr/local/libexec/hyperpod-ha", str(self.program_dir))
         done = subprocess.run(
             shlex.split(line),
             capture_output=True,
@@ -127,7 +129,6 @@ class Node:
                 "PATH": f"{self.root / 'bin'}:/usr/bin:/bin",
                 "LOG": str(self.root / "calls.log"),
                 "NODE": str(self.root),
-                "HYPERPOD_HA_TRIGGER_DIR": str(self.program_dir),
                 **env,
             },
         )

@@ -30,7 +30,9 @@ def ours(node: Node) -> tuple[str, ...]:
 def test_the_scripts_events_and_program_are_the_runtimes() -> None:
     (events,) = re.findall(r'^EVENTS="([a-z_ ]+)"$', SCRIPT, re.MULTILINE)
     assert tuple(events.split()) == EVERY
-    assert "PROGRAM_DIR=${HYPERPOD_HA_TRIGGER_DIR:-/usr/local/libexec/hyperpod-ha}" in SCRIPT
+    # Fixed: nothing in the environment moves where a root script writes.
+    assert "\nPROGRAM_DIR=/usr/local/libexec/hyperpod-ha\n" in SCRIPT
+    assert "HYPERPOD_HA_TRIGGER_DIR" not in SCRIPT
     assert 'PROGRAM="$PROGRAM_DIR/slurm-trigger"' in SCRIPT
     assert TRIGGER_PROGRAM_PATH == "/usr/local/libexec/hyperpod-ha/slurm-trigger"
 

@@ -38,12 +38,22 @@ class ExecutionStatuses(Protocol):
 
 
 @dataclass(frozen=True)
+class DescribedExecution:
+    """What Step Functions says of an execution: its state machine, status and input."""
+
+    state_machine_arn: str
+    status: str
+    input: str
+
+
+@dataclass(frozen=True)
 class StepFunctionsExecutions:
     """``DescribeExecution``, made on first use (only the steps that check call it)."""
 
     client: Callable[[], SFNClient]
 
-    def status(self, execution_arn: str) -> tuple[str, str] | None:
+    def described(self, execution_arn: str) -> DescribedExecution | None:
+        """The execution as Step Functions describes it; ``None`` when there is no such one."""
         from botocore.exceptions import ClientError
 
         try:
@@ -52,7 +62,15 @@ class StepFunctionsExecutions:
             if error.response.get("Error", {}).get("Code") in _NO_SUCH_EXECUTION:
                 return None
             raise  # throttled or denied: the state machine's retry, or its Catch, decides
-        return str(described.get("stateMachineArn") or ""), str(described.get("status") or "")
+        return DescribedExecution(
+            str(described.get("stateMachineArn") or ""),
+            str(described.get("status") or ""),
+            str(described.get("input") or ""),
+        )
+
+    def status(self, execution_arn: str) -> tuple[str, str] | None:
+        found = self.described(execution_arn)
+        return None if found is None else (found.state_machine_arn, found.status)
 
 
 def execution_prefix(state_machine_arn: str) -> str:

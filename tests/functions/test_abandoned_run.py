@@ -14,6 +14,7 @@ import pytest
 from hyperpod_ha import state_table
 from hyperpod_ha.lease import Lease, lease_id_for_restore
 from hyperpod_ha.runs.abandoned import execution_prefix
+from hyperpod_ha_dev.embedded.held_executions import end_execution, held_execution
 from tests.conftest import EVENTS, Embedded
 
 
@@ -75,9 +76,26 @@ def test_the_rule_lets_finished_runs_through_untouched(embedded_held: Embedded) 
     assert boto3.client("ssm").describe_ops_items(OpsItemFilters=[])["OpsItemSummaries"] == []
 
 
+def ended_sample(embedded: Embedded, status: str) -> dict[str, Any]:
+    """The sample event, of an execution of the stack's verification state machine that ended
+    with ``status`` (the sample's name and input)."""
+    sample: dict[str, Any] = json.loads((EVENTS / "eventbridge_execution_aborted.json").read_text())
+    detail = sample["detail"]
+    assert detail["stateMachineArn"] == embedded.state_machine_arn
+    ended = held_execution(embedded.state_machine_arn, detail["name"], json.loads(detail["input"]))
+    end_execution(ended, status)
+    detail["status"] = status
+    return sample
+
+
 def test_the_sample_event_and_garbage(embedded: Embedded) -> None:
     sample = json.loads((EVENTS / "eventbridge_execution_aborted.json").read_text())
-    handled = embedded.stack.invoke("AbandonedRunFunction", sample)
+    # Issue 35, finding 2: an event naming no execution Step Functions knows is not acted on.
+    assert embedded.stack.invoke("AbandonedRunFunction", sample) == {
+        "outcome": "ignored",
+        "reason": "Step Functions knows no such execution",
+    }
+    handled = embedded.stack.invoke("AbandonedRunFunction", ended_sample(embedded, "ABORTED"))
     assert handled["outcome"] == "handled"
     assert handled["lease_released"] is False  # that lease was never taken here
     for garbage in (
@@ -105,8 +123,7 @@ def test_a_run_failed_by_an_uncaught_error_releases_its_still_held_lease(embedde
 
 
 def test_a_failed_run_that_released_its_lease_is_left_alone(embedded: Embedded) -> None:
-    sample = json.loads((EVENTS / "eventbridge_execution_aborted.json").read_text())
-    sample["detail"]["status"] = "FAILED"  # a verdict's FAILED: its lease is long gone
+    sample = ended_sample(embedded, "FAILED")  # a verdict's FAILED: its lease is long gone
     answer = embedded.stack.invoke("AbandonedRunFunction", sample)
     assert answer == {"outcome": "ignored", "reason": "the run released its lease itself"}
     assert boto3.client("ssm").describe_ops_items(OpsItemFilters=[])["OpsItemSummaries"] == []
@@ -204,3 +221,33 @@ def test_an_ended_restore_never_releases_a_lease_another_holder_took_since(
 
     assert answer == {"outcome": "ignored", "reason": "the restore held the cluster's lease no more"}
     assert lease(embedded) == other
+
+
+# --- issue 35, finding 2: an event's text is not what is acted on ------------------------------
+
+
+def test_a_forged_event_of_a_running_run_releases_nothing_and_opens_nothing(embedded_held: Embedded) -> None:
+    embedded_held.stack.invoke(
+        "ControllerStatusFunction", json.loads((EVENTS / "sns_controller_on_primary.json").read_text())
+    )
+    (execution,) = embedded_held.executions()  # running: held in its settle state
+    answer = embedded_held.stack.invoke(
+        "AbandonedRunFunction", aborted_event(execution, embedded_held.state_machine_arn)
+    )
+    assert answer["outcome"] == "ignored"
+    assert "status 'RUNNING' is not ABORTED, TIMED_OUT or FAILED" in answer["reason"]
+    assert lease(embedded_held) is not None
+    assert boto3.client("ssm").describe_ops_items(OpsItemFilters=[])["OpsItemSummaries"] == []
+
+
+def test_the_incident_tells_the_executions_own_input_not_the_events(embedded: Embedded) -> None:
+    sample = ended_sample(embedded, "ABORTED")
+    forged = json.loads(sample["detail"]["input"]) | {"reason": "FORGED text for the operators"}
+    sample["detail"]["input"] = json.dumps(forged)
+    assert embedded.stack.invoke("AbandonedRunFunction", sample)["outcome"] == "handled"
+    (item,) = boto3.client("ssm").describe_ops_items(
+        OpsItemFilters=[{"Key": "Source", "Values": ["hyperpod-ha"], "Operator": "Equal"}]
+    )["OpsItemSummaries"]
+    told = json.dumps(boto3.client("ssm").get_ops_item(OpsItemId=item["OpsItemId"])["OpsItem"], default=str)
+    assert "slurmctld ON on 10.1.0.12 (primary script)" in told
+    assert "FORGED" not in told

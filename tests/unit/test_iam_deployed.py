@@ -245,9 +245,10 @@ def test_a_resolution_goes_to_the_resolve_pipe_only_and_notices_to_neither() -> 
     assert "trigger" not in template
 
 
-def test_each_step_function_describes_only_its_own_state_machines_executions() -> None:
-    # Issue 35, finding 2: the drill's and the restore's steps ask Step Functions whether their
-    # request's execution is a running one of their own state machine, and of no other.
+def test_each_function_describes_only_the_executions_of_its_own_state_machines() -> None:
+    # Issue 35, finding 2: the drill's and the restore's steps (and the restore's note) ask Step
+    # Functions whether their request's execution is a running one of their own state machine;
+    # the abandoned-run clean-up reads the execution an event names. No other executions.
     resources = deployed()
     granted = {
         role: statement["Resource"] for role, statement in _granted(resources, "states:DescribeExecution")
@@ -257,6 +258,15 @@ def test_each_step_function_describes_only_its_own_state_machines_executions() -
         "FailoverDrillFunctionRole": f"{executions}:ha-failover-drill:*",
         "RestoreRedundancyFunctionRole": f"{executions}:ha-redundancy-restore:*",
         "IncidentFunctionRole": f"{executions}:ha-redundancy-restore:*",  # the restore's note
+        # The execution an abandoned-run event names, of the stack's three state machines.
+        "AbandonedRunFunctionRole": [
+            f"{executions}:<{machine}.Name>:*"
+            for machine in (
+                "FailoverVerificationStateMachine",
+                "FailoverDrillStateMachine",
+                "RedundancyRestoreStateMachine",
+            )
+        ],
     }
     for function, variable, machine in (
         ("FailoverDrillFunction", "DRILL_STATE_MACHINE_ARN", "FailoverDrillStateMachine"),

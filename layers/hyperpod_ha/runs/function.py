@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from hyperpod_ha.environment import Settings, Text
 from hyperpod_ha.incidents import Incidents, IncidentSettings, OpenRequest
 from hyperpod_ha.lease import lease_id_for_drill, lease_id_for_restore
 from hyperpod_ha.observability import logger
+from hyperpod_ha.own_executions import DescribedExecution, StepFunctionsExecutions
 from hyperpod_ha.runs.abandoned import (
     AbandonedRun,
     AbandonedRunRejected,
@@ -41,6 +43,10 @@ class AbandonedRunFunctionSettings(Settings):
     cluster: Annotated[str, Text("CLUSTER_NAME")]
 
 
+class ExecutionDescriptions(Protocol):
+    def described(self, execution_arn: str) -> DescribedExecution | None: ...
+
+
 class AbandonedRunFunction:
     def __init__(
         self,
@@ -48,16 +54,20 @@ class AbandonedRunFunction:
         incidents: Incidents,
         drill_state_machine_arn: str,
         cluster: str,
-        restore_state_machine_arn: str = "",
+        restore_state_machine_arn: str,
+        executions: ExecutionDescriptions,
     ) -> None:
         self._runs = runs
         self._incidents = incidents
         self._drill_state_machine_arn = drill_state_machine_arn
         self._restore_state_machine_arn = restore_state_machine_arn
         self._cluster = cluster
+        self._executions = executions
 
     @classmethod
     def from_settings(cls, settings: AbandonedRunFunctionSettings) -> AbandonedRunFunction:
+        import boto3
+
         incidents = Incidents.from_settings(settings.incidents)
         return cls(
             VerificationRuns.from_settings(settings.verification),
@@ -65,19 +75,34 @@ class AbandonedRunFunction:
             settings.drill_state_machine_arn,
             settings.cluster,
             settings.restore_state_machine_arn,
+            StepFunctionsExecutions(cache(lambda: boto3.client("stepfunctions"))),
         )
+
+    def _described_run(self, event: Mapping[str, Any]) -> AbandonedRun:
+        """The run the event names, as Step Functions describes its execution: the event gives
+        only which execution; its status, state machine and input (the lease id released, the
+        reason told) are DescribeExecution's. A forged event (a direct invoke) naming a running
+        run, or giving another input, would release that run's lease or tell its own text."""
+        machines = (
+            self._runs.state_machine_arn,
+            self._drill_state_machine_arn,
+            self._restore_state_machine_arn,
+        )
+        named = parse_abandoned_run(event, machines, self._cluster)
+        found = self._executions.described(named.execution_arn)
+        if found is None:
+            raise AbandonedRunRejected("Step Functions knows no such execution")
+        described = {
+            **event["detail"],
+            "status": found.status,
+            "stateMachineArn": found.state_machine_arn,
+            "input": found.input,
+        }
+        return parse_abandoned_run({**event, "detail": described}, machines, self._cluster)
 
     def handle(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
         try:
-            run = parse_abandoned_run(
-                event,
-                (
-                    self._runs.state_machine_arn,
-                    self._drill_state_machine_arn,
-                    self._restore_state_machine_arn,
-                ),
-                self._cluster,
-            )
+            run = self._described_run(event)
         except AbandonedRunRejected as error:
             # The rule only sends these; anything else is logged and dropped, never retried.
             event_id = event.get("id") if isinstance(event, Mapping) else None

@@ -33,10 +33,11 @@ def test_entries_are_told_while_the_execution_runs_each_once() -> None:
 
     result = run_scenario(SCENARIOS["failover"], ROOT, follow=follow)
     assert result.passed
-    # The run's first states were told while it ran, not after.
+    # The run's first states were told while it ran, not after. Only the first ones: how far the
+    # telling keeps up with a run of a few seconds depends on the machine's load (a loaded one
+    # told "Decide the verdict" just after the run had ended), and no test depends on timing.
     running = [entry.what for entry, still_running in told if still_running]
     assert "Check the request" in running
-    assert "Decide the verdict" in running
     # Every entry of the collected timeline was told, once.
     streamed = sorted((timeline_json(e) for e, _ in told), key=lambda e: (e["seconds"], e["what"]))
     collected = sorted((timeline_json(e) for e in result.timeline), key=lambda e: (e["seconds"], e["what"]))

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.ssm_agent
 
 DB_SECRET_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:slurmdbd-AbCdEf"
+# The Slurm triggers' document pins its topic to the stack's SlurmFailoverTopicArn.
+FAILOVER_TOPIC_ARN = "arn:aws:sns:eu-west-1:111122223333:slurm-failover"
 # AWS's own default Session document (merged output, no exit code), as the service holds it.
 MERGED_DOCUMENT = {
     "schemaVersion": "1.0",
@@ -48,7 +50,7 @@ def stack_documents() -> dict[str, dict[str, Any]]:
     resolver = Resolver(
         template,
         Context(
-            parameters={"DbSecretArn": DB_SECRET_ARN},
+            parameters={"DbSecretArn": DB_SECRET_ARN, "SlurmFailoverTopicArn": FAILOVER_TOPIC_ARN},
             pseudo={},
             ref=unresolvable,
             get_att=unresolvable,

@@ -197,7 +197,9 @@ def test_the_snapshot_sample_starts_a_backup_on_the_stand_in(built: Path, stand_
 
 def test_the_abandoned_run_sample(built: Path, stand_in: StandIn) -> None:
     result, _ = sam_invoke("AbandonedRunFunction", "eventbridge_execution_aborted.json", built, stand_in)
-    assert result["outcome"] == "handled"
+    # The function asks Step Functions (the stand-in) about the execution the event names, and the
+    # sample's is none it knows: nothing is released or opened (issue 35, finding 2).
+    assert result == {"outcome": "ignored", "reason": "Step Functions knows no such execution"}
 
 
 @pytest.mark.parametrize(

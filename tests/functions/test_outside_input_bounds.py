@@ -18,6 +18,7 @@ from hyperpod_ha.runs.settings import RunSettings
 from hyperpod_ha.runs.verification_runs import RunRequestRejected, VerificationRuns
 from hyperpod_ha.trigger import Trigger
 from hyperpod_ha_dev.embedded.functions import FunctionError
+from hyperpod_ha_dev.embedded.held_executions import end_execution, held_execution
 from tests.conftest import EVENTS, Embedded, subscribed_inbox
 
 LONG_ID = "i" * (10 * MAX_ID_CHARS)
@@ -232,7 +233,11 @@ def test_an_abandoned_run_with_a_reason_at_ten_times_its_bound_opens_a_bounded_i
     embedded_held: Embedded,
 ) -> None:
     run = held_run(embedded_held)
-    event = abandoned(embedded_held, input=json.dumps({**run, "reason": LONG_TEXT}))
+    # The function reads the run's input from Step Functions (issue 35): an execution of the
+    # stack's state machine, ended, whose input carries the long reason.
+    ended = held_execution(embedded_held.state_machine_arn, "long-reason", {**run, "reason": LONG_TEXT})
+    end_execution(ended, "ABORTED")
+    event = abandoned(embedded_held, executionArn=ended, status="ABORTED")
     result = embedded_held.stack.invoke("AbandonedRunFunction", event)
     assert result["outcome"] == "handled"
     (item,) = ops_items()

@@ -197,9 +197,14 @@ def test_the_snapshot_sample_starts_a_backup_on_the_stand_in(built: Path, stand_
 
 def test_the_abandoned_run_sample(built: Path, stand_in: StandIn) -> None:
     result, _ = sam_invoke("AbandonedRunFunction", "eventbridge_execution_aborted.json", built, stand_in)
-    # The function asks Step Functions (the stand-in) about the execution the event names, and the
-    # sample's is none it knows: nothing is released or opened (issue 35, finding 2).
-    assert result == {"outcome": "ignored", "reason": "Step Functions knows no such execution"}
+    # The function asks Step Functions (the stand-in) about the execution the event names, not the
+    # event: the sample's is unknown there, or one the stand-in's earlier tests ran to its end.
+    # Either way nothing is released or opened (issue 35, finding 2).
+    assert result["outcome"] == "ignored"
+    assert result["reason"] in (
+        "Step Functions knows no such execution",
+        "status 'SUCCEEDED' is not ABORTED, TIMED_OUT or FAILED",
+    )
 
 
 @pytest.mark.parametrize(

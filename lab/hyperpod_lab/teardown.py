@@ -23,7 +23,7 @@ from hyperpod_lab.processes import (
     running_pids,
 )
 from hyperpod_lab.releases import BUILD_ROOT
-from hyperpod_lab.topology import PREFIX, Topology
+from hyperpod_lab.topology import MAX_SLOT, PREFIX, Topology, slot_root
 
 # Any of these running means a lab (or a piece of one) is still there.
 _SLURM_PROGRAMS = frozenset({"slurmdbd", "slurmctld", "slurmd", "slurmstepd"})
@@ -83,21 +83,45 @@ class LabTeardown(LabHosts):
 
 def lab_processes(topology: Topology) -> list[tuple[int, str]]:
     """Processes (not zombies) that belong to the lab: in its namespaces, naming its root, or
-    a Slurm daemon of the lab's builds or Debian's outside every other lab's namespaces (one
-    that escaped its host). A process that is only named like one (a test's stand-in) is not."""
+    a Slurm daemon of the lab's builds or Debian's that escaped its host. A daemon's
+    environment names its lab (its host's PATH holds ``<root>/bin``); one naming none counts
+    when it runs outside every other lab's namespaces. A process only named like one (a
+    test's stand-in) does not."""
     ours: set[int] = set()
     theirs: set[int] = set()
     for netns in _all_lab_namespaces():
         (ours if netns.startswith(f"{topology.prefix}-") else theirs).update(network.namespace_pids(netns))
-    root = str(topology.root)
     found = []
     for pid in running_pids():
         name = command_name(pid) or "?"
-        if pid == os.getpid() or pid in theirs:
+        if pid == os.getpid():
             continue
-        if pid in ours or root in cmdline(pid) or (name in _SLURM_PROGRAMS and _slurm_binary(pid)):
+        if pid in ours or _names_root(cmdline(pid), topology.root):
             found.append((pid, name))
+        elif name in _SLURM_PROGRAMS and _slurm_binary(pid):
+            # Another lab tearing down kills its daemons after its namespaces are listed, or
+            # after they are deleted: the environment, not the namespace, says whose they are.
+            environ = _environ(pid)
+            named = [root for root in _lab_roots() if _names_root(environ, root)]
+            if topology.root in named or (not named and pid not in theirs):
+                found.append((pid, name))
     return found
+
+
+def _names_root(text: str, root: Path) -> bool:
+    """Whether ``text`` names a path under ``root`` (``/srv/hplab`` is not ``/srv/hplab4``)."""
+    return re.search(rf"{re.escape(str(root))}(?:[/:\s]|$)", text) is not None
+
+
+def _lab_roots() -> list[Path]:
+    return [slot_root(slot) for slot in range(MAX_SLOT + 1)]
+
+
+def _environ(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _slurm_binary(pid: int) -> bool:

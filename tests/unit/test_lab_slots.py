@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from hyperpod_ha_dev.simulation.lab.lock import lock_path
+from hyperpod_lab import network, teardown
 from hyperpod_lab.topology import SLOT_ENV, LabConfigError, Topology
 
 
@@ -66,3 +67,28 @@ def test_a_bad_slot_is_refused(monkeypatch: pytest.MonkeyPatch, value: str) -> N
     monkeypatch.setenv(SLOT_ENV, value)
     with pytest.raises(LabConfigError, match=SLOT_ENV):
         Topology()
+
+
+def test_a_lab_counts_its_own_escaped_daemons_and_not_another_labs_dying_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Seen in CI: slot 1's leftovers named slot 4's slurmd, killed while slot 4 tore down
+    (its namespace already gone). Whose a daemon is comes from its environment."""
+    processes = {
+        101: ("slurmd", "PATH=/srv/hplab1/bin:/srv/hplab1/aws-cli:/opt/x/bin"),  # ours, escaped
+        102: ("slurmd", "PATH=/srv/hplab4/bin:/opt/x/bin"),  # another lab's, dying
+        103: ("slurmctld", "PATH=/srv/hplab10/bin"),  # slot 10: /srv/hplab1 is only its prefix
+        104: ("slurmd", "PATH=/usr/bin"),  # a daemon naming no lab, outside every lab
+        105: ("slurmd", "PATH=/usr/bin"),  # naming no lab, in another lab's namespace
+        106: ("sleep", "PATH=/srv/hplab1/bin"),  # not a Slurm daemon, outside the lab
+    }
+    monkeypatch.setattr(teardown, "_all_lab_namespaces", lambda: ["hplab2-ctl1"])
+    monkeypatch.setattr(network, "namespace_pids", lambda netns: [105])
+    monkeypatch.setattr(teardown, "running_pids", lambda: list(processes))
+    monkeypatch.setattr(teardown, "command_name", lambda pid: processes[pid][0])
+    monkeypatch.setattr(teardown, "cmdline", lambda pid: processes[pid][0])
+    monkeypatch.setattr(teardown, "_environ", lambda pid: processes[pid][1])
+    monkeypatch.setattr(teardown, "_slurm_binary", lambda pid: True)
+
+    assert teardown.lab_processes(Topology(slot=1)) == [(101, "slurmd"), (104, "slurmd")]
+    assert teardown.lab_processes(Topology(slot=10)) == [(103, "slurmctld"), (104, "slurmd")]

@@ -55,6 +55,7 @@ class Created:
     translated: dict[str, Any]
     conditions: dict[str, bool]
     resolve: Callable[[Any], Any]
+    attribute: Callable[[str, str], Any]
 
     def active(self) -> dict[str, dict[str, Any]]:
         return {
@@ -93,7 +94,13 @@ def created(request: pytest.FixtureRequest) -> Iterator[Created]:
             lambda logical_id, attribute: models[logical_id].get_cfn_attribute(attribute),
             conditions,
         )
-        yield Created(stack, translated, conditions, Resolver(translated, context).resolve)
+        yield Created(
+            stack,
+            translated,
+            conditions,
+            Resolver(translated, context).resolve,
+            lambda logical_id, attribute: models[logical_id].get_cfn_attribute(attribute),
+        )
         stack.stop_running_executions()
 
 
@@ -228,7 +235,10 @@ def _alarm(created: Created, logical_id: str, properties: dict[str, Any]) -> Obs
     (alarm,) = boto3.client("cloudwatch").describe_alarms(AlarmNames=[created.stack.ref(logical_id)])[
         "MetricAlarms"
     ]
-    return {key: alarm.get(key) for key in properties}, properties
+    observed = {key: alarm.get(key) for key in properties}
+    # Fn::GetAtt Arn is the ARN CloudWatch gives the alarm.
+    observed["Fn::GetAtt Arn"] = created.attribute(logical_id, "Arn")
+    return observed, {**properties, "Fn::GetAtt Arn": alarm["AlarmArn"]}
 
 
 def _schedule(created: Created, logical_id: str, properties: dict[str, Any]) -> Observed:

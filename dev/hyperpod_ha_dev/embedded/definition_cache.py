@@ -5,7 +5,8 @@ definitions for every test and starts many executions of each.
 
 Only the syntax tree is kept: it is read-only once parsed. The evaluation components built
 from it hold an execution's progress, so each parse still gets its own, from moto's
-preprocessor. Patched while the embedded AWS exists (``embedded_aws``)."""
+preprocessor; CreateStateMachine only validates, and a definition parsed once is valid.
+Patched while the embedded AWS exists (``embedded_aws``)."""
 
 from __future__ import annotations
 
@@ -26,8 +27,16 @@ _lock = threading.Lock()
 def patched() -> Iterator[None]:
     from moto.stepfunctions.parser.asl.parse import asl_parser
     from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
     moto_parse = asl_parser.AmazonStateLanguageParser.parse
+    moto_validate = StepFunctionsParserBackend._validate_definition
+
+    def validate(definition: str) -> None:
+        with _lock:
+            if definition in _trees:
+                return
+        moto_validate(definition)
 
     def parse(definition: str) -> tuple[Any, Any]:
         with _lock:
@@ -44,5 +53,8 @@ def patched() -> Iterator[None]:
             return program, tree
         return Preprocessor().visit(tree), tree
 
-    with mock.patch.object(asl_parser.AmazonStateLanguageParser, "parse", staticmethod(parse)):
+    with (
+        mock.patch.object(asl_parser.AmazonStateLanguageParser, "parse", staticmethod(parse)),
+        mock.patch.object(StepFunctionsParserBackend, "_validate_definition", staticmethod(validate)),
+    ):
         yield

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import zipfile
 from collections.abc import Mapping
@@ -59,8 +60,18 @@ def parameter_text(value: Any) -> str:
 
 
 def zip_sources(directory: Path) -> bytes:
+    """The ``*.py`` files under ``directory``, zipped; made again only when one of them changed."""
+    sources = []
+    for path in sorted(directory.rglob("*.py")):
+        status = path.stat()
+        sources.append((path, status.st_mtime_ns, status.st_size))
+    return _zipped(directory, tuple(sources))
+
+
+@functools.lru_cache(maxsize=32)
+def _zipped(directory: Path, sources: tuple[tuple[Path, int, int], ...]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        for path in sorted(directory.rglob("*.py")):
+        for path, _, _ in sources:
             archive.write(path, path.relative_to(directory))
     return buffer.getvalue()

@@ -27,6 +27,8 @@ MOTO_CONFIG: DefaultConfig = {
 }
 
 
+_SEED = 20261206
+
 # No EC2 images: nothing here starts an instance, and moto reads its image lists at every start.
 _MOTO_ENVIRONMENT = {"MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}
 
@@ -38,10 +40,28 @@ def _shared_loader(search_paths: str | None = None) -> botocore.loaders.Loader:
     return botocore.loaders.create_loader(search_paths)
 
 
+@functools.cache
+def _unused_private_key() -> Any:
+    from moto.kms.utils import RSAPrivateKey
+
+    return RSAPrivateKey(key_size=2048)
+
+
+def _private_key(key_spec: str) -> Any:
+    """moto gives every KMS key a new RSA key pair, a symmetric key too, which never uses it
+    (about 40 ms each, two keys a stack): those share one; an asymmetric key gets its own."""
+    from moto.kms.utils import generate_private_key
+
+    if key_spec == "SYMMETRIC_DEFAULT":
+        return _unused_private_key()
+    return generate_private_key(key_spec)
+
+
 @contextlib.contextmanager
 def embedded_aws() -> Iterator[None]:
     """An in-process AWS (moto) with the real handlers answering Lambda invocations."""
     from moto import mock_aws
+    from moto.moto_api._internal import mock_random
 
     from hyperpod_ha_dev.embedded import definition_cache, delivery, sfn_integration
 
@@ -50,6 +70,7 @@ def embedded_aws() -> Iterator[None]:
     with (
         mock.patch.dict(os.environ, {**CREDENTIALS, **_MOTO_ENVIRONMENT}),
         mock.patch("botocore.session.create_loader", _shared_loader),
+        mock.patch("moto.kms.models.generate_private_key", _private_key),
     ):
         # Never a real account or another endpoint, whatever the shell says.
         os.environ.pop("AWS_ENDPOINT_URL", None)
@@ -60,6 +81,9 @@ def embedded_aws() -> Iterator[None]:
             sfn_integration.patched(),
             definition_cache.patched(),
         ):
+            # The same IDs (VPC, secret suffix, file system) in every embedded AWS: runs are
+            # repeatable, and the stack's translation, keyed by its parameters, is made once.
+            mock_random.seed(_SEED)
             yield
 
 

@@ -51,8 +51,9 @@ def create_stack(
         m.logical_resource_id: Physical(getattr(m, "physical_resource_id", ""), m.cf_resource_type)
         for m in models
     }
+    lambda_ = boto3.client("lambda", region_name=region)
     functions = {
-        logical_id: _function(root, logical_id, created.resource_map[logical_id], region)
+        logical_id: _function(lambda_, root, logical_id, created.resource_map[logical_id])
         for logical_id, physical in resources.items()
         if physical.type == "AWS::Lambda::Function"
     }
@@ -98,9 +99,9 @@ def _package(root: Path, template: Mapping[str, Any], region: str) -> None:
             )
 
 
-def _function(root: Path, logical_id: str, created: Any, region: str) -> FunctionSpec:
+def _function(lambda_: Any, root: Path, logical_id: str, created: Any) -> FunctionSpec:
     """A created function as its handler runs: the shim's resolved properties, moto's retries."""
-    lambda_, name = boto3.client("lambda", region_name=region), created.physical_resource_id
+    name = created.physical_resource_id
     try:
         retries = int(lambda_.get_function_event_invoke_config(FunctionName=name)["MaximumRetryAttempts"])
     except lambda_.exceptions.ResourceNotFoundException:

@@ -19,7 +19,8 @@ from hyperpod_ha.status_records import StatusRecords
 from tests.conftest import ROOT
 
 CLI = [sys.executable, "-m", "hyperpod_ha_cli"]
-pytestmark = pytest.mark.slow
+# Each test starts the hyperpod-ha command as a new Python: in `make test`, not in `make check`.
+pytestmark = [pytest.mark.slow, pytest.mark.cli_process]
 
 
 def run(state: Path, *args: str, endpoint: str | None = None) -> subprocess.CompletedProcess[str]:

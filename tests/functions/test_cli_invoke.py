@@ -15,6 +15,9 @@ import pytest
 
 from tests.conftest import ROOT
 
+# Each test starts the hyperpod-ha command as a new Python: in `make test`, not in `make check`.
+pytestmark = pytest.mark.cli_process
+
 CLI = [sys.executable, "-m", "hyperpod_ha_cli"]
 
 

@@ -21,6 +21,9 @@ from hyperpod_ha.commands import CommandRequest
 from hyperpod_ha.commands.session_manager import SessionManagerRunner
 from tests.conftest import ROOT
 
+# Each test starts the hyperpod-ha command as a new Python: in `make test`, not in `make check`.
+pytestmark = pytest.mark.cli_process
+
 CLI = [sys.executable, "-m", "hyperpod_ha_cli", "local"]
 
 

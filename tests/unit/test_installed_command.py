@@ -78,6 +78,7 @@ def _run(
     )
 
 
+@pytest.mark.cli_process
 def test_the_on_call_commands_run_without_the_development_tools(installed: Path, tmp_path: Path) -> None:
     blocked = (*DEV_ONLY, *DEV_PACKAGES)
     version = _run(installed, "--version", blocked=blocked, cwd=tmp_path)
@@ -111,6 +112,7 @@ def test_the_on_call_commands_run_without_the_development_tools(installed: Path,
     assert "Traceback" not in asked.stderr
 
 
+@pytest.mark.cli_process
 def test_a_development_command_names_the_extra_to_install(installed: Path, tmp_path: Path) -> None:
     done = _run(installed, "simulate", "failover", blocked=("moto",), cwd=tmp_path)
     assert done.returncode == 2
@@ -160,6 +162,7 @@ def test_every_module_the_on_call_command_imports_comes_with_a_declared_dependen
 
 
 @pytest.mark.slow
+@pytest.mark.cli_process
 def test_simulate_failover_from_an_installed_wheel_outside_the_checkout(
     installed: Path, tmp_path: Path
 ) -> None:

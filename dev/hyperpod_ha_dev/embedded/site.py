@@ -80,6 +80,8 @@ def embedded_aws() -> Iterator[None]:
             delivery.patched(),
             sfn_integration.patched(),
             definition_cache.patched(),
+            # moto's FSx alone draws its IDs from uuid, not from its own (seeded) random.
+            mock.patch("moto.fsx.models.uuid4", mock_random.uuid4),
         ):
             # The same IDs (VPC, secret suffix, file system) in every embedded AWS: runs are
             # repeatable, and the stack's translation, keyed by its parameters, is made once.

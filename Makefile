@@ -12,6 +12,8 @@ BIN := $(VENV)/bin
 # in the user's cache, so a new clone of the project (CI's) does not install it again.
 CHECKOV_VERSION := 3.3.30
 CHECKOV_VENV := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/hyperpod-ha/checkov-$(CHECKOV_VERSION)
+# mypy's incremental cache, checked against each file's hash: a new clone (CI's) reuses it.
+MYPY_CACHE := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/hyperpod-ha/mypy
 export AWS_DEFAULT_REGION ?= us-east-1
 export PYTHONDONTWRITEBYTECODE := 1
 export SAM_CLI_TELEMETRY := 0
@@ -80,7 +82,7 @@ demo: venv
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy
+	$(BIN)/mypy --cache-dir $(MYPY_CACHE)
 	$(BIN)/cfn-lint template.yaml
 	$(BIN)/sam validate --lint --template template.yaml
 	$(MAKE) --no-print-directory checkov

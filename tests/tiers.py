@@ -91,7 +91,8 @@ class Step:
 
 def steps(*, check_only: bool, as_root: bool) -> list[Step]:
     python = str(BIN / "python")
-    lint = Step("lint", ["make", "--no-print-directory", "lint"], nice=5)
+    # Lint runs no test and waits on no clock: it yields even to the CPU-bound test steps.
+    lint = Step("lint", ["make", "--no-print-directory", "lint"], nice=10)
     if check_only:
         # The quick loop: lint, and the unit and in-process function tiers on both cores (a
         # test that starts the command as a new Python, 1-20 s each, waits for `make test`).
